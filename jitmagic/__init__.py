@@ -1,0 +1,36 @@
+"""jitmagic: trace NumPy functions, compile them with LLVM, and show every compilation.
+
+    import jitmagic as jm
+    import jitmagic.numpy as jnp
+    from jitmagic import lax
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from . import errors
+from ._version import __version__
+from .dispatch import JitFunction, jit, make_ir
+
+Array = _np.ndarray
+
+
+def __getattr__(name):
+    # submodules that pull in more machinery load on first use
+    if name in ("numpy", "lax"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython):
+    from .magics import load_ipython_extension as load
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from .magics import unload_ipython_extension as unload
+    unload(ipython)
+
+
+__all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "__version__"]

@@ -1,0 +1,499 @@
+"""IR function -> LLVM IR text for one variant.
+
+ABI of the entry point (one per variant):
+    i32 jm_entry(<one argument per input>, <one PyArrayObject* per output>)
+An array input is passed as its PyArrayObject* (the data and strides pointers are read from
+the object, so no Python-side pointer extraction is needed); a weak Python int/bool/float is
+passed by value as i64/double. Returns 0, or 1 when an input array is not C-contiguous
+(the caller then retries with a contiguous copy), or 2 when a temporary could not be allocated.
+"""
+from __future__ import annotations
+
+import numpy as np
+import llvmlite.ir as ir
+
+from ..dtypes import ShapedArray
+from ..errors import LoweringError
+from ..ir import Function, Lit, Var
+from ..primitives import PRIMITIVES
+from . import fusion
+from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, component_dtype, ltype, storage_type
+
+ENTRY = "jm_entry"
+# offsets in numpy's PyArrayObject (stable since NumPy 1.7): data, nd, dimensions, strides
+_DATA_OFFSET, _STRIDES_OFFSET = 16, 40
+
+
+def arg_kind(aval: ShapedArray) -> str:
+    """How the caller passes an input: 'array', 'i64' or 'f64' (weak Python scalars)."""
+    if aval.weak_type and aval.shape == () and aval.dtype.kind in "biu":
+        return "i64"
+    if aval.weak_type and aval.shape == () and aval.dtype.kind == "f":
+        return "f64"
+    return "array"
+
+
+class Buffer:
+    """An array in memory: element pointer, static shape, strides in elements."""
+
+    def __init__(self, ptr, aval: ShapedArray):
+        self.ptr = ptr
+        self.aval = aval
+        self.strides = _contiguous_strides(aval.shape)
+
+
+class ScalarArg:
+    def __init__(self, value, aval):
+        self.value = value
+        self.aval = aval
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+class Codegen(ScalarOps):
+    def __init__(self, fn: Function, name: str = "jitted"):
+        self.fn = fn
+        self.name = name
+        self.module = ir.Module(name=name)
+        self.pure_functions = set()
+        self.producer = {v: e for e in fn.eqns for v in e.outvars}
+        self.materialized = fusion.plan(fn)
+        self.buffers = {}
+        self.memo = {}
+        self.kinds = [arg_kind(v.aval) for v in fn.constvars + fn.invars]
+
+    # ---------------------------------------------------------------- entry point
+    def build(self) -> str:
+        fn = self.fn
+        ins = fn.constvars + fn.invars
+        argtys = [PTR if k == "array" else (I64 if k == "i64" else F64) for k in self.kinds]
+        argtys += [PTR] * len(fn.outs)
+        func = ir.Function(self.module, ir.FunctionType(I32, argtys), ENTRY)
+        self.func = func
+        entry = func.append_basic_block("entry")
+        self.fail_bb = func.append_basic_block("not_contiguous")
+        self.oom_bb = func.append_basic_block("out_of_memory")
+        self.b = b = ir.IRBuilder(entry)
+        n_const = len(fn.constvars)
+        for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
+            if kind == "array":
+                self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=i >= n_const),
+                                         v.aval)
+            else:
+                self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        out_args = func.args[len(ins):]
+        pending_copies = []
+        for a, arg in zip(fn.outs, out_args):
+            buf = Buffer(self._array_data(arg, a.aval, check=False), a.aval)
+            if isinstance(a, Var) and a in self.producer and a not in self.buffers:
+                self.buffers[a] = buf
+            else:
+                pending_copies.append((a, buf))
+        temps = []
+        for e in fn.eqns:
+            for v in e.outvars:
+                if v in self.materialized and v not in self.buffers and e.prim != "reshape":
+                    self.buffers[v] = Buffer(self._malloc(v.aval, temps), v.aval)
+        for e in fn.eqns:
+            if not any(v in self.materialized for v in e.outvars):
+                continue
+            try:
+                self._emit_eqn(e)
+            except LoweringError:
+                raise
+            except Exception as err:
+                raise LoweringError(f"could not lower equation '{e.prim}' with inputs "
+                                    f"{[str(a.aval) for a in e.inputs]}: {err}") from err
+        for a, buf in pending_copies:
+            self._emit_elementwise_kernel(a, buf)
+        for p in temps:
+            self.b.call(self._free(), [p])
+        self.b.ret(ir.Constant(I32, 0))
+        self.b.position_at_end(self.fail_bb)
+        self.b.ret(ir.Constant(I32, 1))
+        self.b.position_at_end(self.oom_bb)
+        self.b.ret(ir.Constant(I32, 2))
+        return self._text()
+
+    def _text(self):
+        text = str(self.module)
+        for name in self.pure_functions:   # libm calls: no memory effects, so they vectorize
+            text = _add_fn_attr(text, name)
+        return text
+
+    def _array_data(self, arg, aval, check):
+        b = self.b
+        data = b.load(b.gep(arg, [ir.Constant(I64, _DATA_OFFSET)], source_etype=I8), typ=PTR)
+        if check and aval.size > 1 and aval.ndim:
+            strides = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8),
+                             typ=PTR)
+            item = aval.dtype.itemsize
+            ok = ir.Constant(I1, 1)
+            for d, (n, s) in enumerate(zip(aval.shape, _contiguous_strides(aval.shape))):
+                if n == 1:
+                    continue
+                got = b.load(b.gep(strides, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
+                ok = b.and_(ok, b.icmp_signed("==", got, ir.Constant(I64, s * item)))
+            cont = self.func.append_basic_block("contiguous")
+            b.cbranch(ok, cont, self.fail_bb)
+            b.position_at_end(cont)
+        return data
+
+    def _scalar_arg(self, arg, kind, aval):
+        dt = aval.dtype
+        if kind == "f64":
+            return self.cast(arg, np.dtype(np.float64), dt)
+        if dt.kind == "b":
+            return self.b.icmp_unsigned("!=", arg, ir.Constant(I64, 0))
+        return self.cast(arg, np.dtype(np.int64), dt)
+
+    def _malloc(self, aval, temps):
+        b = self.b
+        nbytes = max(aval.size * aval.dtype.itemsize, 1)
+        fn = self.module.globals.get("malloc") or ir.Function(
+            self.module, ir.FunctionType(PTR, [I64]), "malloc")
+        p = b.call(fn, [ir.Constant(I64, nbytes)])
+        ok = self.func.append_basic_block("alloc_ok")
+        b.cbranch(b.icmp_unsigned("==", b.ptrtoint(p, I64), ir.Constant(I64, 0)), self.oom_bb, ok)
+        b.position_at_end(ok)
+        temps.append(p)
+        return p
+
+    def _free(self):
+        return self.module.globals.get("free") or ir.Function(
+            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
+
+    # ---------------------------------------------------------------- memory access
+    def _offset(self, buf, idx):
+        off = None
+        for i, n, s in zip(idx, buf.aval.shape, buf.strides):
+            if n == 1:
+                continue
+            term = i if s == 1 else self.b.mul(i, ir.Constant(I64, s), flags=["nsw"])
+            off = term if off is None else self.b.add(off, term, flags=["nsw"])
+        return off if off is not None else ir.Constant(I64, 0)
+
+    def load_flat(self, buf, off):
+        b, dt = self.b, buf.aval.dtype
+        if dt.kind == "c":
+            t = ltype(dt)
+            p = b.gep(buf.ptr, [b.mul(off, ir.Constant(I64, 2))], source_etype=t, inbounds=True)
+            q = b.gep(p, [ir.Constant(I64, 1)], source_etype=t, inbounds=True)
+            return (b.load(p, typ=t, align=1), b.load(q, typ=t, align=1))
+        st = storage_type(dt)
+        v = b.load(b.gep(buf.ptr, [off], source_etype=st, inbounds=True), typ=st, align=1)
+        return b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if dt.kind == "b" else v
+
+    def load(self, buf, idx):
+        if isinstance(buf, ScalarArg):
+            return buf.value
+        return self.load_flat(buf, self._offset(buf, idx))
+
+    def store(self, buf, idx, val):
+        b, dt = self.b, buf.aval.dtype
+        off = self._offset(buf, idx)
+        if dt.kind == "c":
+            t = ltype(dt)
+            p = b.gep(buf.ptr, [b.mul(off, ir.Constant(I64, 2))], source_etype=t, inbounds=True)
+            q = b.gep(p, [ir.Constant(I64, 1)], source_etype=t, inbounds=True)
+            b.store(val[0], p, align=1)
+            b.store(val[1], q, align=1)
+            return
+        st = storage_type(dt)
+        if dt.kind == "b":
+            val = b.zext(val, I8)
+        b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
+
+    # ---------------------------------------------------------------- loops
+    def loop(self, n, body, carried=()):
+        """for i in range(n): carried = body(i, *carried). Returns the final carried values."""
+        b = self.b
+        n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
+        pre = b.block
+        head = self.func.append_basic_block("loop")
+        inner = self.func.append_basic_block("body")
+        done = self.func.append_basic_block("done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        phis = []
+        for c in carried:
+            if isinstance(c, tuple):
+                p = (b.phi(c[0].type), b.phi(c[1].type))
+                p[0].add_incoming(c[0], pre)
+                p[1].add_incoming(c[1], pre)
+            else:
+                p = b.phi(c.type)
+                p.add_incoming(c, pre)
+            phis.append(p)
+        b.cbranch(b.icmp_signed("<", i, n), inner, done)
+        b.position_at_end(inner)
+        saved = self.memo
+        self.memo = {}
+        new = body(i, *phis) if carried else body(i)
+        self.memo = saved
+        end = b.block
+        i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), end)
+        for p, v in zip(phis, new or ()):
+            if isinstance(p, tuple):
+                p[0].add_incoming(v[0], end)
+                p[1].add_incoming(v[1], end)
+            else:
+                p.add_incoming(v, end)
+        b.branch(head)
+        b.position_at_end(done)
+        return phis
+
+    def loop_nest(self, shape, body, prefix=()):
+        if not shape:
+            saved = self.memo
+            self.memo = {}
+            body(list(prefix))
+            self.memo = saved
+            return
+        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,)))
+
+    # ---------------------------------------------------------------- fused values
+    def emit_value(self, atom, idx):
+        if isinstance(atom, Lit):
+            return self.const(atom.aval.dtype, atom.val)
+        buf = self.buffers.get(atom)
+        if buf is not None:
+            return self.load(buf, idx)
+        key = (atom, tuple(map(id, idx)))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        e = self.producer[atom]
+        p = PRIMITIVES[e.prim]
+        out_aval = atom.aval
+        if p.kind == "elementwise":
+            vals = [self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape))
+                    for a in e.inputs]
+            val = p.lower(self, [a.aval.dtype for a in e.inputs], out_aval.dtype, *vals, **e.kw)
+        elif e.prim == "reshape":
+            src = self._reshape_source(e.inputs[0])
+            if isinstance(src, Lit):
+                val = self.emit_value(src, [])
+            else:   # row-major buffers: the flat offset is the same in both shapes
+                val = self.load_flat(self.buffers[src], self._offset(Buffer(None, out_aval), idx))
+        elif p.kind == "view":
+            in_idx = p.lower(self, e.inputs[0].aval, out_aval, idx, **e.kw)
+            val = self.emit_value(e.inputs[0], in_idx)
+        elif p.kind == "generator":
+            val = p.lower(self, out_aval, idx, **e.kw)
+        else:
+            raise LoweringError(f"{e.prim} result was not materialized")
+        self.memo[key] = val
+        return val
+
+    def _reshape_source(self, a):
+        while isinstance(a, Var) and a not in self.buffers:
+            e = self.producer[a]
+            if e.prim != "reshape":
+                raise LoweringError("reshape operand was not materialized")
+            a = e.inputs[0]
+        return a
+
+    # ---------------------------------------------------------------- kernels
+    def _emit_eqn(self, e):
+        p = PRIMITIVES[e.prim]
+        if p.kind in ("elementwise", "view", "generator"):
+            v = e.outvars[0]
+            buf = self.buffers.get(v)
+            if buf is None:      # reshape of a buffer: read in place, nothing to compute
+                return
+            self._emit_elementwise_kernel(v, buf, compute=True)
+        elif p.kind == "reduce":
+            self._emit_reduce(e)
+        else:
+            p.lower(self, e, [self.buffers[v] for v in e.outvars])
+
+    def _emit_elementwise_kernel(self, atom, buf, compute=False):
+        if compute:
+            # computing atom itself: read its inputs, not its own (empty) buffer
+            del self.buffers[atom]
+        self.loop_nest(buf.aval.shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
+        if compute:
+            self.buffers[atom] = buf
+
+    def _emit_reduce(self, e):
+        p = PRIMITIVES[e.prim]
+        (x,), out = e.inputs, e.outvars[0]
+        buf = self.buffers[out]
+        axes = e.kw["axes"]
+        dt = out.aval.dtype
+        identity, combine_prim = p.lower(dt)
+        shape = x.aval.shape
+        init = self.const(dt, identity)
+
+        def combine(acc, val):
+            if combine_prim == "add" and dt.kind in "fc":
+                if dt.kind == "c":
+                    return (_reassoc(self.b.fadd(acc[0], val[0])),
+                            _reassoc(self.b.fadd(acc[1], val[1])))
+                return _reassoc(self.b.fadd(acc, val))
+            if combine_prim == "mul" and dt.kind == "f":
+                return _reassoc(self.b.fmul(acc, val))
+            return PRIMITIVES[combine_prim].lower(self, [dt, dt], dt, acc, val)
+
+        kept = [d for d in range(len(shape)) if d not in axes]
+        red = [d for d in range(len(shape)) if d in axes]
+        if shape and (len(shape) - 1) in axes or not kept:
+            # innermost axis reduced: one accumulator per output element, in registers
+            def outer(oidx):
+                def reduce_dims(ds, ridx, acc):
+                    if not ds:
+                        full = [None] * len(shape)
+                        for d, i in zip(kept, oidx):
+                            full[d] = i
+                        for d, i in zip(red, ridx):
+                            full[d] = i
+                        return [combine(acc, self.emit_value(x, full))]
+                    return self.loop(shape[ds[0]], lambda i, a: reduce_dims(ds[1:], ridx + [i], a),
+                                     [acc])
+                final = reduce_dims(red, [], init)[0]
+                self.store(buf, oidx, final)
+            self.loop_nest([shape[d] for d in kept], outer)
+        else:
+            # innermost axis kept: accumulate into the output row by row (vectorizes over it)
+            self.loop_nest(buf.aval.shape, lambda oidx: self.store(buf, oidx, init))
+
+            def body(full):
+                oidx = [full[d] for d in kept]
+                acc = self.load(buf, oidx)
+                self.store(buf, oidx, combine(acc, self.emit_value(x, full)))
+            self.loop_nest(shape, body)
+
+    # ---------------------------------------------------------------- custom kernels
+    def lower_argminmax(self, e, outs, op):
+        (x,), (buf,) = e.inputs, outs
+        axis = e.kw["axis"]
+        shape = x.aval.shape
+        dt = x.aval.dtype
+        b = self.b
+
+        def outer(oidx):
+            def at(k):
+                full = list(oidx)
+                full.insert(axis, k)
+                return self.emit_value(x, full)
+            first = at(ir.Constant(I64, 0))
+
+            def step(k, best, best_i):
+                v = at(k)
+                if dt.kind == "f":
+                    better = b.fcmp_ordered(op, v, best)
+                    nan_new = b.and_(b.fcmp_unordered("uno", v, v),
+                                     b.fcmp_ordered("ord", best, best))
+                    better = b.or_(better, nan_new)
+                elif dt.kind == "i":
+                    better = b.icmp_signed(op, v, best)
+                else:
+                    better = b.icmp_unsigned(op, v, best)
+                return [b.select(better, v, best), b.select(better, k, best_i)]
+            _, idx = self.loop(shape[axis], step, [first, ir.Constant(I64, 0)])
+            self.store(buf, oidx, self.cast(idx, np.dtype(np.int64), buf.aval.dtype))
+        self.loop_nest(buf.aval.shape, outer)
+
+    def lower_concatenate(self, e, outs):
+        (buf,) = outs
+        dim = e.kw["dimension"]
+        offset = 0
+        for a in e.inputs:
+            n = a.aval.shape[dim]
+
+            def body(idx, a=a, offset=offset):
+                oidx = list(idx)
+                if offset:
+                    oidx[dim] = self.b.add(idx[dim], ir.Constant(I64, offset))
+                self.store(buf, oidx, self.emit_value(a, idx))
+            self.loop_nest(a.aval.shape, body)
+            offset += n
+
+    def lower_dot(self, e, outs):
+        (lhs, rhs), (buf,) = e.inputs, outs
+        (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
+        from ..primitives.linalg import free_axes
+        lf, rf = free_axes(lhs.aval.ndim, lc, lb), free_axes(rhs.aval.ndim, rc, rb)
+        ls, rs = lhs.aval.shape, rhs.aval.shape
+        dt = buf.aval.dtype
+        zero = self.const(dt, 0)
+        b = self.b
+        self.loop_nest(buf.aval.shape, lambda idx: self.store(buf, idx, zero))
+        # loop order batch, lhs free, contraction, rhs free: the innermost loop runs along
+        # contiguous rows of rhs and of the output
+        dims = [ls[d] for d in lb] + [ls[d] for d in lf] + [ls[d] for d in lc] + [rs[d] for d in rf]
+        nb, nl, nc = len(lb), len(lf), len(lc)
+
+        def body(it):
+            bi, li, ci, ri = it[:nb], it[nb:nb + nl], it[nb + nl:nb + nl + nc], it[nb + nl + nc:]
+            lidx, ridx = [None] * len(ls), [None] * len(rs)
+            for d, i in zip(lb, bi):
+                lidx[d] = i
+            for d, i in zip(rb, bi):
+                ridx[d] = i
+            for d, i in zip(lf, li):
+                lidx[d] = i
+            for d, i in zip(lc, ci):
+                lidx[d] = i
+            for d, i in zip(rc, ci):
+                ridx[d] = i
+            for d, i in zip(rf, ri):
+                ridx[d] = i
+            oidx = list(bi) + list(li) + list(ri)
+            x, y = self.emit_value(lhs, lidx), self.emit_value(rhs, ridx)
+            acc = self.load(buf, oidx)
+            prod = PRIMITIVES["mul"].lower(self, [dt, dt], dt, x, y)
+            if dt.kind == "f":
+                s = _contract(b.fadd(acc, _contract(prod)))
+            else:
+                s = PRIMITIVES["add"].lower(self, [dt, dt], dt, acc, prod)
+            self.store(buf, oidx, s)
+        self.loop_nest(dims, body)
+
+
+def _reassoc(instr):
+    instr.flags.extend(["reassoc", "nsz", "contract"])
+    return instr
+
+
+def _contract(instr):
+    if hasattr(instr, "flags"):
+        instr.flags.append("contract")
+    return instr
+
+
+def _broadcast_index(idx, in_shape, out_shape):
+    lead = len(out_shape) - len(in_shape)
+    zero = None
+    out = []
+    for d, n in enumerate(in_shape):
+        if n == 1 and out_shape[lead + d] != 1:
+            zero = zero or ir.Constant(I64, 0)
+            out.append(zero)
+        else:
+            out.append(idx[lead + d])
+    return out
+
+
+def _add_fn_attr(text, name):
+    decl = "declare "
+    out = []
+    for line in text.splitlines():
+        if line.startswith(decl) and f'@"{name}"(' in line:
+            line = line + " memory(none)" if "memory(" not in line else line
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def lower_function(fn: Function, name="jitted"):
+    cg = Codegen(fn, name)
+    return cg.build(), cg.kinds

@@ -1,0 +1,107 @@
+"""llvmlite plumbing: one host target machine, a fresh module and engine per variant.
+
+Compilation phases are timed separately (optimisation, machine code) for the tracker.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+
+from ..errors import LoweringError
+
+_lock = threading.RLock()
+_state = {}
+
+
+def _init():
+    if _state:
+        return _state
+    with _lock:
+        if _state:
+            return _state
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        vecmath = False
+        try:
+            llvm.load_library_permanently("libmvec.so.1")
+            # LLVM's vectorizer maps math calls onto glibc's vector variants
+            llvm.set_option("", "--vector-library=LIBMVEC")
+            vecmath = True
+        except (RuntimeError, OSError):
+            pass
+        target = llvm.Target.from_default_triple()
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+        tm = target.create_target_machine(cpu=cpu, features=features, opt=3,
+                                          reloc="default", codemodel="jitdefault")
+        _state.update(tm=tm, triple=llvm.get_process_triple(), cpu=cpu, features=features,
+                      vecmath=vecmath, layout=str(tm.target_data))
+    return _state
+
+
+def host_info() -> dict:
+    s = _init()
+    return {"triple": s["triple"], "cpu": s["cpu"], "features": s["features"],
+            "vector_math": s["vecmath"], "llvm_version": ".".join(map(str, llvm.llvm_version_info))}
+
+
+def triple_and_layout():
+    s = _init()
+    return s["triple"], s["layout"]
+
+
+@dataclass
+class CompiledModule:
+    """A live machine-code module; keeps its engine alive for as long as it is referenced."""
+    engine: object
+    address: int
+    llvm_ir: str
+    optimized_ir: str
+    timings: dict = field(default_factory=dict)
+    _asm: str | None = None
+
+    def asm(self) -> str:
+        if self._asm is None:
+            with _lock:
+                mod = llvm.parse_assembly(self.optimized_ir)
+                self._asm = _init()["tm"].emit_assembly(mod)
+        return self._asm
+
+
+def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
+    s = _init()
+    tm = s["tm"]
+    with _lock:
+        t0 = time.perf_counter()
+        try:
+            mod = llvm.parse_assembly(llvm_ir)
+            mod.verify()
+        except RuntimeError as e:
+            raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
+        mod.triple = s["triple"]
+        mod.data_layout = s["layout"]
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = opt_level >= 2
+        pto.slp_vectorization = opt_level >= 2
+        pb = llvm.create_pass_builder(tm, pto)
+        pm = pb.getModulePassManager()
+        pm.run(mod, pb)
+        optimized = str(mod)
+        t1 = time.perf_counter()
+        engine = llvm.create_mcjit_compiler(mod, tm)
+        engine.finalize_object()
+        addr = engine.get_function_address(entry)
+        t2 = time.perf_counter()
+    if not addr:
+        raise LoweringError(f"entry point {entry} not found after compilation")
+    return CompiledModule(engine, addr, llvm_ir, optimized,
+                          {"llvm_opt": t1 - t0, "codegen": t2 - t1})
+
+
+def make_cfunc(address: int, argtypes, restype=ctypes.c_int32):
+    proto = ctypes.CFUNCTYPE(restype, *argtypes)
+    return proto(address)

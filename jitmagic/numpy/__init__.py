@@ -1,0 +1,49 @@
+"""jax.numpy-style functions. They work inside jit (on tracers) and outside (on arrays,
+evaluated with NumPy), and NumPy's own functions dispatch here when given a tracer."""
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _linalg, _reductions, _shape, _ufuncs
+from ._interop import _install
+
+_FUNCTIONS: dict = {}
+for _m in (_ufuncs, _reductions, _shape, _linalg):
+    _FUNCTIONS.update(_m.FUNCTIONS)
+_FUNCTIONS["flatten"] = _shape.ravel
+globals().update(_FUNCTIONS)
+
+
+class _ScalarType:
+    """jnp.float32 & co: a dtype (np.dtype(jnp.float32) works) and a cast function."""
+
+    def __init__(self, np_type):
+        self.dtype = _np.dtype(np_type)
+        self.__name__ = self.dtype.name
+
+    def __call__(self, x):
+        return _shape.astype(x, self.dtype)
+
+    def __repr__(self):
+        return f"jnp.{self.dtype.name}"
+
+    def __eq__(self, other):
+        try:
+            return self.dtype == _np.dtype(other)
+        except TypeError:
+            return False
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+
+for _t in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64", "complex64", "complex128"):
+    globals()[_t] = _ScalarType(getattr(_np, _t))
+bool = globals()["bool_"]  # noqa: A001  (jnp.bool, as in NumPy 2)
+dtype = _np.dtype
+result_type = _np.result_type
+pi, e, inf, nan, newaxis, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, None, _np.euler_gamma
+ndarray = _np.ndarray
+
+_install(_FUNCTIONS)

@@ -1,0 +1,100 @@
+"""Basic indexing of traced arrays: ints, slices (any step), None and Ellipsis.
+
+Every index is static, so it is checked here; the generated code only reads inside the array.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import aval
+from ..errors import UnsupportedOperationError
+from ..tracing import Tracer, bind
+
+
+def _expand_ellipsis(idx, ndim):
+    n_ell = sum(1 for i in idx if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
+                         f"but {used} were indexed")
+    if n_ell == 0:
+        return list(idx) + [slice(None)] * (ndim - used)
+    out = []
+    for i in idx:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (ndim - used))
+        else:
+            out.append(i)
+    return out
+
+
+def getitem(x, idx):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    for i in idx:
+        if isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) and not np.ndim(i) == 0:
+            from . import _advanced
+            return _advanced.getitem(x, idx)
+        if isinstance(i, np.ndarray) and i.ndim == 0:
+            pass
+        elif not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))):
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                             f"or boolean arrays are valid indices, got {type(i).__name__}")
+    shape = aval(x).shape
+    idx = _expand_ellipsis(idx, len(shape))
+
+    start, limit, strides, reverse, squeeze_dims, out_shape_plan = [], [], [], [], [], []
+    dim = 0
+    for i in idx:
+        if i is None:
+            out_shape_plan.append(None)
+            continue
+        n = shape[dim]
+        if isinstance(i, slice):
+            s, e, st = i.indices(n)
+            length = len(range(s, e, st))
+            if st > 0:
+                start.append(s), limit.append(s + (length - 1) * st + 1 if length else s)
+                strides.append(st)
+            else:
+                reverse.append(dim)
+                rs = n - 1 - s
+                start.append(rs if length else 0)
+                limit.append(rs + (length - 1) * (-st) + 1 if length else 0)
+                strides.append(-st)
+            out_shape_plan.append(dim)
+        else:
+            k = int(i)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            k %= n
+            start.append(k), limit.append(k + 1), strides.append(1)
+            squeeze_dims.append(dim)
+        dim += 1
+
+    if reverse:
+        x = bind("rev", x, dimensions=tuple(reverse))
+    if tuple(start) != (0,) * len(shape) or tuple(limit) != tuple(shape) or \
+            any(s != 1 for s in strides):
+        x = bind("slice", x, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
+    if squeeze_dims:
+        x = bind("squeeze", x, dimensions=tuple(squeeze_dims))
+    if any(p is None for p in out_shape_plan):
+        cur = aval(x).shape
+        new_shape, keep, k = [], [], 0
+        for p in out_shape_plan:
+            if p is None:
+                new_shape.append(1)
+            else:
+                keep.append(len(new_shape))
+                new_shape.append(cur[k])
+                k += 1
+        x = bind("broadcast_in_dim", x, shape=tuple(new_shape), broadcast_dimensions=tuple(keep))
+    return x
+
+
+def unsupported_advanced(what):
+    raise UnsupportedOperationError(
+        f"{what} indexing of traced arrays is not supported yet; use static ints and slices")

@@ -1,0 +1,75 @@
+"""IR passes, each one loop over equations: constant folding, CSE, dead-code elimination.
+Each returns a new Function; the input is never modified."""
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import Eqn, Function, Lit, Var
+from .primitives import PRIMITIVES
+
+
+def _subst(env, a):
+    return env.get(a, a) if isinstance(a, Var) else a
+
+
+def fold_constants(fn: Function) -> Function:
+    """Evaluate scalar equations whose inputs are all literals."""
+    env, eqns = {}, []
+    for e in fn.eqns:
+        ins = tuple(_subst(env, a) for a in e.inputs)
+        p = PRIMITIVES[e.prim]
+        foldable = (ins and all(isinstance(a, Lit) for a in ins) and not p.multiple_results
+                    and p.kind == "elementwise" and e.outvars[0].aval.shape == ())
+        if foldable:
+            with np.errstate(all="ignore"):
+                val = p.impl(*[np.asarray(a.val) for a in ins], **e.kw)
+            env[e.outvars[0]] = Lit.of(val, e.outvars[0].aval)
+            continue
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+    return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
+
+
+def _atom_key(a):
+    if isinstance(a, Lit):
+        return ("lit", a.aval, a.val.tobytes() if hasattr(a.val, "tobytes") else a.val)
+    return ("var", id(a))
+
+
+def _hashable(params):
+    try:
+        hash(params)
+        return params
+    except TypeError:
+        return None
+
+
+def cse(fn: Function) -> Function:
+    """Merge equations with the same primitive, inputs and parameters."""
+    env, seen, eqns = {}, {}, []
+    for e in fn.eqns:
+        ins = tuple(_subst(env, a) for a in e.inputs)
+        params = _hashable(e.params)
+        key = None if params is None else (e.prim, tuple(map(_atom_key, ins)), params)
+        if key is not None and key in seen:
+            for old, new in zip(e.outvars, seen[key]):
+                env[old] = new
+            continue
+        if key is not None:
+            seen[key] = e.outvars
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+    return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
+
+
+def dce(fn: Function) -> Function:
+    """Drop equations whose results nobody uses."""
+    live = {a for a in fn.outs if isinstance(a, Var)}
+    kept = []
+    for e in reversed(fn.eqns):
+        if any(v in live for v in e.outvars):
+            kept.append(e)
+            live.update(a for a in e.inputs if isinstance(a, Var))
+    return fn.replace(eqns=tuple(reversed(kept)))
+
+
+def optimize(fn: Function) -> Function:
+    return dce(cse(fold_constants(fn)))

@@ -1,0 +1,84 @@
+"""The primitive registry: everything known about a primitive lives in its one entry.
+
+Each primitive has a kind, which says how the backend lowers it:
+  elementwise  rule(cg, in_dtypes, out_dtype, *scalar_values, **params) -> scalar value
+  view         index_rule(cg, in_aval, out_aval, out_index, **params) -> input index
+  generator    value_rule(cg, out_aval, out_index, **params) -> scalar value (no inputs)
+  reduce       reduce_rule(dtype) -> (identity, combine(cg, dtype, acc, x) -> acc)
+  custom       lower(cg, eqn, out_buffers) emits whole loops itself
+plus a shape/dtype rule (`abstract`) and a NumPy reference (`impl`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..dtypes import ShapedArray
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    kind: str
+    abstract: Callable          # (*avals, **params) -> ShapedArray | tuple
+    impl: Callable              # (*ndarrays, **params) -> ndarray | tuple
+    lower: Callable | None = None
+    multiple_results: bool = False
+    # elementwise primitives whose lowering is expensive enough that recomputing them
+    # per use costs more than a temporary buffer
+    expensive: bool = False
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def register(name, kind, abstract, impl, lower=None, multiple_results=False, expensive=False):
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name} registered twice")
+    p = Primitive(name, kind, abstract, impl, lower, multiple_results, expensive)
+    PRIMITIVES[name] = p
+    return p
+
+
+def abstract_eval(name, avals, params) -> tuple:
+    out = PRIMITIVES[name].abstract(*avals, **params)
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def eval_eager(name, args, params):
+    """Evaluate a primitive on concrete values with its NumPy reference."""
+    p = PRIMITIVES[name]
+    with np.errstate(all="ignore"):
+        out = p.impl(*[np.asarray(a) for a in args], **params)
+    if p.multiple_results:
+        return [np.asarray(o) for o in out]
+    return np.asarray(out)
+
+
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("shapes " + " ".join(str(tuple(s)) for s in shapes) +
+                         " cannot be broadcast together") from None
+
+
+def same_dtype(prim, avals):
+    dts = {a.dtype for a in avals}
+    if len(dts) != 1:
+        raise TypeError(f"{prim} requires operands of one dtype, got "
+                        + ", ".join(str(a) for a in avals))
+    return avals[0].dtype
+
+
+def all_weak(avals):
+    return all(a.weak_type for a in avals)
+
+
+def shaped(shape, dtype, weak=False):
+    return ShapedArray(tuple(shape), np.dtype(dtype), weak)
+
+
+from . import elementwise, reductions, structural, linalg  # noqa: E402,F401  (registration)

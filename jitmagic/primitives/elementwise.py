@@ -1,0 +1,370 @@
+"""Elementwise primitives: shapes broadcast as in NumPy, operands share one dtype.
+
+Each row: name, NumPy reference, dtype family, and the scalar lowering. Semantics follow
+NumPy's (floor division and modulo as Python's, NaN-propagating minimum/maximum, integer
+division by zero gives 0), and no lowering may produce LLVM poison or trap on any input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import all_weak, broadcast_shapes, register, same_dtype, shaped
+from ..dtypes import real_dtype
+from ..errors import LoweringError
+
+BOOL = np.dtype(bool)
+
+
+def _kinds_check(prim, dt, kinds):
+    if dt.kind not in kinds:
+        raise TypeError(f"{prim} does not accept dtype {dt}")
+
+
+def _abstract(prim, kinds, out=None):
+    """out: None -> same dtype as the operands; a dtype; or a function of the operand dtype."""
+    def rule(*avals, **params):
+        dt = same_dtype(prim, avals)
+        _kinds_check(prim, dt, kinds)
+        odt = dt if out is None else (out(dt) if callable(out) else np.dtype(out))
+        weak = all_weak(avals) and odt != BOOL
+        return shaped(broadcast_shapes(*(a.shape for a in avals)), odt, weak)
+    return rule
+
+
+def _unsupported(name, dt):
+    raise LoweringError(f"{name} has no lowering for dtype {dt}")
+
+
+ALL = "biufc"
+NUM = "iufc"
+INT = "iu"
+INTB = "biu"
+FLT = "f"
+FC = "fc"
+REAL = "biuf"
+
+
+def elementwise(name, impl, kinds, out=None, expensive=False):
+    def deco(lower):
+        register(name, "elementwise", _abstract(name, kinds, out), impl, lower,
+                 expensive=expensive)
+        return lower
+    return deco
+
+
+# ---------------------------------------------------------------- arithmetic
+
+def _is_cplx(dt):
+    return dt.kind == "c"
+
+
+@elementwise("add", np.add, ALL)
+def _add(cg, ins, out, x, y):
+    dt = ins[0]
+    if _is_cplx(dt):
+        return (cg.b.fadd(x[0], y[0]), cg.b.fadd(x[1], y[1]))
+    if dt.kind == "f":
+        return cg.b.fadd(x, y)
+    if dt.kind == "b":
+        return cg.b.or_(x, y)
+    return cg.b.add(x, y)
+
+
+@elementwise("sub", np.subtract, NUM)
+def _sub(cg, ins, out, x, y):
+    dt = ins[0]
+    if _is_cplx(dt):
+        return (cg.b.fsub(x[0], y[0]), cg.b.fsub(x[1], y[1]))
+    return cg.b.fsub(x, y) if dt.kind == "f" else cg.b.sub(x, y)
+
+
+@elementwise("mul", np.multiply, ALL)
+def _mul(cg, ins, out, x, y):
+    dt = ins[0]
+    b = cg.b
+    if _is_cplx(dt):
+        return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
+                b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
+    if dt.kind == "f":
+        return b.fmul(x, y)
+    if dt.kind == "b":
+        return b.and_(x, y)
+    return b.mul(x, y)
+
+
+@elementwise("div", np.true_divide, FC)
+def _div(cg, ins, out, x, y):
+    b = cg.b
+    if _is_cplx(ins[0]):
+        return cg.complex_div(x, y)
+    return b.fdiv(x, y)
+
+
+@elementwise("floordiv", np.floor_divide, "iuf")
+def _floordiv(cg, ins, out, x, y):
+    return cg.divmod(ins[0], x, y)[0]
+
+
+@elementwise("mod", np.remainder, "iuf")
+def _mod(cg, ins, out, x, y):
+    return cg.divmod(ins[0], x, y)[1]
+
+
+@elementwise("pow", np.power, NUM, expensive=True)
+def _pow(cg, ins, out, x, y):
+    dt = ins[0]
+    if dt.kind == "f":
+        return cg.math("pow", dt, x, y)
+    if dt.kind in "iu":
+        return cg.int_pow(dt, x, y)
+    _unsupported("pow", dt)
+
+
+@elementwise("neg", np.negative, NUM)
+def _neg(cg, ins, out, x):
+    dt = ins[0]
+    if _is_cplx(dt):
+        return (cg.b.fneg(x[0]), cg.b.fneg(x[1]))
+    return cg.b.fneg(x) if dt.kind == "f" else cg.b.neg(x)
+
+
+@elementwise("abs", np.abs, ALL, out=real_dtype)
+def _abs(cg, ins, out, x):
+    dt = ins[0]
+    if _is_cplx(dt):
+        return cg.math("hypot", out, x[0], x[1])
+    if dt.kind == "f":
+        return cg.math("fabs", dt, x)
+    if dt.kind == "i":
+        return cg.intrinsic("llvm.abs", [x.type], [x, cg.const(BOOL, False)])
+    return x
+
+
+@elementwise("sign", np.sign, "iuf")
+def _sign(cg, ins, out, x):
+    dt = ins[0]
+    b = cg.b
+    zero, one = cg.const(dt, 0), cg.const(dt, 1)
+    if dt.kind == "f":
+        pos = b.select(b.fcmp_ordered(">", x, zero), one, zero)
+        neg = b.select(b.fcmp_ordered("<", x, zero), cg.const(dt, -1), pos)
+        return b.select(b.fcmp_unordered("uno", x, x), x, neg)
+    if dt.kind == "u":
+        return b.select(b.icmp_unsigned("!=", x, zero), one, zero)
+    pos = b.select(b.icmp_signed(">", x, zero), one, zero)
+    return b.select(b.icmp_signed("<", x, zero), cg.const(dt, -1), pos)
+
+
+def _minmax(name, nan_propagating):
+    def rule(cg, ins, out, x, y):
+        dt = ins[0]
+        if dt.kind == "f":
+            op = ("llvm.maximum" if name == "max" else "llvm.minimum") if nan_propagating \
+                else ("llvm.maxnum" if name == "max" else "llvm.minnum")
+            return cg.fp_intrinsic(op, dt, x, y)
+        if dt.kind == "b":
+            return cg.b.or_(x, y) if name == "max" else cg.b.and_(x, y)
+        if dt.kind == "u":
+            op = "llvm.umax" if name == "max" else "llvm.umin"
+        else:
+            op = "llvm.smax" if name == "max" else "llvm.smin"
+        return cg.intrinsic(op, [x.type], [x, y])
+    return rule
+
+
+elementwise("max", np.maximum, REAL)(_minmax("max", True))
+elementwise("min", np.minimum, REAL)(_minmax("min", True))
+elementwise("fmax", np.fmax, "f")(_minmax("max", False))
+elementwise("fmin", np.fmin, "f")(_minmax("min", False))
+
+
+# ---------------------------------------------------------------- comparisons
+
+_CMP = {"eq": ("==", np.equal), "ne": ("!=", np.not_equal), "lt": ("<", np.less),
+        "le": ("<=", np.less_equal), "gt": (">", np.greater), "ge": (">=", np.greater_equal)}
+
+
+def _cmp_rule(op):
+    def rule(cg, ins, out, x, y):
+        dt = ins[0]
+        b = cg.b
+        if _is_cplx(dt):
+            if op not in ("==", "!="):
+                _unsupported(f"ordering comparison {op}", dt)
+            if op == "==":
+                return b.and_(b.fcmp_ordered("==", x[0], y[0]), b.fcmp_ordered("==", x[1], y[1]))
+            return b.or_(b.fcmp_unordered("!=", x[0], y[0]), b.fcmp_unordered("!=", x[1], y[1]))
+        if dt.kind == "f":
+            return b.fcmp_unordered(op, x, y) if op == "!=" else b.fcmp_ordered(op, x, y)
+        if dt.kind in "ub":
+            return b.icmp_unsigned(op, x, y)
+        return b.icmp_signed(op, x, y)
+    return rule
+
+
+for _name, (_op, _np) in _CMP.items():
+    elementwise(_name, _np, ALL if _name in ("eq", "ne") else REAL, out=BOOL)(_cmp_rule(_op))
+
+
+# ---------------------------------------------------------------- logic and bits
+
+@elementwise("and", np.bitwise_and, INTB)
+def _and(cg, ins, out, x, y):
+    return cg.b.and_(x, y)
+
+
+@elementwise("or", np.bitwise_or, INTB)
+def _or(cg, ins, out, x, y):
+    return cg.b.or_(x, y)
+
+
+@elementwise("xor", np.bitwise_xor, INTB)
+def _xor(cg, ins, out, x, y):
+    return cg.b.xor(x, y)
+
+
+@elementwise("not", np.invert, INTB)
+def _not(cg, ins, out, x):
+    return cg.b.not_(x)
+
+
+def _shift(left):
+    def rule(cg, ins, out, x, y):
+        dt = ins[0]
+        b = cg.b
+        bits = cg.const(dt, dt.itemsize * 8)
+        if dt.kind == "i":
+            oob = b.or_(b.icmp_signed("<", y, cg.const(dt, 0)), b.icmp_signed(">=", y, bits))
+        else:
+            oob = b.icmp_unsigned(">=", y, bits)
+        safe = b.select(oob, cg.const(dt, 0), y)
+        if left:
+            return b.select(oob, cg.const(dt, 0), b.shl(x, safe))
+        if dt.kind == "i":   # NumPy: an arithmetic shift by >= width gives the sign fill
+            fill = b.ashr(x, cg.const(dt, dt.itemsize * 8 - 1))
+            return b.select(oob, fill, b.ashr(x, safe))
+        return b.select(oob, cg.const(dt, 0), b.lshr(x, safe))
+    return rule
+
+
+elementwise("shift_left", np.left_shift, INT)(_shift(True))
+elementwise("shift_right", np.right_shift, INT)(_shift(False))
+
+
+# ---------------------------------------------------------------- selection
+
+def _select_abstract(pred, x, y):
+    if pred.dtype != BOOL:
+        raise TypeError(f"select needs a bool predicate, got {pred}")
+    dt = same_dtype("select", (x, y))
+    return shaped(broadcast_shapes(pred.shape, x.shape, y.shape), dt, x.weak_type and y.weak_type)
+
+
+def _select_lower(cg, ins, out, p, x, y):
+    return cg.select(p, x, y)
+
+
+register("select", "elementwise", _select_abstract, lambda p, x, y: np.where(p, x, y),
+         _select_lower)
+
+
+# ---------------------------------------------------------------- float math
+
+def _float_unary(name, np_fn, math_name=None, expensive=True, kinds=FLT):
+    math_name = math_name or name
+
+    def rule(cg, ins, out, x):
+        return cg.math(math_name, ins[0], x)
+    elementwise(name, np_fn, kinds, expensive=expensive)(rule)
+
+
+for _n, _f, _m in [("sin", np.sin, None), ("cos", np.cos, None), ("tan", np.tan, None),
+                   ("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
+                   ("arctan", np.arctan, "atan"), ("sinh", np.sinh, None),
+                   ("cosh", np.cosh, None), ("tanh", np.tanh, None),
+                   ("arcsinh", np.arcsinh, "asinh"), ("arccosh", np.arccosh, "acosh"),
+                   ("arctanh", np.arctanh, "atanh"), ("exp2", np.exp2, None),
+                   ("expm1", np.expm1, None), ("log", np.log, None), ("log1p", np.log1p, None),
+                   ("log2", np.log2, None), ("log10", np.log10, None), ("cbrt", np.cbrt, None)]:
+    _float_unary(_n, _f, _m)
+
+for _n, _f, _m in [("sqrt", np.sqrt, None), ("floor", np.floor, None), ("ceil", np.ceil, None),
+                   ("trunc", np.trunc, None), ("rint", np.rint, "rint")]:
+    _float_unary(_n, _f, _m, expensive=False)
+
+
+@elementwise("exp", np.exp, FC, expensive=True)
+def _exp(cg, ins, out, x):
+    dt = ins[0]
+    if _is_cplx(dt):
+        rdt = real_dtype(dt)
+        m = cg.math("exp", rdt, x[0])
+        return (cg.b.fmul(m, cg.math("cos", rdt, x[1])), cg.b.fmul(m, cg.math("sin", rdt, x[1])))
+    return cg.math("exp", dt, x)
+
+
+def _float_binary(name, np_fn, math_name=None):
+    def rule(cg, ins, out, x, y):
+        return cg.math(math_name or name, ins[0], x, y)
+    elementwise(name, np_fn, FLT, expensive=True)(rule)
+
+
+_float_binary("arctan2", np.arctan2, "atan2")
+_float_binary("hypot", np.hypot)
+_float_binary("copysign", np.copysign)
+
+
+def _float_pred(name, np_fn, build):
+    elementwise(name, np_fn, FLT, out=BOOL)(lambda cg, ins, out, x: build(cg, x))
+
+
+_float_pred("isnan", np.isnan, lambda cg, x: cg.b.fcmp_unordered("uno", x, x))
+_float_pred("isinf", np.isinf, lambda cg, x: cg.b.fcmp_ordered(
+    "==", cg.math("fabs", cg.dtype_of(x), x), cg.inf_like(x)))
+_float_pred("isfinite", np.isfinite, lambda cg, x: cg.b.fcmp_ordered(
+    "<", cg.math("fabs", cg.dtype_of(x), x), cg.inf_like(x)))
+
+
+# ---------------------------------------------------------------- complex parts
+
+@elementwise("real", np.real, "c", out=real_dtype)
+def _real(cg, ins, out, x):
+    return x[0]
+
+
+@elementwise("imag", np.imag, "c", out=real_dtype)
+def _imag(cg, ins, out, x):
+    return x[1]
+
+
+@elementwise("conj", np.conj, "c")
+def _conj(cg, ins, out, x):
+    return (x[0], cg.b.fneg(x[1]))
+
+
+def _complex_abstract(re, im):
+    dt = same_dtype("complex", (re, im))
+    _kinds_check("complex", dt, "f")
+    cdt = np.dtype(np.complex64) if dt == np.float32 else np.dtype(np.complex128)
+    return shaped(broadcast_shapes(re.shape, im.shape), cdt, re.weak_type and im.weak_type)
+
+
+register("complex", "elementwise", _complex_abstract, lambda re, im: re + 1j * im,
+         lambda cg, ins, out, re, im: (re, im))
+
+
+# ---------------------------------------------------------------- casts
+
+def _convert_abstract(x, *, new_dtype, weak_type=False):
+    return shaped(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    return np.asarray(x).astype(new_dtype)
+
+
+def _convert_lower(cg, ins, out, x, *, new_dtype, weak_type=False):
+    return cg.cast(x, ins[0], out)
+
+
+register("convert_element_type", "elementwise", _convert_abstract, _convert_impl, _convert_lower)
