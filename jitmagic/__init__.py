@@ -11,13 +11,14 @@ import numpy as _np
 from . import errors
 from ._version import __version__
 from .dispatch import JitFunction, jit, make_ir
+from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
 Array = _np.ndarray
 
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
-    if name in ("numpy", "lax"):
+    if name == "lax":
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
