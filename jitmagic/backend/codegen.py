@@ -122,10 +122,10 @@ class Codegen(ScalarOps):
         return self._text()
 
     def _text(self):
-        text = str(self.module)
-        for name in self.pure_functions:   # libm calls: no memory effects, so they vectorize
-            text = _add_fn_attr(text, name)
-        return text
+        from . import engine, vecmath
+        info = engine.host_info()
+        return vecmath.annotate(str(self.module), self.pure_functions, info["features"],
+                                info["vector_math"])
 
     def _array_data(self, arg, aval, check):
         b = self.b
@@ -482,16 +482,6 @@ def _broadcast_index(idx, in_shape, out_shape):
         else:
             out.append(idx[lead + d])
     return out
-
-
-def _add_fn_attr(text, name):
-    decl = "declare "
-    out = []
-    for line in text.splitlines():
-        if line.startswith(decl) and f'@"{name}"(' in line:
-            line = line + " memory(none)" if "memory(" not in line else line
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 def lower_function(fn: Function, name="jitted"):

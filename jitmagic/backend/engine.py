@@ -25,22 +25,24 @@ def _init():
             return _state
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        vecmath = False
         try:
             llvm.load_library_permanently("libmvec.so.1")
-            # LLVM's vectorizer maps math calls onto glibc's vector variants
-            llvm.set_option("", "--vector-library=LIBMVEC")
             vecmath = True
         except (RuntimeError, OSError):
-            pass
-        target = llvm.Target.from_default_triple()
+            vecmath = False
         cpu = llvm.get_host_cpu_name()
         features = llvm.get_host_cpu_features().flatten()
-        tm = target.create_target_machine(cpu=cpu, features=features, opt=3,
-                                          reloc="default", codemodel="jitdefault")
+        tm = _target_machine(cpu, features)
+        # this one only builds pass pipelines and prints assembly: an engine takes ownership
+        # of (and frees) the target machine it is given, so each engine gets its own
         _state.update(tm=tm, triple=llvm.get_process_triple(), cpu=cpu, features=features,
                       vecmath=vecmath, layout=str(tm.target_data))
     return _state
+
+
+def _target_machine(cpu, features):
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault", jit=True)
 
 
 def host_info() -> dict:
@@ -92,7 +94,7 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
         pm.run(mod, pb)
         optimized = str(mod)
         t1 = time.perf_counter()
-        engine = llvm.create_mcjit_compiler(mod, tm)
+        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))
         engine.finalize_object()
         addr = engine.get_function_address(entry)
         t2 = time.perf_counter()

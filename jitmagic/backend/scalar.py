@@ -14,9 +14,9 @@ _INT = {1: I8, 2: I16, 4: I32, 8: I64}
 _FLOAT = {2: F16, 4: F32, 8: F64}
 
 # functions LLVM knows as intrinsics (memory(none), vectorizable); the rest are libm calls
-_INTRINSIC = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp",
-              "exp2", "log", "log2", "log10", "sqrt", "floor", "ceil", "trunc", "fabs",
-              "copysign", "pow", "atan2"}
+# Functions that are single instructions stay intrinsics; transcendental ones are libm calls
+# so that vecmath can attach their libmvec vector variants.
+_INTRINSIC = {"sqrt", "floor", "ceil", "trunc", "fabs", "copysign"}
 _RENAME_INTRINSIC = {"rint": "roundeven"}
 
 
