@@ -10,7 +10,10 @@ import numpy as _np
 
 from . import errors
 from ._version import __version__
+from . import tracker
+from .config import config
 from .dispatch import JitFunction, jit, make_ir
+from .tracker import events, explain, no_recompile
 from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
 Array = _np.ndarray
@@ -34,4 +37,5 @@ def unload_ipython_extension(ipython):
     unload(ipython)
 
 
-__all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "__version__"]
+__all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "config", "events", "explain",
+           "no_recompile", "tracker", "__version__"]

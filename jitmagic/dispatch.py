@@ -13,49 +13,100 @@ import time
 
 import numpy as np
 
-from . import passes, pytree
+from . import identity, inspection, passes, pytree, tracker
 from .backend import codegen, engine
-from .dtypes import ShapedArray
-from .ir import Function, typecheck
+from .config import config
+from .interpreter import eval_function
+from .ir import typecheck
 from .tracing import aval_of, new_trace
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 
 
 class Variant:
-    """One compiled specialisation of a jitted function."""
+    """One compiled specialisation of a jitted function, with its run statistics."""
 
-    def __init__(self, key, ir_fn, opt_fn, module, kinds, out_tree, timings):
+    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason):
+        self.id = vid
         self.key = key
+        self.info = info
+        self.statics = info.statics
+        self.signature = info.signature()
         self.ir = ir_fn
         self.optimized_ir = opt_fn
         self.module = module
         self.kinds = kinds
         self.out_tree = out_tree
         self.timings = timings
+        self.compile_ms = sum(timings.values()) * 1e3
+        self.reason = reason
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
             module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs))
-        n = len(self.consts)
-        self._arg_kinds = kinds[n:]
+        self._arg_kinds = kinds[len(self.consts):]
         self.calls = 0
+        self.total_ns = 0
+        self.min_ns = 1 << 62
+        self.samples = [0] * _SAMPLES
+        self.last_ns = time.perf_counter_ns()
+        self.eager_ns = None
 
     def __call__(self, leaves):
         args = self.consts + tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves))
         outs = [np.empty(s, d) for s, d in self.out_specs]
-        rc = self.cfunc(*args, *outs)
+        if config.tracking:
+            t0 = time.perf_counter_ns()
+            rc = self.cfunc(*args, *outs)
+            dt = time.perf_counter_ns() - t0
+            n = self.calls = self.calls + 1
+            self.total_ns += dt
+            if dt < self.min_ns:
+                self.min_ns = dt
+            self.samples[n % _SAMPLES] = dt
+            self.last_ns = t0
+        else:
+            rc = self.cfunc(*args, *outs)
         if rc:
-            if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
-                args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
-                             for a in args)
-                rc = self.cfunc(*args, *outs)
-            if rc == 2:
-                raise MemoryError("jitmagic: could not allocate a temporary buffer")
-            if rc:
-                raise RuntimeError(f"jitmagic: native code failed with status {rc}")
-        self.calls += 1
+            self._retry(rc, args, outs)
         return pytree.unflatten(self.out_tree, outs)
+
+    def _retry(self, rc, args, outs):
+        if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
+            args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args)
+            rc = self.cfunc(*args, *outs)
+        if rc == 2:
+            raise MemoryError("jitmagic: could not allocate a temporary buffer")
+        if rc:
+            raise RuntimeError(f"jitmagic: native code failed with status {rc}")
+
+    def median_ns(self):
+        n = min(self.calls, _SAMPLES)
+        if not n:
+            return None
+        xs = sorted(self.samples[1:n + 1] if self.calls < _SAMPLES else self.samples)
+        return xs[len(xs) // 2]
+
+    def last_used_time(self):
+        return time.time() - (time.perf_counter_ns() - self.last_ns) / 1e9
+
+    def describe_statics(self):
+        return (inspection.statics_text(self.statics) + "; ") if self.statics else ""
+
+    def measure_eager(self, leaves):
+        """Time the IR run eagerly with NumPy once: the baseline for speedup/break-even."""
+        args = [np.asarray(x) for x in leaves]
+        if sum(a.nbytes for a in args) > config.eager_baseline_max_bytes:
+            return
+        t0 = time.perf_counter_ns()
+        eval_function(self.optimized_ir, *args)
+        self.eager_ns = time.perf_counter_ns() - t0
+
+    def __repr__(self):
+        return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
+
+
+_SAMPLES = 128
 
 
 def _prepare(kind, x):
@@ -85,28 +136,58 @@ def _leaf_signature(x):
     return t
 
 
+class FunctionState:
+    """What a jitted function shares with its re-definitions of identical code."""
+
+    def __init__(self):
+        self.cache: dict = {}
+        self.history: list = []          # KeyInfo of every compiled key, newest last
+        self.storm = tracker.StormDetector()
+        self.next_id = 0
+        self.lock = threading.RLock()
+        self.redefined = None            # a Reason for the next compile, after a redefinition
+
+
 class JitFunction:
-    def __init__(self, fun, static_argnums=(), static_argnames=(), name=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "fun"))
+        self.name = name or getattr(fun, "__name__", "fun")
+        self.qualname = getattr(fun, "__qualname__", self.name)
+        self.where = identity.where(fun)
         try:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):
             self._sig = None
         self.static_argnums, self.static_argnames = _resolve_statics(
             self._sig, static_argnums, static_argnames, self.name)
-        self._cache: dict = {}
-        self._lock = threading.RLock()
+        if max_variants is not None and (not isinstance(max_variants, int) or max_variants < 1):
+            raise ValueError("max_variants must be a positive int")
+        self.max_variants = max_variants
+        self._env_names = identity.referenced_globals(fun)
+        self._globals = getattr(fun, "__globals__", {})
+        self.fingerprint = identity.fingerprint(
+            fun, (self.static_argnums, sorted(self.static_argnames)))
+        self.source = identity.source_lines(fun)
+        self._state, redefined = identity.registry.adopt(self)
+        if redefined is not None:
+            old, new = redefined
+            text = "redefined: source changed" + (f": `{old}` -> `{new}`" if old or new else "")
+            self._state.redefined = tracker.Reason("redefined", None, old, new, text)
+        tracker.register_function(self)
+
+    @staticmethod
+    def _new_state():
+        return FunctionState()
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         key, leaves = self._key(args, kwargs)
-        variant = self._cache.get(key)
+        variant = self._state.cache.get(key)
         if variant is None:
-            variant = self._compile(key, args, kwargs)
+            variant = self._miss(key, args, kwargs, leaves)
         return variant(leaves)
 
     def _split(self, args, kwargs):
@@ -148,6 +229,10 @@ class JitFunction:
         else:
             leaves, tree, _ = pytree.flatten((d_pos, d_kw))
         sig = tuple(_leaf_signature(x) for x in leaves)
+        if self._env_names:
+            g = self._globals
+            env = tuple((type(v), v) for v in (g.get(n, _MISSING) for n in self._env_names))
+            return (statics, tree, sig, env), leaves
         return (statics, tree, sig), leaves
 
     def _arg_name(self, i):
@@ -155,14 +240,75 @@ class JitFunction:
         return f"'{name}' (position {i})" if name else f"at position {i}"
 
     # ------------------------------------------------------------------ compiling
-    def _compile(self, key, args, kwargs):
-        with self._lock:
-            variant = self._cache.get(key)
+    def _miss(self, key, args, kwargs, leaves):
+        st = self._state
+        with st.lock:
+            variant = st.cache.get(key)
             if variant is not None:
                 return variant
-            variant = self.compile_variant(key, args, kwargs)
-            self._cache[key] = variant
+            info = self._key_info(args, kwargs)
+            if st.redefined is not None and not st.history:
+                reasons = [st.redefined]
+            else:
+                reasons = tracker.explain_miss(st.history, info)
+            tracker.check_compile_allowed(self, reasons)
+            try:
+                variant = self.compile_variant(key, args, kwargs, info, reasons)
+            except Exception as e:
+                tracker.record("error", self, statics=info.statics, signature=info.signature(),
+                               reasons=reasons, message=f"{type(e).__name__}: {e}")
+                raise
+            st.redefined = None
+            st.cache[key] = variant
+            st.history.append(info)
+            del st.history[:-64]
+            first = reasons[0].kind in ("new_function", "redefined")
+            tracker.record("compile" if first else "miss", self, variant=variant.id,
+                           statics=info.statics, signature=variant.signature, reasons=reasons,
+                           timings_ms={**{k: v * 1e3 for k, v in variant.timings.items()},
+                                       "total": variant.compile_ms},
+                           message=f"{self.name}: compiled variant {variant.id} in "
+                                   f"{variant.compile_ms:.1f} ms ({reasons[0].text})")
+            if not first:
+                culprit = st.storm.add(time.time(), reasons)
+                if culprit is not None:
+                    msg = tracker.storm_message(self, len(st.storm.misses), *culprit)
+                    tracker.record("storm", self, variant=variant.id, reasons=reasons,
+                                   message=msg)
+                    import warnings
+                    warnings.warn(msg, tracker.RecompilationStormWarning, stacklevel=4)
+            self._evict_if_needed()
+            if config.eager_baseline:
+                try:
+                    variant.measure_eager(leaves)
+                except Exception:
+                    pass   # the baseline is a nicety; the compiled call is what matters
             return variant
+
+    def _evict_if_needed(self):
+        st = self._state
+        limit = self.max_variants or config.max_variants
+        while len(st.cache) > limit:
+            k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
+            del st.cache[k]
+            tracker.record("evict", self, variant=victim.id, statics=victim.statics,
+                           signature=victim.signature,
+                           message=f"{self.name}: evicted variant {victim.id} (least recently "
+                                   f"used; limit {limit} variants)")
+
+    def _key_info(self, args, kwargs):
+        s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
+        statics = {}
+        for i, v in s_pos:
+            statics[self._static_name_for(i) or f"arg{i}"] = v
+        statics.update(dict(s_kw))
+        leaves, tree, paths = pytree.flatten((d_pos, d_kw))
+        labels = [self._label(p, s_pos) for p in paths]
+        avals = {}
+        for x, lbl in zip(leaves, labels):
+            avals[lbl] = _abstract(x, lbl)
+        env = {n: self._globals.get(n, _MISSING) for n in self._env_names}
+        return tracker.KeyInfo(statics, avals, _tree_text(tree, labels), env)
 
     def trace(self, args, kwargs):
         """Trace to IR: (Function, output treedef)."""
@@ -200,7 +346,7 @@ class JitFunction:
             name = f"args[{pos}]"
         return name + rest
 
-    def compile_variant(self, key, args, kwargs):
+    def compile_variant(self, key, args, kwargs, info, reasons):
         t0 = time.perf_counter()
         fn, out_tree = self.trace(args, kwargs)
         t1 = time.perf_counter()
@@ -212,24 +358,73 @@ class JitFunction:
         t3 = time.perf_counter()
         module = engine.compile_ir(text, codegen.ENTRY)
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
-        return Variant(key, fn, opt, module, kinds, out_tree, timings)
+        st = self._state
+        st.next_id += 1
+        return Variant(st.next_id, key, info, fn, opt, module, kinds, out_tree, timings,
+                       "; ".join(r.text for r in reasons))
+
+    def _lower(self, args, kwargs):
+        fn, _ = self.trace(args, kwargs)
+        typecheck(fn)
+        opt = passes.optimize(fn)
+        typecheck(opt)
+        return fn, opt
 
     # ------------------------------------------------------------------ inspection
     @property
     def variants(self):
-        return list(self._cache.values())
+        return sorted(self._state.cache.values(), key=lambda v: v.id)
+
+    def cache_info(self):
+        """One row per live variant: statics, signature, compile ms by phase, calls, run time."""
+        return inspection.cache_info(self)
+
+    def inspect_ir(self, variant=None, optimized=True):
+        v = inspection.pick(self, variant)
+        return str(v.optimized_ir if optimized else v.ir)
+
+    def inspect_llvm(self, variant=None, optimized=True):
+        v = inspection.pick(self, variant)
+        return v.module.optimized_ir if optimized else v.module.llvm_ir
+
+    def inspect_asm(self, variant=None):
+        return inspection.pick(self, variant).module.asm()
+
+    def lower(self, *args, **kwargs):
+        fn, opt = self._lower(args, kwargs)
+        return inspection.Lowered(self, fn, opt, self._key_info(args, kwargs).statics)
 
     def clear_cache(self):
-        with self._lock:
-            self._cache.clear()
+        st = self._state
+        with st.lock:
+            n = len(st.cache)
+            st.cache.clear()
+        tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
+
+    def explain(self):
+        tracker.explain(self)
 
     def __repr__(self):
-        return f"<jitted function {self.name} ({len(self._cache)} variants)>"
+        return f"<jitted function {self.qualname} ({len(self._state.cache)} variants)>"
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+class _Missing:
+    def __repr__(self):
+        return "<undefined>"
+
+
+_MISSING = _Missing()
+
+
+def _tree_text(tree, labels):
+    (pos, kw) = tree.children
+    parts = [str(c) for c in pos.children] + [f"{k}={c}" for k, c in zip(kw.keys, kw.children)]
+    return "(" + ", ".join(parts) + ")"
 
 
 def _abstract(x, label):
@@ -290,14 +485,21 @@ def _resolve_statics(sig, static_argnums, static_argnames, name):
     return tuple(sorted(set(norm))), frozenset(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), **options):
-    """Compile `fun` with LLVM on first call for each new cache key (as jax.jit)."""
+def jit(fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, **options):
+    """Compile `fun` with LLVM on first call for each new cache key (as jax.jit).
+
+    max_variants: compiled variants kept for this function (default jm.config.max_variants);
+    the least recently used one is evicted, and the eviction is logged."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, **options)
+                                 static_argnames=static_argnames, max_variants=max_variants,
+                                 **options)
     if options:
-        raise TypeError(f"jit got unexpected options {sorted(options)}")
-    return JitFunction(fun, static_argnums, static_argnames)
+        raise TypeError(f"jit got unexpected options {sorted(options)}; it takes "
+                        f"static_argnums, static_argnames, max_variants")
+    if isinstance(fun, JitFunction):
+        fun = fun.fun
+    return JitFunction(fun, static_argnums, static_argnames, max_variants=max_variants)
 
 
 def make_ir(fun, static_argnums=(), static_argnames=()):

@@ -1,0 +1,64 @@
+"""Tracker options, settable from Python (`jm.config.update(...)`) or `%jit_config`."""
+from __future__ import annotations
+
+_SPEC = {
+    # name: (default, type, check, help)
+    "max_variants": (64, int, lambda v: v >= 1,
+                     "compiled variants kept per function; the least recently used is evicted"),
+    "storm_threshold": (8, int, lambda v: v >= 2,
+                        "cache misses of one function within storm_window that trigger a warning"),
+    "storm_window": (60.0, float, lambda v: v > 0, "seconds over which misses are counted"),
+    "max_events": (10_000, int, lambda v: v >= 10, "events kept in memory (oldest dropped)"),
+    "live_notices": (True, bool, None, "print one line per compile after each notebook cell"),
+    "tracking": (True, bool, None, "time every native call (per-variant run statistics)"),
+    "eager_baseline": (True, bool, None,
+                       "on a variant's first call, also time the function run eagerly with "
+                       "NumPy (once), for speedup and break-even figures"),
+    "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
+                                 "skip the eager baseline when the inputs are larger than this"),
+}
+
+
+class Config:
+    def __init__(self):
+        for name, (default, *_rest) in _SPEC.items():
+            object.__setattr__(self, name, default)
+
+    def __setattr__(self, name, value):
+        self.update(**{name: value})
+
+    def update(self, **kw):
+        for name, value in kw.items():
+            if name not in _SPEC:
+                raise ValueError(f"unknown jitmagic option {name!r}; options: {', '.join(_SPEC)}")
+            default, typ, check, _ = _SPEC[name]
+            if typ is bool:
+                if isinstance(value, str) and value.lower() in ("true", "false", "on", "off",
+                                                               "1", "0", "yes", "no"):
+                    value = value.lower() in ("true", "on", "1", "yes")
+                if not isinstance(value, bool):
+                    raise ValueError(f"option {name} takes True or False, got {value!r}")
+            else:
+                try:
+                    value = typ(value)
+                except (TypeError, ValueError):
+                    raise ValueError(f"option {name} takes a {typ.__name__}, got {value!r}") from None
+                if check is not None and not check(value):
+                    raise ValueError(f"option {name}={value!r} is out of range: {_SPEC[name][3]}")
+            object.__setattr__(self, name, value)
+        if "max_events" in kw:
+            from . import tracker
+            tracker.resize(self.max_events)
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in _SPEC}
+
+    @staticmethod
+    def describe():
+        return {name: spec[3] for name, spec in _SPEC.items()}
+
+    def __repr__(self):
+        return "jm.config(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+config = Config()
