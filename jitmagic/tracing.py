@@ -301,10 +301,10 @@ def aval_of(x) -> ShapedArray:
         return x.aval
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.check_dtype(x.dtype), False)
+    if isinstance(x, np.generic):   # before the Python types: np.float64 subclasses float
+        return ShapedArray((), dtypes.check_dtype(x.dtype), False)
     if isinstance(x, (bool, int, float, complex)):
         return ShapedArray((), dtypes.python_scalar_dtype(x), True)
-    if isinstance(x, np.generic):
-        return ShapedArray((), dtypes.check_dtype(x.dtype), False)
     raise TypeError(f"{type(x).__name__} is not a valid jit argument: pass arrays, numbers, or "
                     f"tuples/lists/dicts of them, or mark the argument static")
 
