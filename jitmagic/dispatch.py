@@ -21,6 +21,8 @@ from .ir import typecheck
 from .tracing import aval_of, new_trace
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
+_ndarray = np.ndarray
+_PLAIN_SCALARS = (float, int, bool)
 
 
 class Variant:
@@ -45,31 +47,60 @@ class Variant:
         self.cfunc = engine.make_cfunc(
             module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs))
         self._arg_kinds = kinds[len(self.consts):]
-        self.calls = 0
-        self.total_ns = 0
-        self.min_ns = 1 << 62
         self.samples = [0] * _SAMPLES
-        self.last_ns = time.perf_counter_ns()
         self.eager_ns = None
+        self.fast, self._stats = self._make_fast()
 
     def __call__(self, leaves):
-        args = self.consts + tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves))
-        outs = [np.empty(s, d) for s, d in self.out_specs]
-        if config.tracking:
-            t0 = time.perf_counter_ns()
-            rc = self.cfunc(*args, *outs)
-            dt = time.perf_counter_ns() - t0
-            n = self.calls = self.calls + 1
-            self.total_ns += dt
-            if dt < self.min_ns:
-                self.min_ns = dt
-            self.samples[n % _SAMPLES] = dt
-            self.last_ns = t0
-        else:
-            rc = self.cfunc(*args, *outs)
-        if rc:
-            self._retry(rc, args, outs)
-        return pytree.unflatten(self.out_tree, outs)
+        """The general path: leaves may need converting (NumPy scalars, lists, ...)."""
+        return self.fast(tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves)))
+
+    def _make_fast(self):
+        """The hit path for plain calls: arguments go straight to native code. Run statistics
+        live in closure cells (the cheapest writes CPython has); properties read them."""
+        cfunc, retry, counter = self.cfunc, self._retry, time.perf_counter_ns
+        empty, specs, consts = np.empty, self.out_specs, self.consts
+        single = self.out_tree.kind == "leaf" and len(specs) == 1
+        unflatten, tree = pytree.unflatten, self.out_tree
+        cfg = config
+        samples = self.samples
+        calls = total = 0
+        low = 1 << 62
+        last = counter()
+
+        def fast(args):
+            nonlocal calls, total, low, last
+            if consts:
+                args = consts + args
+            if single:
+                out = empty(*specs[0])
+                outs = (out,)
+            else:
+                outs = [empty(s, d) for s, d in specs]
+            if cfg.tracking:
+                t0 = counter()
+                rc = cfunc(*args, *outs)
+                dt = counter() - t0
+                calls += 1
+                total += dt
+                if dt < low:
+                    low = dt
+                samples[calls & _MASK] = dt
+                last = t0
+            else:
+                rc = cfunc(*args, *outs)
+            if rc:
+                retry(rc, args, outs)
+            return out if single else unflatten(tree, outs)
+
+        def stats():
+            return calls, total, low, last
+        return fast, stats
+
+    calls = property(lambda self: self._stats()[0])
+    total_ns = property(lambda self: self._stats()[1])
+    min_ns = property(lambda self: self._stats()[2])
+    last_ns = property(lambda self: self._stats()[3])
 
     def _retry(self, rc, args, outs):
         if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
@@ -84,7 +115,7 @@ class Variant:
         n = min(self.calls, _SAMPLES)
         if not n:
             return None
-        xs = sorted(self.samples[1:n + 1] if self.calls < _SAMPLES else self.samples)
+        xs = sorted(self.samples[1:n + 1] if n < _SAMPLES else self.samples)
         return xs[len(xs) // 2]
 
     def last_used_time(self):
@@ -107,6 +138,7 @@ class Variant:
 
 
 _SAMPLES = 128
+_MASK = _SAMPLES - 1
 
 
 def _prepare(kind, x):
@@ -141,6 +173,7 @@ class FunctionState:
 
     def __init__(self):
         self.cache: dict = {}
+        self.fast: dict = {}             # plain positional signature -> variant (hit path)
         self.history: list = []          # KeyInfo of every compiled key, newest last
         self.storm = tracker.StormDetector()
         self.next_id = 0
@@ -167,6 +200,8 @@ class JitFunction:
             raise ValueError("max_variants must be a positive int")
         self.max_variants = max_variants
         self._env_names = identity.referenced_globals(fun)
+        self._plain = not self.static_argnums and not self.static_argnames and \
+            not self._env_names
         self._globals = getattr(fun, "__globals__", {})
         self.fingerprint = identity.fingerprint(
             fun, (self.static_argnums, sorted(self.static_argnames)))
@@ -184,10 +219,27 @@ class JitFunction:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        if self._plain and not kwargs:
+            # the cache-hit fast path: positional arrays/scalars, no statics, no globals
+            sig = []
+            for a in args:
+                t = type(a)
+                if t is _ndarray:
+                    sig.append((a.shape, a.dtype))
+                elif t in _PLAIN_SCALARS:
+                    sig.append(t)
+                else:
+                    break
+            else:
+                variant = self._state.fast.get(tuple(sig))
+                if variant is not None:
+                    return variant.fast(args)
         key, leaves = self._key(args, kwargs)
         variant = self._state.cache.get(key)
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
+        if self._plain and not kwargs and leaves is args:
+            self._state.fast[key[2]] = variant
         return variant(leaves)
 
     def _split(self, args, kwargs):
@@ -291,6 +343,7 @@ class JitFunction:
         while len(st.cache) > limit:
             k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
             del st.cache[k]
+            st.fast = {s: v for s, v in st.fast.items() if v is not victim}
             tracker.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
                            message=f"{self.name}: evicted variant {victim.id} (least recently "
@@ -399,6 +452,7 @@ class JitFunction:
         with st.lock:
             n = len(st.cache)
             st.cache.clear()
+            st.fast = {}
         tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def explain(self):
