@@ -14,6 +14,10 @@ _SPEC = {
     "eager_baseline": (True, bool, None,
                        "on a variant's first call, also time the function run eagerly with "
                        "NumPy (once), for speedup and break-even figures"),
+    "disk_cache": (False, bool, None,
+                   "keep compiled machine code on disk and reuse it across kernel restarts"),
+    "disk_cache_dir": ("", str, None, "where the disk cache lives (default: IPython's cache "
+                                      "directory, subfolder jitmagic)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the eager baseline when the inputs are larger than this"),
 }

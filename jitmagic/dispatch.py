@@ -409,12 +409,41 @@ class JitFunction:
         t2 = time.perf_counter()
         text, kinds = codegen.lower_function(opt, self.name)
         t3 = time.perf_counter()
-        module = engine.compile_ir(text, codegen.ENTRY)
+        module = self._native(text, info)
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
         st = self._state
         st.next_id += 1
         return Variant(st.next_id, key, info, fn, opt, module, kinds, out_tree, timings,
                        "; ".join(r.text for r in reasons))
+
+    def _native(self, text, info):
+        """Machine code for LLVM IR text: from the persistent cache when enabled and valid."""
+        if not config.disk_cache:
+            return engine.compile_ir(text, codegen.ENTRY)
+        from .backend import diskcache
+        directory = diskcache.cache_dir(config.disk_cache_dir)
+        key = diskcache.entry_key(text)
+        obj, why = diskcache.load(directory, key)
+        fields = dict(statics=info.statics, signature=info.signature())
+        if obj is not None:
+            try:
+                module = engine.load_object(obj, codegen.ENTRY, text)
+                tracker.record("disk_hit", self, message=f"{self.name}: machine code loaded "
+                               f"from the persistent cache ({key[:12]})", **fields)
+                return module
+            except Exception as e:
+                why = f"cached object failed to load ({e})"
+        tracker.record("disk_miss", self, message=f"{self.name}: {why}; compiling", **fields,
+                       reasons=[tracker.Reason("disk", None, None, None, why)])
+        module = engine.compile_ir(text, codegen.ENTRY)
+        if module.object_code:
+            try:
+                diskcache.store(directory, key, module.object_code,
+                                {"function": self.qualname, "signature": info.signature(),
+                                 "statics": {k: repr(v) for k, v in info.statics.items()}})
+            except OSError as e:
+                tracker.record("warning", self, message=f"could not write the disk cache: {e}")
+        return module
 
     def _lower(self, args, kwargs):
         fn, _ = self.trace(args, kwargs)

@@ -65,6 +65,7 @@ class CompiledModule:
     optimized_ir: str
     timings: dict = field(default_factory=dict)
     _asm: str | None = None
+    object_code: bytes | None = None
 
     def asm(self) -> str:
         if self._asm is None:
@@ -72,6 +73,22 @@ class CompiledModule:
                 mod = llvm.parse_assembly(self.optimized_ir)
                 self._asm = _init()["tm"].emit_assembly(mod)
         return self._asm
+
+
+def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
+    """Machine code from the persistent cache: link an object file into a fresh engine."""
+    s = _init()
+    with _lock:
+        t0 = time.perf_counter()
+        mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
+        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(entry)
+        t1 = time.perf_counter()
+    if not addr:
+        raise LoweringError(f"entry point {entry} not found in cached object")
+    return CompiledModule(engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0})
 
 
 def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
@@ -95,13 +112,16 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
         optimized = str(mod)
         t1 = time.perf_counter()
         engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))
+        objects = []
+        engine.set_object_cache(lambda _mod, buf: objects.append(bytes(buf)), None)
         engine.finalize_object()
         addr = engine.get_function_address(entry)
         t2 = time.perf_counter()
     if not addr:
         raise LoweringError(f"entry point {entry} not found after compilation")
-    return CompiledModule(engine, addr, llvm_ir, optimized,
-                          {"llvm_opt": t1 - t0, "codegen": t2 - t1})
+    cm = CompiledModule(engine, addr, llvm_ir, optimized, {"llvm_opt": t1 - t0, "codegen": t2 - t1})
+    cm.object_code = objects[0] if objects else None
+    return cm
 
 
 def make_cfunc(address: int, argtypes, restype=ctypes.c_int32):
