@@ -39,3 +39,8 @@ def unload_ipython_extension(ipython):
 
 __all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "config", "events", "explain",
            "no_recompile", "tracker", "__version__"]
+
+
+def _jupyter_labextension_paths():
+    # the prebuilt JupyterLab extension, for `jupyter labextension develop`
+    return [{"src": "labextension", "dest": "jitmagic"}]

@@ -1,0 +1,160 @@
+"""comm: the kernel end of the JupyterLab "JIT" panel, one Jupyter comm per listening frontend.
+
+Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
+
+    kernel -> frontend  {"type": "hello", "version": ...}          when the kernel opens a comm
+                        {"type": "event", "event": {...}}           each tracker event, as it happens
+                        {"type": "snapshot", "snapshot": {...}}     after each cell, and on request
+    frontend -> kernel  {"type": "subscribe"}                       start streaming on this comm
+                        {"type": "request_snapshot"}                send a snapshot now
+                        {"type": "unsubscribe"}                     stop streaming on this comm
+
+``start(ip)`` announces itself with one kernel-opened comm and registers the target so that a
+frontend which connects later (page reload, second tab) can open its own comm. Nothing is
+subscribed to the tracker, and nothing is sent, until some frontend says "subscribe": in terminal
+IPython, nbclient or any frontend without the extension the cost is one comm_open message at load.
+Tracker events only happen on compiles, so the jit cache-hit path is never touched.
+"""
+from __future__ import annotations
+
+import threading
+
+from ._version import __version__
+
+TARGET = "jitmagic"
+
+_bridges = {}   # id(shell) -> _Bridge; a module global so that %reload_ext finds the old one
+
+
+def start(ip):
+    """Announce jitmagic to the frontend of `ip`'s kernel. Idempotent."""
+    bridge = _bridges.get(id(ip))
+    if bridge is None:
+        bridge = _bridges[id(ip)] = _Bridge(ip)
+        bridge.start()
+    return bridge
+
+
+def stop(ip):
+    """Close every comm, unsubscribe from the tracker and unhook from IPython. Idempotent."""
+    bridge = _bridges.pop(id(ip), None)
+    if bridge is not None:
+        bridge.stop()
+
+
+class _Bridge:
+    def __init__(self, ip):
+        self.ip = ip
+        self.channels = {}          # comm_id -> comm; those listed in `listening` get the stream
+        self.listening = set()
+        self._unsubscribe = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self):
+        manager = _comm_manager()
+        if manager is not None:
+            manager.register_target(TARGET, self._on_frontend_open)
+        self.ip.events.register("post_run_cell", self._post_run_cell)
+        self._add(_create_comm(data={"type": "hello", "version": __version__}))
+
+    def stop(self):
+        try:
+            self.ip.events.unregister("post_run_cell", self._post_run_cell)
+        except ValueError:
+            pass
+        manager = _comm_manager()
+        if manager is not None:
+            manager.unregister_target(TARGET, self._on_frontend_open)
+        for c in list(self.channels.values()):
+            try:
+                c.close(data={"type": "bye"})
+            except Exception:   # a comm whose kernel is gone cannot fail the unload
+                pass
+        self.channels.clear()
+        self._set_listening(set())
+
+    # -- channels -------------------------------------------------------------------------------
+    def _add(self, c, listening=False):
+        if c is None:
+            return
+        self.channels[c.comm_id] = c
+        c.on_msg(lambda msg, c=c: self._on_msg(c, msg))
+        c.on_close(lambda msg, c=c: self._on_close(c))
+        if listening:
+            self._listen(c)
+
+    def _on_frontend_open(self, c, msg):
+        data = msg.get("content", {}).get("data") or {}
+        self._add(c, listening=data.get("type") == "subscribe")
+
+    def _on_msg(self, c, msg):
+        kind = (msg.get("content", {}).get("data") or {}).get("type")
+        if kind == "subscribe":
+            self._listen(c)
+        elif kind == "unsubscribe":
+            self._set_listening(self.listening - {c.comm_id})
+        elif kind == "request_snapshot":
+            self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
+
+    def _on_close(self, c):
+        self.channels.pop(c.comm_id, None)
+        self._set_listening(self.listening - {c.comm_id})
+
+    def _listen(self, c):
+        self._set_listening(self.listening | {c.comm_id})
+        self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
+
+    def _set_listening(self, ids):
+        """Subscribe to the tracker while at least one frontend listens, and only then."""
+        with self._lock:
+            self.listening = set(ids)
+            if self.listening and self._unsubscribe is None:
+                from . import tracker
+                self._unsubscribe = tracker.subscribe(self._on_event)
+            elif not self.listening and self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+
+    # -- what flows -----------------------------------------------------------------------------
+    def _on_event(self, event):
+        # called in the compiling thread; ipykernel's iopub thread makes send() thread-safe
+        self._broadcast({"type": "event", "event": event.to_dict()})
+
+    def _post_run_cell(self, result=None):
+        if self.listening:
+            self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
+
+    def _broadcast(self, data):
+        for cid in list(self.listening):
+            c = self.channels.get(cid)
+            if c is not None:
+                self._send(c, data)
+
+    def _send(self, c, data):
+        try:
+            c.send(data=data)
+        except Exception:   # never let the panel break the user's computation
+            self._on_close(c)
+
+
+def _snapshot():
+    from . import tracker
+    try:
+        return tracker.snapshot()
+    except Exception as e:   # a broken snapshot shows in the panel, not as a kernel traceback
+        return {"functions": [], "error": f"{type(e).__name__}: {e}"}
+
+
+def _create_comm(**kwargs):
+    import comm
+    # outside a kernel (terminal IPython) this is comm's DummyComm, which sends nothing
+    return comm.create_comm(target_name=TARGET, **kwargs)
+
+
+def _comm_manager():
+    try:
+        import comm
+        return comm.get_comm_manager()
+    except Exception:
+        return None

@@ -1,0 +1,157 @@
+/**
+ * KernelBridge: keeps one JitModel in step with the kernel of one session
+ * (a notebook), across kernel changes, restarts and `%reload_ext jitmagic`.
+ *
+ * The kernel announces jitmagic by opening a `jitmagic` comm when the
+ * extension loads; we adopt it and say "subscribe". When we meet a kernel
+ * that loaded jitmagic before we were listening (page reload, notebook opened
+ * on a running kernel), comm_info tells us so and we open our own comm.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+
+import { JitModel } from './model';
+import { COMM_TARGET, FrontendMessage } from './protocol';
+
+export class KernelBridge implements IDisposable {
+  constructor(readonly sessionContext: ISessionContext) {
+    sessionContext.kernelChanged.connect(this._onKernelChanged, this);
+    this._attach(sessionContext.session?.kernel ?? null);
+  }
+
+  readonly model = new JitModel();
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** Ask the kernel for a fresh snapshot (no-op when not connected). */
+  refresh(): void {
+    this._send({ type: 'request_snapshot' });
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this.sessionContext.kernelChanged.disconnect(this._onKernelChanged, this);
+    this._detach();
+  }
+
+  private _onKernelChanged(
+    _: ISessionContext,
+    args: { newValue: Kernel.IKernelConnection | null }
+  ): void {
+    this._attach(args.newValue);
+  }
+
+  private _attach(kernel: Kernel.IKernelConnection | null): void {
+    this._detach();
+    this._kernel = kernel;
+    if (!kernel) {
+      this.model.reset('no-kernel');
+      return;
+    }
+    this.model.reset('waiting');
+    kernel.registerCommTarget(COMM_TARGET, this._adopt);
+    kernel.statusChanged.connect(this._onStatus, this);
+    kernel.connectionStatusChanged.connect(this._onConnection, this);
+    void this._probe();
+  }
+
+  private _detach(): void {
+    const kernel = this._kernel;
+    if (kernel && !kernel.isDisposed) {
+      kernel.statusChanged.disconnect(this._onStatus, this);
+      kernel.connectionStatusChanged.disconnect(this._onConnection, this);
+      kernel.removeCommTarget(COMM_TARGET, this._adopt);
+    }
+    // leave the comm open: it is how a later probe sees that jitmagic is loaded
+    this._send({ type: 'unsubscribe' });
+    this._comm = null;
+    this._kernel = null;
+  }
+
+  private _onStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
+    if (status === 'restarting' || status === 'autorestarting') {
+      // the kernel process is new: jitmagic must be loaded again
+      this._comm = null;
+      this.model.reset('waiting', 'kernel restarted');
+    }
+  }
+
+  private _onConnection(
+    kernel: Kernel.IKernelConnection,
+    status: Kernel.ConnectionStatus
+  ): void {
+    if (status === 'connected' && !this._comm) {
+      void this._probe();
+    }
+  }
+
+  /** Is jitmagic already loaded in the kernel? Then open our own comm. */
+  private async _probe(): Promise<void> {
+    const kernel = this._kernel;
+    if (!kernel || this._comm) {
+      return;
+    }
+    let reply: KernelMessage.ICommInfoReplyMsg;
+    try {
+      reply = await kernel.requestCommInfo({ target_name: COMM_TARGET });
+    } catch {
+      return; // kernel gone or restarting; the next hello will reach us
+    }
+    const content = reply.content as any;
+    const comms = content.status === 'ok' ? content.comms ?? {} : {};
+    const loaded = Object.keys(comms).some(
+      id => (comms[id]?.target_name ?? COMM_TARGET) === COMM_TARGET
+    );
+    if (loaded && !this._comm && this._kernel === kernel && !kernel.isDisposed) {
+      const comm = kernel.createComm(COMM_TARGET);
+      this._use(comm);
+      comm.open({ type: 'subscribe' });
+    }
+  }
+
+  /** The kernel opened a comm: jitmagic was (re)loaded. */
+  private _adopt = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
+    if (this._comm && !this._comm.isDisposed) {
+      // we stream through another comm already; leave this one idle
+      return;
+    }
+    this._use(comm);
+    this.model.handle(msg.content.data as any);
+    this._send({ type: 'subscribe' });
+  };
+
+  private _use(comm: Kernel.IComm): void {
+    this._comm = comm;
+    comm.onMsg = msg => {
+      this.model.handle(msg.content.data as any);
+    };
+    comm.onClose = msg => {
+      if (this._comm === comm) {
+        this._comm = null;
+        const data = (msg.content.data ?? {}) as any;
+        this.model.setState('waiting', data.type === 'bye' ? 'jitmagic was unloaded' : '');
+      }
+    };
+  }
+
+  private _send(msg: FrontendMessage): void {
+    const comm = this._comm;
+    if (comm && !comm.isDisposed) {
+      try {
+        comm.send(msg as any);
+      } catch (e) {
+        console.warn('jitmagic: could not reach the kernel', e);
+      }
+    }
+  }
+
+  private _kernel: Kernel.IKernelConnection | null = null;
+  private _comm: Kernel.IComm | null = null;
+  private _disposed = false;
+}

@@ -1,0 +1,67 @@
+/** Pure text formatting shared by the panel, the status item and the dashboard. */
+import { IJitEvent, IReason } from './protocol';
+
+export function plural(n: number, word: string, many?: string): string {
+  return `${n} ${n === 1 ? word : many ?? word + 's'}`;
+}
+
+/** `JIT 12 compiles · 3 misses` */
+export function statusText(compiles: number, misses: number): string {
+  return `JIT ${plural(compiles, 'compile')} · ${plural(misses, 'miss', 'misses')}`;
+}
+
+export function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined || !isFinite(value)) {
+    return '–';
+  }
+  if (value >= 100) {
+    return `${value.toFixed(0)} ms`;
+  }
+  if (value >= 1) {
+    return `${value.toFixed(1)} ms`;
+  }
+  return `${value.toFixed(3)} ms`;
+}
+
+/** `{n: '3', mode: "'fast'"}` -> `n=3, mode='fast'`; empty -> `` */
+export function statics(values: { [name: string]: string } | undefined): string {
+  if (!values || typeof values !== 'object') {
+    return '';
+  }
+  return Object.keys(values)
+    .map(k => `${k}=${values[k]}`)
+    .join(', ');
+}
+
+export function reasonText(r: IReason | undefined): string {
+  if (!r) {
+    return '';
+  }
+  if (r.text) {
+    return r.text;
+  }
+  const what = r.arg ? `${r.arg}: ` : '';
+  if (r.old !== undefined || r.new !== undefined) {
+    return `${what}${r.old ?? '?'} → ${r.new ?? '?'}`;
+  }
+  return `${what}${r.kind ?? ''}`;
+}
+
+/** The one line an event shows in a feed: its message, else its first reason. */
+export function eventLine(e: IJitEvent): string {
+  if (e.message) {
+    return e.message;
+  }
+  const reason = (e.reasons ?? []).map(reasonText).filter(Boolean).join('; ');
+  const name = e.qualname || e.function || '?';
+  return reason ? `${name}: ${reason}` : `${e.kind ?? 'event'} ${name}`;
+}
+
+export function clock(time: number | undefined): string {
+  if (time === undefined || !isFinite(time)) {
+    return '';
+  }
+  const d = new Date(time * 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}

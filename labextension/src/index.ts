@@ -1,0 +1,85 @@
+/**
+ * jitmagic for JupyterLab: the "JIT" side panel and the status bar item,
+ * both following the active notebook. The dashboard renderer is in mime.ts.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { IStatusBar } from '@jupyterlab/statusbar';
+
+import { KernelBridge } from './connection';
+import { jitIcon } from './icon';
+import { JitPanel } from './panel';
+import { JitStatus } from './status';
+
+const OPEN = 'jitmagic:open-panel';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jitmagic:plugin',
+  description: 'Live view of jitmagic compilations: side panel and status bar item.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [IStatusBar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
+  ) => {
+    const bridges = new Map<NotebookPanel, KernelBridge>();
+    const panel = new JitPanel();
+    panel.title.icon = jitIcon;
+    panel.title.label = 'JIT';
+    app.shell.add(panel, 'right', { rank: 900 });
+
+    app.commands.addCommand(OPEN, {
+      label: 'Show the JIT panel',
+      caption: 'jitmagic: compilations of the active notebook',
+      execute: () => app.shell.activateById(panel.id)
+    });
+    palette?.addItem({ command: OPEN, category: 'jitmagic' });
+
+    const status = new JitStatus(() => void app.commands.execute(OPEN));
+    statusBar?.registerStatusItem('jitmagic:status', {
+      item: status,
+      align: 'left',
+      rank: 5,
+      isActive: () => status.isActiveItem,
+      activeStateChanged: status.activeStateChanged
+    });
+
+    // every notebook gets a bridge, so its kernel accepts the jitmagic comm
+    // even while another notebook is the active one
+    const add = (nb: NotebookPanel) => {
+      if (bridges.has(nb)) {
+        return;
+      }
+      const bridge = new KernelBridge(nb.sessionContext);
+      bridges.set(nb, bridge);
+      nb.disposed.connect(() => {
+        bridges.delete(nb);
+        bridge.dispose();
+        follow();
+      });
+      follow();
+    };
+
+    const follow = () => {
+      const nb = notebooks.currentWidget;
+      const bridge = nb ? bridges.get(nb) ?? null : null;
+      panel.model = bridge?.model ?? null;
+      panel.source = nb?.context.path ?? '';
+      panel.onRefresh = bridge ? () => bridge.refresh() : null;
+      status.model = bridge?.model ?? null;
+    };
+    notebooks.widgetAdded.connect((_, nb) => add(nb));
+    notebooks.currentChanged.connect(follow);
+    notebooks.forEach(add);
+    follow();
+  }
+};
+
+export default plugin;

@@ -1,0 +1,189 @@
+/**
+ * JitModel: what the panel and the status item know about one kernel.
+ *
+ * It is fed kernel messages (`handle`) and knows nothing about comms or DOM,
+ * so it is unit-tested on plain objects. A snapshot is authoritative; events
+ * arriving between snapshots (while a cell runs) update the counts and the
+ * variant table right away.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  IFunctionInfo,
+  IJitEvent,
+  ISnapshot,
+  IVariantInfo,
+  KernelMessage
+} from './protocol';
+
+/** Where the model's kernel stands with jitmagic. */
+export type ConnectionState =
+  | 'no-kernel' // the notebook has no kernel
+  | 'waiting' // a kernel, but jitmagic is not loaded in it (yet)
+  | 'connected'; // a comm is open and streaming
+
+export class JitModel {
+  constructor(options: { maxEvents?: number } = {}) {
+    this.maxEvents = options.maxEvents ?? 500;
+  }
+
+  readonly maxEvents: number;
+  functions: IFunctionInfo[] = [];
+  /** Oldest first; at most `maxEvents`. */
+  events: IJitEvent[] = [];
+  compiles = 0;
+  misses = 0;
+  evictions = 0;
+  state: ConnectionState = 'no-kernel';
+  /** A human line about the last reset or kernel error, if any. */
+  note = '';
+  kernelVersion = '';
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** Apply one message from the kernel. Unknown messages are ignored. */
+  handle(msg: Partial<KernelMessage> | null | undefined): void {
+    if (!msg || typeof msg !== 'object') {
+      return;
+    }
+    switch (msg.type) {
+      case 'hello':
+        this.kernelVersion = String((msg as any).version ?? '');
+        this._seen.clear();
+        this.setState('connected');
+        return;
+      case 'event':
+        this.addEvent((msg as any).event);
+        return;
+      case 'snapshot':
+        this.applySnapshot((msg as any).snapshot);
+        return;
+      case 'bye':
+        this.setState('waiting', 'jitmagic was unloaded');
+        return;
+    }
+  }
+
+  setState(state: ConnectionState, note = ''): void {
+    this.state = state;
+    this.note = note;
+    this._changed.emit();
+  }
+
+  /** Forget everything (kernel restart, kernel change). */
+  reset(state: ConnectionState, note = ''): void {
+    this.functions = [];
+    this.events = [];
+    this.compiles = this.misses = this.evictions = 0;
+    this._seen.clear();
+    this.setState(state, note);
+  }
+
+  applySnapshot(s: ISnapshot | null | undefined): void {
+    if (!s || typeof s !== 'object') {
+      return;
+    }
+    this.functions = Array.isArray(s.functions) ? s.functions : [];
+    this.compiles = num(s.compiles, this.compiles);
+    this.misses = num(s.misses, this.misses);
+    this.evictions = num(s.evictions, this.evictions);
+    this.state = 'connected';
+    this.note = s.error ? `snapshot failed: ${s.error}` : '';
+    this._changed.emit();
+  }
+
+  addEvent(e: IJitEvent | null | undefined): void {
+    if (!e || typeof e !== 'object') {
+      return;
+    }
+    if (typeof e.seq === 'number') {
+      if (this._seen.has(e.seq)) {
+        return; // the same event through a second comm
+      }
+      this._seen.add(e.seq);
+    }
+    this.events.push(e);
+    if (this.events.length > this.maxEvents) {
+      const dropped = this.events.splice(0, this.events.length - this.maxEvents);
+      dropped.forEach(d => typeof d.seq === 'number' && this._seen.delete(d.seq));
+    }
+    switch (e.kind) {
+      case 'compile':
+        this.compiles += 1;
+        this.upsertVariant(e);
+        break;
+      case 'miss':
+        this.misses += 1;
+        break;
+      case 'evict':
+        this.evictions += 1;
+        this.removeVariant(e);
+        break;
+    }
+    this.state = 'connected';
+    this._changed.emit();
+  }
+
+  /** The event with this seq, if still in the feed. */
+  eventBySeq(seq: number): IJitEvent | undefined {
+    return this.events.find(e => e.seq === seq);
+  }
+
+  variantCount(name: string): number {
+    const f = this.functions.find(f => f.qualname === name || f.name === name);
+    return f?.variants?.length ?? 0;
+  }
+
+  private findFunction(e: IJitEvent, create: boolean): IFunctionInfo | undefined {
+    const key = e.qualname || e.function;
+    let f = this.functions.find(
+      f => (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
+    );
+    if (!f && create && key) {
+      f = { name: e.function ?? key, qualname: e.qualname ?? key, where: e.where, variants: [] };
+      this.functions = [...this.functions, f];
+    }
+    return f;
+  }
+
+  private upsertVariant(e: IJitEvent): void {
+    const f = this.findFunction(e, true);
+    if (!f) {
+      return;
+    }
+    const variants = (f.variants = f.variants ?? []);
+    const reason = (e.reasons ?? []).map(r => r.text).filter(Boolean).join('; ');
+    const fresh: IVariantInfo = {
+      variant: e.variant ?? null,
+      statics: e.statics ?? {},
+      signature: e.signature ?? '',
+      compile_ms: e.timings_ms?.total ?? null,
+      last_reason: reason || null
+    };
+    const i =
+      e.variant === null || e.variant === undefined
+        ? -1
+        : variants.findIndex(v => v.variant === e.variant);
+    if (i >= 0) {
+      variants[i] = { ...variants[i], ...fresh };
+    } else {
+      variants.push({ ...fresh, calls: 0, run_ms_total: 0, run_ms_mean: null });
+    }
+  }
+
+  private removeVariant(e: IJitEvent): void {
+    const f = this.findFunction(e, false);
+    if (f && f.variants && e.variant !== null && e.variant !== undefined) {
+      f.variants = f.variants.filter(v => v.variant !== e.variant);
+    }
+  }
+
+  private _seen = new Set<number>();
+  private _changed = new Signal<this, void>(this);
+}
+
+function num(v: unknown, fallback: number): number {
+  return typeof v === 'number' && isFinite(v) ? v : fallback;
+}

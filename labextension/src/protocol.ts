@@ -1,0 +1,85 @@
+/**
+ * The records the kernel sends over the `jitmagic` comm: the same dicts as
+ * `jitmagic.tracker` (`event.to_dict()` and `snapshot()`). Every field is
+ * optional here because the views must survive older or newer kernels.
+ */
+
+export type EventKind =
+  | 'compile'
+  | 'miss'
+  | 'evict'
+  | 'storm'
+  | 'error'
+  | 'disk_hit'
+  | 'disk_miss';
+
+export interface IReason {
+  kind?: string;
+  arg?: string | null;
+  old?: string | null;
+  new?: string | null;
+  text?: string;
+}
+
+export interface IJitEvent {
+  seq?: number;
+  time?: number;
+  kind?: EventKind | string;
+  function?: string;
+  qualname?: string;
+  where?: string;
+  variant?: number | null;
+  statics?: { [name: string]: string };
+  signature?: string;
+  reasons?: IReason[];
+  timings_ms?: { [phase: string]: number };
+  message?: string;
+}
+
+export interface IVariantInfo {
+  variant?: number | null;
+  statics?: { [name: string]: string };
+  signature?: string;
+  compile_ms?: number | null;
+  calls?: number | null;
+  run_ms_total?: number | null;
+  run_ms_mean?: number | null;
+  last_reason?: string | null;
+}
+
+export interface IFunctionInfo {
+  name?: string;
+  qualname?: string;
+  where?: string;
+  variants?: IVariantInfo[];
+}
+
+export interface ISnapshot {
+  functions?: IFunctionInfo[];
+  compiles?: number;
+  misses?: number;
+  evictions?: number;
+  error?: string;
+}
+
+/** The dashboard MIME bundle `application/vnd.jitmagic.dashboard+json`. */
+export interface IDashboard {
+  functions?: IFunctionInfo[];
+  events?: IJitEvent[];
+}
+
+export const COMM_TARGET = 'jitmagic';
+export const DASHBOARD_MIME = 'application/vnd.jitmagic.dashboard+json';
+
+/** kernel -> frontend */
+export type KernelMessage =
+  | { type: 'hello'; version?: string }
+  | { type: 'event'; event: IJitEvent }
+  | { type: 'snapshot'; snapshot: ISnapshot }
+  | { type: 'bye' };
+
+/** frontend -> kernel */
+export type FrontendMessage =
+  | { type: 'subscribe' }
+  | { type: 'unsubscribe' }
+  | { type: 'request_snapshot' };
