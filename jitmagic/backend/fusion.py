@@ -6,7 +6,9 @@ from ..ir import Function, Var
 from ..primitives import PRIMITIVES
 
 # custom primitives that read their operands by random access want them in memory
-_MATERIALIZED_OPERANDS = {"dot_general"}
+_MATERIALIZED_OPERANDS = {"dot_general",
+                          # control flow: bodies read their operands in place
+                          "cond", "while_loop", "fori_loop", "scan"}
 
 
 def plan(fn: Function) -> set:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _linalg, _reductions, _shape, _ufuncs
+from . import _advanced, _cumulative, _manipulate
 from ._interop import _install
 
 _FUNCTIONS: dict = {}
-for _m in (_ufuncs, _reductions, _shape, _linalg):
+for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate):
     _FUNCTIONS.update(_m.FUNCTIONS)
 _FUNCTIONS["flatten"] = _shape.ravel
 globals().update(_FUNCTIONS)

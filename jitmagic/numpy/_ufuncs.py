@@ -34,6 +34,10 @@ _FLOAT_PREDICATE_ON_INT = {"isnan": False, "isinf": False, "isfinite": True}
 
 def resolve(ufunc, *xs):
     probes = tuple(weak_probe(x) for x in xs) + (None,) * ufunc.nout
+    if all(aval(x).weak_type for x in xs):
+        # only Python scalars: NumPy would pick object loops for (int, int) comparisons;
+        # weak values promote by kind, which their default dtypes already do
+        probes = tuple(aval(x).dtype for x in xs) + (None,) * ufunc.nout
     try:
         sig = ufunc.resolve_dtypes(probes)
     except TypeError as e:

@@ -1,0 +1,180 @@
+"""Lowering sub-functions (bodies of cond, while_loop, fori_loop, scan) inside the kernel of the
+equation that owns them.
+
+Memory is planned before code: when the outermost control-flow equation is lowered, its
+bodies (and their bodies, recursively) get every buffer they will need, allocated once in
+straight-line code and freed after the equation, so no loop body ever allocates. A body
+reads its inputs in place: each input variable is bound to the buffer of the operand it
+stands for. Loop-carried values live in the equation's output buffers; each iteration computes
+the body's results into the body's own buffers and then copies them into the carry.
+
+A control-flow primitive's `lower` is made by `control_lowering(prepare, emit)`:
+  prepare(cg, eqn, outs) -> scratch   allocates (via `alloc` / `prepare_function`), no code
+  emit(cg, eqn, outs, scratch)        emits the branches and loops
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ..errors import LoweringError
+from ..ir import Lit, Var
+from ..primitives import PRIMITIVES
+from . import fusion
+from .codegen import Buffer, ScalarArg
+from .scalar import I8, I64
+
+
+class _State:
+    def __init__(self):
+        self.scratch = {}      # eqn -> whatever its prepare returned
+        self.temps = None      # malloc'd pointers of the outermost equation being lowered
+
+
+def _state(cg):
+    st = getattr(cg, "_subfunction_state", None)
+    if st is None:
+        st = cg._subfunction_state = _State()
+    return st
+
+
+def control_lowering(prepare, emit):
+    def lower(cg, eqn, outs):
+        st = _state(cg)
+        if eqn in st.scratch:          # nested: prepared by the enclosing equation
+            return emit(cg, eqn, outs, st.scratch[eqn])
+        outer_temps, st.temps = st.temps, []
+        try:
+            st.scratch[eqn] = prepare(cg, eqn, outs)
+            emit(cg, eqn, outs, st.scratch[eqn])
+            free = cg._free()
+            for p in st.temps:
+                cg.b.call(free, [p])
+        finally:
+            st.temps = outer_temps
+    lower.prepare = prepare
+    return lower
+
+
+def alloc(cg, aval):
+    """A buffer for the duration of the outermost control-flow equation being lowered."""
+    return Buffer(cg._malloc(aval, _state(cg).temps), aval)
+
+
+class Plan:
+    """What prepare_function decided for one body: materialized vars and staged outputs."""
+
+    def __init__(self, fn, materialized, staged):
+        self.fn = fn
+        self.materialized = materialized
+        self.staged = staged            # out position -> buffer its value is copied through
+
+
+def prepare_function(cg, fn, out_bufs=None, carry_invars=()):
+    """Allocate buffers for the values fn materializes, recursively for nested bodies.
+
+    out_bufs: optional buffers the outputs should be written to directly (cond results).
+    carry_invars: for loop bodies, the invar standing for each carried output position: an
+    output that passes another position's carry through is staged in its own buffer so the
+    copy into the carry cannot overwrite a value still to be read.
+    """
+    st = _state(cg)
+    mat = fusion.plan(fn)
+    produced = {}
+    for e in fn.eqns:
+        for v in e.outvars:
+            cg.producer[v] = e
+            produced[v] = e
+    staged = {}
+    taken = set()
+    for k, a in enumerate(fn.outs):
+        direct = out_bufs is not None and out_bufs[k] is not None
+        if isinstance(a, Var) and a in produced and a not in taken and a not in cg.buffers:
+            taken.add(a)
+            if direct:
+                cg.buffers[a] = out_bufs[k]
+            continue
+        if isinstance(a, Var) and a in carry_invars and carry_invars.index(a) != k:
+            staged[k] = alloc(cg, a.aval)
+    for e in fn.eqns:
+        for v in e.outvars:
+            if v in mat and v not in cg.buffers and (e.prim != "reshape" or v in taken):
+                cg.buffers[v] = alloc(cg, v.aval)
+    for e in fn.eqns:
+        prep = getattr(PRIMITIVES[e.prim].lower, "prepare", None)
+        if prep is not None and any(v in mat for v in e.outvars):
+            st.scratch[e] = prep(cg, e, [cg.buffers[v] for v in e.outvars])
+    return Plan(fn, mat, staged)
+
+
+def operand(cg, atom):
+    """The Buffer (or ScalarArg) holding an equation input."""
+    if isinstance(atom, Lit):
+        return ScalarArg(cg.const(atom.aval.dtype, atom.val), atom.aval)
+    buf = cg.buffers.get(atom)
+    if buf is not None:
+        return buf
+    src = cg._reshape_source(atom)     # reshape of a buffer: the same memory, another shape
+    if isinstance(src, Lit):
+        return ScalarArg(cg.const(src.aval.dtype, src.val), atom.aval)
+    sbuf = cg.buffers[src]
+    return sbuf if isinstance(sbuf, ScalarArg) else Buffer(sbuf.ptr, atom.aval)
+
+
+def emit_function(cg, plan, inputs):
+    """Emit the body's equations at the builder's position, its invars bound to `inputs`."""
+    fn = plan.fn
+    if len(inputs) != len(fn.invars):
+        raise LoweringError(f"body takes {len(fn.invars)} inputs, got {len(inputs)}")
+    for v, buf in zip(fn.invars, inputs):
+        cg.buffers[v] = buf
+    saved, cg.memo = cg.memo, {}
+    for e in fn.eqns:
+        if not any(v in plan.materialized for v in e.outvars):
+            continue
+        try:
+            cg._emit_eqn(e)
+        except LoweringError:
+            raise
+        except Exception as err:
+            raise LoweringError(f"could not lower equation '{e.prim}' inside a control-flow "
+                                f"body with inputs {[str(a.aval) for a in e.inputs]}: "
+                                f"{err}") from err
+    cg.memo = saved
+
+
+def copy(cg, src, dst):
+    """dst[...] = src[...]; src is an atom (read through emit_value) or a Buffer/ScalarArg."""
+    if isinstance(src, (Buffer, ScalarArg)):
+        cg.loop_nest(dst.aval.shape, lambda idx: cg.store(dst, idx, cg.load(src, idx)))
+    else:
+        cg.loop_nest(dst.aval.shape, lambda idx: cg.store(dst, idx, cg.emit_value(src, idx)))
+
+
+def store_outputs(cg, plan, dsts, skip_identity=()):
+    """Copy the body's outputs into dsts (after the body ran); staged ones first."""
+    outs = plan.fn.outs
+    for k, buf in plan.staged.items():
+        copy(cg, outs[k], buf)
+    for k, (a, dst) in enumerate(zip(outs, dsts)):
+        if k in plan.staged:
+            copy(cg, plan.staged[k], dst)
+        elif k < len(skip_identity) and a is skip_identity[k]:
+            continue                    # carry passed through unchanged
+        elif cg.buffers.get(a) is dst:
+            continue                    # computed in place
+        else:
+            copy(cg, a, dst)
+
+
+def row(cg, buf, i, aval):
+    """The i-th slice along the leading axis of a contiguous buffer, as a buffer of aval."""
+    if isinstance(buf, ScalarArg):
+        return buf
+    nbytes = aval.size * aval.dtype.itemsize
+    ptr = cg.b.gep(buf.ptr, [cg.b.mul(i, ir.Constant(I64, nbytes))], source_etype=I8)
+    return Buffer(ptr, aval)
+
+
+def fresh_memo(cg):
+    """Forget memoized values: code emitted in one block must not reuse values of a sibling."""
+    cg.memo = {}
