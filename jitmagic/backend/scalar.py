@@ -140,10 +140,30 @@ class ScalarOps:
         if src.kind in "iu" and dst.kind == "f":
             return b.sitofp(x, dt_t) if src.kind == "i" else b.uitofp(x, dt_t)
         if src.kind == "f" and dst.kind == "f":
-            return b.fpext(x, dt_t) if dst.itemsize > src.itemsize else b.fptrunc(x, dt_t)
+            if dst.itemsize > src.itemsize:
+                return b.fpext(x, dt_t)
+            if src == np.float64 and dst == np.float16:
+                return b.fptrunc(self._f64_to_f32_round_to_odd(x), dt_t)
+            return b.fptrunc(x, dt_t)
         if src.kind == "f" and dst.kind in "iu":
             return self._float_to_int(x, src, dst)
         raise TypeError(f"no cast from {src} to {dst}")
+
+    def _f64_to_f32_round_to_odd(self, x):
+        """double -> float rounded to odd, so that a second rounding to half is correct.
+
+        LLVM lowers a direct double -> half fptrunc to a compiler-rt call (__truncdfhf2)
+        that the JIT cannot resolve on x86; NumPy rounds such casts once, correctly."""
+        b = self.b
+        t = b.fptrunc(x, F32)
+        back = b.fpext(t, F64)
+        bits = b.bitcast(t, I32)
+        fabs = lambda v: self.math("fabs", np.dtype(np.float64), v)   # noqa: E731
+        away = b.fcmp_ordered(">", fabs(back), fabs(x))     # rounded up in magnitude
+        bits = b.select(away, b.sub(bits, ir.Constant(I32, 1)), bits)
+        inexact = b.fcmp_ordered("!=", back, x)              # false for NaN
+        bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
+        return b.bitcast(bits, F32)
 
     def _cvtt(self, x, src, bits):
         """x86 truncating conversion: out of range and NaN give the minimum integer."""
@@ -249,6 +269,10 @@ class ScalarOps:
         head = b.append_basic_block("pow.head")
         body = b.append_basic_block("pow.body")
         done = b.append_basic_block("pow.done")
+        # the exponent is clamped before the loop: values entering a phi from `pre` must be
+        # computed in `pre`
+        neg = b.icmp_signed("<", y, ir.Constant(t, 0)) if dt.kind == "i" else ir.Constant(I1, 0)
+        e0 = b.select(neg, ir.Constant(t, 0), y) if dt.kind == "i" else y
         b.branch(head)
         b.position_at_end(head)
         acc = b.phi(t)
@@ -256,8 +280,7 @@ class ScalarOps:
         e = b.phi(t)
         acc.add_incoming(ir.Constant(t, 1), pre)
         base.add_incoming(x, pre)
-        neg = b.icmp_signed("<", y, ir.Constant(t, 0)) if dt.kind == "i" else ir.Constant(I1, 0)
-        e.add_incoming(b.select(neg, ir.Constant(t, 0), y) if dt.kind == "i" else y, pre)
+        e.add_incoming(e0, pre)
         more = b.icmp_unsigned("!=", e, ir.Constant(t, 0))
         b.cbranch(more, body, done)
         b.position_at_end(body)

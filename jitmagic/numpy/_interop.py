@@ -25,6 +25,7 @@ def _install(functions: dict):
         f, r = binop(uf)
         setattr(T, f"__{name}__", f)
         setattr(T, f"__r{name}__", r)
+    T.__pow__ = _pow
     T.__matmul__ = lambda s, o: functions["matmul"](s, o)
     T.__rmatmul__ = lambda s, o: functions["matmul"](o, s)
     T.__divmod__ = lambda s, o: apply_ufunc(np.divmod, s, o)
@@ -103,6 +104,17 @@ def _install(functions: dict):
 
     T.__array_ufunc__ = __array_ufunc__
     T.__array_function__ = __array_function__
+
+
+# ndarray.__pow__ with a Python number exponent on a float or complex array calls these
+# ufuncs instead of np.power (NumPy's fast_scalar_power); they differ at -0.0, inf and NaN
+_FAST_POWER = {1.0: np.positive, -1.0: np.reciprocal, 0.5: np.sqrt, 2.0: np.square}
+
+
+def _pow(self, other):
+    if type(other) in (int, float) and self.dtype.kind in "fc" and other in _FAST_POWER:
+        return apply_ufunc(_FAST_POWER[other], self)
+    return apply_ufunc(np.power, self, other)
 
 
 _REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",

@@ -120,7 +120,7 @@ def einsum(subscripts, *operands, optimize=None, dtype=None):
     if len(ops) == 1:
         (s,), (x,) = ins, ops
         summed = tuple(i for i, c in enumerate(s) if c not in out)
-        x = _sum(x, axis=summed) if summed else x
+        x = _sum(x, axis=summed, dtype=aval(x).dtype) if summed else x   # no upcast, as NumPy
         rest = [c for c in s if c in out]
         res = transpose(x, [rest.index(c) for c in out]) if rest else x
         return convert(res, dtype) if dtype else res
@@ -130,10 +130,10 @@ def einsum(subscripts, *operands, optimize=None, dtype=None):
     # letters only in one operand and not in the output are summed out first
     only_a = tuple(i for i, c in enumerate(sa) if c not in sb and c not in out)
     if only_a:
-        a, sa = _sum(a, axis=only_a), "".join(c for c in sa if c in sb or c in out)
+        a, sa = _sum(a, axis=only_a, dtype=aval(a).dtype), "".join(c for c in sa if c in sb or c in out)
     only_b = tuple(i for i, c in enumerate(sb) if c not in sa and c not in out)
     if only_b:
-        b, sb = _sum(b, axis=only_b), "".join(c for c in sb if c in sa or c in out)
+        b, sb = _sum(b, axis=only_b, dtype=aval(b).dtype), "".join(c for c in sb if c in sa or c in out)
     batch = [c for c in sa if c in sb and c in out]
     contract = [c for c in sa if c in sb and c not in out]
     res = _dot_general(a, b, ([sa.index(c) for c in contract], [sb.index(c) for c in contract]),

@@ -47,7 +47,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     if where is not None:
         a = apply_ufunc(np.multiply, a, where) if where is not True else a
     dt = np.dtype(dtype) if dtype is not None else _accum_dtype(aval(a).dtype)
-    r = _reduce("reduce_sum", a, axis, keepdims, dt)
+    if dt == np.float16:    # NumPy adds half-precision numbers in float32 and rounds once
+        r = convert(_reduce("reduce_sum", a, axis, keepdims, np.dtype(np.float32)), dt)
+    else:
+        r = _reduce("reduce_sum", a, axis, keepdims, dt)
     return r if initial is None else apply_ufunc(np.add, r, initial)
 
 

@@ -286,9 +286,15 @@ def round(a, decimals=0, out=None):
     if aval(a).dtype.kind in "biu":
         if decimals >= 0:
             return a
+        # NumPy rounds half to even (rint(x / f) * f); done in integers, so exact
         f = 10 ** (-decimals)
-        return apply_ufunc(np.multiply, apply_ufunc(np.floor_divide,
-                           apply_ufunc(np.add, a, f // 2), f), f)
+        q = apply_ufunc(np.floor_divide, a, f)
+        r = apply_ufunc(np.subtract, a, apply_ufunc(np.multiply, q, f))   # 0 <= r < f
+        rest = apply_ufunc(np.subtract, f, r)                             # r * 2 may overflow
+        odd = apply_ufunc(np.not_equal, apply_ufunc(np.remainder, q, 2), 0)
+        up = apply_ufunc(np.logical_or, apply_ufunc(np.greater, r, rest),
+                         apply_ufunc(np.logical_and, apply_ufunc(np.equal, r, rest), odd))
+        return apply_ufunc(np.multiply, apply_ufunc(np.add, q, convert(up, aval(q).dtype)), f)
     if decimals == 0:
         return apply_ufunc(np.rint, a)
     f = 10.0 ** decimals

@@ -54,10 +54,26 @@ def apply_ufunc(ufunc, *xs):
             raise UnsupportedOperationError(
                 f"np.{ufunc.__name__} is not supported by jitmagic; use a supported function or "
                 f"call it outside the jitted function")
-        return fn(*xs)
+        if ufunc.signature is not None:      # gufuncs (matmul) resolve their own dtypes
+            return fn(*xs)
+        # NumPy's loop for the operand dtypes decides the computation and result dtypes
+        # (np.square(bool) is int8, np.deg2rad(int8) is float16)
+        in_dts, out_dts = resolve(ufunc, *xs)
+        weak = [aval(x).weak_type for x in xs]
+        out = fn(*[convert(x, dt, w) for x, dt, w in zip(xs, in_dts, weak)])
+        outs = out if isinstance(out, tuple) else (out,)
+        outs = tuple(convert(o, dt, aval(o).weak_type) for o, dt in zip(outs, out_dts))
+        return outs if isinstance(out, tuple) else outs[0]
     in_dts, out_dts = resolve(ufunc, *xs)
     weak = [aval(x).weak_type for x in xs]
     ins = [convert(x, dt, w) for x, dt, w in zip(xs, in_dts, weak)]
+    if prim == "pow" and in_dts[0].kind == "c":
+        return _complex_int_pow(ins[0], xs[1], aval(ins[0]).weak_type and weak[1])
+    if prim == "conj" and in_dts[0].kind != "c":
+        return convert(ins[0], out_dts[0])            # conjugate of a real number is itself
+    if prim == "rint" and in_dts[0].kind == "c":      # rounds both parts
+        re, im = bind("rint", bind("real", ins[0])), bind("rint", bind("imag", ins[0]))
+        return bind("complex", re, im)
     if prim in _INT_IDENTITY and in_dts[0].kind in "biu":
         return convert(ins[0], out_dts[0])
     if prim in _FLOAT_PREDICATE_ON_INT and in_dts[0].kind in "biu":
@@ -68,6 +84,40 @@ def apply_ufunc(ufunc, *xs):
         return bind("and", a, b) if prim == "isfinite" else bind("or", a, b)
     out = bind(prim, *ins)
     return convert(out, out_dts[0], aval(out).weak_type)
+
+
+def _static_value(x):
+    from ..ir import Lit
+    from ..tracing import Tracer
+    if isinstance(x, Tracer):
+        return np.asarray(x._var.val) if isinstance(x._var, Lit) else None
+    return np.asarray(x)
+
+
+def _complex_int_pow(x, y, weak):
+    """x ** n for complex x and a static integer n, |n| < 100, as NumPy's npy_cpow."""
+    n = _static_value(y)
+    if n is None or n.ndim or n.imag != 0 or n.real != int(n.real) or abs(int(n.real)) >= 100:
+        raise UnsupportedOperationError(
+            "complex power is supported for a static integer exponent with |n| < 100 only "
+            "(e.g. z ** 2); write exp(w * log(z)) for other exponents")
+    n = int(n.real)
+    one = convert(1, aval(x).dtype, weak)
+    if n == 0:          # 1 for every z, NaN and infinities included
+        from ._shape import full
+        return full(aval(x).shape, one, aval(x).dtype)
+    if n in (1, 2, 3):
+        r = x if n == 1 else apply_ufunc(np.multiply, x, x)
+        return apply_ufunc(np.multiply, x, r) if n == 3 else r
+    acc, p, k, mask = one, x, abs(n), 1
+    while True:
+        if k & mask:
+            acc = apply_ufunc(np.multiply, acc, p)
+        mask <<= 1
+        if k < mask:
+            break
+        p = apply_ufunc(np.multiply, p, p)
+    return apply_ufunc(np.true_divide, one, acc) if n < 0 else acc
 
 
 def _full_like_bool(x, value):
@@ -91,9 +141,21 @@ def _bool(x):
 
 def _reciprocal(x):
     a = aval(x)
-    if a.dtype.kind in "iub":  # NumPy's integer reciprocal truncates: 1 // x with 1/0 -> 0
-        return apply_ufunc(np.floor_divide, convert(1, a.dtype), x)
+    if a.dtype.kind in "iub":
+        # NumPy's integer reciprocal is C's 1 / x, truncating toward zero: 1 for 1, -1 for -1,
+        # else 0 (1 / 0 is undefined there; 0 here)
+        one = convert(1, a.dtype)
+        r = bind("select", apply_ufunc(np.equal, x, one), one, convert(0, a.dtype))
+        if a.dtype.kind == "i":
+            m1 = convert(-1, a.dtype)
+            r = bind("select", apply_ufunc(np.equal, x, m1), m1, r)
+        return r
     return apply_ufunc(np.true_divide, convert(1, a.dtype, a.weak_type), x)
+
+
+def _matmul(a, b):
+    from ._linalg import matmul
+    return matmul(a, b)
 
 
 def _divmod(x, y):
@@ -101,9 +163,9 @@ def _divmod(x, y):
 
 
 COMPOSITES = {
-    np.positive: lambda x: apply_ufunc(np.add, x, convert(0, aval(x).dtype)) if
-    aval(x).dtype.kind != "b" else x,
+    np.positive: lambda x: x,          # not x + 0: that turns -0.0 into 0.0
     np.square: lambda x: apply_ufunc(np.multiply, x, x),
+    np.matmul: _matmul,
     np.reciprocal: _reciprocal,
     np.logical_and: _logical("and"), np.logical_or: _logical("or"),
     np.logical_xor: _logical("xor"), np.logical_not: lambda x: bind("not", _bool(x)),

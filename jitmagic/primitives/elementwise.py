@@ -110,7 +110,9 @@ def _mod(cg, ins, out, x, y):
     return cg.divmod(ins[0], x, y)[1]
 
 
-@elementwise("pow", np.power, NUM, expensive=True)
+# Complex powers are not a primitive: jitmagic.numpy expands x ** n for a static integer n
+# into multiplications, as NumPy's npy_cpow does.
+@elementwise("pow", np.power, "iuf", expensive=True)
 def _pow(cg, ins, out, x, y):
     dt = ins[0]
     if dt.kind == "f":
@@ -174,8 +176,8 @@ def _minmax(name, nan_propagating):
 
 elementwise("max", np.maximum, REAL)(_minmax("max", True))
 elementwise("min", np.minimum, REAL)(_minmax("min", True))
-elementwise("fmax", np.fmax, "f")(_minmax("max", False))
-elementwise("fmin", np.fmin, "f")(_minmax("min", False))
+elementwise("fmax", np.fmax, REAL)(_minmax("max", False))
+elementwise("fmin", np.fmin, REAL)(_minmax("min", False))
 
 
 # ---------------------------------------------------------------- comparisons
@@ -297,10 +299,26 @@ for _n, _f, _m in [("sqrt", np.sqrt, None), ("floor", np.floor, None), ("ceil", 
 def _exp(cg, ins, out, x):
     dt = ins[0]
     if _is_cplx(dt):
-        rdt = real_dtype(dt)
-        m = cg.math("exp", rdt, x[0])
-        return (cg.b.fmul(m, cg.math("cos", rdt, x[1])), cg.b.fmul(m, cg.math("sin", rdt, x[1])))
+        return _cexp(cg, real_dtype(dt), *x)
     return cg.math("exp", dt, x)
+
+
+def _cexp(cg, rdt, re, im):
+    """exp(re) * (cos(im) + i sin(im)), with C99's (and NumPy's) special values: a real
+    argument gives a real result (exp(inf + 0j) is inf + 0j, not inf + nan j), and an
+    infinite real part with a non-finite imaginary part gives 0 + 0j or inf + nan j."""
+    b = cg.b
+    m = cg.math("exp", rdt, re)
+    r, i = b.fmul(m, cg.math("cos", rdt, im)), b.fmul(m, cg.math("sin", rdt, im))
+    zero, inf = cg.const(rdt, 0), cg.const(rdt, np.inf)
+    im_zero = b.fcmp_ordered("==", im, zero)
+    r, i = b.select(im_zero, m, r), b.select(im_zero, im, i)
+    im_bad = b.fcmp_unordered("uge", cg.math("fabs", rdt, im), inf)      # inf or nan
+    neg_inf = b.and_(im_bad, b.fcmp_ordered("==", re, cg.const(rdt, -np.inf)))
+    pos_inf = b.and_(im_bad, b.fcmp_ordered("==", re, inf))
+    r = b.select(neg_inf, zero, b.select(pos_inf, inf, r))
+    i = b.select(neg_inf, zero, b.select(pos_inf, cg.const(rdt, np.nan), i))
+    return r, i
 
 
 def _float_binary(name, np_fn, math_name=None):
@@ -315,14 +333,14 @@ _float_binary("copysign", np.copysign)
 
 
 def _float_pred(name, np_fn, build):
-    elementwise(name, np_fn, FLT, out=BOOL)(lambda cg, ins, out, x: build(cg, x))
+    elementwise(name, np_fn, FLT, out=BOOL)(lambda cg, ins, out, x: build(cg, ins[0], x))
 
 
-_float_pred("isnan", np.isnan, lambda cg, x: cg.b.fcmp_unordered("uno", x, x))
-_float_pred("isinf", np.isinf, lambda cg, x: cg.b.fcmp_ordered(
-    "==", cg.math("fabs", cg.dtype_of(x), x), cg.inf_like(x)))
-_float_pred("isfinite", np.isfinite, lambda cg, x: cg.b.fcmp_ordered(
-    "<", cg.math("fabs", cg.dtype_of(x), x), cg.inf_like(x)))
+_float_pred("isnan", np.isnan, lambda cg, dt, x: cg.b.fcmp_unordered("uno", x, x))
+_float_pred("isinf", np.isinf, lambda cg, dt, x: cg.b.fcmp_ordered(
+    "==", cg.math("fabs", dt, x), cg.inf_like(x)))
+_float_pred("isfinite", np.isfinite, lambda cg, dt, x: cg.b.fcmp_ordered(
+    "<", cg.math("fabs", dt, x), cg.inf_like(x)))
 
 
 # ---------------------------------------------------------------- complex parts
@@ -349,8 +367,21 @@ def _complex_abstract(re, im):
     return shaped(broadcast_shapes(re.shape, im.shape), cdt, re.weak_type and im.weak_type)
 
 
-register("complex", "elementwise", _complex_abstract, lambda re, im: re + 1j * im,
-         lambda cg, ins, out, re, im: (re, im))
+def _complex_impl(re, im):
+    # not re + 1j * im: that turns an infinite imaginary part into a NaN real part (0 * inf)
+    # and drops the sign of a zero imaginary part
+    re, im = np.broadcast_arrays(re, im)
+    out = np.empty(re.shape, np.complex64 if re.dtype == np.float32 else np.complex128)
+    out.real, out.imag = re, im
+    return out
+
+
+def _complex_lower(cg, ins, out, re, im):
+    comp = real_dtype(out)           # float16 parts make a complex128: widen them
+    return (cg.cast(re, ins[0], comp), cg.cast(im, ins[1], comp))
+
+
+register("complex", "elementwise", _complex_abstract, _complex_impl, _complex_lower)
 
 
 # ---------------------------------------------------------------- casts
