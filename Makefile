@@ -20,7 +20,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[test,bench]"
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) demo_notebooks/html benchmarks/results

@@ -1,0 +1,230 @@
+"""Views over the results record: the text/markdown tables, the targets check, the plots."""
+from __future__ import annotations
+
+import math
+
+PEERS = ("numpy", "numba", "jax")
+
+
+def fmt_ns(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    a = abs(v)
+    if a < 1e3:
+        return f"{v:.0f} ns"
+    if a < 1e6:
+        return f"{v / 1e3:.2f} µs"
+    if a < 1e9:
+        return f"{v / 1e6:.2f} ms"
+    return f"{v / 1e9:.2f} s"
+
+
+def fmt_ratio(r):
+    return "-" if r is None else (f"{r:.2f}x" if r < 100 else f"{r:.0f}x")
+
+
+def median(cell):
+    return cell.get("median_ns") if isinstance(cell, dict) else None
+
+
+def ratio(row, peer, of="jitmagic"):
+    a, b = median(row["systems"].get(of)), median(row["systems"].get(peer))
+    return a / b if a and b else None
+
+
+# --------------------------------------------------------------------------- main table
+def rows_for_table(results):
+    """(label, {system: cell}) for the run workloads, the compile set summary, recompile."""
+    rows = [(w["name"], w) for w in results["workloads"]]
+    cs = results.get("compile_set")
+    if cs:
+        rows.append(("compile10", {"name": "compile10", "title": cs["title"],
+                                   "systems": cs["summary"], "spread_note": ""}))
+    if results.get("recompile"):
+        rows.append(("recompile", results["recompile"]))
+    return rows
+
+
+def _cell_text(cell, notes):
+    if cell is None:
+        return "n/a"
+    if "unsupported" in cell:
+        notes.append(cell["unsupported"])
+        return f"unsupported [{len(notes)}]"
+    s = fmt_ns(cell["median_ns"])
+    if cell.get("spread", 0) > 0.10:
+        s += f" ±{cell['spread'] * 50:.0f}%"
+    if cell.get("agrees") is False:
+        s += " (≠np!)"
+    return s
+
+
+def table(results, markdown=False):
+    """The per-workload table: medians (± half the interquartile range, when above 5%) and
+    jitmagic/peer ratios (below 1 is jitmagic faster)."""
+    notes = []
+    head = ["workload", "jitmagic", "numpy", "numba", "jax", "jm/np", "jm/numba", "jm/jax"]
+    body = []
+    for label, row in rows_for_table(results):
+        sy = row["systems"]
+        if label == "tracking":
+            tr, un = sy.get("tracked"), sy.get("untracked")
+            d = median(sy.get("overhead"))
+            body.append([label, _cell_text(tr, notes) + " on", _cell_text(un, notes) + " off",
+                         "", "", ("+" if d >= 0 else "") + fmt_ns(d) if d is not None else "-",
+                         "", ""])
+            continue
+        body.append([label] + [_cell_text(sy.get(s), notes) for s in ("jitmagic",) + PEERS]
+                    + [fmt_ratio(ratio(row, p)) for p in PEERS])
+    return _render(head, body, markdown), notes
+
+
+def _render(head, body, markdown):
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max(len(str(r[i])) for r in [head] + body) for i in range(len(head))]
+    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(head), "-" * len(line(head))] + [line(r) for r in body])
+
+
+# --------------------------------------------------------------------------- targets
+def targets(results):
+    """One record per target of issue 7: what, limit, measured, met."""
+    W = {w["name"]: w for w in results["workloads"]}
+    out = []
+
+    def add(target, measured, limit, shown, cause=None):
+        if cause:
+            out.append({"target": target, "status": "MISSED", "measured": cause})
+        elif measured is None:
+            out.append({"target": target, "status": "MISSED", "measured": "not measured"})
+        else:
+            out.append({"target": target, "status": "MET" if measured <= limit else "MISSED",
+                        "measured": shown, "value": measured, "limit": limit})
+
+    def unsupported(name, system="jitmagic"):
+        cell = W.get(name, {}).get("systems", {}).get(system)
+        if cell is None:
+            return "not measured"
+        return ("unsupported: " + cell["unsupported"]) if "unsupported" in cell else None
+
+    def wr(name, peer):
+        return ratio(W[name], peer) if name in W else None
+
+    t = median(W["tiny"]["systems"].get("jitmagic")) if "tiny" in W else None
+    add("tiny call ≤ 1 µs", t, 1000, fmt_ns(t), unsupported("tiny"))
+    r = wr("tiny", "jax")
+    add("tiny call ≤ 0.25x JAX", r, 0.25, fmt_ratio(r), unsupported("tiny"))
+    for peer, lim in (("jax", 0.2), ("numpy", 0.1)):
+        r = wr("chain", peer)
+        add(f"elementwise chain ≤ {lim}x {peer}", r, lim, fmt_ratio(r), unsupported("chain"))
+    for name in ("sumsq", "softmax", "meanvar"):
+        r = wr(name, "jax")
+        add(f"{name} ≤ 1x JAX", r, 1.0, fmt_ratio(r), unsupported(name))
+    for name in ("matmul512", "matmul1024"):
+        if name not in W:
+            continue
+        sy = W[name]["systems"]
+        peers = [median(sy.get(p)) for p in ("numpy", "jax") if median(sy.get(p))]
+        jm = median(sy.get("jitmagic"))
+        r = jm / min(peers) if jm and peers else None
+        add(f"{name} ≤ 1.2x min(NumPy, JAX)", r, 1.2, fmt_ratio(r), unsupported(name))
+    for name in ("fori", "scan", "stencil"):
+        r = wr(name, "jax")
+        add(f"{name} ≤ 1x JAX", r, 1.0, fmt_ratio(r), unsupported(name))
+    cs = results.get("compile_set")
+    if cs:
+        s = cs["summary"]
+        jm, jx = s.get("jitmagic", {}), s.get("jax", {})
+        bad = ("unsupported: " + jm["unsupported"]) if "unsupported" in jm else None
+        r = jm["median_ns"] / jx["median_ns"] if not bad and median(jx) else None
+        add("compile latency median ≤ 0.3x JAX", r, 0.3, fmt_ratio(r), bad)
+        mx = jm.get("max_ns")
+        add("compile latency: no function over 50 ms", mx, 50e6,
+            f"max {fmt_ns(mx)} ({jm.get('max_fn')})" if mx else None, bad)
+    d = median(W.get("tracking", {}).get("systems", {}).get("overhead"))
+    add("tracking overhead < 150 ns", d, 150, fmt_ns(d), unsupported("tracking", "tracked"))
+    return out
+
+
+def targets_table(tgts, markdown=False):
+    return _render(["target", "status", "measured"],
+                   [[t["target"], t["status"], str(t["measured"])] for t in tgts], markdown)
+
+
+# --------------------------------------------------------------------------- plots
+COLORS = {"jitmagic": "#d62728", "numpy": "#1f77b4", "numba": "#2ca02c", "jax": "#9467bd"}
+
+
+def plot_all(results, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paths = []
+
+    # ratios per workload
+    rows = [(label, row) for label, row in rows_for_table(results) if label != "tracking"]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
+    h = 0.27
+    for k, peer in enumerate(PEERS):
+        ys, xs = [], []
+        for i, (label, row) in enumerate(rows):
+            r = ratio(row, peer)
+            if r:
+                ys.append(i + (k - 1) * h)
+                xs.append(r)
+        ax.barh(ys, xs, height=h, color=COLORS[peer], label=f"jitmagic / {peer}")
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([label for label, _ in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("time ratio jitmagic / peer (log; < 1: jitmagic faster)")
+    ax.set_title("jitmagic vs peers (medians; missing bar: unsupported)")
+    ax.legend(fontsize=8, loc="lower right")
+    paths.append(_save(fig, outdir, "bench_ratios.png"))
+
+    # time vs size
+    sc = results.get("scaling") or {}
+    if sc:
+        fig, axes = plt.subplots(1, len(sc), figsize=(5.2 * len(sc), 4), squeeze=False)
+        for ax, (name, pts) in zip(axes[0], sc.items()):
+            for sysname in ("jitmagic",) + PEERS:
+                xy = [(p["size"], p["systems"][sysname]["median_ns"] / 1e9) for p in pts["points"]
+                      if median(p["systems"].get(sysname))]
+                if xy:
+                    ax.loglog(*zip(*xy), "o-", color=COLORS[sysname], label=sysname, ms=4)
+            ax.set_xlabel("elements")
+            ax.set_ylabel("seconds per call")
+            ax.set_title(pts["title"], fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        paths.append(_save(fig, outdir, "bench_scaling.png"))
+
+    cz = results.get("compile_scaling")
+    if cz:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for sysname in ("jitmagic",) + PEERS:
+            xy = [(p["eqns"], p["systems"][sysname]["median_ns"] / 1e6) for p in cz["points"]
+                  if median(p["systems"].get(sysname))]
+            if xy:
+                ax.loglog(*zip(*xy), "o-", color=COLORS[sysname], label=sysname, ms=4)
+        ax.set_xlabel("equations in the function (jitmagic IR)")
+        ax.set_ylabel("compile latency, ms (first call - steady call)")
+        ax.set_title("compile time vs function size", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        paths.append(_save(fig, outdir, "bench_compile_scaling.png"))
+    return paths
+
+
+def _save(fig, outdir, name):
+    path = outdir / name
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return path

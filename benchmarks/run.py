@@ -1,0 +1,301 @@
+"""jitmagic vs NumPy vs Numba vs JAX (CPU), in one process, interleaved.
+
+    make bench                        # or: .venv/bin/python benchmarks/run.py
+    python benchmarks/run.py --quick  # small budgets, no 1e8 point: a smoke run
+    python benchmarks/run.py --only tiny,chain --no-scaling
+
+Prints the table and the targets check, writes benchmarks/results/bench-<date>.json (and
+latest.json) and PNG plots, and copies the plots to docs/figures/.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(ROOT))        # jitmagic from this checkout, installed or not
+
+import numpy as np  # noqa: E402
+
+import harness  # noqa: E402
+import report  # noqa: E402
+import workloads as W  # noqa: E402
+
+NOISY = 0.25        # a workload whose interquartile range exceeds this fraction is rerun once
+
+
+def _err(e):
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {msg}"[:300]
+
+
+def _flat(x):
+    if isinstance(x, (tuple, list)):
+        return [y for e in x for y in _flat(e)]
+    return [np.asarray(x)]
+
+
+def agrees(a, b):
+    fa, fb = _flat(a), _flat(b)
+    return len(fa) == len(fb) and all(
+        x.shape == y.shape and np.allclose(x, y, rtol=1e-6, atol=1e-9) for x, y in zip(fa, fb))
+
+
+def build(builders):
+    """system -> Impl, or system -> error text; plus each system's first result."""
+    impls, errors, outs = {}, {}, {}
+    for name, b in builders.items():
+        try:
+            impl = b()
+            if impl.before:
+                impl.before()
+            try:
+                outs[name] = impl.run()      # the first call: compiles
+            finally:
+                if impl.after:
+                    impl.after()
+            impls[name] = impl
+        except Exception as e:              # noqa: BLE001  (any failure is that cell's result)
+            errors[name] = _err(e)
+    return impls, errors, outs
+
+
+def measure(w: W.Workload, log):
+    impls, errors, outs = build(w.builders)
+    busy = harness.wait_quiet()
+    opts = dict(budget_s=w.budget_s, min_sample_ns=w.min_sample_ns, max_reps=w.max_reps)
+    stats = harness.interleaved(impls, **opts)
+    worst = max((s.spread for s in stats.values()), default=0)
+    rerun = False
+    if worst > NOISY:
+        log(f"    noisy (IQR {worst:.0%} of median, others used {busy:.0%} of the CPUs): "
+            f"rerunning {w.name}")
+        busy = harness.wait_quiet(max_wait_s=20)
+        again = harness.interleaved(impls, **opts)
+        if max(s.spread for s in again.values()) < worst:
+            stats = again
+        rerun = True
+    systems = {}
+    ref = outs.get("numpy")
+    for name in w.builders:
+        if name in errors:
+            systems[name] = {"unsupported": errors[name]}
+            continue
+        cell = stats[name].as_dict()
+        if ref is not None and name != "numpy":
+            cell["agrees"] = bool(agrees(outs[name], ref))
+        systems[name] = cell
+    if w.name == "tracking" and not errors:
+        d = harness.paired_difference(stats["tracked"], stats["untracked"])
+        systems["overhead"] = d.as_dict()
+    return {"name": w.name, "title": w.title, "group": w.group, "note": w.note,
+            "systems": systems, "rerun": rerun, "others_busy": round(busy, 3),
+            "ratios": {p: report.ratio({"systems": systems}, p) for p in report.PEERS}}
+
+
+def compile_set(reps, log):
+    rng = np.random.default_rng(W.RNG_SEED)
+    args = (rng.standard_normal(1000), rng.standard_normal(1000))
+    # one throwaway compile per system first: imports and one-time initialisation are not
+    # compile latency
+    for fac in W.compile_factories(W.COMPILE_SET["affine"], "warm", args).values():
+        try:
+            call, _ = fac()
+            call()
+        except Exception:                   # noqa: BLE001
+            pass
+    fns = []
+    for name, src in W.COMPILE_SET.items():
+        facs = W.compile_factories(src, name, args)
+        fns.append({"name": name, "source": src, "systems": _latency(facs, reps)})
+        log(f"    {name}: " + ", ".join(f"{s} {report.fmt_ns(c.get('median_ns'))}"
+                                          for s, c in fns[-1]["systems"].items()))
+    summary = {}
+    for s in ("jitmagic", "numba", "jax"):
+        cells = [f["systems"].get(s, {}) for f in fns]
+        bad = [c["unsupported"] for c in cells if "unsupported" in c]
+        if bad:
+            summary[s] = {"unsupported": bad[0]}
+            continue
+        meds = [c["median_ns"] for c in cells]
+        worst = max(range(len(fns)), key=lambda i: meds[i])
+        summary[s] = {"median_ns": float(np.median(meds)), "max_ns": meds[worst],
+                      "max_fn": fns[worst]["name"], "spread": 0.0}
+    return {"title": "compile latency, median over 10 small functions (first - steady call)",
+            "functions": fns, "summary": summary}
+
+
+def _latency(factories, reps):
+    """first_call_latency, as JSON cells ({"unsupported": error} for a system that failed)."""
+    return {name: ({"unsupported": _err(st)} if isinstance(st, Exception) else st.as_dict())
+            for name, st in harness.first_call_latency(factories, reps=reps).items()}
+
+
+def recompile(reps):
+    rng = np.random.default_rng(W.RNG_SEED)
+    facs = W.compile_factories(W.RECOMPILE_SRC, "recompile", (rng.standard_normal(1000),),
+                               statics=("n", 4, 5))
+    systems = _latency(facs, reps)
+    systems["numba"] = None
+    row = {"name": "recompile", "systems": systems,
+           "title": "recompile after a static-argument change (n=4 -> n=5, loop unrolled)",
+           "note": "numba has no static arguments (a new value does not recompile): n/a"}
+    row["ratios"] = {p: report.ratio(row, p) for p in report.PEERS}
+    return row
+
+
+def scaling(sizes, log):
+    out = {}
+    for name, make, nb, title in (("chain", W.chain, W.chain_nb, "elementwise sin/cos chain"),
+                                  ("sumsq", W.sumsq, W.sumsq_nb, "reduction sum(x*x)")):
+        pts = []
+        for n in sizes:
+            x = np.random.default_rng(W.RNG_SEED).random(int(n))
+            impls, errors, _ = build(W.array_impls(make, x, numba_fn=nb))
+            big = n >= 1e8
+            st = harness.interleaved(impls, budget_s=6 if big else 2.5, min_reps=3 if big else 7,
+                                     warmup=1)
+            systems = {s: ({"unsupported": errors[s]} if s in errors else st[s].as_dict())
+                       for s in ("jitmagic",) + report.PEERS}
+            pts.append({"size": int(n), "systems": systems})
+            log(f"    {name} n={n:.0e}: " + ", ".join(
+                f"{s} {report.fmt_ns(report.median(c))}" for s, c in systems.items()))
+            del impls, x
+        out[name] = {"title": f"{title}: time vs size", "points": pts}
+    return out
+
+
+def compile_scaling(line_counts, reps, log, cap_s=2.5):
+    rng = np.random.default_rng(W.RNG_SEED)
+    args = (rng.standard_normal(1000), rng.standard_normal(1000))
+    jm = W._jm()
+    pts, dropped = [], set()
+    for n in line_counts:
+        src = W.compile_size_source(n)
+        eqns = len(jm.make_ir(W.fresh_function(src, W._jnp(), "count"))(*args).eqns)
+        facs = {s: f for s, f in W.compile_factories(src, f"size{n}", args).items()
+                if s not in dropped}
+        systems = _latency(facs, reps)
+        for s, c in systems.items():
+            if report.median(c) and c["median_ns"] > cap_s * 1e9:
+                dropped.add(s)           # larger functions would blow the time budget
+        pts.append({"lines": n, "eqns": eqns, "systems": systems})
+        log(f"    {eqns} eqns: " + ", ".join(f"{s} {report.fmt_ns(report.median(c))}"
+                                             for s, c in systems.items()))
+    return {"points": pts, "cap_s": cap_s}
+
+
+def machine():
+    def cmd(*a):
+        try:
+            return subprocess.run(a, capture_output=True, text=True, cwd=ROOT,
+                                  timeout=10).stdout.strip()
+        except Exception:                   # noqa: BLE001
+            return ""
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                       "")
+    except OSError:
+        pass
+    mem = ""
+    try:
+        mem = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
+    except (ValueError, OSError):
+        pass
+    vers = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("jitmagic", "llvmlite", "numba", "jax", "jaxlib"):
+        try:
+            vers[mod] = __import__(mod).__version__
+        except Exception:                   # noqa: BLE001
+            vers[mod] = "not installed"
+    return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "platform": platform.platform(),
+            "versions": vers, "commit": cmd("git", "rev-parse", "--short", "HEAD"),
+            "dirty": bool(cmd("git", "status", "--porcelain", "--untracked-files=no")),
+            "loadavg_start": os.getloadavg()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="short budgets, sizes up to 1e7")
+    ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"),
+                    help="where the plots are copied ('' to skip)")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    only = {s for s in a.only.split(",") if s}
+    log = lambda m: print(m, file=sys.stderr, flush=True)
+    warnings.simplefilter("default")
+    t0 = time.time()
+
+    res = {"meta": machine()}
+    m = res["meta"]
+    log(f"jitmagic {m['versions']['jitmagic']} @ {m['commit']} | numpy {m['versions']['numpy']} "
+        f"| numba {m['versions']['numba']} | jax {m['versions']['jax']} | {m['cpu']}, "
+        f"{m['cores']} cores | load {m['loadavg_start'][0]:.2f}")
+    res["workloads"] = []
+    for w in W.run_workloads(scale=0.4 if a.quick else 1.0):
+        if only and w.name not in only:
+            continue
+        log(f"  {w.name}: {w.title}")
+        res["workloads"].append(measure(w, log))
+    if not a.no_compile and (not only or {"compile10", "recompile", "compile_scaling"} & only):
+        reps = 3 if a.quick else 5
+        log("  compile latency, 10 small functions")
+        res["compile_set"] = compile_set(reps, log)
+        log("  recompile after a static-argument change")
+        res["recompile"] = recompile(reps)
+        log("  compile time vs function size")
+        res["compile_scaling"] = compile_scaling(
+            (10, 30, 100, 300) if a.quick else (10, 30, 100, 300, 1000), 3, log)
+    if not a.no_scaling and (not only or "scaling" in only):
+        log("  time vs size")
+        res["scaling"] = scaling([10.0 ** k for k in range(3, 8 if a.quick else 9)], log)
+    res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} \
+        else []
+    m["loadavg_end"] = os.getloadavg()
+    m["wall_s"] = round(time.time() - t0, 1)
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for name in (f"bench-{stamp}.json", "latest.json"):
+        (out / name).write_text(json.dumps(res, indent=1, default=float))
+    text, notes = report.table(res)
+    print(f"\njitmagic benchmarks, {m['date']}, {m['cpu']} ({m['cores']} cores), "
+          f"load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, {m['wall_s']} s")
+    print("medians; ± is half the interquartile range when above 5%; ratios < 1: jitmagic "
+          "faster\n")
+    print(text)
+    for i, n in enumerate(notes, 1):
+        print(f"  [{i}] unsupported: {n}")
+    if res["targets"]:
+        print("\ntargets (issue 7)\n")
+        print(report.targets_table(res["targets"]))
+    plots = report.plot_all(res, out)
+    if a.figures:
+        fig_dir = Path(a.figures)
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        for p in plots:
+            shutil.copy(p, fig_dir / p.name)
+    print(f"\nresults: {out / f'bench-{stamp}.json'}; plots: "
+          + ", ".join(str(p.name) for p in plots))
+
+
+if __name__ == "__main__":
+    main()
