@@ -96,7 +96,9 @@ def _install(functions: dict):
         fn = _lookup(func, functions)
         if fn is None:
             mod = getattr(func, "__module__", "numpy") or "numpy"
-            prefix = "np." + ("linalg." if "linalg" in mod else "")
+            # numpy.fft -> np.fft.; private modules (numpy._core...) are not part of the name
+            public = [m for m in mod.split(".")[1:] if not m.startswith("_")]
+            prefix = "np." + "".join(m + "." for m in public)
             raise UnsupportedOperationError(
                 f"{prefix}{func.__name__} is not supported by jitmagic on traced arrays; "
                 f"use a supported function (see jitmagic.numpy) or compute it outside jit")
