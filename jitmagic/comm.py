@@ -4,6 +4,7 @@ Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
 
     kernel -> frontend  {"type": "hello", "version": ...}          when the kernel opens a comm
                         {"type": "event", "event": {...}}           each tracker event, as it happens
+                        {"type": "events", "events": [...]}         the recent past, on subscribe
                         {"type": "snapshot", "snapshot": {...}}     after each cell, and on request
     frontend -> kernel  {"type": "subscribe"}                       start streaming on this comm
                         {"type": "request_snapshot"}                send a snapshot now
@@ -17,11 +18,13 @@ Tracker events only happen on compiles, so the jit cache-hit path is never touch
 """
 from __future__ import annotations
 
+import json
 import threading
 
 from ._version import __version__
 
 TARGET = "jitmagic"
+BACKLOG = 200   # past events sent to a frontend when it subscribes
 
 _bridges = {}   # id(shell) -> _Bridge; a module global so that %reload_ext finds the old one
 
@@ -103,6 +106,9 @@ class _Bridge:
 
     def _listen(self, c):
         self._set_listening(self.listening | {c.comm_id})
+        # what happened before this frontend listened (cells queued ahead of "subscribe",
+        # a page reload), then the snapshot, which is authoritative for counts and variants
+        self._send(c, {"type": "events", "events": _backlog()})
         self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
 
     def _set_listening(self, ids):
@@ -119,10 +125,10 @@ class _Bridge:
     # -- what flows -----------------------------------------------------------------------------
     def _on_event(self, event):
         # called in the compiling thread; ipykernel's iopub thread makes send() thread-safe
-        self._broadcast({"type": "event", "event": event.to_dict()})
+        self._broadcast({"type": "event", "event": _jsonable(event.to_dict())})
 
     def _post_run_cell(self, result=None):
-        if self.listening:
+        if self.listening:   # run statistics change on cache hits: refresh them per cell
             self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
 
     def _broadcast(self, data):
@@ -138,10 +144,20 @@ class _Bridge:
             self._on_close(c)
 
 
+def _jsonable(data):
+    """Static values are arbitrary Python objects: what JSON cannot hold goes as its repr."""
+    return json.loads(json.dumps(data, default=repr))
+
+
+def _backlog(n=BACKLOG):
+    from . import tracker
+    return _jsonable([e.to_dict() for e in tracker.event_list()[-n:]])
+
+
 def _snapshot():
     from . import tracker
     try:
-        return tracker.snapshot()
+        return _jsonable(tracker.snapshot())
     except Exception as e:   # a broken snapshot shows in the panel, not as a kernel traceback
         return {"functions": [], "error": f"{type(e).__name__}: {e}"}
 

@@ -10,17 +10,28 @@ export function statusText(compiles: number, misses: number): string {
   return `JIT ${plural(compiles, 'compile')} · ${plural(misses, 'miss', 'misses')}`;
 }
 
+/** Milliseconds in the unit that reads best: `1.25 s`, `96.3 ms`, `4.37 µs`, `80.0 ns`. */
 export function ms(value: number | null | undefined): string {
   if (value === null || value === undefined || !isFinite(value)) {
     return '–';
   }
-  if (value >= 100) {
-    return `${value.toFixed(0)} ms`;
+  if (value === 0) {
+    return '0 ms';
+  }
+  if (value >= 1000) {
+    return `${fixed(value / 1000)} s`;
   }
   if (value >= 1) {
-    return `${value.toFixed(1)} ms`;
+    return `${fixed(value)} ms`;
   }
-  return `${value.toFixed(3)} ms`;
+  if (value >= 0.001) {
+    return `${fixed(value * 1e3)} µs`;
+  }
+  return `${fixed(value * 1e6)} ns`;
+}
+
+function fixed(x: number): string {
+  return x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2);
 }
 
 /** `{n: '3', mode: "'fast'"}` -> `n=3, mode='fast'`; empty -> `` */

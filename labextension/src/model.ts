@@ -51,12 +51,17 @@ export class JitModel {
     switch (msg.type) {
       case 'hello':
         this.kernelVersion = String((msg as any).version ?? '');
-        this._seen.clear();
         this.setState('connected');
         return;
       case 'event':
         this.addEvent((msg as any).event);
         return;
+      case 'events': {
+        // the backlog sent on subscribe; a snapshot follows and fixes the counts
+        const events = (msg as any).events;
+        (Array.isArray(events) ? events : []).forEach(e => this.addEvent(e));
+        return;
+      }
       case 'snapshot':
         this.applySnapshot((msg as any).snapshot);
         return;
@@ -109,6 +114,7 @@ export class JitModel {
       const dropped = this.events.splice(0, this.events.length - this.maxEvents);
       dropped.forEach(d => typeof d.seq === 'number' && this._seen.delete(d.seq));
     }
+    // a first compile is a 'compile', a recompile a 'miss': both make a variant
     switch (e.kind) {
       case 'compile':
         this.compiles += 1;
@@ -116,6 +122,7 @@ export class JitModel {
         break;
       case 'miss':
         this.misses += 1;
+        this.upsertVariant(e);
         break;
       case 'evict':
         this.evictions += 1;
@@ -175,9 +182,14 @@ export class JitModel {
 
   private removeVariant(e: IJitEvent): void {
     const f = this.findFunction(e, false);
-    if (f && f.variants && e.variant !== null && e.variant !== undefined) {
-      f.variants = f.variants.filter(v => v.variant !== e.variant);
+    if (!f || !f.variants) {
+      return;
     }
+    // no variant id: the whole cache of the function was cleared
+    f.variants =
+      e.variant === null || e.variant === undefined
+        ? []
+        : f.variants.filter(v => v.variant !== e.variant);
   }
 
   private _seen = new Set<number>();

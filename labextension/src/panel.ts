@@ -3,7 +3,7 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { clock, eventLine, ms, plural, reasonText, statics } from './format';
+import { clock, eventLine, ms, plural, statics } from './format';
 import { JitModel } from './model';
 import { IFunctionInfo, IJitEvent } from './protocol';
 
@@ -91,9 +91,9 @@ export class JitPanel extends Widget {
     }
     const counts = el('div', 'jp-JitPanel-counts');
     counts.append(
-      count('compiles', m.compiles),
-      count('misses', m.misses),
-      count('evictions', m.evictions)
+      count('compiles', 'compile', m.compiles),
+      count('misses', 'miss', m.misses),
+      count('evictions', 'eviction', m.evictions)
     );
     root.append(counts);
     if (m.note) {
@@ -176,29 +176,38 @@ function renderFunction(f: IFunctionInfo): HTMLElement {
     el('span', 'jp-JitPanel-where', f.where ?? '')
   );
   box.append(head);
-  const table = el('table', 'jp-JitPanel-variants');
-  const hr = el('tr');
-  for (const h of ['#', 'static', 'signature', 'compile', 'calls', 'run (mean)', 'reason']) {
-    hr.append(el('th', '', h));
-  }
-  table.append(hr);
+  const list = el('div', 'jp-JitPanel-variants');
   for (const v of variants) {
-    const tr = el('tr', 'jp-JitPanel-variant');
-    tr.dataset.variant = String(v.variant ?? '');
-    tr.append(
-      el('td', '', v.variant === null || v.variant === undefined ? '–' : String(v.variant)),
-      el('td', 'jp-JitPanel-statics', statics(v.statics) || '–'),
-      el('td', 'jp-JitPanel-signature', v.signature || ''),
-      el('td', 'jp-JitPanel-num', ms(v.compile_ms)),
-      el('td', 'jp-JitPanel-num', v.calls === null || v.calls === undefined ? '–' : String(v.calls)),
-      el('td', 'jp-JitPanel-num', ms(v.run_ms_mean)),
-      el('td', 'jp-JitPanel-reason', v.last_reason || '')
+    const row = el('div', 'jp-JitPanel-variant');
+    row.dataset.variant = String(v.variant ?? '');
+    const head = el('div', 'jp-JitPanel-variantHead');
+    head.append(
+      el('span', 'jp-JitPanel-variantId', `#${v.variant ?? '–'}`),
+      el('span', 'jp-JitPanel-statics', statics(v.statics) || 'no static args'),
+      el('span', 'jp-JitPanel-signature', v.signature || '')
     );
-    tr.title = `run total ${ms(v.run_ms_total)}`;
-    table.append(tr);
+    const stats = el('div', 'jp-JitPanel-variantStats');
+    const calls = typeof v.calls === 'number' ? v.calls : null;
+    stats.append(
+      stat('compile', `compile ${ms(v.compile_ms)}`),
+      stat('calls', calls === null ? 'calls –' : plural(calls, 'call')),
+      stat('run', `run ${ms(v.run_ms_mean)} mean · ${ms(v.run_ms_total)} total`)
+    );
+    stats.dataset.calls = String(calls ?? '');
+    row.append(head, stats);
+    if (v.last_reason) {
+      row.append(el('div', 'jp-JitPanel-reason', v.last_reason));
+    }
+    list.append(row);
   }
-  box.append(table);
+  box.append(list);
   return box;
+}
+
+function stat(name: string, text: string): HTMLElement {
+  const s = el('span', 'jp-JitPanel-stat', text);
+  s.dataset.stat = name;
+  return s;
 }
 
 function renderDetails(e: IJitEvent): HTMLElement {
@@ -213,21 +222,18 @@ function renderDetails(e: IJitEvent): HTMLElement {
   ];
   box.append(keyValues(facts));
   const reasons = Array.isArray(e.reasons) ? e.reasons : [];
-  if (reasons.length) {
-    box.append(el('div', 'jp-JitPanel-detailsHead', 'Reasons'));
-    const t = el('table', 'jp-JitPanel-reasons');
-    const hr = el('tr');
-    ['kind', 'arg', 'old', 'new', 'text'].forEach(h => hr.append(el('th', '', h)));
-    t.append(hr);
-    for (const r of reasons) {
-      const tr = el('tr');
-      [r.kind, r.arg, r.old, r.new, reasonText(r)].forEach(v =>
-        tr.append(el('td', '', v === null || v === undefined ? '' : String(v)))
-      );
-      t.append(tr);
+  reasons.forEach((r, i) => {
+    const head = reasons.length > 1 ? `Reason ${i + 1}` : 'Reason';
+    box.append(el('div', 'jp-JitPanel-detailsHead', head));
+    const rows: [string, string][] = [];
+    for (const k of ['kind', 'arg', 'old', 'new', 'text'] as const) {
+      const v = r?.[k];
+      if (v !== null && v !== undefined && v !== '') {
+        rows.push([k, String(v)]);
+      }
     }
-    box.append(t);
-  }
+    box.append(keyValues(rows));
+  });
   const timings = e.timings_ms && typeof e.timings_ms === 'object' ? e.timings_ms : {};
   const phases = Object.keys(timings);
   if (phases.length) {
@@ -247,10 +253,10 @@ function keyValues(rows: [string, string][]): HTMLElement {
   return t;
 }
 
-function count(label: string, n: number): HTMLElement {
+function count(label: string, one: string, n: number): HTMLElement {
   const c = el('span', 'jp-JitPanel-count');
   c.dataset.count = label;
-  c.append(el('b', '', String(n)), document.createTextNode(` ${label}`));
+  c.append(el('b', '', String(n)), document.createTextNode(` ${n === 1 ? one : label}`));
   return c;
 }
 

@@ -75,6 +75,7 @@ export const DASHBOARD_MIME = 'application/vnd.jitmagic.dashboard+json';
 export type KernelMessage =
   | { type: 'hello'; version?: string }
   | { type: 'event'; event: IJitEvent }
+  | { type: 'events'; events: IJitEvent[] }
   | { type: 'snapshot'; snapshot: ISnapshot }
   | { type: 'bye' };
 
