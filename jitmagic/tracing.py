@@ -46,10 +46,11 @@ class Trace:
         self.invars: list[Var] = []
         self.constvars: list[Var] = []
         self.consts: list[np.ndarray] = []
-        self._const_ids: dict[int, Var] = {}
+        self._const_ids: dict[int, tuple] = {}     # id(x) -> (x, Var)
         self.captured: list[tuple[Tracer, Var]] = []  # outer tracer -> inner var
         self._capture_ids: dict[int, Var] = {}
         self.sources: dict[Var, frozenset] = {}
+        self.arg_avals: dict[str, ShapedArray] = {}
         self.alive = True
 
     # -- inputs
@@ -57,6 +58,8 @@ class Trace:
         v = Var(aval)
         self.invars.append(v)
         self.sources[v] = frozenset([label]) if label else frozenset()
+        if label:
+            self.arg_avals[label] = aval
         return Tracer(self, v)
 
     def to_atom(self, x):
@@ -79,13 +82,15 @@ class Trace:
         dt = dtypes.check_dtype(arr.dtype, f"captured value {type(x).__name__}")
         if arr.ndim == 0:
             return Lit.of(arr[()], ShapedArray((), dt, False))
-        v = self._const_ids.get(id(x))
+        hit = self._const_ids.get(id(x))
+        v = hit[1] if hit is not None and hit[0] is x else None
         if v is None:
             # Captured arrays are frozen at trace time, as in JAX: later mutation is not seen.
             v = Var(ShapedArray(arr.shape, dt, False))
             self.constvars.append(v)
             self.consts.append(np.array(arr, dtype=dt, order="C", copy=True))
-            self._const_ids[id(x)] = v
+            # keep x alive with its var: a freed temporary's id may be reused by another array
+            self._const_ids[id(x)] = (x, v)
             self.sources[v] = frozenset()
         return v
 
@@ -183,7 +188,10 @@ def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
         origin = "computed inside the traced function"
     where = user_frame()
     loc = f"\n  at {where[0]}:{where[1]}" + (f": {where[2]}" if where[2] else "") if where else ""
-    names = tuple(s.split("[")[0].split(".")[0] for s in srcs)
+    # only scalar arguments can usefully be static: arrays are unhashable
+    names = tuple(dict.fromkeys(s.split("[")[0].split(".")[0] for s in srcs
+                                if _arg_aval(t._trace, s) is not None
+                                and _arg_aval(t._trace, s).shape == ()))
     static_hint = (f"static_argnames={names!r}" if names else "static_argnames=(...)")
     if what in ("range", "int", "index"):
         flow = ("use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
@@ -195,10 +203,22 @@ def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
            f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
            f"While jit traces a function its array arguments have only a shape and a dtype, "
            f"no value. Fix it in one of two ways:\n"
-           f"  1. mark the argument static, e.g. jm.jit(f, {static_hint}) "
-           f"(compiles again for every new value), or\n"
+           + (f"  1. mark the argument static, e.g. jm.jit(f, {static_hint}) "
+              f"(compiles again for every new value), or\n" if names or not srcs else
+              f"  1. arrays cannot be static; if the decision depends on a scalar parameter, "
+              f"pass it as a Python number and mark it static with jm.jit(f, "
+              f"static_argnames=(...)) (compiles again for every new value), or\n") +
            f"  2. keep it traced and {flow}.")
     return cls(msg)
+
+
+def _arg_aval(trace, label):
+    while trace is not None:
+        aval = trace.arg_avals.get(label)
+        if aval is not None:
+            return aval
+        trace = trace.parent
+    return None
 
 
 class Tracer:

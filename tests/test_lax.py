@@ -296,3 +296,187 @@ def test_nested_scan_with_cond_and_fori_loop():
 def test_lax_map():
     xs = RNG.normal(size=(4, 3))
     check(lambda xs: lax.map(lambda r: r.sum() * 2, xs), lambda xs: xs.sum(1) * 2, xs)
+
+
+# ---------------------------------------------------------------- dynamic slices
+
+def test_dynamic_slice_and_update_clamp_like_jax():
+    a = np.arange(10.0)
+    m = np.arange(20.0).reshape(4, 5)
+
+    def f(a, m, s, t):
+        return (lax.dynamic_slice(a, (s,), (3,)), lax.dynamic_update_slice(a, jnp.ones(3), (s,)),
+                lax.dynamic_slice(m, (s, t), (2, 2)), lax.dynamic_slice_in_dim(m, t, 2, axis=1),
+                lax.dynamic_index_in_dim(m, s, keepdims=False),
+                lax.dynamic_update_slice(m, -jnp.ones((2, 3)), (s, t)))
+
+    def ref(a, m, s, t):
+        def cl(v, n, k):
+            return min(max(v, 0), n - k)
+        s3, s1, sm, tm = cl(s, 10, 3), cl(s, 4, 2), cl(s, 4, 1), cl(t, 5, 2)
+        upd = a.copy()
+        upd[s3:s3 + 3] = 1
+        m2 = m.copy()
+        r, c = cl(s, 4, 2), cl(t, 5, 3)
+        m2[r:r + 2, c:c + 3] = -1
+        return (a[s3:s3 + 3], upd, m[s1:s1 + 2, tm:tm + 2], m[:, tm:tm + 2], m[sm], m2)
+    jf = jm.jit(f)
+    for s, t in ((0, 0), (2, 1), (9, 4), (-3, 100), (100, -1)):
+        want = ref(a, m, s, t)
+        _close(want, jf(a, m, s, t))
+        _close(want, f(a, m, s, t))
+    assert len(jf.variants) == 1
+
+
+# ---------------------------------------------------------------- gather / scatter
+
+X = np.arange(24.0).reshape(2, 3, 4)
+I2 = np.array([[0, 1], [1, -1]])
+GATHERS = {
+    "array": lambda x: x[I2],
+    "array middle": lambda x: x[:, I2],
+    "int and array separated": lambda x: x[1, :, I2],
+    "two arrays separated": lambda x: x[I2, :, I2],
+    "ellipsis list": lambda x: x[..., [0, 3]],
+    "static bool mask": lambda x: x[np.array([True, False])],
+    "bool mask 2d": lambda x: x[X[..., 0] > 5],
+    "newaxis int list reversed slice": lambda x: x[None, 1, [0, 2], ::-1],
+    "list and slice": lambda x: x[:, [2, 0], 1:3],
+    "take": lambda x: jnp.take(x, np.array([3, 0, 1]), axis=2),
+    "take flat": lambda x: jnp.take(x, np.array([[5, 23], [0, 7]])),
+    "take_along_axis": lambda x: jnp.take_along_axis(x, np.argsort(-x, axis=1), axis=1),
+}
+NP_GATHERS = dict(GATHERS, **{
+    "take": lambda x: np.take(x, np.array([3, 0, 1]), axis=2),
+    "take flat": lambda x: np.take(x, np.array([[5, 23], [0, 7]])),
+    "take_along_axis": lambda x: np.take_along_axis(x, np.argsort(-x, axis=1), axis=1),
+})
+
+
+@pytest.mark.parametrize("name", list(GATHERS))
+def test_gather_matches_numpy(name):
+    want = NP_GATHERS[name](X)
+    _close(want, jm.jit(GATHERS[name])(X), rtol=0)
+    _close(want, GATHERS[name](jnp.asarray(X)) if "take" in name else want, rtol=0)
+
+
+def _np_at(x, idx, op, v):
+    y = x.copy()
+    if op == "set":
+        y[idx] = v
+    else:
+        {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[op].at(y, idx, v)
+    return y
+
+
+SCATTERS = [((0, 1), "set", 100.0), ((I2,), "add", 1.0), ((slice(None), I2, 0), "set", -1.0),
+            ((Ellipsis, slice(1, 3)), "mul", 2.0), ((1, slice(None, None, -1), [0, 0, 1]), "add", 5.0),
+            (([0, 0, 1],), "max", np.full((3, 3, 4), 13.0)), ((slice(None), 1), "min", 3.0),
+            ((np.array([1, 1, 1]), 2, 3), "add", np.array([1.0, 2.0, 4.0]))]
+
+
+@pytest.mark.parametrize("k", range(len(SCATTERS)))
+def test_at_updates_match_numpy(k):
+    idx, op, v = SCATTERS[k]
+    got = jm.jit(lambda x: getattr(x.at[idx], op)(v))(X)
+    _close(_np_at(X, idx, op, v), got, rtol=0)
+
+
+def test_traced_indices_clamp_on_read_and_drop_on_write():
+    f = jm.jit(lambda x, k, ks: (x[k], x[:, k], x.at[k].set(0.0), x.at[k, 1].add(3.0),
+                                 x[0, 0, ks], x[0, 0].at[ks].add(1.0), x.at[k].get()))
+    ks = np.array([-5, -1, 0, 3, 4, 100])
+    for k in (-3, -1, 0, 1, 2, 5):
+        got = f(X, k, ks)
+        norm = k + 2 if k < 0 else k
+        _close(X[min(max(norm, 0), 1)], got[0])
+        norm3 = k + 3 if k < 0 else k
+        _close(X[:, min(max(norm3, 0), 2)], got[1])
+        y, z = X.copy(), X.copy()
+        if 0 <= norm < 2:
+            y[norm] = 0
+            z[norm, 1] += 3
+        _close(y, got[2]), _close(z, got[3])
+        kn = np.where(ks < 0, ks + 4, ks)
+        _close(X[0, 0, np.clip(kn, 0, 3)], got[4])
+        row = X[0, 0].copy()
+        np.add.at(row, kn[(kn >= 0) & (kn < 4)], 1.0)
+        _close(row, got[5])
+        _close(got[0], got[6])
+
+
+def test_traced_boolean_mask_is_a_clear_error():
+    with pytest.raises(jm.errors.UnsupportedOperationError, match="jnp.where"):
+        jm.jit(lambda x: x[x > 0])(np.ones(3))
+
+
+def test_scatter_in_loop_body():
+    def f(x):
+        return lax.fori_loop(0, x.shape[0], lambda i, v: v.at[i].set(v[i] * 2.0 + v[i - 1]), x)
+
+    def ref(x):
+        v = x.copy()
+        for i in range(len(v)):
+            v[i] = v[i] * 2.0 + v[i - 1]
+        return v
+    x = RNG.normal(size=9)
+    _close(ref(x), jm.jit(f)(x))
+
+
+# ---------------------------------------------------------------- NumPy surface
+
+M = RNG.normal(size=(4, 5))
+V = RNG.normal(size=6)
+V[2] = np.nan
+IV = RNG.integers(-5, 5, size=(3, 7))
+SURFACE = {
+    "roll": (lambda np: lambda x: (np.roll(x, 2), np.roll(x, -1, 1), np.roll(x, (1, 2), (0, 1))), M),
+    "tri": (lambda np: lambda x: (np.triu(x), np.tril(x, -1), np.triu(x, 2)), M),
+    "diag": (lambda np: lambda x: (np.diag(x), np.diag(x, 1), np.diag(x[0]), np.diag(x[0], -2),
+                                   np.diag(x[0], 1), np.trace(x)), M),
+    "eye": (lambda np: lambda x: (np.eye(3), np.identity(4), np.eye(3, 4, 1)), M),
+    "meshgrid": (lambda np: lambda x: (*np.meshgrid(x[0], x[1, :3]),
+                                       *np.meshgrid(x[0], x[1, :3], indexing="ij"),
+                                       np.mgrid[0:3, 0:2], np.ogrid[0:3][0]), M),
+    "repeat tile": (lambda np: lambda x: (np.repeat(x, 2), np.repeat(x, [1, 0, 2, 1], axis=0),
+                                          np.tile(x, 2), np.tile(x[0], (2, 2))), M),
+    "pad": (lambda np: lambda x: (np.pad(x, 1), np.pad(x, ((1, 2), (0, 3)), constant_values=7.),
+                                  np.pad(x, 2, mode="edge"), np.pad(x, (1, 2), mode="wrap"),
+                                  np.pad(x, 2, mode="reflect")), M),
+    "cumsum cumprod": (lambda np: lambda x: (np.cumsum(x), np.cumsum(x, 0), np.cumprod(x, 1),
+                                             np.add.accumulate(x)), M),
+    "cumulative ints": (lambda np: lambda x: (np.cumsum(x, 1), np.cumprod(x, 0),
+                                              np.cumsum(x > 0)), IV),
+    "sort argsort": (lambda np: lambda x: (np.sort(x), np.sort(x, 0), np.argsort(x),
+                                           np.argsort(x, axis=0), np.sort(x, axis=None)), IV),
+    "sort nan": (lambda np: lambda x: (np.sort(x), np.argsort(x)), V),
+    "clip": (lambda np: lambda x: (np.clip(x, -0.5, 0.5), np.clip(x, None, 0.1)), M),
+    "histogram": (lambda np: lambda x: (np.histogram(x, bins=5), np.histogram(x, 4, (-1, 1)),
+                                        np.histogram(x, np.array([-2., 0., 0.5, 3.]),
+                                                     weights=x * 2)), M),
+    "outer": (lambda np: lambda x: (np.outer(x[0], x[1]), np.add.outer(x[0], x[1]),
+                                    np.multiply.outer(x[0], x[1]), np.add.reduce(x, axis=1)), M),
+    "norm": (lambda np: lambda x: (np.linalg.norm(x), np.linalg.norm(x, axis=1),
+                                   np.linalg.norm(x[0], 1), np.linalg.norm(x[0], np.inf),
+                                   np.linalg.norm(x, 1), np.linalg.norm(x, np.inf),
+                                   np.linalg.norm(x, "fro"), np.linalg.norm(x[0], 3)), M),
+    "complex": (lambda np: lambda x: (np.complex128(x) * (1 + 2j), np.exp(1j * np.pi * x),
+                                      np.abs(x + 1j * x), np.float32(x), np.int32(x * 10)), M),
+}
+
+
+def _stable_numpy():
+    """NumPy with argsort defaulting to the stable sort, as jnp.argsort is."""
+    import types
+    ns = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    ns.argsort = lambda a, axis=-1: np.argsort(a, axis=axis, kind="stable")
+    return ns
+
+
+@pytest.mark.parametrize("name", list(SURFACE))
+def test_numpy_surface(name):
+    make, arg = SURFACE[name]
+    want = make(_stable_numpy())(arg)
+    f = make(jnp)
+    _close(want, f(arg), rtol=1e-12)
+    _close(want, jm.jit(f)(arg), rtol=1e-12)

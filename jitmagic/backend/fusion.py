@@ -8,7 +8,8 @@ from ..primitives import PRIMITIVES
 # custom primitives that read their operands by random access want them in memory
 _MATERIALIZED_OPERANDS = {"dot_general",
                           # control flow: bodies read their operands in place
-                          "cond", "while_loop", "fori_loop", "scan"}
+                          "cond", "while_loop", "fori_loop", "scan",
+                          "argsort"}
 
 
 def plan(fn: Function) -> set:

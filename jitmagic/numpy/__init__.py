@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _linalg, _reductions, _shape, _ufuncs
-from . import _advanced, _cumulative, _manipulate
+from . import _advanced, _cumulative, _manipulate, linalg
 from ._interop import _install
 
 _FUNCTIONS: dict = {}
 for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate):
     _FUNCTIONS.update(_m.FUNCTIONS)
 _FUNCTIONS["flatten"] = _shape.ravel
+_FUNCTIONS["linalg"] = linalg
 globals().update(_FUNCTIONS)
 
 

@@ -1,2 +1,123 @@
-"""placeholder"""
-FUNCTIONS = {}
+"""Running reductions, sorting and histograms (static bin counts)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import aval, asarray, convert, normalize_axis
+from ._reductions import _accum_dtype
+from ..errors import UnsupportedOperationError
+from ..tracing import bind
+
+
+def _along_last(a, axis, fn):
+    """Apply fn (which works on the last axis) along `axis`; axis=None works on a.ravel()."""
+    from ._shape import moveaxis, ravel
+    a = asarray(a)
+    if axis is None:
+        return fn(ravel(a))
+    nd = aval(a).ndim
+    if nd == 0:
+        return fn(ravel(a))
+    axis = normalize_axis(axis, nd)
+    if axis == nd - 1:
+        return fn(a)
+    return moveaxis(fn(moveaxis(a, axis, -1)), -1, axis)
+
+
+def _cum(op, a, axis, dtype):
+    a = asarray(a)
+    dt = np.dtype(dtype) if dtype is not None else _accum_dtype(aval(a).dtype)
+    a = convert(a, dt)
+    return _along_last(a, axis, lambda x: bind("cumulative", x, op=op))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _cum("add", a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _cum("mul", a, axis, dtype)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    if order is not None:
+        raise UnsupportedOperationError("sort(order=...) is not supported")
+    out = _along_last(a, axis, lambda x: bind("sort", x))
+    if descending:
+        from ._shape import flip
+        out = flip(out, -1 if axis is not None else 0)
+    return out
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    if order is not None:
+        raise UnsupportedOperationError("argsort(order=...) is not supported")
+    if descending:
+        from ._ufuncs import apply_ufunc
+        a = asarray(a)
+        if aval(a).dtype.kind == "b":
+            a = convert(a, np.int8)
+        a = apply_ufunc(np.negative, a)
+    return _along_last(a, axis, lambda x: bind("argsort", x))
+
+
+def _edges(a, bins, range_):
+    """Bin edges as NumPy computes them (np.histogram_bin_edges for static ranges)."""
+    from ._reductions import max as amax, min as amin
+    from ._ufuncs import apply_ufunc
+    if not isinstance(bins, (int, np.integer)):
+        e = asarray(bins)
+        if aval(e).ndim != 1:
+            raise ValueError("bins must be an int or a 1-d array of edges")
+        return e, aval(e).shape[0] - 1
+    bins = int(bins)
+    if range_ is not None:
+        lo, hi = range_
+        return np.histogram_bin_edges(np.zeros(0), bins, (float(lo), float(hi))), bins
+    dt = np.result_type(aval(a).dtype, np.float64)
+    lo, hi = convert(amin(a), dt), convert(amax(a), dt)
+    same = apply_ufunc(np.equal, lo, hi)
+    from ._shape import where
+    lo, hi = where(same, apply_ufunc(np.subtract, lo, 0.5), lo), \
+        where(same, apply_ufunc(np.add, hi, 0.5), hi)
+    step = apply_ufunc(np.true_divide, apply_ufunc(np.subtract, hi, lo), bins)
+    k = np.arange(bins + 1, dtype=dt)
+    e = apply_ufunc(np.add, apply_ufunc(np.multiply, k, step), lo)
+    from ._manipulate import _set_last
+    return _set_last(e, hi), bins
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """np.histogram with a static number of bins; x in [e_i, e_i+1) (last bin closed)."""
+    from ._reductions import sum as asum
+    from ._shape import expand_dims, where, zeros
+    from ._ufuncs import apply_ufunc
+    from ._shape import ravel
+    a = ravel(asarray(a))
+    edges, nb = _edges(a, bins, range)
+    e = expand_dims(asarray(edges), 0)
+    x = expand_dims(a, 1)
+    below = asum(convert(apply_ufunc(np.less_equal, e, x), np.int64), axis=1)   # edges <= x
+    last = apply_ufunc(np.equal, a, asarray(edges)[-1])
+    idx = apply_ufunc(np.subtract, below, 1)
+    idx = where(last, nb - 1, idx)
+    ok = apply_ufunc(np.logical_and, apply_ufunc(np.greater_equal, idx, 0),
+                     apply_ufunc(np.less, idx, nb))
+    idx = where(ok, idx, nb)                       # out of range: a dropped update
+    if weights is None:
+        w = convert(ok, np.int64)
+        counts = zeros(nb, np.int64)
+    else:
+        w = ravel(asarray(weights))
+        counts = zeros(nb, aval(w).dtype)
+    from ._advanced import _scatter
+    hist = _scatter(counts, (idx,), w, "add")
+    if density:
+        widths = apply_ufunc(np.subtract, asarray(edges)[1:], asarray(edges)[:-1])
+        hist = apply_ufunc(np.true_divide, apply_ufunc(np.true_divide, hist, asum(hist)),
+                           widths)
+    return hist, edges
+
+
+FUNCTIONS = dict(cumsum=cumsum, cumprod=cumprod, sort=sort, argsort=argsort,
+                 histogram=histogram, cumulative_sum=cumsum, cumulative_prod=cumprod)

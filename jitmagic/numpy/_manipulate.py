@@ -1,2 +1,255 @@
-"""placeholder"""
-FUNCTIONS = {}
+"""Array manipulation built from gathers, selects and broadcasts: roll, triu/tril, diag,
+meshgrid, mgrid/ogrid (static), repeat, tile, pad; ufunc methods (jnp.add.outer, ...)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
+from ..errors import UnsupportedOperationError
+from ..tracing import Tracer, bind
+
+
+def _ufunc(uf, *xs):
+    from ._ufuncs import apply_ufunc
+    return apply_ufunc(uf, *xs)
+
+
+def _iota(shape, dim):
+    return bind("iota", shape=tuple(shape), dimension=dim, dtype=np.dtype(np.int64))
+
+
+def _set_last(e, value):
+    """e with its last element replaced (1-d)."""
+    from ._shape import where
+    n = shape_of(e)[0]
+    return where(_ufunc(np.equal, _iota((n,), 0), n - 1), convert(value, aval(e).dtype), e)
+
+
+def _take_static(a, idx, axis):
+    from ._advanced import getitem
+    return getitem(a, (slice(None),) * axis + (np.asarray(idx, np.int64),))
+
+
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        from ._shape import ravel, reshape
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError("shift and axis must have the same length")
+    nd = aval(a).ndim
+    for s, ax in zip(shifts, axes):
+        ax = normalize_axis(ax, nd)
+        n = shape_of(a)[ax]
+        if n == 0:
+            continue
+        if isinstance(s, Tracer):       # traced shift: positions (i - s) mod n
+            pos = _ufunc(np.remainder, _ufunc(np.subtract, _iota((n,), 0),
+                                              convert(s, np.int64)), n)
+            from ._advanced import getitem
+            a = getitem(a, (slice(None),) * ax + (pos,))
+        else:
+            s = int(s) % n
+            if s:
+                a = _take_static(a, (np.arange(n) - s) % n, ax)
+    return a
+
+
+def _tri_mask(shape, k, upper):
+    r, c = _iota(shape[-2:], 0), _iota(shape[-2:], 1)
+    d = _ufunc(np.subtract, c, r)
+    return _ufunc(np.greater_equal, d, k) if upper else _ufunc(np.less_equal, d, k)
+
+
+def _tri(m, k, upper):
+    from ._shape import where
+    m = asarray(m)
+    shp = shape_of(m)
+    if len(shp) < 2:
+        raise ValueError("triu/tril need an array of at least 2 dimensions")
+    return where(_tri_mask(shp, k, upper), m, convert(0, aval(m).dtype))
+
+
+def triu(m, k=0):
+    return _tri(m, k, True)
+
+
+def tril(m, k=0):
+    return _tri(m, k, False)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    from ._shape import moveaxis
+    a = asarray(a)
+    nd = aval(a).ndim
+    a = moveaxis(a, (normalize_axis(axis1, nd), normalize_axis(axis2, nd)), (-2, -1))
+    n, m = shape_of(a)[-2:]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    length = max(0, min(n - r0, m - c0))
+    rows, cols = np.arange(length) + r0, np.arange(length) + c0
+    from ._advanced import getitem
+    return getitem(a, (Ellipsis, rows, cols))
+
+
+def diag(v, k=0):
+    from ._shape import where, zeros
+    v = asarray(v)
+    shp = shape_of(v)
+    if len(shp) == 2:
+        return diagonal(v, k)
+    if len(shp) != 1:
+        raise ValueError("diag needs a 1-d or 2-d input")
+    n = shp[0] + abs(k)
+    if shp[0] == 0:
+        return zeros((n, n), aval(v).dtype)
+    # row i holds v[i] (k >= 0) / column j holds v[j] (k < 0); positions past len(v) clamp
+    idx = np.minimum(np.arange(n), shp[0] - 1)
+    vals = _take_static(v, idx, 0)
+    from ._shape import reshape
+    full = broadcast_to(reshape(vals, (n, 1)) if k >= 0 else vals, (n, n))
+    on = _ufunc(np.equal, _ufunc(np.subtract, _iota((n, n), 1), _iota((n, n), 0)), k)
+    return where(on, full, convert(0, aval(v).dtype))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    from ._reductions import sum as asum
+    return asum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    from ._shape import ravel, reshape
+    if indexing not in ("xy", "ij"):
+        raise ValueError("indexing must be 'xy' or 'ij'")
+    xs = [ravel(asarray(x)) for x in xi]
+    nd = len(xs)
+    shape = [shape_of(x)[0] for x in xs]
+    if indexing == "xy" and nd > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xs):
+        s = [1] * nd
+        ax = i
+        if indexing == "xy" and nd > 1 and i < 2:
+            ax = 1 - i
+        s[ax] = shape_of(x)[0]
+        y = reshape(x, tuple(s))
+        out.append(y if sparse else broadcast_to(y, tuple(shape)))
+    return out
+
+
+mgrid = np.mgrid     # static grids: NumPy arrays, constants of the traced function
+ogrid = np.ogrid
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    from ._shape import ravel
+    a = asarray(a)
+    if isinstance(repeats, Tracer):
+        raise UnsupportedOperationError(
+            "repeat with traced repeats has a data-dependent shape; pass static repeats")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(axis, aval(a).ndim)
+    idx = np.repeat(np.arange(shape_of(a)[axis]), np.asarray(repeats))
+    if total_repeat_length is not None:
+        idx = np.resize(idx, total_repeat_length) if len(idx) else np.zeros(0, int)
+    return _take_static(a, idx, axis)
+
+
+def tile(A, reps):
+    from ._shape import reshape
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    shp = shape_of(A)
+    nd = max(len(shp), len(reps))
+    shp = (1,) * (nd - len(shp)) + shp
+    reps = (1,) * (nd - len(reps)) + reps
+    A = reshape(A, shp)
+    for ax, r in enumerate(reps):
+        if r != 1:
+            n = shape_of(A)[ax]
+            A = _take_static(A, np.tile(np.arange(n), r), ax)
+    return A
+
+
+def pad(array, pad_width, mode="constant", constant_values=0, **kw):
+    """np.pad for modes constant, edge, wrap, reflect, symmetric (static widths)."""
+    from ._shape import where
+    a = asarray(array)
+    nd = aval(a).ndim
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (nd, 2))
+    if mode not in ("constant", "edge", "wrap", "reflect", "symmetric"):
+        raise UnsupportedOperationError(f"pad mode {mode!r} is not supported")
+    cvals = np.broadcast_to(np.asarray(constant_values), (nd, 2)) if mode == "constant" \
+        else None
+    for ax in range(nd):
+        lo, hi = int(widths[ax, 0]), int(widths[ax, 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = shape_of(a)[ax]
+        src = np.arange(n)
+        if mode == "constant" or n == 0:
+            idx = np.clip(np.arange(-lo, n + hi), 0, max(n - 1, 0))
+        else:
+            idx = np.pad(src, (lo, hi), mode=mode)
+        a = _take_static(a, idx, ax) if n else a
+        if mode == "constant":
+            m = n + lo + hi
+            pos = _iota((m,), 0)
+            shape = [1] * nd
+            shape[ax] = m
+            from ._shape import reshape
+            pos = reshape(pos, tuple(shape))
+            dt = aval(a).dtype
+            if n == 0:
+                from ._shape import full
+                s = list(shape_of(a))
+                s[ax] = m
+                a = full(tuple(s), convert(cvals[ax, 0], dt))
+                continue
+            a = where(_ufunc(np.less, pos, lo), convert(cvals[ax, 0], dt),
+                      where(_ufunc(np.greater_equal, pos, lo + n),
+                            convert(cvals[ax, 1], dt), a))
+    return a
+
+
+# ---------------------------------------------------------------- ufunc methods
+
+def _install_ufunc_methods():
+    """jnp.add.outer, jnp.add.reduce, jnp.add.accumulate, ... on the jnp ufunc functions."""
+    from ._ufuncs import FUNCTIONS as ufuncs, UFUNC_PRIMS
+    reductions = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                  np.logical_and: "all", np.logical_or: "any"}
+    for uf in UFUNC_PRIMS:
+        fn = ufuncs.get(uf.__name__)
+        if fn is None or uf.nin != 2:
+            continue
+        fn.outer = lambda a, b, _uf=uf: _outer(_uf, a, b)
+        if uf in reductions:
+            fn.reduce = lambda a, axis=0, _n=reductions[uf], **k: _jnp(_n)(a, axis=axis, **k)
+        if uf in (np.add, np.multiply):
+            fn.accumulate = lambda a, axis=0, dtype=None, _n=("cumsum" if uf is np.add else
+                                                              "cumprod"): \
+                _jnp(_n)(a, axis=axis, dtype=dtype)
+
+
+def _jnp(name):
+    import jitmagic.numpy as jnp
+    return getattr(jnp, name)
+
+
+def _outer(uf, a, b):
+    from ._shape import expand_dims
+    a, b = asarray(a), asarray(b)
+    na, nb = aval(a).ndim, aval(b).ndim
+    return _ufunc(uf, expand_dims(a, tuple(range(na, na + nb))) if nb else a,
+                  expand_dims(b, tuple(range(na))) if na else b)
+
+
+_install_ufunc_methods()
+
+FUNCTIONS = dict(roll=roll, triu=triu, tril=tril, diag=diag, diagonal=diagonal, trace=trace,
+                 meshgrid=meshgrid, mgrid=mgrid, ogrid=ogrid, repeat=repeat, tile=tile,
+                 pad=pad)

@@ -82,4 +82,4 @@ def shaped(shape, dtype, weak=False):
 
 
 from . import elementwise, reductions, structural, linalg  # noqa: E402,F401  (registration)
-from . import control, indexing  # noqa: E402,F401  (registration)
+from . import control, indexing, ordering  # noqa: E402,F401  (registration)
