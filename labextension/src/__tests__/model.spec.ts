@@ -1,0 +1,87 @@
+import { JitModel } from '../model';
+import { compileEvent, missEvent, snapshot } from './fixtures';
+
+describe('JitModel', () => {
+  it('takes a snapshot as the truth', () => {
+    const m = new JitModel();
+    let changes = 0;
+    m.changed.connect(() => changes++);
+    m.handle({ type: 'snapshot', snapshot });
+    expect(m.state).toBe('connected');
+    expect([m.compiles, m.misses, m.evictions]).toEqual([1, 1, 0]);
+    expect(m.variantCount('scale')).toBe(2);
+    expect(changes).toBe(1);
+  });
+
+  it('counts live events and builds variants before any snapshot', () => {
+    const m = new JitModel();
+    m.handle({ type: 'event', event: compileEvent });
+    m.handle({ type: 'event', event: missEvent });
+    expect([m.compiles, m.misses]).toEqual([1, 1]);
+    expect(m.variantCount('scale')).toBe(2);
+    const v2 = m.functions[0].variants![1];
+    expect(v2.statics).toEqual({ n: '3' });
+    expect(v2.compile_ms).toBe(18.4);
+    expect(v2.last_reason).toBe("static argument 'n' changed: 2 -> 3");
+    expect(m.eventBySeq(2)).toBe(missEvent);
+  });
+
+  it('does not count twice the backlog that a snapshot follows', () => {
+    const m = new JitModel();
+    m.handle({ type: 'events', events: [compileEvent, missEvent] });
+    m.handle({ type: 'snapshot', snapshot });
+    m.handle({ type: 'events', events: [compileEvent, missEvent] }); // a second subscribe
+    expect(m.events.length).toBe(2);
+    expect([m.compiles, m.misses]).toEqual([1, 1]);
+  });
+
+  it('drops evicted variants, and all of them when the cache is cleared', () => {
+    const m = new JitModel();
+    m.handle({ type: 'snapshot', snapshot });
+    m.handle({ type: 'event', event: { ...compileEvent, seq: 3, kind: 'evict', variant: 1 } });
+    expect(m.functions[0].variants!.map(v => v.variant)).toEqual([2]);
+    expect(m.evictions).toBe(1);
+    m.handle({ type: 'event', event: { ...compileEvent, seq: 4, kind: 'evict', variant: null } });
+    expect(m.variantCount('scale')).toBe(0);
+  });
+
+  it('keeps at most maxEvents', () => {
+    const m = new JitModel({ maxEvents: 3 });
+    for (let i = 1; i <= 5; i++) {
+      m.handle({ type: 'event', event: { ...compileEvent, seq: i, variant: i } });
+    }
+    expect(m.events.map(e => e.seq)).toEqual([3, 4, 5]);
+  });
+
+  it('forgets everything on reset (kernel restart)', () => {
+    const m = new JitModel();
+    m.handle({ type: 'snapshot', snapshot });
+    m.handle({ type: 'event', event: missEvent });
+    m.reset('waiting', 'kernel restarted');
+    expect([m.compiles, m.misses, m.functions.length, m.events.length]).toEqual([0, 0, 0, 0]);
+    expect(m.state).toBe('waiting');
+    m.handle({ type: 'event', event: missEvent }); // seq 2 again in the new kernel
+    expect(m.events.length).toBe(1);
+  });
+
+  it('survives garbage', () => {
+    const m = new JitModel();
+    for (const bad of [null, undefined, 3, 'x', {}, { type: 'nope' }]) {
+      m.handle(bad as any);
+    }
+    m.handle({ type: 'snapshot', snapshot: { functions: 'no' as any, compiles: 'x' as any } });
+    m.handle({ type: 'events', events: null as any });
+    m.handle({ type: 'event', event: { kind: 'compile' } });
+    expect(m.functions).toEqual([]);
+    expect(m.compiles).toBe(1);
+  });
+
+  it('goes back to waiting when jitmagic says bye', () => {
+    const m = new JitModel();
+    m.handle({ type: 'hello', version: '0.1.0' });
+    expect(m.state).toBe('connected');
+    expect(m.kernelVersion).toBe('0.1.0');
+    m.handle({ type: 'bye' });
+    expect(m.state).toBe('waiting');
+  });
+});
