@@ -480,3 +480,29 @@ def test_numpy_surface(name):
     f = make(jnp)
     _close(want, f(arg), rtol=1e-12)
     _close(want, jm.jit(f)(arg), rtol=1e-12)
+
+
+def test_in_place_carry_update_keeps_later_reads_correct():
+    # the update of v may reuse v's buffer only when nothing reads v after it
+    def f(v):
+        def body(i, c):
+            v, s = c
+            w = v.at[i].set(-1.0)
+            return w, s + v.sum() + w[i - 1]
+        return lax.fori_loop(0, v.shape[0], body, (v, 0.0))
+
+    def ref(v):
+        v, s = v.copy(), 0.0
+        for i in range(len(v)):
+            w = v.copy()
+            w[i] = -1.0
+            s = s + v.sum() + w[i - 1]
+            v = w
+        return v, s
+    x = RNG.normal(size=6)
+    _close(ref(x), jm.jit(f)(x))
+    stencil = jm.jit(lambda u: lax.fori_loop(0, 3, lambda i, u: u.at[1:].set(u[:-1]), u))
+    want = x.copy()
+    for _ in range(3):
+        want[1:] = want[:-1].copy()
+    _close(want, stencil(x))

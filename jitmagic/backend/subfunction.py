@@ -69,13 +69,15 @@ class Plan:
         self.staged = staged            # out position -> buffer its value is copied through
 
 
-def prepare_function(cg, fn, out_bufs=None, carry_invars=()):
+def prepare_function(cg, fn, out_bufs=None, carry_invars=(), carry_bufs=()):
     """Allocate buffers for the values fn materializes, recursively for nested bodies.
 
     out_bufs: optional buffers the outputs should be written to directly (cond results).
     carry_invars: for loop bodies, the invar standing for each carried output position: an
     output that passes another position's carry through is staged in its own buffer so the
     copy into the carry cannot overwrite a value still to be read.
+    carry_bufs: the carry buffers; an update of a carry that nothing reads afterwards
+    (v.at[i].set(...) in a loop) writes into the carry in place instead of copying it.
     """
     st = _state(cg)
     mat = fusion.plan(fn)
@@ -86,6 +88,11 @@ def prepare_function(cg, fn, out_bufs=None, carry_invars=()):
             produced[v] = e
     staged = {}
     taken = set()
+    for k, buf in enumerate(carry_bufs):
+        a = fn.outs[k]
+        if _updates_in_place(fn, mat, produced, a, carry_invars[k]):
+            cg.buffers[a] = buf
+            taken.add(a)
     for k, a in enumerate(fn.outs):
         direct = out_bufs is not None and out_bufs[k] is not None
         if isinstance(a, Var) and a in produced and a not in taken and a not in cg.buffers:
@@ -104,6 +111,39 @@ def prepare_function(cg, fn, out_bufs=None, carry_invars=()):
         if prep is not None and any(v in mat for v in e.outvars):
             st.scratch[e] = prep(cg, e, [cg.buffers[v] for v in e.outvars])
     return Plan(fn, mat, staged)
+
+
+_IN_PLACE = ("scatter", "dynamic_update_slice")
+
+
+def _updates_in_place(fn, mat, produced, out, carry):
+    """out = update(carry, ...) may overwrite carry's buffer: carry is read by no kernel
+    emitted after the update, by the update's other operands, nor returned elsewhere."""
+    e = produced.get(out) if isinstance(out, Var) else None
+    if e is None or e.prim not in _IN_PLACE or e.inputs[0] is not carry or carry in fn.outs:
+        return False
+    if sum(1 for a in fn.outs if a is out) != 1:
+        return False
+    pos = fn.eqns.index(e)
+
+    def reads(atoms):
+        seen, stack, leaves = set(), [a for a in atoms if isinstance(a, Var)], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            leaves.add(v)
+            p = produced.get(v)
+            if p is not None and v not in mat:
+                stack.extend(a for a in p.inputs if isinstance(a, Var))
+        return leaves
+    if carry in reads(e.inputs[1:]):
+        return False
+    for m in fn.eqns[pos + 1:]:
+        if any(v in mat for v in m.outvars) and carry in reads(m.inputs):
+            return False
+    return True
 
 
 def operand(cg, atom):

@@ -142,7 +142,8 @@ def _while_prepare(cg, eqn, outs):
     n = kw["n_cond"] + kw["n_body"]
     carry_in = kw["body_fn"].invars[kw["n_body"]:]
     return (sf.prepare_function(cg, kw["cond_fn"]),
-            sf.prepare_function(cg, kw["body_fn"], carry_invars=tuple(carry_in)), n)
+            sf.prepare_function(cg, kw["body_fn"], carry_invars=tuple(carry_in),
+                                carry_bufs=outs), n)
 
 
 def _while_emit(cg, eqn, outs, scratch):
@@ -201,7 +202,8 @@ def _fori_prepare(cg, eqn, outs):
     from ..backend import subfunction as sf
     kw = eqn.kw
     body = kw["body"]
-    return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[1 + kw["n_consts"]:]))
+    return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[1 + kw["n_consts"]:]),
+                               carry_bufs=outs)
 
 
 def _fori_emit(cg, eqn, outs, plan):
@@ -262,7 +264,8 @@ def _scan_prepare(cg, eqn, outs):
     from ..backend import subfunction as sf
     kw = eqn.kw
     body, nc, nk = kw["body"], kw["n_consts"], kw["n_carry"]
-    return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[nc:nc + nk]))
+    return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[nc:nc + nk]),
+                               carry_bufs=outs[:nk])
 
 
 def _scan_emit(cg, eqn, outs, plan):
