@@ -96,6 +96,9 @@ def campaign(n_programs, workers, seed, n_inputs):
         for c in pool.map(lambda r: _run_range(seed, r[0], r[1], n_inputs, failures), ranges):
             for key in total:
                 total[key] += c[key]
+            print(f"... {total['programs']} programs, {total['mismatches']} mismatches, "
+                  f"{total['crashes']} crashes, {time.time() - t0:.0f} s", file=sys.stderr,
+                  flush=True)
     out_dir = os.path.join(HERE, "failures")
     if failures:
         os.makedirs(out_dir, exist_ok=True)
