@@ -506,3 +506,17 @@ def test_in_place_carry_update_keeps_later_reads_correct():
     for _ in range(3):
         want[1:] = want[:-1].copy()
     _close(want, stencil(x))
+
+
+def test_nonzero_and_one_argument_where_with_static_size():
+    m = np.array([[0, 3, 0], [1, 0, 2]])
+    f = jm.jit(lambda m: (jnp.nonzero(m, size=4, fill_value=-1), jnp.where(m > 0, size=2),
+                          jnp.argwhere(m, size=3), jnp.flatnonzero(m, size=5)))
+    (r, c), (r2, c2), aw, flat = f(m)
+    _close(np.array([0, 1, 1, -1]), r), _close(np.array([1, 0, 2, -1]), c)
+    _close(np.array([0, 1]), r2), _close(np.array([1, 0]), c2)
+    _close(np.argwhere(m), aw)
+    _close(np.array([1, 3, 5, 0, 0]), flat)
+    _close(np.nonzero(m), jnp.where(m))                 # outside jit: NumPy's answer
+    with pytest.raises(jm.errors.UnsupportedOperationError, match="size="):
+        jm.jit(lambda m: jnp.nonzero(m))(m)

@@ -277,4 +277,47 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     return bind("gather", arr, *idx, axes=tuple(range(a.ndim)), windows=())
 
 
-FUNCTIONS = dict(take=take, take_along_axis=take_along_axis)
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements. Under jit the result size must be static: give
+    size=n (extra positions hold fill_value, default 0; surplus nonzeros are dropped)."""
+    from ._core import is_traced
+    from ._shape import full, ravel
+    from ._ufuncs import apply_ufunc
+    if not is_traced(a) and size is None:
+        return tuple(np.nonzero(np.asarray(a)))
+    if size is None:
+        raise UnsupportedOperationError(
+            "jnp.nonzero/jnp.where(condition) of a traced array has a data-dependent size; "
+            "pass size=n (and optionally fill_value=) to get a static shape")
+    a = asarray(a)
+    shape = shape_of(a)
+    mask = ravel(apply_ufunc(np.not_equal, a, 0) if aval(a).dtype.kind != "b" else a)
+    from ._cumulative import cumsum
+    slot = apply_ufunc(np.subtract, cumsum(convert(mask, np.int64)), 1)
+    from ._shape import where
+    slot = where(mask, slot, int(size))                 # zeros: dropped updates
+    flat = bind("iota", shape=(int(np.prod(shape, dtype=np.int64)),), dimension=0,
+                dtype=np.dtype(np.int64))
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * len(shape)
+    out, rest = [], flat
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+    for d, st in enumerate(strides):
+        coord = apply_ufunc(np.floor_divide, rest, st) if st != 1 else rest
+        rest = apply_ufunc(np.remainder, rest, st) if st != 1 else rest
+        base = full((int(size),), 0 if fills[d] is None else fills[d], np.int64)
+        out.append(_scatter(base, (slot,), coord, "set"))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    from ._shape import ravel
+    return nonzero(ravel(asarray(a)), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    from ._shape import stack
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=-1)
+
+
+FUNCTIONS = dict(take=take, take_along_axis=take_along_axis, nonzero=nonzero,
+                 flatnonzero=flatnonzero, argwhere=argwhere)

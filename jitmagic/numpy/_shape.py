@@ -258,8 +258,11 @@ def identity(n, dtype=float):
 
 # ---------------------------------------------------------------- selection and misc
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
     if x is None and y is None:
+        if size is not None or not isinstance(condition, Tracer):
+            from ._advanced import nonzero
+            return nonzero(condition, size=size, fill_value=fill_value)
         raise UnsupportedOperationError(
             "jnp.where(condition) with one argument has a data-dependent output shape, which "
             "jit cannot compile; use jnp.where(condition, x, y) or jnp.nonzero(..., size=n)")
