@@ -23,6 +23,7 @@ from .tracing import aval_of, new_trace
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 _ndarray = np.ndarray
 _PLAIN_SCALARS = (float, int, bool)
+_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
 
 
 class Variant:
@@ -158,6 +159,10 @@ def _leaf_signature(x):
     t = type(x)
     if t is np.ndarray:
         return (x.shape, x.dtype)
+    if t is int and not _I64_MIN <= x <= _I64_MAX:
+        raise OverflowError(f"Python integer {x} does not fit in int64, the dtype of a traced "
+                            f"Python int; pass it as a NumPy array of a suitable dtype or as a "
+                            f"float")
     if t in (float, int, bool, complex):
         return t
     if isinstance(x, np.ndarray):
@@ -227,6 +232,8 @@ class JitFunction:
                 if t is _ndarray:
                     sig.append((a.shape, a.dtype))
                 elif t in _PLAIN_SCALARS:
+                    if t is int and not _I64_MIN <= a <= _I64_MAX:
+                        break   # the general path raises OverflowError
                     sig.append(t)
                 else:
                     break

@@ -2,17 +2,15 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("IPython")
-from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing.globalipapp import start_ipython  # noqa: E402
-from IPython.utils.capture import capture_output  # noqa: E402
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 
-import jitmagic as jm  # noqa: E402
+import jitmagic as jm
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython()
+def ip(ipshell):
+    shell = ipshell
     shell.run_line_magic("load_ext", "jitmagic")
     shell.run_cell("import numpy as np\nimport jitmagic as jm\nx = np.linspace(0.0, 1.0, 16)")
     yield shell

@@ -232,9 +232,8 @@ def test_explain_prints_history(capsys):
     assert "2 live variant(s)" in out and "static argument 'k' changed: 1 -> 2" in out
 
 
-def test_redefinition_in_a_real_ipython_shell():
-    from IPython.core.interactiveshell import InteractiveShell
-    ip = InteractiveShell.instance()
+def test_redefinition_in_a_real_ipython_shell(ipshell):
+    ip = ipshell
     cell = "import numpy as np, jitmagic as jm\n@jm.jit\ndef h(x):\n    return x * {k}\nh(np.ones(3))\n"
     ip.run_cell(cell.format(k=2), store_history=True).raise_error()
     first = ip.user_ns["h"]
