@@ -183,7 +183,8 @@ def user_frame():
 def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
     srcs = sorted(t._trace.sources.get(t._var, ()))
     if srcs:
-        origin = "derived from traced argument " + " and ".join(f"'{s}'" for s in srcs)
+        origin = (f"derived from traced argument{'s' if len(srcs) > 1 else ''} "
+                  + " and ".join(f"'{s}'" for s in srcs))
     else:
         origin = "computed inside the traced function"
     where = user_frame()
