@@ -73,7 +73,7 @@ def machine_busy(interval=0.25) -> float:
     return 1.0 - (i1 - i0) / max(t1 - t0, 1)
 
 
-WAIT_BUDGET_S = [120.0]      # for the whole run: a busy machine must not stall it forever
+WAIT_BUDGET_S = [60.0]       # for the whole run: a busy machine must not stall it forever
 
 
 def wait_quiet(threshold=0.35, max_wait_s=15.0) -> float:

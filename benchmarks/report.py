@@ -228,3 +228,24 @@ def _save(fig, outdir, name):
     import matplotlib.pyplot as plt
     plt.close(fig)
     return path
+
+
+def markdown(results):
+    """The README section's tables from a results record."""
+    m = results["meta"]
+    text, notes = table(results, markdown=True)
+    out = [f"Measured {m['date'][:10]} on {m['cpu']} ({m['cores']} cores, {m['memory']}), "
+           f"jitmagic @ {m['commit']}{' (dirty tree)' if m.get('dirty') else ''}, "
+           f"numpy {m['versions']['numpy']}, numba {m['versions']['numba']}, "
+           f"jax {m['versions']['jax']}; load average {m['loadavg_start'][0]:.1f} -> "
+           f"{m['loadavg_end'][0]:.1f}; whole run {m['wall_s']:.0f} s.", "", text]
+    out += [f"\n[{i}] unsupported: `{n}`" for i, n in enumerate(notes, 1)]
+    if results.get("targets"):
+        out += ["", targets_table(results["targets"], markdown=True)]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":     # python benchmarks/report.py benchmarks/results/latest.json
+    import json
+    import sys
+    print(markdown(json.load(open(sys.argv[1]))))

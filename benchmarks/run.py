@@ -165,7 +165,7 @@ def scaling(sizes, log):
             impls, errors, _ = build(W.array_impls(make, x, numba_fn=nb))
             big = n >= 1e8
             st = harness.interleaved(impls, budget_s=6 if big else 2.5, min_reps=3 if big else 7,
-                                     warmup=1)
+                                     warmup=0 if big else 1)     # build() made the first call
             systems = {s: ({"unsupported": errors[s]} if s in errors else st[s].as_dict())
                        for s in ("jitmagic",) + report.PEERS}
             pts.append({"size": int(n), "systems": systems})
@@ -181,15 +181,16 @@ def compile_scaling(line_counts, reps, log, cap_s=2.5):
     args = (rng.standard_normal(1000), rng.standard_normal(1000))
     jm = W._jm()
     pts, dropped = [], set()
-    for n in line_counts:
+    for k, n in enumerate(line_counts):
         src = W.compile_size_source(n)
         eqns = len(jm.make_ir(W.fresh_function(src, W._jnp(), "count"))(*args).eqns)
         facs = {s: f for s, f in W.compile_factories(src, f"size{n}", args).items()
                 if s not in dropped}
         systems = _latency(facs, reps)
+        grow = line_counts[k + 1] / n if k + 1 < len(line_counts) else 1
         for s, c in systems.items():
-            if report.median(c) and c["median_ns"] > cap_s * 1e9:
-                dropped.add(s)           # larger functions would blow the time budget
+            if report.median(c) and c["median_ns"] * grow > cap_s * 1e9:
+                dropped.add(s)           # the next size would blow the time budget
         pts.append({"lines": n, "eqns": eqns, "systems": systems})
         log(f"    {eqns} eqns: " + ", ".join(f"{s} {report.fmt_ns(report.median(c))}"
                                              for s, c in systems.items()))
