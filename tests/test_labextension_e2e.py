@@ -28,7 +28,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 CELLS = [
-    "%load_ext jitmagic",
+    "%load_ext jitmagic",                                            # 0
+    "import time\n"                                                  # 1
     "import numpy as np\n"
     "import jitmagic as jm\n\n"
     "@jm.jit(static_argnames=('n',))\n"
@@ -36,10 +37,14 @@ CELLS = [
     "    return x * n + 1.0\n\n"
     "x = np.arange(4.0)\n"
     "scale(x, 2)",
-    "scale(x, 3)  # a new static value: recompiles",
-    "scale(x, 3)  # cache hit",
-    "s = jm.tracker.snapshot()\n"
+    "scale(x, 3)  # a new static value: recompiles\n"                # 2
+    "time.sleep(4)  # the panel shows the miss while the cell still runs",
+    "scale(x, 3)  # cache hit",                                      # 3
+    "s = jm.tracker.snapshot()\n"                                    # 4
     "print(f\"COUNTS compiles={s['compiles']} misses={s['misses']}\")",
+    "%jit_dashboard",                                                # 5
+    "%reload_ext jitmagic",                                          # 6
+    "scale(x, 4)  # after %reload_ext the panel still follows",      # 7
 ]
 
 
@@ -143,14 +148,41 @@ def page(lab, chromium, tmp_path_factory):
             browser.close()
 
 
-def _run_all(page):
-    page.locator(".jp-Notebook .jp-Cell").first.click()
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+def _cell(page, i):
+    return page.locator(".jp-Notebook .jp-Cell").nth(i)
+
+
+def _prompt(page, i):
+    return _cell(page, i).locator(".jp-InputPrompt").inner_text().strip()
+
+
+def _run(page, i, wait=True):
+    _cell(page, i).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+    if wait:
+        page.wait_for_function(
+            "i => /\\[\\d+\\]/.test(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+            ".querySelector('.jp-InputPrompt').textContent)", arg=i, timeout=60_000)
+
+
+def _kernel_idle(page):
+    page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\| Idle$")).first.wait_for(
+        timeout=60_000)
+
+
+def _menu(page, *path):
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{path[0]}$")).click()
+    for label in path[1:]:
+        page.locator(".lm-Menu:visible .lm-Menu-itemLabel",
+                     has_text=re.compile(f"^{re.escape(label)}$")).click()
+
+
+def _status_is(page, compiles, misses):
+    text = (f"JIT {compiles} compile{'s' * (compiles != 1)} · "
+            f"{misses} miss{'es' * (misses != 1)}")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.jp-InputArea-prompt')]"
-        ".filter(p => /\\[\\d+\\]/.test(p.textContent)).length >= %d" % len(CELLS),
-        timeout=120_000)
+        "t => document.querySelector('.jp-JitStatus')?.textContent === t", arg=text,
+        timeout=30_000)
 
 
 def test_panel_and_status_follow_the_kernel(lab, page):
@@ -166,26 +198,32 @@ def test_panel_and_status_follow_the_kernel(lab, page):
 def _check_panel_and_status(lab, page):
     page.goto(f"{lab['base']}/lab/tree/jit.ipynb?token={lab['token']}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    _kernel_idle(page)
+    status = page.locator(".jp-JitStatus")
+    panel = page.locator("#jitmagic-panel")
+    fn = panel.locator(".jp-JitPanel-function[data-name='scale']")
+    reason = "static argument 'n' changed: 2 -> 3"
 
-    _run_all(page)
+    # %load_ext: the status item appears; it opens the panel
+    _run(page, 0)
+    _status_is(page, 0, 0)
+    status.click()
+    panel.wait_for(state="visible", timeout=10_000)
+
+    # first compile, then a recompile that shows up live, while its cell still runs
+    _run(page, 1)
+    fn.wait_for(timeout=30_000)
+    _run(page, 2, wait=False)
+    panel.locator(".jp-JitPanel-event[data-kind='miss']").wait_for(timeout=30_000)
+    assert _prompt(page, 2) == "[*]:", "the miss event should arrive while the cell runs"
+    _run(page, 2 + 1)   # queued behind the sleeping cell; then the cache hit
+    _run(page, 4)
+
     out = page.locator(".jp-OutputArea-output", has_text="COUNTS").inner_text(timeout=30_000)
     compiles, misses = map(int, re.search(r"compiles=(\d+) misses=(\d+)", out).groups())
     assert (compiles, misses) == (1, 1), out   # first compile, then one recompile (a miss)
+    _status_is(page, compiles, misses)
 
-    # the status item shows the kernel's counts and opens the panel
-    status = page.locator(".jp-JitStatus")
-    status.wait_for(timeout=30_000)
-    page.wait_for_function(
-        "t => document.querySelector('.jp-JitStatus')?.textContent === t",
-        arg=f"JIT {compiles} compile{'s' * (compiles != 1)} · "
-            f"{misses} miss{'es' * (misses != 1)}", timeout=30_000)
-    status.click()
-    panel = page.locator("#jitmagic-panel")
-    panel.wait_for(state="visible", timeout=10_000)
-
-    fn = panel.locator(".jp-JitPanel-function[data-name='scale']")
-    fn.wait_for(timeout=30_000)
     rows = fn.locator(".jp-JitPanel-variant")
     assert rows.count() == 2
     assert fn.locator(".jp-JitPanel-variantCount").inner_text() == "2 variants"
@@ -193,7 +231,6 @@ def _check_panel_and_status(lab, page):
     calls = {rows.nth(i).locator(".jp-JitPanel-statics").inner_text():
              rows.nth(i).locator("[data-stat='calls']").inner_text() for i in range(2)}
     assert calls == {"n=2": "1 call", "n=3": "2 calls"}
-    reason = "static argument 'n' changed: 2 -> 3"
     assert reason in fn.inner_text()
 
     # the live feed has the miss with its reason; clicking it shows every reason field
@@ -207,6 +244,43 @@ def _check_panel_and_status(lab, page):
     for field in ("static_value", "n", "2", "3", "codegen", "total"):
         assert field in text, text
     assert panel.locator(".jp-JitPanel-count[data-count='misses'] b").inner_text() == str(misses)
-
     page.screenshot(path=str(OUTPUT / "labextension-panel.png"))
+
+    # the dashboard renderer: a bar per variant, a mark per event, reasons on hover
+    _run(page, 5)
+    dash = _cell(page, 5).locator(".jp-JitDashboard")
+    dash.wait_for(timeout=30_000)
+    assert dash.locator(".jp-JitDashboard-bar").count() == 2
+    mark = dash.locator(".jp-JitDashboard-mark[data-kind='miss']")
+    assert mark.count() == 1
+    mark.hover()
+    tip = dash.locator(".jp-JitDashboard-tooltip")
+    tip.wait_for(state="visible", timeout=5_000)
+    assert reason in tip.inner_text() and "variant 2" in tip.inner_text()
+    _cell(page, 5).screenshot(path=str(OUTPUT / "labextension-dashboard.png"))
+
+    # %reload_ext jitmagic: the panel reconnects and keeps following
+    _run(page, 6)
+    _run(page, 7)
+    _status_is(page, 1, 2)
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
+        "[data-name='scale'] .jp-JitPanel-variant\").length === 3", timeout=30_000)
+
+    # kernel restart: the panel forgets, then follows the new kernel
+    _menu(page, "Kernel", "Restart Kernel…")
+    page.locator(".jp-Dialog button", has_text="Restart").click()
+    panel.locator(".jp-JitPanel-empty", has_text="%load_ext jitmagic").wait_for(timeout=30_000)
+    _kernel_idle(page)
+    _run(page, 0)
+    _run(page, 1)
+    _status_is(page, 1, 0)
+    assert fn.locator(".jp-JitPanel-variant").count() == 1
+
+    # dark theme: styled only with JupyterLab's variables
+    _menu(page, "Settings", "Theme", "JupyterLab Dark")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
+                           timeout=30_000)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(OUTPUT / "labextension-dark.png"))
     assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors

@@ -57,7 +57,10 @@ export function renderDashboard(node: HTMLElement, data: IDashboard | null | und
     );
     tooltip.hidden = false;
     const box = node.getBoundingClientRect();
-    tooltip.style.left = `${ev.clientX - box.left + 12}px`;
+    const x = ev.clientX - box.left;
+    // flip to the left of the pointer when the tooltip would leave the output
+    const flip = x + 12 + tooltip.offsetWidth > node.clientWidth;
+    tooltip.style.left = `${Math.max(0, flip ? x - 12 - tooltip.offsetWidth : x + 12)}px`;
     tooltip.style.top = `${ev.clientY - box.top + 12}px`;
   };
   node.addEventListener('mousemove', show);
