@@ -512,7 +512,7 @@ def closure_array_replaced():
         def affine(x):
             return x + w
         return jm.jit(affine)
-    for k in range(50):     # freed arrays' ids get reused along the way
+    for k in range(200):     # freed arrays' ids get reused along the way
         same(make(np.full(2, float(k)))(np.zeros(2)), np.full(2, float(k)))
 
 
