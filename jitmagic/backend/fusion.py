@@ -31,6 +31,20 @@ def plan(fn: Function) -> set:
             if grows and src in producer and _costly(producer[src], producer):
                 mat.add(src)
 
+    # code generation walks a fused expression recursively: bound its depth
+    depth = {}
+    for e in fn.eqns:
+        d = 1 + max((depth.get(a, 0) for a in e.inputs if isinstance(a, Var) and a not in mat),
+                    default=0)
+        for v in e.outvars:
+            if v in mat:
+                depth[v] = 0
+            elif d > _MAX_FUSED_DEPTH:
+                mat.add(v)
+                depth[v] = 0
+            else:
+                depth[v] = d
+
     while True:
         readers = {}
         for root in mat:
@@ -39,10 +53,34 @@ def plan(fn: Function) -> set:
                 continue
             for u in _fused_inputs(e, mat, producer):
                 readers.setdefault(u, set()).add(root)
-        shared = {u for u, rs in readers.items() if len(rs) > 1 and u not in mat}
+        # a value several kernels read is recomputed in each when that is cheap (exp(x - m)
+        # in a softmax), and written to memory once when recomputing would cost more
+        shared = {u for u, rs in readers.items() if len(rs) > 1 and u not in mat and
+                  _cost(u, mat, producer) * (len(rs) - 1) > _RECOMPUTE_BUDGET}
         if not shared:
             return mat
         mat |= shared
+
+
+_MAX_FUSED_DEPTH = 128
+# recomputing costs: 1 per cheap elementwise op, 8 per transcendental; a temporary costs a
+# store, a load and its memory traffic, which this many cheap ops outweigh
+_RECOMPUTE_BUDGET = 24
+
+
+def _cost(v, mat, producer):
+    total, seen, stack = 0, set(), [v]
+    while stack:
+        u = stack.pop()
+        if u in seen or u in mat or u not in producer:
+            continue
+        seen.add(u)
+        e = producer[u]
+        p = PRIMITIVES[e.prim]
+        if p.kind == "elementwise":
+            total += 8 if p.expensive else 1
+        stack.extend(a for a in e.inputs if isinstance(a, Var))
+    return total
 
 
 def _fused_inputs(eqn, mat, producer):
