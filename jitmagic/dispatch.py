@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import inspect
+import itertools
 import threading
 import time
 
@@ -176,7 +177,10 @@ def _leaf_signature(x):
 class FunctionState:
     """What a jitted function shares with its re-definitions of identical code."""
 
+    _ids = itertools.count(1)
+
     def __init__(self):
+        self.fid = next(FunctionState._ids)
         self.cache: dict = {}
         self.fast: dict = {}             # plain positional signature -> variant (hit path)
         self.history: list = []          # KeyInfo of every compiled key, newest last

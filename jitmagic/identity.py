@@ -182,7 +182,10 @@ class Registry:
         if prev is not None:
             change = changed_line(prev["source"], jf.source)
             redefined = change if change else ("", "")
-        self.entries[key] = {"fingerprint": jf.fingerprint, "source": jf.source, "state": state}
+        # the fingerprint names captured arrays by id(): holding them keeps those ids from
+        # being reused by other arrays while this entry can match
+        self.entries[key] = {"fingerprint": jf.fingerprint, "source": jf.source, "state": state,
+                             "captured": list(_captured_objects(jf.fun))}
         return state, redefined
 
 

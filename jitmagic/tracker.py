@@ -65,9 +65,10 @@ class Event:
     reasons: list = field(default_factory=list)
     timings_ms: dict = field(default_factory=dict)
     message: str = ""
+    fid: int | None = None     # which function (its cache, shared by identical redefinitions)
 
     def to_dict(self):
-        return {"seq": self.seq, "time": self.time, "kind": self.kind,
+        return {"seq": self.seq, "fid": self.fid, "time": self.time, "kind": self.kind,
                 "function": self.function, "qualname": self.qualname, "where": self.where,
                 "variant": self.variant, "statics": dict(self.statics),
                 "signature": self.signature, "reasons": [r.to_dict() for r in self.reasons],
@@ -106,7 +107,8 @@ def record(kind, jf=None, **fields) -> Event:
         ev = Event(_seq, time.time(), kind,
                    function=jf.name if jf is not None else fields.pop("function", ""),
                    qualname=jf.qualname if jf is not None else fields.pop("qualname", ""),
-                   where=jf.where if jf is not None else fields.pop("where", ""), **fields)
+                   where=jf.where if jf is not None else fields.pop("where", ""),
+                   fid=jf._state.fid if jf is not None else None, **fields)
         _events.append(ev)
         _counts[kind] += 1
         subs = list(_subscribers)
@@ -139,9 +141,11 @@ def clear_events():
 def event_list(function=None):
     with _lock:
         evs = list(_events)
-    if function is not None:
-        name = function if isinstance(function, str) else function.qualname
-        evs = [e for e in evs if name in (e.function, e.qualname)]
+    if isinstance(function, str):
+        evs = [e for e in evs if function in (e.function, e.qualname)]
+    elif function is not None:
+        fid = function._state.fid
+        evs = [e for e in evs if e.fid == fid]
     return evs
 
 

@@ -18,10 +18,6 @@ import catalogue_cases  # noqa: E402
 
 # Known bugs outside the files this suite may fix: kept visible, CI stays green.
 XFAIL = {
-    "closure_array_replaced": (
-        "identity.fingerprint keys captured arrays by id(); a freed array's id is reused by the "
-        "next one, registry.adopt hands back the old cache, and the new function returns the "
-        "old array's results"),
 }
 TIMEOUT = 240
 
