@@ -3,16 +3,46 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BASE := $(VENV)/.base
+NODE_STAMP := labextension/node_modules/.installed
+LABEXT := jitmagic/labextension/static/style.js
+LABEXT_SRC := $(wildcard labextension/src/*.ts labextension/style/*) \
+	labextension/package.json labextension/tsconfig.json
+CHROMIUM := /usr/bin/chromium
+# the npm scripts run `jupyter labextension build`: the venv's JupyterLab
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: test demo bench clean
+.PHONY: test demo bench clean labextension browser
 
-$(STAMP): pyproject.toml
+# a venv with what building the package needs (JupyterLab's extension builder, hatch plugins)
+$(BASE):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
-	touch $(STAMP)
+	$(PY) -m pip install -q "jupyterlab>=4.0.0,<5" "hatchling>=1.21" \
+		"hatch-nodejs-version>=0.3.2" "hatch-jupyter-builder>=0.5" editables
+	touch $@
 
-test: $(STAMP)
+$(NODE_STAMP): labextension/package.json labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund
+	touch $@
+
+# the prebuilt JupyterLab extension; the wheel ships it as share/jupyter/labextensions/jitmagic
+$(LABEXT): $(BASE) $(NODE_STAMP) $(LABEXT_SRC)
+	cd labextension && npm run build:prod
+	touch $@
+
+labextension: $(LABEXT)
+
+$(STAMP): pyproject.toml $(BASE) $(LABEXT)
+	$(PY) -m pip install -q --no-build-isolation -e ".[test]"
+	touch $@
+
+# Debian's Chromium for the browser test (Playwright's own download is not used)
+browser:
+	test -x $(CHROMIUM) || (apt-get update && apt-get install -y chromium)
+
+test: $(STAMP) browser
+	cd labextension && npm test
 	$(PY) -m pytest -q tests
 
 demo: $(STAMP)
@@ -23,4 +53,5 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) demo_notebooks/html benchmarks/results
+	rm -rf $(VENV) demo_notebooks/html benchmarks/results test-output \
+		jitmagic/labextension jitmagic/_version.py labextension/lib labextension/node_modules
