@@ -425,6 +425,13 @@ class Codegen(ScalarOps):
         lf, rf = free_axes(lhs.aval.ndim, lc, lb), free_axes(rhs.aval.ndim, rc, rb)
         ls, rs = lhs.aval.shape, rhs.aval.shape
         dt = buf.aval.dtype
+        from . import blas
+        symbol = blas.gemm_symbol(dt)
+        gemm = symbol and blas.plan(ls, rs, (lc, rc), (lb, rb))
+        if gemm and isinstance(lhs, Var) and isinstance(rhs, Var) and \
+                isinstance(self.buffers.get(lhs), Buffer) and isinstance(self.buffers.get(rhs), Buffer):
+            blas.emit(self, symbol, dt, self.buffers[lhs], self.buffers[rhs], buf, gemm)
+            return
         zero = self.const(dt, 0)
         b = self.b
         self.loop_nest(buf.aval.shape, lambda idx: self.store(buf, idx, zero))

@@ -1,0 +1,102 @@
+"""Matrix products through the BLAS that NumPy already ships (OpenBLAS, ILP64 interface).
+
+A float32/float64 dot_general whose operands are (batches of) matrices becomes calls to
+?gemm; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the
+loop nest in codegen.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+
+import numpy as np
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from .scalar import F32, F64, I32, I64, PTR
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_found = {}
+
+
+def _library():
+    if "lib" in _found:
+        return _found["lib"]
+    _found["lib"] = None
+    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*"))):
+        try:
+            lib = ctypes.CDLL(path)
+            getattr(lib, "scipy_cblas_dgemm64_")
+            getattr(lib, "scipy_cblas_sgemm64_")
+        except (OSError, AttributeError):
+            continue
+        llvm.load_library_permanently(path)
+        _found["lib"] = path
+        break
+    return _found["lib"]
+
+
+def gemm_symbol(dtype):
+    if dtype not in (np.float32, np.float64) or _library() is None:
+        return None
+    return "scipy_cblas_dgemm64_" if dtype == np.float64 else "scipy_cblas_sgemm64_"
+
+
+def plan(lhs_shape, rhs_shape, contract, batch):
+    """(nbatch, M, N, K, trans_a, trans_b) when the product is a (batched) gemm, else None.
+
+    Operands are row-major buffers; batch dimensions must lead in both."""
+    (lc, rc), (lb, rb) = contract, batch
+    nb = len(lb)
+    if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
+        return None
+    if len(lc) != 1 or lhs_shape[:nb] != rhs_shape[:nb]:
+        return None
+    la, ra = lhs_shape[nb:], rhs_shape[nb:]
+    lcd, rcd = lc[0] - nb, rc[0] - nb
+    if len(la) == 1:
+        m, k, trans_a = 1, la[0], False
+    elif len(la) == 2:
+        trans_a = lcd == 0
+        m, k = (la[1], la[0]) if trans_a else (la[0], la[1])
+    else:
+        return None
+    if len(ra) == 1:
+        n, trans_b = 1, False
+    elif len(ra) == 2:
+        trans_b = rcd == 1
+        n = ra[0] if trans_b else ra[1]
+    else:
+        return None
+    if min(m, n, k) == 0:
+        return None
+    nbatch = int(np.prod(lhs_shape[:nb], dtype=np.int64)) if nb else 1
+    return nbatch, m, n, k, trans_a, trans_b
+
+
+def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
+    nbatch, m, n, k, ta, tb = gemm
+    t = F64 if dtype == np.float64 else F32
+    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
+        ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
+        symbol)
+    lda = m if ta else k
+    ldb = k if tb else n
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, ir.Constant(I64, stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
+                    ir.Constant(I32, _TRANS if tb else _NO_TRANS), ir.Constant(I64, m),
+                    ir.Constant(I64, n), ir.Constant(I64, k), ir.Constant(t, 1.0),
+                    at(lhs_buf, m * k), ir.Constant(I64, max(lda, 1)), at(rhs_buf, k * n),
+                    ir.Constant(I64, max(ldb, 1)), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    ir.Constant(I64, max(n, 1))])
+    if nbatch == 1:
+        one(ir.Constant(I64, 0))
+    else:
+        cg.loop(nbatch, one)
