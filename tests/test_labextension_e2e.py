@@ -88,6 +88,7 @@ def lab(tmp_path_factory, chromium):
     root = tmp / "root"
     root.mkdir()
     (root / "jit.ipynb").write_text(json.dumps(_notebook(CELLS)))
+    (root / "other.ipynb").write_text(json.dumps(_notebook(["1 + 1"])))
     settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # no news/update toast over the status bar
@@ -276,6 +277,26 @@ def _check_panel_and_status(lab, page):
     _run(page, 1)
     _status_is(page, 1, 0)
     assert fn.locator(".jp-JitPanel-variant").count() == 1
+
+    # a page reload: the frontend finds the loaded jitmagic through comm_info and reattaches
+    page.reload()
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    _kernel_idle(page)
+    _status_is(page, 1, 0)
+    if not panel.is_visible():
+        status.click()
+    fn.locator(".jp-JitPanel-variant").first.wait_for(timeout=30_000)
+    assert panel.locator(".jp-JitPanel-event[data-kind='compile']").count() == 1  # the backlog
+
+    # it follows the active notebook: another notebook's kernel has no jitmagic
+    page.locator(".jp-DirListing-itemText", has_text="other.ipynb").dblclick()
+    panel.locator(".jp-JitPanel-source", has_text="other.ipynb").wait_for(timeout=30_000)
+    panel.locator(".jp-JitPanel-empty", has_text="%load_ext jitmagic").wait_for(timeout=30_000)
+    status.wait_for(state="hidden", timeout=10_000)
+    page.locator(".lm-TabBar-tab", has_text="jit.ipynb").click()
+    panel.locator(".jp-JitPanel-source", has_text="jit.ipynb").wait_for(timeout=10_000)
+    fn.wait_for(timeout=10_000)
+    _status_is(page, 1, 0)
 
     # dark theme: styled only with JupyterLab's variables
     _menu(page, "Settings", "Theme", "JupyterLab Dark")
