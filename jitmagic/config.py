@@ -50,6 +50,9 @@ class Config:
                 if check is not None and not check(value):
                     raise ValueError(f"option {name}={value!r} is out of range: {_SPEC[name][3]}")
             object.__setattr__(self, name, value)
+        if "tracking" in kw:
+            from .backend import runstats
+            runstats.set_tracking(self.tracking)
         if "max_events" in kw:
             from . import tracker
             tracker.resize(self.max_events)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from . import identity, inspection, passes, pytree, tracker
-from .backend import codegen, engine
+from .backend import codegen, engine, runstats
 from .config import config
 from .interpreter import eval_function
 from .ir import typecheck
@@ -49,60 +49,44 @@ class Variant:
         self.cfunc = engine.make_cfunc(
             module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs))
         self._arg_kinds = kinds[len(self.consts):]
-        self.samples = [0] * _SAMPLES
+        self.counters = runstats.new_counters()
+        self.counters[runstats.LAST] = time.perf_counter_ns()
+        runstats.attach(module.engine, self.counters)
         self.eager_ns = None
-        self.fast, self._stats = self._make_fast()
+        self.fast = self._make_fast()
 
     def __call__(self, leaves):
         """The general path: leaves may need converting (NumPy scalars, lists, ...)."""
         return self.fast(tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves)))
 
     def _make_fast(self):
-        """The hit path for plain calls: arguments go straight to native code. Run statistics
-        live in closure cells (the cheapest writes CPython has); properties read them."""
-        cfunc, retry, counter = self.cfunc, self._retry, time.perf_counter_ns
+        """The hit path for plain calls: arguments go straight to native code, which keeps
+        the run statistics itself (backend/runstats.py)."""
+        cfunc, retry = self.cfunc, self._retry
         empty, specs, consts = np.empty, self.out_specs, self.consts
-        single = self.out_tree.kind == "leaf" and len(specs) == 1
         unflatten, tree = pytree.unflatten, self.out_tree
-        cfg = config
-        samples = self.samples
-        calls = total = 0
-        low = 1 << 62
-        last = counter()
+        if tree.kind == "leaf" and len(specs) == 1:
+            (shape, dtype), = specs
 
-        def fast(args):
-            nonlocal calls, total, low, last
-            if consts:
-                args = consts + args
-            if single:
-                out = empty(*specs[0])
-                outs = (out,)
-            else:
+            def fast(args):
+                out = empty(shape, dtype)
+                rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
+                if rc:
+                    retry(rc, consts + args, (out,))
+                return out
+        else:
+            def fast(args):
                 outs = [empty(s, d) for s, d in specs]
-            if cfg.tracking:
-                t0 = counter()
-                rc = cfunc(*args, *outs)
-                dt = counter() - t0
-                calls += 1
-                total += dt
-                if dt < low:
-                    low = dt
-                samples[calls & _MASK] = dt
-                last = t0
-            else:
-                rc = cfunc(*args, *outs)
-            if rc:
-                retry(rc, args, outs)
-            return out if single else unflatten(tree, outs)
+                rc = cfunc(*consts, *args, *outs)
+                if rc:
+                    retry(rc, consts + args, outs)
+                return unflatten(tree, outs)
+        return fast
 
-        def stats():
-            return calls, total, low, last
-        return fast, stats
-
-    calls = property(lambda self: self._stats()[0])
-    total_ns = property(lambda self: self._stats()[1])
-    min_ns = property(lambda self: self._stats()[2])
-    last_ns = property(lambda self: self._stats()[3])
+    calls = property(lambda self: self.counters[runstats.CALLS])
+    total_ns = property(lambda self: self.counters[runstats.TOTAL])
+    min_ns = property(lambda self: self.counters[runstats.MIN])
+    last_ns = property(lambda self: self.counters[runstats.LAST])
 
     def _retry(self, rc, args, outs):
         if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
@@ -114,10 +98,12 @@ class Variant:
             raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
     def median_ns(self):
-        n = min(self.calls, _SAMPLES)
+        """Median of the last (up to) 128 calls."""
+        n = min(self.calls, runstats.SAMPLES)
         if not n:
             return None
-        xs = sorted(self.samples[1:n + 1] if n < _SAMPLES else self.samples)
+        ring = self.counters[runstats.RING:]
+        xs = sorted(ring[1:n + 1] if n < runstats.SAMPLES else ring)
         return xs[len(xs) // 2]
 
     def last_used_time(self):
@@ -139,8 +125,6 @@ class Variant:
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
 
-_SAMPLES = 128
-_MASK = _SAMPLES - 1
 
 
 def _prepare(kind, x):

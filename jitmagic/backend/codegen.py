@@ -16,7 +16,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
-from . import fusion
+from . import fusion, runstats
 from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, component_dtype, ltype, storage_type
 
 ENTRY = "jm_entry"
@@ -80,6 +80,8 @@ class Codegen(ScalarOps):
         self.fail_bb = func.append_basic_block("not_contiguous")
         self.oom_bb = func.append_basic_block("out_of_memory")
         self.b = b = ir.IRBuilder(entry)
+        runstats.declare(self.module)
+        timing = runstats.emit_start(self)
         n_const = len(fn.constvars)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
             if kind == "array":
@@ -114,6 +116,7 @@ class Codegen(ScalarOps):
             self._emit_elementwise_kernel(a, buf)
         for p in temps:
             self.b.call(self._free(), [p])
+        runstats.emit_stop(self, timing)
         self.b.ret(ir.Constant(I32, 0))
         self.b.position_at_end(self.fail_bb)
         self.b.ret(ir.Constant(I32, 1))
