@@ -68,7 +68,10 @@ class _Bridge:
             pass
         manager = _comm_manager()
         if manager is not None:
-            manager.unregister_target(TARGET, self._on_frontend_open)
+            try:
+                manager.unregister_target(TARGET, self._on_frontend_open)
+            except KeyError:
+                pass
         for c in list(self.channels.values()):
             try:
                 c.close(data={"type": "bye"})
