@@ -6,7 +6,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, ISessionContext } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
@@ -29,7 +29,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null
   ) => {
-    const bridges = new Map<NotebookPanel, KernelBridge>();
+    const bridges = new Map<ISessionContext, { bridge: KernelBridge; views: number }>();
     const panel = new JitPanel();
     panel.title.icon = jitIcon;
     panel.title.label = 'JIT';
@@ -51,17 +51,22 @@ const plugin: JupyterFrontEndPlugin<void> = {
       activeStateChanged: status.activeStateChanged
     });
 
-    // every notebook gets a bridge, so its kernel accepts the jitmagic comm
-    // even while another notebook is the active one
+    // every notebook session gets a bridge, so its kernel accepts the jitmagic
+    // comm even while another notebook is active; views of one notebook share it
     const add = (nb: NotebookPanel) => {
-      if (bridges.has(nb)) {
-        return;
+      const session = nb.sessionContext;
+      let entry = bridges.get(session);
+      if (!entry) {
+        entry = { bridge: new KernelBridge(session), views: 0 };
+        bridges.set(session, entry);
       }
-      const bridge = new KernelBridge(nb.sessionContext);
-      bridges.set(nb, bridge);
+      entry.views += 1;
       nb.disposed.connect(() => {
-        bridges.delete(nb);
-        bridge.dispose();
+        entry!.views -= 1;
+        if (entry!.views === 0) {
+          bridges.delete(session);
+          entry!.bridge.dispose();
+        }
         follow();
       });
       follow();
@@ -69,7 +74,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     const follow = () => {
       const nb = notebooks.currentWidget;
-      const bridge = nb ? bridges.get(nb) ?? null : null;
+      const bridge = nb ? bridges.get(nb.sessionContext)?.bridge ?? null : null;
       panel.model = bridge?.model ?? null;
       panel.source = nb?.context.path ?? '';
       panel.onRefresh = bridge ? () => bridge.refresh() : null;
