@@ -445,19 +445,8 @@ class Codegen(ScalarOps):
 
         def body(it):
             bi, li, ci, ri = it[:nb], it[nb:nb + nl], it[nb + nl:nb + nl + nc], it[nb + nl + nc:]
-            lidx, ridx = [None] * len(ls), [None] * len(rs)
-            for d, i in zip(lb, bi):
-                lidx[d] = i
-            for d, i in zip(rb, bi):
-                ridx[d] = i
-            for d, i in zip(lf, li):
-                lidx[d] = i
-            for d, i in zip(lc, ci):
-                lidx[d] = i
-            for d, i in zip(rc, ci):
-                ridx[d] = i
-            for d, i in zip(rf, ri):
-                ridx[d] = i
+            lidx = _place(len(ls), (lb, bi), (lf, li), (lc, ci))
+            ridx = _place(len(rs), (rb, bi), (rc, ci), (rf, ri))
             oidx = list(bi) + list(li) + list(ri)
             x, y = self.emit_value(lhs, lidx), self.emit_value(rhs, ridx)
             acc = self.load(buf, oidx)
@@ -468,6 +457,15 @@ class Codegen(ScalarOps):
                 s = PRIMITIVES["add"].lower(self, [dt, dt], dt, acc, prod)
             self.store(buf, oidx, s)
         self.loop_nest(dims, body)
+
+
+def _place(n, *groups):
+    """An index of n dimensions from (dimensions, index values) groups."""
+    idx = [None] * n
+    for dims, vals in groups:
+        for d, i in zip(dims, vals):
+            idx[d] = i
+    return idx
 
 
 def _reassoc(instr):

@@ -136,9 +136,11 @@ def _sort_lower(cg, eqn, outs, arg):
     src = sf.operand(cg, x) if arg else None
     outer = shape[:-1]
 
+    from ..backend.codegen import _contiguous_strides
+
     def body(oidx):
         flat = cg.index(0)
-        for i, d in zip(oidx, _strides(outer)):
+        for i, d in zip(oidx, _contiguous_strides(outer)):
             flat = b.add(flat, b.mul(i, cg.index(d)))
         orow = sf.row(cg, buf, flat, out_row_aval)
         if arg:
@@ -149,14 +151,6 @@ def _sort_lower(cg, eqn, outs, arg):
             cg.loop(n, lambda k: cg.store(orow, [k], cg.emit_value(x, list(oidx) + [k])))
             b.call(qsort, [orow.ptr, cg.index(n), cg.index(dt.itemsize), cmp])
     cg.loop_nest(outer, body)
-
-
-def _strides(shape):
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return list(reversed(out))
 
 
 register("sort", "custom", _sort_abstract, lambda x: np.sort(x, axis=-1),
