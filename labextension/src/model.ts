@@ -145,11 +145,13 @@ export class JitModel {
 
   private findFunction(e: IJitEvent, create: boolean): IFunctionInfo | undefined {
     const key = e.qualname || e.function;
-    let f = this.functions.find(
-      f => (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
+    let f = this.functions.find(f =>
+      e.fid !== undefined && f.fid !== undefined
+        ? f.fid === e.fid
+        : (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
     );
     if (!f && create && key) {
-      f = { name: e.function ?? key, qualname: e.qualname ?? key, where: e.where, variants: [] };
+      f = { fid: e.fid, name: e.function ?? key, qualname: e.qualname ?? key, where: e.where, variants: [] };
       this.functions = [...this.functions, f];
     }
     return f;

@@ -23,6 +23,8 @@ export interface IReason {
 
 export interface IJitEvent {
   seq?: number;
+  /** the function's identity (same-named functions differ); newer trackers */
+  fid?: number;
   time?: number;
   kind?: EventKind | string;
   function?: string;
@@ -48,6 +50,7 @@ export interface IVariantInfo {
 }
 
 export interface IFunctionInfo {
+  fid?: number;
   name?: string;
   qualname?: string;
   where?: string;

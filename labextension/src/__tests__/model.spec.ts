@@ -45,6 +45,15 @@ describe('JitModel', () => {
     expect(m.variantCount('scale')).toBe(0);
   });
 
+  it('tells same-named functions apart by fid', () => {
+    const m = new JitModel();
+    m.handle({ type: 'event', event: { ...compileEvent, fid: 1 } });
+    m.handle({ type: 'event', event: { ...compileEvent, seq: 2, fid: 2 } });
+    expect(m.functions.length).toBe(2);
+    m.handle({ type: 'event', event: { ...missEvent, seq: 3, fid: 2 } });
+    expect(m.functions.map(f => f.variants!.length)).toEqual([1, 2]);
+  });
+
   it('keeps at most maxEvents', () => {
     const m = new JitModel({ maxEvents: 3 });
     for (let i = 1; i <= 5; i++) {
