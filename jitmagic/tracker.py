@@ -360,7 +360,7 @@ def snapshot():
                              "eager_ms": v.eager_ns / 1e6 if v.eager_ns else None,
                              "last_reason": v.reason})
         funcs.append({"name": jf.name, "qualname": jf.qualname, "where": jf.where,
-                      "variants": variants})
+                      "fid": jf._state.fid, "variants": variants})
     with _lock:
         counts = dict(_counts)
     return {"functions": funcs, "compiles": counts.get("compile", 0),
