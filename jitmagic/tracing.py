@@ -194,6 +194,10 @@ def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
                                 if _arg_aval(t._trace, s) is not None
                                 and _arg_aval(t._trace, s).shape == ()))
     static_hint = (f"static_argnames={names!r}" if names else "static_argnames=(...)")
+    root = t._trace
+    while root.parent is not None:
+        root = root.parent
+    fname = root.name.split(".")[-1] if root.name.isidentifier() or "." in root.name else "f"
     if what in ("range", "int", "index"):
         flow = ("use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
                 "or lax.dynamic_slice for traced indices")
@@ -204,10 +208,10 @@ def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
            f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
            f"While jit traces a function its array arguments have only a shape and a dtype, "
            f"no value. Fix it in one of two ways:\n"
-           + (f"  1. mark the argument static, e.g. jm.jit(f, {static_hint}) "
+           + (f"  1. mark the argument static, e.g. jm.jit({fname}, {static_hint}) "
               f"(compiles again for every new value), or\n" if names or not srcs else
               f"  1. arrays cannot be static; if the decision depends on a scalar parameter, "
-              f"pass it as a Python number and mark it static with jm.jit(f, "
+              f"pass it as a Python number and mark it static with jm.jit({fname}, "
               f"static_argnames=(...)) (compiles again for every new value), or\n") +
            f"  2. keep it traced and {flow}.")
     return cls(msg)
