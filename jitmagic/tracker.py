@@ -363,7 +363,8 @@ def snapshot():
                       "fid": jf._state.fid, "variants": variants})
     with _lock:
         counts = dict(_counts)
-    return {"functions": funcs, "compiles": counts.get("compile", 0),
+    # every compile counts; a miss is a recompile of a function that already had variants
+    return {"functions": funcs, "compiles": counts.get("compile", 0) + counts.get("miss", 0),
             "misses": counts.get("miss", 0), "evictions": counts.get("evict", 0)}
 
 

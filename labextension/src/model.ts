@@ -114,13 +114,14 @@ export class JitModel {
       const dropped = this.events.splice(0, this.events.length - this.maxEvents);
       dropped.forEach(d => typeof d.seq === 'number' && this._seen.delete(d.seq));
     }
-    // a first compile is a 'compile', a recompile a 'miss': both make a variant
+    // a first compile is a 'compile', a recompile a 'miss': both compile a variant
     switch (e.kind) {
       case 'compile':
         this.compiles += 1;
         this.upsertVariant(e);
         break;
       case 'miss':
+        this.compiles += 1;
         this.misses += 1;
         this.upsertVariant(e);
         break;

@@ -93,7 +93,7 @@ describe('KernelBridge', () => {
     expect(kernel.created.length).toBe(1);
     expect(kernel.created[0].opened).toEqual({ type: 'subscribe' });
     kernel.created[0].receive({ type: 'snapshot', snapshot });
-    expect(bridge.model.compiles).toBe(1);
+    expect(bridge.model.compiles).toBe(2);
   });
 
   it('resets on kernel restart and reattaches on the next %load_ext', async () => {
@@ -107,7 +107,7 @@ describe('KernelBridge', () => {
     const second = kernel.announce();
     expect(second.sent).toEqual([{ type: 'subscribe' }]);
     second.receive({ type: 'snapshot', snapshot });
-    expect(bridge.model.compiles).toBe(1);
+    expect(bridge.model.compiles).toBe(2);
   });
 
   it('survives %reload_ext: the old comm closes, the new one is adopted', () => {

@@ -60,7 +60,7 @@ export const snapshot: ISnapshot = {
       ]
     }
   ],
-  compiles: 1,
+  compiles: 2,
   misses: 1,
   evictions: 0
 };

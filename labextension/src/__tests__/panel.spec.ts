@@ -58,7 +58,7 @@ describe('JitStatus', () => {
     status.model = model;
     expect(status.isActiveItem).toBe(false);
     model.handle({ type: 'snapshot', snapshot });
-    expect(status.node.textContent).toBe('JIT 1 compile · 1 miss');
+    expect(status.node.textContent).toBe('JIT 2 compiles · 1 miss');
     expect(status.isActiveItem).toBe(true);
     expect(toggles).toBe(1);
     status.node.click();
