@@ -16,7 +16,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
-from . import fusion, runstats
+from . import fusion, parallel, runstats
 from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, component_dtype, ltype, storage_type
 
 ENTRY = "jm_entry"
@@ -214,8 +214,9 @@ class Codegen(ScalarOps):
         b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
 
     # ---------------------------------------------------------------- loops
-    def loop(self, n, body, carried=()):
-        """for i in range(n): carried = body(i, *carried). Returns the final carried values."""
+    def loop(self, n, body, carried=(), start=None):
+        """for i in range(start or 0, n): carried = body(i, *carried). Returns the final
+        carried values."""
         b = self.b
         n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
         pre = b.block
@@ -225,7 +226,7 @@ class Codegen(ScalarOps):
         b.branch(head)
         b.position_at_end(head)
         i = b.phi(I64)
-        i.add_incoming(ir.Constant(I64, 0), pre)
+        i.add_incoming(start if start is not None else ir.Constant(I64, 0), pre)
         phis = []
         for c in carried:
             if isinstance(c, tuple):
@@ -307,6 +308,14 @@ class Codegen(ScalarOps):
 
     # ---------------------------------------------------------------- kernels
     def _emit_eqn(self, e):
+        # only top-level kernels run in parallel, not those inside loop bodies
+        self._eqn_depth = getattr(self, "_eqn_depth", 0) + 1
+        try:
+            self._emit_eqn_at_depth(e)
+        finally:
+            self._eqn_depth -= 1
+
+    def _emit_eqn_at_depth(self, e):
         p = PRIMITIVES[e.prim]
         if p.kind in ("elementwise", "view", "generator"):
             v = e.outvars[0]
@@ -323,7 +332,16 @@ class Codegen(ScalarOps):
         if compute:
             # computing atom itself: read its inputs, not its own (empty) buffer
             del self.buffers[atom]
-        self.loop_nest(buf.aval.shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
+        shape = buf.aval.shape
+        if shape and parallel.worth_it(self, buf.aval.size, shape[0]):
+            def part(lo, hi, t, extra):
+                out, = extra
+                self.loop(hi, lambda i: self.loop_nest(
+                    shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
+                    prefix=(i,)), start=lo)
+            parallel.run(self, shape[0], part, extra=[buf])
+        else:
+            self.loop_nest(shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
         if compute:
             self.buffers[atom] = buf
 
@@ -349,22 +367,27 @@ class Codegen(ScalarOps):
 
         kept = [d for d in range(len(shape)) if d not in axes]
         red = [d for d in range(len(shape)) if d in axes]
+        def reduce_dims(oidx, ds, ridx, acc, start=None):
+            if not ds:
+                full = _place(len(shape), (kept, oidx), (red, ridx))
+                return [combine(acc, self.emit_value(x, full))]
+            return self.loop(shape[ds[0]] if start is None else start[1],
+                             lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
+                             start=None if start is None else start[0])
+
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers
             def outer(oidx):
-                def reduce_dims(ds, ridx, acc):
-                    if not ds:
-                        full = [None] * len(shape)
-                        for d, i in zip(kept, oidx):
-                            full[d] = i
-                        for d, i in zip(red, ridx):
-                            full[d] = i
-                        return [combine(acc, self.emit_value(x, full))]
-                    return self.loop(shape[ds[0]], lambda i, a: reduce_dims(ds[1:], ridx + [i], a),
-                                     [acc])
-                final = reduce_dims(red, [], init)[0]
-                self.store(buf, oidx, final)
-            self.loop_nest([shape[d] for d in kept], outer)
+                self.store(self.buffers[out], oidx, reduce_dims(oidx, red, [], init)[0])
+            kshape = [shape[d] for d in kept]
+            if kept and parallel.worth_it(self, x.aval.size, kshape[0]):
+                # rows of the output are independent: split them between threads
+                parallel.run(self, kshape[0], lambda lo, hi, t, extra: self.loop(
+                    hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo))
+            elif not kept and red and parallel.worth_it(self, x.aval.size, shape[red[0]]):
+                self._parallel_full_reduction(x, out, shape, red, init, combine, reduce_dims)
+            else:
+                self.loop_nest(kshape, outer)
         else:
             # innermost axis kept: accumulate into the output row by row (vectorizes over it)
             self.loop_nest(buf.aval.shape, lambda oidx: self.store(buf, oidx, init))
@@ -374,6 +397,37 @@ class Codegen(ScalarOps):
                 acc = self.load(buf, oidx)
                 self.store(buf, oidx, combine(acc, self.emit_value(x, full)))
             self.loop_nest(shape, body)
+
+    def _stack_slot(self, ty):
+        """A pointer-sized stack slot holding the address of a stack array of type ty (so
+        that code sees an opaque pointer, as for every other buffer)."""
+        b = self.b
+        arr = b.alloca(ty)
+        slot = b.alloca(PTR)
+        st = ir.instructions.StoreInstr(b.block, arr, slot)
+        st.align = None
+        b._insert(st)
+        return slot
+
+    def _parallel_full_reduction(self, x, out, shape, red, init, combine, reduce_dims):
+        """Each thread reduces a slice of the first axis into its own partial; the partials
+        are combined once the threads have joined."""
+        n = min(parallel.threads(), shape[red[0]])
+        dt = out.aval.dtype
+        partial_aval = ShapedArray((n,), dt)
+        partials = Buffer(self.b.load(self._stack_slot(ir.ArrayType(storage_type(dt), 2 * n)),
+                                      typ=PTR), partial_aval)
+        for t in range(n):
+            self.store(partials, [ir.Constant(I64, t)], init)
+
+        def part(lo, hi, t, extra):
+            acc = reduce_dims([], red, [], init, start=(lo, hi))[0]
+            self.store(extra[0], [t], acc)
+        parallel.run(self, shape[red[0]], part, extra=[partials])
+        acc = init
+        for t in range(n):
+            acc = combine(acc, self.load(partials, [ir.Constant(I64, t)]))
+        self.store(self.buffers[out], [], acc)
 
     # ---------------------------------------------------------------- custom kernels
     def lower_argminmax(self, e, outs, op):
