@@ -431,11 +431,14 @@ class Codegen(ScalarOps):
 
     # ---------------------------------------------------------------- custom kernels
     def lower_argminmax(self, e, outs, op):
+        """Two passes per row: the extreme value (a vectorizable reduction, NaN-propagating
+        like NumPy), then the first index holding it (the first NaN when it is NaN)."""
         (x,), (buf,) = e.inputs, outs
         axis = e.kw["axis"]
-        shape = x.aval.shape
+        n = x.aval.shape[axis]
         dt = x.aval.dtype
         b = self.b
+        extreme = PRIMITIVES["max" if op == ">" else "min"].lower
 
         def outer(oidx):
             def at(k):
@@ -443,22 +446,36 @@ class Codegen(ScalarOps):
                 full.insert(axis, k)
                 return self.emit_value(x, full)
             first = at(ir.Constant(I64, 0))
-
-            def step(k, best, best_i):
-                v = at(k)
-                if dt.kind == "f":
-                    better = b.fcmp_ordered(op, v, best)
-                    nan_new = b.and_(b.fcmp_unordered("uno", v, v),
-                                     b.fcmp_ordered("ord", best, best))
-                    better = b.or_(better, nan_new)
-                elif dt.kind == "i":
-                    better = b.icmp_signed(op, v, best)
-                else:
-                    better = b.icmp_unsigned(op, v, best)
-                return [b.select(better, v, best), b.select(better, k, best_i)]
-            _, idx = self.loop(shape[axis], step, [first, ir.Constant(I64, 0)])
-            self.store(buf, oidx, self.cast(idx, np.dtype(np.int64), buf.aval.dtype))
+            m, = self.loop(n, lambda k, acc: [extreme(self, [dt, dt], dt, acc, at(k))], [first])
+            self.store(buf, oidx, self.cast(self._first_index(n, at, m, dt),
+                                            np.dtype(np.int64), buf.aval.dtype))
         self.loop_nest(buf.aval.shape, outer)
+
+    def _first_index(self, n, at, m, dt):
+        """The first k < n with at(k) == m (or both NaN); an early-exit loop."""
+        b = self.b
+        pre = b.block
+        head = self.func.append_basic_block("find")
+        body = self.func.append_basic_block("find.body")
+        done = self.func.append_basic_block("find.done")
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.phi(I64)
+        k.add_incoming(ir.Constant(I64, 0), pre)
+        b.cbranch(b.icmp_signed("<", k, ir.Constant(I64, n - 1)), body, done)
+        b.position_at_end(body)
+        saved, self.memo = self.memo, {}
+        v = at(k)
+        self.memo = saved
+        if dt.kind == "f":
+            hit = b.or_(b.fcmp_ordered("==", v, m),
+                        b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
+        else:
+            hit = b.icmp_unsigned("==", v, m)
+        k.add_incoming(b.add(k, ir.Constant(I64, 1)), body)
+        b.cbranch(hit, done, head)
+        b.position_at_end(done)
+        return k
 
     def lower_concatenate(self, e, outs):
         (buf,) = outs
