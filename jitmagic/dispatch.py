@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from . import identity, inspection, passes, pytree, tracker
-from .backend import codegen, engine, runstats
+from .backend import codegen, engine, interrupt, runstats
 from .config import config
 from .interpreter import eval_function
 from .ir import typecheck
@@ -52,6 +52,8 @@ class Variant:
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
         runstats.attach(module.engine, self.counters)
+        interrupt.install()
+        interrupt.attach(module.engine)
         self.eager_ns = None
         self.fast = self._make_fast()
 
@@ -94,6 +96,9 @@ class Variant:
             rc = self.cfunc(*args, *outs)
         if rc == 2:
             raise MemoryError("jitmagic: could not allocate a temporary buffer")
+        if rc == interrupt.ABORTED:
+            raise KeyboardInterrupt("the jitted function was interrupted; its results are "
+                                    "discarded")
         if rc:
             raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
@@ -113,9 +118,13 @@ class Variant:
         return (inspection.statics_text(self.statics) + "; ") if self.statics else ""
 
     def measure_eager(self, leaves):
-        """Time the IR run eagerly with NumPy once: the baseline for speedup/break-even."""
+        """Time the IR run eagerly with NumPy once: the baseline for speedup/break-even.
+        Skipped for programs with loops: the interpreter would run every iteration in Python
+        (a while_loop may not even end)."""
         args = [np.asarray(x) for x in leaves]
         if sum(a.nbytes for a in args) > config.eager_baseline_max_bytes:
+            return
+        if _has_loops(self.optimized_ir):
             return
         t0 = time.perf_counter_ns()
         eval_function(self.optimized_ir, *args)
@@ -125,6 +134,21 @@ class Variant:
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
 
+
+
+_LOOPS = {"while_loop", "fori_loop", "scan"}
+
+
+def _has_loops(fn):
+    from .ir import Function
+    for e in fn.eqns:
+        if e.prim in _LOOPS:
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(s, Function) and _has_loops(s) for s in subs):
+                return True
+    return False
 
 
 def _prepare(kind, x):

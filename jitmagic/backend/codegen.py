@@ -16,7 +16,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
-from . import fusion, parallel, runstats
+from . import fusion, interrupt, parallel, runstats
 from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, component_dtype, ltype, storage_type
 
 ENTRY = "jm_entry"
@@ -81,6 +81,9 @@ class Codegen(ScalarOps):
         self.oom_bb = func.append_basic_block("out_of_memory")
         self.b = b = ir.IRBuilder(entry)
         runstats.declare(self.module)
+        interrupt.declare(self.module)
+        self.abort_target = func.append_basic_block("interrupted")
+        interrupt.clear(self)
         timing = runstats.emit_start(self)
         n_const = len(fn.constvars)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
@@ -122,6 +125,9 @@ class Codegen(ScalarOps):
         self.b.ret(ir.Constant(I32, 1))
         self.b.position_at_end(self.oom_bb)
         self.b.ret(ir.Constant(I32, 2))
+        # Ctrl-C: return at once (temporaries of an interrupted call are not freed)
+        self.b.position_at_end(self.abort_target)
+        self.b.ret(ir.Constant(I32, interrupt.ABORTED))
         return self._text()
 
     def _text(self):
@@ -214,9 +220,10 @@ class Codegen(ScalarOps):
         b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
 
     # ---------------------------------------------------------------- loops
-    def loop(self, n, body, carried=(), start=None):
+    def loop(self, n, body, carried=(), start=None, interruptible=False):
         """for i in range(start or 0, n): carried = body(i, *carried). Returns the final
-        carried values."""
+        carried values. An interruptible loop checks for Ctrl-C once per iteration (only for
+        outer loops: the check keeps a loop from being vectorized)."""
         b = self.b
         n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
         pre = b.block
@@ -239,6 +246,8 @@ class Codegen(ScalarOps):
             phis.append(p)
         b.cbranch(b.icmp_signed("<", i, n), inner, done)
         b.position_at_end(inner)
+        if interruptible:
+            interrupt.check(self)
         saved = self.memo
         self.memo = {}
         new = body(i, *phis) if carried else body(i)
@@ -262,7 +271,8 @@ class Codegen(ScalarOps):
             body(list(prefix))
             self.memo = saved
             return
-        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,)))
+        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,)),
+                  interruptible=not prefix and len(shape) >= 2)
 
     # ---------------------------------------------------------------- fused values
     def emit_value(self, atom, idx):
@@ -338,7 +348,7 @@ class Codegen(ScalarOps):
                 out, = extra
                 self.loop(hi, lambda i: self.loop_nest(
                     shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
-                    prefix=(i,)), start=lo)
+                    prefix=(i,)), start=lo, interruptible=len(shape) >= 2)
             parallel.run(self, shape[0], part, extra=[buf])
         else:
             self.loop_nest(shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
@@ -373,7 +383,8 @@ class Codegen(ScalarOps):
                 return [combine(acc, self.emit_value(x, full))]
             return self.loop(shape[ds[0]] if start is None else start[1],
                              lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
-                             start=None if start is None else start[0])
+                             start=None if start is None else start[0],
+                             interruptible=not ridx and len(ds) >= 2)
 
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers

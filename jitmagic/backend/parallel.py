@@ -64,9 +64,11 @@ def run(cg, n_outer, emit_range, extra=()):
     part = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]),
                        f"jm_part{k}")
     part.linkage = "internal"
-    saved = (cg.func, cg.b, cg.buffers, cg.memo)
+    saved = (cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target)
     cg.func = part
     cg.b = b = ir.IRBuilder(part.append_basic_block("entry"))
+    cg.abort_target = part.append_basic_block("interrupted")
+    ir.IRBuilder(cg.abort_target).ret_void()
     cg.memo = {}
     ctx, lo, hi, t = part.args
     mapped = []
@@ -76,7 +78,7 @@ def run(cg, n_outer, emit_range, extra=()):
     cg.buffers = dict(zip(keys, mapped[:len(keys)]))
     emit_range(lo, hi, t, mapped[len(keys):])
     cg.b.ret_void()
-    cg.func, cg.b, cg.buffers, cg.memo = saved
+    cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target = saved
 
     # ---- its thread entry
     worker = ir.Function(cg.module, ir.FunctionType(PTR, [PTR]), f"jm_worker{k}")
@@ -120,6 +122,8 @@ def run(cg, n_outer, emit_range, extra=()):
     for tid, failed in started:
         with b.if_then(b.not_(failed)):
             b.call(join, [b.load(tid, typ=I64), ir.Constant(PTR, None)])
+    from . import interrupt
+    interrupt.check(cg)      # a part stopped by Ctrl-C left its chunk unfinished
     return nthreads
 
 

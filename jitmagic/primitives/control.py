@@ -166,6 +166,8 @@ def _while_emit(cg, eqn, outs, scratch):
     pred = cg.emit_value(kw["cond_fn"].outs[0], [])
     b.cbranch(pred, body, done)
     b.position_at_end(body)
+    from ..backend import interrupt
+    interrupt.check(cg)      # a while_loop whose condition never turns false stays stoppable
     cg.memo = {}
     sf.emit_function(cg, bplan, bc + list(outs))
     sf.store_outputs(cg, bplan, outs, kw["body_fn"].invars[kw["n_body"]:])
@@ -226,7 +228,7 @@ def _fori_emit(cg, eqn, outs, plan):
         i = cg.cast(b.add(lo, k), i64, i_aval.dtype)
         sf.emit_function(cg, plan, consts + [ScalarArg(i, i_aval)] + list(outs))
         sf.store_outputs(cg, plan, outs, carry_in)
-    cg.loop(b.sub(hi, lo), step)   # a count <= 0 runs no iteration
+    cg.loop(b.sub(hi, lo), step, interruptible=True)   # a count <= 0 runs no iteration
 
 
 register("fori_loop", "custom", _fori_abstract, _fori_impl,
@@ -289,7 +291,7 @@ def _scan_emit(cg, eqn, outs, plan):
         sf.emit_function(cg, plan, consts + carry + x_rows)
         y_rows = [sf.row(cg, y, t, av) for y, av in zip(ys, y_avals)]
         sf.store_outputs(cg, plan, carry + y_rows, carry_in)
-    cg.loop(length, step)
+    cg.loop(length, step, interruptible=True)
 
 
 register("scan", "custom", _scan_abstract, _scan_impl,

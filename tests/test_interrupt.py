@@ -1,0 +1,34 @@
+"""Ctrl-C (SIGINT, as Jupyter's "interrupt kernel" sends) stops native code that would run
+for ever, raises KeyboardInterrupt, and leaves the process (the user's kernel) usable."""
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = textwrap.dedent("""
+    import os, signal, threading, numpy as np, jitmagic as jm
+    import jitmagic.numpy as jnp
+    from jitmagic import lax
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # as in IPython
+    never_ends = jm.jit(lambda x: lax.while_loop(lambda c: c > -1.0, lambda c: c + 1.0, x))
+    huge = jm.jit(lambda n: (jnp.zeros((2**31, 2**31)) + n).sum())
+    for name, f in (("while_loop", never_ends), ("huge loop nest", huge)):
+        f.lower(0.0)                                    # compile outside the timed window
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            f(0.0)
+            print(name, "finished?!")
+        except KeyboardInterrupt:
+            print(name, "interrupted")
+    print("after:", jm.jit(lambda x: x * 2)(np.arange(3.0)).tolist())
+""")
+
+
+def test_ctrl_c_stops_native_loops_and_the_process_goes_on():
+    p = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["while_loop interrupted", "huge loop nest interrupted",
+                                     "after: [0.0, 2.0, 4.0]"], p.stdout + p.stderr
