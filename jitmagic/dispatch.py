@@ -238,6 +238,11 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if self._plain and not kwargs:
             # the cache-hit fast path: positional arrays/scalars, no statics, no globals
+            if len(args) == 1 and type(args[0]) is _ndarray:
+                a = args[0]
+                variant = self._state.fast.get(((a.shape, a.dtype),))
+                if variant is not None:
+                    return variant.fast(args)
             sig = []
             for a in args:
                 t = type(a)
