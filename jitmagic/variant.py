@@ -1,0 +1,147 @@
+"""A compiled variant: machine code for one cache key, its argument conventions, the hit-path
+closure that calls it, and the run statistics the native code keeps."""
+from __future__ import annotations
+
+import ctypes
+import time
+
+import numpy as np
+
+from . import inspection, pytree
+from .backend import engine, interrupt, runstats
+from .config import config
+from .interpreter import eval_function
+
+_KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
+
+
+class Variant:
+    """One compiled specialisation of a jitted function, with its run statistics."""
+
+    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason):
+        self.id = vid
+        self.key = key
+        self.info = info
+        self.statics = info.statics
+        self.signature = info.signature()
+        self.ir = ir_fn
+        self.optimized_ir = opt_fn
+        self.module = module
+        self.kinds = kinds
+        self.out_tree = out_tree
+        self.timings = timings
+        self.compile_ms = sum(timings.values()) * 1e3
+        self.reason = reason
+        self.consts = tuple(opt_fn.consts)
+        self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
+        self.cfunc = engine.make_cfunc(
+            module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs))
+        self._arg_kinds = kinds[len(self.consts):]
+        self.counters = runstats.new_counters()
+        self.counters[runstats.LAST] = time.perf_counter_ns()
+        runstats.attach(module.engine, self.counters)
+        interrupt.install()
+        interrupt.attach(module.engine)
+        self.eager_ns = None
+        self.fast = self._make_fast()
+
+    def __call__(self, leaves):
+        """The general path: leaves may need converting (NumPy scalars, lists, ...)."""
+        return self.fast(tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves)))
+
+    def _make_fast(self):
+        """The hit path for plain calls: arguments go straight to native code, which keeps
+        the run statistics itself (backend/runstats.py)."""
+        cfunc, retry = self.cfunc, self._retry
+        empty, specs, consts = np.empty, self.out_specs, self.consts
+        unflatten, tree = pytree.unflatten, self.out_tree
+        if tree.kind == "leaf" and len(specs) == 1:
+            (shape, dtype), = specs
+
+            def fast(args):
+                out = empty(shape, dtype)
+                rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
+                if rc:
+                    retry(rc, consts + args, (out,))
+                return out
+        else:
+            def fast(args):
+                outs = [empty(s, d) for s, d in specs]
+                rc = cfunc(*consts, *args, *outs)
+                if rc:
+                    retry(rc, consts + args, outs)
+                return unflatten(tree, outs)
+        return fast
+
+    calls = property(lambda self: self.counters[runstats.CALLS])
+    total_ns = property(lambda self: self.counters[runstats.TOTAL])
+    min_ns = property(lambda self: self.counters[runstats.MIN])
+    last_ns = property(lambda self: self.counters[runstats.LAST])
+
+    def _retry(self, rc, args, outs):
+        if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
+            args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args)
+            rc = self.cfunc(*args, *outs)
+        if rc == 2:
+            raise MemoryError("jitmagic: could not allocate a temporary buffer")
+        if rc == interrupt.ABORTED:
+            raise KeyboardInterrupt("the jitted function was interrupted; its results are "
+                                    "discarded")
+        if rc:
+            raise RuntimeError(f"jitmagic: native code failed with status {rc}")
+
+    def median_ns(self):
+        """Median of the last (up to) 128 calls."""
+        n = min(self.calls, runstats.SAMPLES)
+        if not n:
+            return None
+        ring = self.counters[runstats.RING:]
+        xs = sorted(ring[1:n + 1] if n < runstats.SAMPLES else ring)
+        return xs[len(xs) // 2]
+
+    def last_used_time(self):
+        return time.time() - (time.perf_counter_ns() - self.last_ns) / 1e9
+
+    def describe_statics(self):
+        return (inspection.statics_text(self.statics) + "; ") if self.statics else ""
+
+    def measure_eager(self, leaves):
+        """Time the IR run eagerly with NumPy once: the baseline for speedup/break-even.
+        Skipped for programs with loops: the interpreter would run every iteration in Python
+        (a while_loop may not even end)."""
+        args = [np.asarray(x) for x in leaves]
+        if sum(a.nbytes for a in args) > config.eager_baseline_max_bytes:
+            return
+        if _has_loops(self.optimized_ir):
+            return
+        t0 = time.perf_counter_ns()
+        eval_function(self.optimized_ir, *args)
+        self.eager_ns = time.perf_counter_ns() - t0
+
+    def __repr__(self):
+        return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
+
+
+
+
+_LOOPS = {"while_loop", "fori_loop", "scan"}
+
+
+def _has_loops(fn):
+    from .ir import Function
+    for e in fn.eqns:
+        if e.prim in _LOOPS:
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(s, Function) and _has_loops(s) for s in subs):
+                return True
+    return False
+
+
+def _prepare(kind, x):
+    if kind == "array":
+        if type(x) is np.ndarray:
+            return x
+        return np.asarray(x)
+    return x
