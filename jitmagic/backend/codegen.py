@@ -17,7 +17,7 @@ from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
 from . import fusion, interrupt, parallel, runstats
-from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, component_dtype, ltype, storage_type
+from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, storage_type
 
 ENTRY = "jm_entry"
 # offsets in numpy's PyArrayObject (stable since NumPy 1.7): data, nd, dimensions, strides
@@ -79,7 +79,7 @@ class Codegen(ScalarOps):
         entry = func.append_basic_block("entry")
         self.fail_bb = func.append_basic_block("not_contiguous")
         self.oom_bb = func.append_basic_block("out_of_memory")
-        self.b = b = ir.IRBuilder(entry)
+        self.b = ir.IRBuilder(entry)
         runstats.declare(self.module)
         interrupt.declare(self.module)
         self.abort_target = func.append_basic_block("interrupted")
@@ -108,13 +108,7 @@ class Codegen(ScalarOps):
         for e in fn.eqns:
             if not any(v in self.materialized for v in e.outvars):
                 continue
-            try:
-                self._emit_eqn(e)
-            except LoweringError:
-                raise
-            except Exception as err:
-                raise LoweringError(f"could not lower equation '{e.prim}' with inputs "
-                                    f"{[str(a.aval) for a in e.inputs]}: {err}") from err
+            self._emit_eqn(e)
         for a, buf in pending_copies:
             self._emit_elementwise_kernel(a, buf)
         for p in temps:
@@ -318,10 +312,17 @@ class Codegen(ScalarOps):
 
     # ---------------------------------------------------------------- kernels
     def _emit_eqn(self, e):
-        # only top-level kernels run in parallel, not those inside loop bodies
+        """Lower one equation; a failure names it. Only top-level kernels (depth 1) run in
+        parallel, not those inside control-flow bodies."""
         self._eqn_depth = getattr(self, "_eqn_depth", 0) + 1
         try:
             self._emit_eqn_at_depth(e)
+        except LoweringError:
+            raise
+        except Exception as err:
+            where = " inside a control-flow body" if self._eqn_depth > 1 else ""
+            raise LoweringError(f"could not lower equation '{e.prim}'{where} with inputs "
+                                f"{[str(a.aval) for a in e.inputs]}: {err}") from err
         finally:
             self._eqn_depth -= 1
 
@@ -448,7 +449,6 @@ class Codegen(ScalarOps):
         axis = e.kw["axis"]
         n = x.aval.shape[axis]
         dt = x.aval.dtype
-        b = self.b
         extreme = PRIMITIVES["max" if op == ">" else "min"].lower
 
         def outer(oidx):

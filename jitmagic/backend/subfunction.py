@@ -171,14 +171,7 @@ def emit_function(cg, plan, inputs):
     for e in fn.eqns:
         if not any(v in plan.materialized for v in e.outvars):
             continue
-        try:
-            cg._emit_eqn(e)
-        except LoweringError:
-            raise
-        except Exception as err:
-            raise LoweringError(f"could not lower equation '{e.prim}' inside a control-flow "
-                                f"body with inputs {[str(a.aval) for a in e.inputs]}: "
-                                f"{err}") from err
+        cg._emit_eqn(e)
     cg.memo = saved
 
 

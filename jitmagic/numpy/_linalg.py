@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis
 from ._reductions import sum as _sum
-from ._shape import ravel, reshape, transpose
+from ._shape import ravel, transpose
 from ..errors import UnsupportedOperationError
 from ..tracing import bind
 
