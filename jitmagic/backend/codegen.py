@@ -17,7 +17,7 @@ from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
 from . import fusion, interrupt, parallel, runstats
-from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, storage_type
+from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, storage_type
 
 ENTRY = "jm_entry"
 # offsets in numpy's PyArrayObject (stable since NumPy 1.7): data, nd, dimensions, strides
@@ -416,9 +416,7 @@ class Codegen(ScalarOps):
         b = self.b
         arr = b.alloca(ty)
         slot = b.alloca(PTR)
-        st = ir.instructions.StoreInstr(b.block, arr, slot)
-        st.align = None
-        b._insert(st)
+        raw_store(b, arr, slot)
         return slot
 
     def _parallel_full_reduction(self, x, out, shape, red, init, combine, reduce_dims):

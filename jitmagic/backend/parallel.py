@@ -13,7 +13,7 @@ import os
 
 import llvmlite.ir as ir
 
-from .scalar import I32, I64, PTR
+from .scalar import I32, I64, PTR, raw_store
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
@@ -38,14 +38,6 @@ _ARG = ir.LiteralStructType([PTR, I64, I64, I64])   # ctx, lo, hi, t
 
 def _field(b, ptr, ty, i):
     return b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=ty)
-
-
-def _store(b, value, ptr):
-    # llvmlite types a GEP into an alloca'd struct as a pointer to the whole struct; with
-    # opaque pointers the IR is the same, so skip its pointee check
-    st = ir.instructions.StoreInstr(b.block, value, ptr)
-    st.align = None
-    b._insert(st)
 
 
 def run(cg, n_outer, emit_range, extra=()):
@@ -93,7 +85,7 @@ def run(cg, n_outer, emit_range, extra=()):
     b = cg.b
     ctx_p = b.alloca(ctx_t)
     for i, v in enumerate(values):
-        _store(b, v.ptr if isinstance(v, Buffer) else v.value, _field(b, ctx_p, ctx_t, i))
+        raw_store(b, v.ptr if isinstance(v, Buffer) else v.value, _field(b, ctx_p, ctx_t, i))
     chunk = -(-n_outer // nthreads)
     create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
     join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
@@ -108,7 +100,7 @@ def run(cg, n_outer, emit_range, extra=()):
                     source_etype=ir.ArrayType(_ARG, nthreads))
         for i, val in enumerate((ctx_p, ir.Constant(I64, w_lo), ir.Constant(I64, w_hi),
                                  ir.Constant(I64, w))):
-            _store(b, val, _field(b, arg, _ARG, i))
+            raw_store(b, val, _field(b, arg, _ARG, i))
         tid = b.gep(tids, [ir.Constant(I32, 0), ir.Constant(I32, w)],
                     source_etype=ir.ArrayType(I64, nthreads))
         rc = b.call(create, [tid, ir.Constant(PTR, None), worker, arg])

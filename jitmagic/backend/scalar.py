@@ -37,6 +37,15 @@ def storage_type(dt: np.dtype):
     return I8 if dt.kind == "b" else ltype(dt)
 
 
+def raw_store(b, value, ptr):
+    """store value to ptr without llvmlite's pointee check: llvmlite types allocas (and GEPs
+    into them) as typed pointers that its check gets wrong; with opaque pointers the IR is the
+    same either way."""
+    st = ir.instructions.StoreInstr(b.block, value, ptr)
+    st.align = None
+    b._insert(st)
+
+
 def component_dtype(dt):
     return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
 
