@@ -157,8 +157,11 @@ class JitFunction:
 
     def _key(self, args, kwargs):
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
-        statics = tuple((i, type(v), _hashable(v, self._arg_name(i))) for i, v in s_pos) + \
-            tuple((k, type(v), _hashable(v, k)) for k, v in s_kw)
+        # a static parameter is keyed by its name, so f(x, 3) and f(x, t=3) share a variant
+        statics = tuple(sorted(
+            [(self._static_name_for(i) or f"#{i}", type(v), _hashable(v, self._arg_name(i)))
+             for i, v in s_pos] + [(k, type(v), _hashable(v, k)) for k, v in s_kw],
+            key=lambda s: s[0]))
         if not d_kw and all(type(a) is np.ndarray or type(a) in (float, int, bool)
                             for a in d_pos):
             leaves = d_pos

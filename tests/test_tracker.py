@@ -248,3 +248,12 @@ def test_redefinition_in_a_real_ipython_shell(ipshell):
     assert ev.reasons[0].kind == "redefined"
     assert ev.reasons[0].text == "redefined: source changed: `return x * 2` -> `return x * 5`"
     assert third.where.startswith("cell")
+
+
+def test_static_by_position_or_keyword_is_one_variant():
+    g = jm.jit(lambda x, t: x * t, static_argnames=("t",))
+    g(np.ones(2), 3)
+    g(np.ones(2), t=3)
+    assert len(g.variants) == 1
+    g(np.ones(2), t=4)
+    assert _last_reason(g)[0].text == "static argument 't' changed: 3 -> 4"
