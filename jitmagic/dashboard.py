@@ -210,7 +210,8 @@ class Dashboard:
                  title=None):
         self.cache, self.events, self.samples = cache, events, list(samples)
         self.theme, self.title = theme, title
-        self.data = json_safe({"functions": list(functions), "events": list(event_dicts)})
+        self.data = json_safe({"functions": list(functions), "events": list(event_dicts),
+                               "samples": [list(p) for p in self.samples]})
         self.figure = figure(cache, events, self.samples, theme, title)
         self._png = png_bytes(self.figure)
 

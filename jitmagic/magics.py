@@ -498,6 +498,9 @@ class JitMagics(Magics):
     @argument("--save", metavar="PATH", help="also save the figure (format from the extension)")
     @argument("--theme", choices=sorted(dashboard.THEMES), default="light",
               help="palette; both are opaque, so either reads in light and dark notebooks")
+    @argument("--live", action="store_true",
+              help="in JupyterLab, keep the charts updating while cells run (through the JIT "
+                   "panel's connection); other frontends show the picture of now")
     @line_magic
     def jit_dashboard(self, line):
         """Figures: compile vs run time per variant, break-even calls, and the session timeline
@@ -513,6 +516,12 @@ class JitMagics(Magics):
         d = dashboard.Dashboard(dashboard.cache_table(fns), tracker.events(args.name), samples,
                                 snap, [e.to_dict() for e in evs], theme=args.theme,
                                 title=f"jitmagic: {args.name}" if args.name else None)
+        if args.live:
+            if args.name:
+                raise UsageError("%jit_dashboard: --live follows every function; "
+                                 "drop the name, and pick one in the chart's filter")
+            from .comm import kernel_id
+            d.data.update(live=True, kernel_id=kernel_id())
         if args.save:
             try:
                 d.save(args.save)
