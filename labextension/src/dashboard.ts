@@ -11,11 +11,11 @@ import { IDashboard, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
 import { registry } from './registry';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const WIDTH = 640;
+const WIDTH = 680;
 const LABEL = 190; // left gutter for labels
-const RIGHT = 80; // right gutter for values
+const RIGHT = 110; // right gutter for values
 const ROW = 22;
-const AXIS = 26;
+const AXIS = 40;
 
 export interface IVariantMark {
   key: string;
@@ -250,7 +250,7 @@ function compileVsRun(marks: IVariantMark[]): SVGSVGElement {
       );
     }
   });
-  axis(svg, s, marks.length * rowH + 6, v => ms(v), 'time (ms)');
+  axis(svg, s, marks.length * rowH + 6, v => ms(v), 'time');
   return svg;
 }
 
@@ -285,7 +285,8 @@ function callsVsBreakEven(marks: IVariantMark[]): SVGSVGElement {
     }
     svg.append(svgEl('text', { x: WIDTH - RIGHT - 36, y: y + ROW / 2 + 4, class: 'jp-JitDashboard-value' }, verdict));
   });
-  axis(svg, s, marks.length * ROW + 6, v => count(v), 'calls');
+  // calls are whole numbers: no 0.5 tick on a short linear axis
+  axis(svg, s.log ? s : { ...s, ticks: s.ticks.filter(t => Number.isInteger(t)) }, marks.length * ROW + 6, v => count(v), 'calls');
   return svg;
 }
 
@@ -339,7 +340,7 @@ function sessionChart(events: IJitEvent[], samples: [number, number][]): SVGSVGE
     return null;
   }
   const H = 150;
-  const svg = svgRoot(H + AXIS + 8);
+  const svg = svgRoot(H + AXIS + 16);
   const times = compile.map(p => p[0]).concat(run.map(p => p[0]), storms.map(e => e.time as number));
   const t0 = Math.min(...times);
   const t1 = Math.max(...times, t0 + 1e-3);
@@ -442,7 +443,11 @@ function axis(svg: SVGSVGElement, s: IScale, y: number, fmt: (v: number) => stri
     }
   }
   svg.append(
-    svgEl('text', { x: LABEL - 6, y: y + 15, 'text-anchor': 'end', class: 'jp-JitDashboard-axis' }, s.log ? `${title}, log` : title)
+    svgEl(
+      'text',
+      { x: (LABEL + WIDTH - RIGHT) / 2, y: y + 30, 'text-anchor': 'middle', class: 'jp-JitDashboard-axis jp-JitDashboard-axisTitle' },
+      s.log ? `${title} (log scale)` : title
+    )
   );
 }
 

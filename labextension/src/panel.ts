@@ -511,7 +511,7 @@ export class JitPanel extends Widget {
           this._code.delete(ck); // a second click closes it
           this._render();
         } else if (f && isFinite(variant)) {
-          await this._fetchCode(f, key, variant, view, open?.diffFrom);
+          await this._fetchCode(f, key, variant, view); // a view button shows plain code
         }
         return;
       }
