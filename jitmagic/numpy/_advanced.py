@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
-from ..errors import UnsupportedOperationError
+from ..errors import (DataDependentShapeError, NonConcreteBooleanIndexError,
+                      UnsupportedOperationError)
 from ..tracing import Tracer, bind
 
 
@@ -50,7 +51,7 @@ def _prepare_entries(idx):
         if isinstance(i, (bool, np.bool_)):
             i = np.asarray(i)
         if isinstance(i, Tracer) and i.dtype.kind == "b":
-            raise UnsupportedOperationError(
+            raise NonConcreteBooleanIndexError(
                 f"indexing with a traced boolean mask {i.aval} has a data-dependent result "
                 f"shape, which jit cannot compile; use jnp.where(mask, x, fill) to keep the "
                 f"shape, or make the mask a static (NumPy) array")
@@ -286,7 +287,7 @@ def nonzero(a, *, size=None, fill_value=None):
     if not is_traced(a) and size is None:
         return tuple(np.nonzero(np.asarray(a)))
     if size is None:
-        raise UnsupportedOperationError(
+        raise DataDependentShapeError(
             "jnp.nonzero/jnp.where(condition) of a traced array has a data-dependent size; "
             "pass size=n (and optionally fill_value=) to get a static shape")
     a = asarray(a)

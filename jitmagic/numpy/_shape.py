@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
 from ._ufuncs import apply_ufunc
-from ..errors import UnsupportedOperationError
+from ..errors import DataDependentShapeError, UnsupportedOperationError
 from ..tracing import Tracer, bind
 
 
@@ -263,7 +263,7 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
         if size is not None or not isinstance(condition, Tracer):
             from ._advanced import nonzero
             return nonzero(condition, size=size, fill_value=fill_value)
-        raise UnsupportedOperationError(
+        raise DataDependentShapeError(
             "jnp.where(condition) with one argument has a data-dependent output shape, which "
             "jit cannot compile; use jnp.where(condition, x, y) or jnp.nonzero(..., size=n)")
     if x is None or y is None:

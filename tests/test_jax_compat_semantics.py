@@ -1,0 +1,210 @@
+"""Issue 11 (parts 3-5): results and error classes match real JAX (x64), never silently wrong.
+
+Each program is written once against a namespace and run under jitmagic and under JAX
+(tests/jaxref.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jaxref import assert_same, assert_same_error
+
+import jitmagic as jm
+
+
+# ---------------------------------------------------------------- dynamic slices
+
+STARTS = [-20, -11, -10, -3, -1, 0, 2, 6, 7, 9, 10, 25]
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["static", "traced"])
+@pytest.mark.parametrize("i", STARTS)
+def test_dynamic_functions_negative_and_out_of_range_starts(i, traced):
+    def prog(ns):
+        lax = ns.lax
+        x = np.arange(10.0)
+        m = np.arange(20.0).reshape(4, 5)
+
+        def f(x, m, i):
+            return (lax.dynamic_slice(x, (i,), (4,)),
+                    lax.dynamic_slice(m, (i, i), (2, 3)),
+                    lax.dynamic_update_slice(x, np.full(3, -1.0), (i,)),
+                    lax.dynamic_update_slice(m, np.full((2, 2), -1.0), (i, 1)),
+                    lax.dynamic_slice_in_dim(m, i, 2, axis=1),
+                    lax.dynamic_index_in_dim(m, i, axis=0),
+                    lax.dynamic_index_in_dim(m, i, axis=1, keepdims=False),
+                    lax.dynamic_update_slice_in_dim(m, np.zeros((4, 2)), i, axis=1),
+                    lax.dynamic_update_index_in_dim(m, np.zeros(5), i, axis=0))
+        if traced:
+            return ns.jit(f)(x, m, np.int64(i))
+        return ns.jit(lambda x, m: f(x, m, i))(x, m)
+    assert_same(prog)
+
+
+def test_dynamic_slice_negative_start_reproducer():
+    got = assert_same(lambda ns: ns.jit(lambda x, i: ns.lax.dynamic_slice(x, (i,), (4,)))(
+        np.arange(10.0), -3))
+    np.testing.assert_array_equal(got, [6, 7, 8, 9])
+
+
+# ---------------------------------------------------------------- select
+
+@pytest.mark.parametrize("pred", [np.array([1, 0, 2, -1]), np.array([1, 0, 2, -1], np.int32),
+                                  np.array([1, 0, 2, 3], np.uint8), np.array([True, False] * 2),
+                                  np.array(True), np.array(2)], ids=str)
+def test_select_predicates(pred):
+    assert_same(lambda ns: ns.jit(ns.lax.select)(pred, np.arange(10.0, 14.0), np.arange(4.0)))
+
+
+def test_select_float_predicate_is_a_type_error():
+    assert_same_error(lambda ns: ns.jit(ns.lax.select)(np.ones(2), np.ones(2), np.zeros(2)))
+
+
+# ---------------------------------------------------------------- error classes
+
+X = np.arange(6.0)
+
+ERROR_PROGRAMS = {
+    "traced boolean mask": lambda ns: ns.jit(lambda x: x[x > 2])(X),
+    "traced boolean mask in .at": lambda ns: ns.jit(lambda x: x.at[x > 2].set(0.0))(X),
+    "traced boolean scalar index": lambda ns: ns.jit(lambda x, b: x[b])(X, True),
+    "one-argument where": lambda ns: ns.jit(lambda x: ns.jnp.where(x > 2))(X),
+    "nonzero": lambda ns: ns.jit(lambda x: ns.jnp.nonzero(x))(X),
+    "flatnonzero": lambda ns: ns.jit(lambda x: ns.jnp.flatnonzero(x))(X),
+    "argwhere": lambda ns: ns.jit(lambda x: ns.jnp.argwhere(x))(X),
+    "traced axis": lambda ns: ns.jit(lambda x, a: ns.jnp.sum(x, axis=a))(X, 0),
+    "traced axis of a method": lambda ns: ns.jit(lambda x, a: x.reshape(2, 3).mean(axis=a))(X, 0),
+    "traced repeats": lambda ns: ns.jit(lambda x, r: ns.jnp.repeat(x, r))(X, 2),
+    "bool()": lambda ns: ns.jit(lambda x: 1.0 if x[0] else 0.0)(X),
+    "range()": lambda ns: ns.jit(lambda x: [1 for _ in range(x[0].astype(int))])(X),
+    "np.asarray()": lambda ns: ns.jit(lambda x: np.asarray(x))(X),
+    "traced arange": lambda ns: ns.jit(lambda n: ns.jnp.arange(n))(3),
+}
+
+
+@pytest.mark.parametrize("name", list(ERROR_PROGRAMS))
+def test_error_class_matches_jax(name):
+    assert_same_error(ERROR_PROGRAMS[name])
+
+
+def test_old_error_classes_still_catch():
+    with pytest.raises(jm.errors.UnsupportedOperationError):
+        ERROR_PROGRAMS["traced boolean mask"](__import__("jaxref").JM)
+    with pytest.raises(jm.errors.UnsupportedOperationError):
+        ERROR_PROGRAMS["one-argument where"](__import__("jaxref").JM)
+
+
+def test_errors_module_mirrors_jax_errors():
+    import jax
+    skip = {"InconclusiveDimensionOperation",   # symbolic shapes: jitmagic has none
+            "JaxprTypeError", "JaxRuntimeError",  # JAX's own IR checker and runtime
+            "KeyReuseError"}                      # jax.random keys: jitmagic has none
+    names = {n for n in dir(jax.errors) if not n.startswith("_")} - skip
+    missing = sorted(n for n in names if not hasattr(jm.errors, n))
+    assert not missing, f"jm.errors lacks {missing}"
+    for n in names:
+        theirs, mine = getattr(jax.errors, n), getattr(jm.errors, n)
+        for base in (TypeError, IndexError):
+            assert issubclass(mine, base) == issubclass(theirs, base), (n, base)
+
+
+# ---------------------------------------------------------------- reductions: where / initial
+
+def test_mean_where_reproducer():
+    d, m = np.arange(6.0), np.array([1, 0, 1, 0, 0, 1], bool)
+    got = assert_same(lambda ns: ns.jit(lambda d, m: ns.jnp.where(m, d, 0).mean(where=m))(d, m))
+    np.testing.assert_allclose(got, 7 / 3)
+
+
+A = np.arange(6).reshape(2, 3)
+AF = np.array([[1.5, np.nan, -2.0], [np.inf, 4.0, 0.25]])
+M = np.array([[1, 0, 1], [0, 0, 1]], bool)
+ROW = np.array([True, False, True])
+
+REDUCTIONS = {
+    "sum where": lambda j, a, m: j.sum(a, where=m),
+    "sum where nan masked": lambda j, a, m: j.sum(AF, where=np.isfinite(AF), axis=0),
+    "sum where row": lambda j, a, m: j.sum(a, where=ROW, axis=1, keepdims=True),
+    "sum initial float cast": lambda j, a, m: j.sum(a, initial=1.5),
+    "sum int8 initial": lambda j, a, m: j.sum(a.astype(np.int8), initial=300, where=m),
+    "sum dtype where": lambda j, a, m: j.sum(a, where=m, dtype=np.float32),
+    "sum bool where": lambda j, a, m: j.sum(a > 1, where=m),
+    "sum promote_integers": lambda j, a, m: (j.sum(a.astype(np.int8), promote_integers=False),
+                                              j.sum(a > 1, promote_integers=False),
+                                              j.prod(a.astype(np.uint8), promote_integers=False)),
+    "prod where initial": lambda j, a, m: j.prod(a, where=m, axis=1, initial=2),
+    "prod where nan masked": lambda j, a, m: j.prod(AF, where=~np.isnan(AF)),
+    "max where initial": lambda j, a, m: j.max(a, where=m, initial=1.5, axis=0),
+    "max initial": lambda j, a, m: j.max(a, initial=7.5),
+    "max where nan masked": lambda j, a, m: j.max(AF, where=~np.isnan(AF), initial=-np.inf),
+    "min where keepdims": lambda j, a, m: j.min(a, where=m, initial=10, axis=1, keepdims=True),
+    "amin initial": lambda j, a, m: j.amin(a, initial=-1, axis=0),
+    "max empty initial": lambda j, a, m: j.max(np.zeros((0, 3)), initial=3.0, axis=0),
+    "any where": lambda j, a, m: j.any(a > 3, where=m, axis=1),
+    "all where": lambda j, a, m: j.all(a > 3, where=m, axis=1),
+    "mean where axis": lambda j, a, m: j.mean(a, where=m, axis=1),
+    "mean where dtype": lambda j, a, m: j.mean(a, where=m, dtype=np.float32),
+    "mean f32 where": lambda j, a, m: j.mean(a.astype(np.float32), where=m),
+    "mean where keepdims": lambda j, a, m: j.mean(a, where=m, axis=1, keepdims=True),
+    "mean where nan masked": lambda j, a, m: j.mean(AF, where=np.isfinite(AF)),
+    "var where": lambda j, a, m: j.var(a, where=m, axis=1),
+    "var where ddof": lambda j, a, m: j.var(a, where=m, ddof=1),
+    "var correction": lambda j, a, m: j.var(a, correction=1, axis=0),
+    "var mean": lambda j, a, m: j.var(a, mean=np.full((2, 1), 1.0), axis=1),
+    "std where keepdims": lambda j, a, m: j.std(a, where=M[:, [0, 2]].any(1)[:, None],
+                                                axis=0, keepdims=True),
+    "var complex where": lambda j, a, m: j.var(a + 1j * a[::-1], where=m),
+    "std mean where": lambda j, a, m: j.std(a, where=m, mean=np.full((1, 3), 2.0), axis=0),
+    "argmax keepdims": lambda j, a, m: (j.argmax(a, axis=1, keepdims=True),
+                                        j.argmin(a, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reduction_keywords_match_jax(name):
+    f = REDUCTIONS[name]
+    assert_same(lambda ns: ns.jit(lambda a, m: f(ns.jnp, a, m))(A, M))
+
+
+METHODS = {
+    "x.sum(where=)": lambda a, m: a.sum(axis=0, where=m),
+    "x.prod(where=, initial=)": lambda a, m: a.prod(axis=0, where=m, initial=2),
+    "x.mean(where=)": lambda a, m: a.mean(where=m, keepdims=True),
+    "x.max(where=, initial=)": lambda a, m: a.max(axis=1, where=m, initial=-5),
+    "x.std(where=)": lambda a, m: a.std(where=m, ddof=1),
+    "x.any(where=)": lambda a, m: (a > 2).any(where=m),
+}
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_reduction_methods_match_jax(name):
+    assert_same(lambda ns: ns.jit(METHODS[name])(A, M))
+
+
+def test_sum_method_honours_initial():
+    # deliberate difference: JAX's Array.sum drops initial= (jnp.sum and NumPy honour it)
+    f = jm.jit(lambda a, m: (a.sum(axis=0, where=m, initial=1), a.sum(initial=1)))
+    got = f(A, M)
+    np.testing.assert_array_equal(got[0], np.sum(A, axis=0, where=M, initial=1))
+    assert got[1] == np.sum(A, initial=1) == 16
+
+
+REDUCTION_ERRORS = {
+    "max where without initial": lambda ns: ns.jit(lambda a: a.max(where=a > 2))(A),
+    "max of empty": lambda ns: ns.jit(lambda a: ns.jnp.max(a, axis=0))(np.zeros((0, 3))),
+    "integer where": lambda ns: ns.jit(lambda a: ns.jnp.sum(a, where=a))(A),
+    "out=": lambda ns: ns.jit(lambda a: ns.jnp.sum(a, out=np.zeros(())))(A),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCTION_ERRORS))
+def test_reduction_errors_match_jax(name):
+    assert_same_error(REDUCTION_ERRORS[name])
+
+
+def test_closures_over_different_functions_do_not_share_variants():
+    def make(g):
+        return jm.jit(lambda x: g(x))
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(make(np.sin)(x), np.sin(x))
+    np.testing.assert_array_equal(make(np.cos)(x), np.cos(x))
