@@ -208,3 +208,84 @@ def test_closures_over_different_functions_do_not_share_variants():
     x = np.arange(3.0)
     np.testing.assert_array_equal(make(np.sin)(x), np.sin(x))
     np.testing.assert_array_equal(make(np.cos)(x), np.cos(x))
+
+
+# ---------------------------------------------------------------- x.at[...] modes
+
+AT_INDICES = {
+    "in bounds": np.array([1, 3]),
+    "negative": np.array([-1, -4]),
+    "out of bounds": np.array([5, 9, -6, -20]),
+    "duplicates": np.array([2, 2, -3, 0]),
+}
+AT_OPS = ["get", "set", "add", "subtract", "multiply", "divide", "power", "min", "max"]
+AT_MODES = [None, "promise_in_bounds", "clip", "drop", "fill"]
+
+
+def _at(x, idx, op, **kw):
+    ref = x.at[idx]
+    if op == "get":
+        return ref.get(**kw)
+    vals = np.arange(2.0, 2.0 + idx.shape[0]) if np.ndim(idx) else 3.0
+    return getattr(ref, op)(vals, **kw)
+
+
+@pytest.mark.parametrize("mode", AT_MODES, ids=str)
+@pytest.mark.parametrize("op", AT_OPS)
+def test_at_modes_match_jax(op, mode):
+    def prog(ns):
+        def f(x, *idxs):
+            out = []
+            for idx in idxs:
+                for wrap in (True, False):
+                    out.append(_at(x, idx, op, mode=mode, wrap_negative_indices=wrap))
+                out.append(_at(x, idx, op, mode=mode, indices_are_sorted=False,
+                               unique_indices=False))
+            out.append(_at(x, 7, op, mode=mode))          # a static int index
+            out.append(_at(x, -2, op, mode=mode))
+            return out
+        return ns.jit(f)(np.arange(1.0, 6.0), *AT_INDICES.values())
+    assert_same(prog)
+
+
+@pytest.mark.parametrize("mode", AT_MODES, ids=str)
+def test_at_modes_two_dimensional_windows(mode):
+    def prog(ns):
+        def f(m, i, j):
+            return (m.at[i, 1:3].get(mode=mode, fill_value=-1.0),
+                    m.at[i, j].get(mode=mode),
+                    m.at[:, j].get(mode=mode, fill_value=7.0),
+                    m.at[i, 1:3].add(10.0, mode=mode),
+                    m.at[i, j].set(np.array([-1.0, -2.0, -3.0]), mode=mode),
+                    m.at[1:, j].max(100.0, mode=mode, wrap_negative_indices=False))
+        return ns.jit(f)(np.arange(12.0).reshape(3, 4), np.array([0, 5, -1]),
+                         np.array([1, 9, -5]))
+    assert_same(prog)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool", "float32", "complex128"])
+def test_at_get_fill_default_per_dtype(dtype):
+    def prog(ns):
+        def f(x, i):
+            return (x.at[i].get(mode="fill"), x.at[7].get(mode="fill"),
+                    x.at[i].get(mode="fill", fill_value=2))
+        return ns.jit(f)(np.arange(5).astype(dtype), np.array([1, 7, -1, -9]))
+    assert_same(prog)
+
+
+def test_at_bad_mode_is_a_value_error():
+    assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].set(9.0, mode="wrap"))(X))
+    assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].get(mode="wrap"))(X))
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip"], ids=str)
+def test_take_modes_match_jax(mode):
+    def prog(ns):
+        def f(x, i, m):
+            return (ns.jnp.take(x, i, mode=mode), ns.jnp.take(m, i, axis=1, mode=mode),
+                    ns.jnp.take(x, i, mode=mode, fill_value=-2.0),
+                    ns.jnp.take_along_axis(x, i, axis=0, mode=mode),
+                    ns.jnp.take_along_axis(m, np.array([[0, 9], [-1, 2], [3, -7]]), axis=1,
+                                           mode=mode, fill_value=-3.0))
+        return ns.jit(f)(np.arange(5.0), np.array([7, -1, -9, 2]), np.arange(12.0).reshape(3, 4))
+    assert_same(prog)
