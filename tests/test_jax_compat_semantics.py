@@ -289,3 +289,74 @@ def test_take_modes_match_jax(mode):
                                            mode=mode, fill_value=-3.0))
         return ns.jit(f)(np.arange(5.0), np.array([7, -1, -9, 2]), np.arange(12.0).reshape(3, 4))
     assert_same(prog)
+
+
+# ---------------------------------------------------------------- creation with traced bounds
+
+SPACES = {
+    "linspace": lambda j, a, b: j.linspace(a, b, 5),
+    "linspace no endpoint retstep": lambda j, a, b: j.linspace(a, b, 4, endpoint=False,
+                                                               retstep=True),
+    "linspace num 1": lambda j, a, b: j.linspace(a, b, 1, retstep=True),
+    "linspace num 0": lambda j, a, b: j.linspace(a, b, 0),
+    "linspace arrays axis": lambda j, a, b: j.linspace(a * np.ones(3), b + np.arange(3.0), 4,
+                                                       axis=-1),
+    "linspace float32": lambda j, a, b: j.linspace(a.astype(np.float32), b, 6),
+    "linspace int dtype": lambda j, a, b: j.linspace(a, b * 7, 5, dtype=np.int64),
+    "logspace": lambda j, a, b: j.logspace(a, b, 5),
+    "logspace base": lambda j, a, b: j.logspace(a, b, 4, base=2.0, endpoint=False),
+    "geomspace": lambda j, a, b: j.geomspace(a + 1.0, b * 100, 5),
+    "geomspace negative": lambda j, a, b: j.geomspace(-a - 1.0, -b * 8, 4),
+    "geomspace axis": lambda j, a, b: j.geomspace(np.array([1.0, 2.0]) + a, b + 5.0, 3, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", list(SPACES))
+def test_spaces_with_traced_bounds(name):
+    f = SPACES[name]
+    assert_same(lambda ns: ns.jit(lambda a, b: f(ns.jnp, a, b))(np.float64(0.5), np.float64(2.0)))
+
+
+@pytest.mark.parametrize("name", list(SPACES))
+def test_spaces_static_match_numpy(name):
+    import jitmagic.numpy as mjnp
+    f = SPACES[name]
+    got, want = f(mjnp, np.float64(0.5), np.float64(2.0)), f(np, np.float64(0.5), np.float64(2.0))
+    from jaxref import assert_close
+    assert_close(got, want)
+
+
+# ---------------------------------------------------------------- dtype rules
+
+POWERS = [2, 3, 1, 0, 0.5, 2.0, -1.0, True, np.int64(2)]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int64", "float16", "float32",
+                                   "complex64"])
+def test_power_operator_dtype_follows_numpy(dtype):
+    # ndarray ** python-int 2 is np.square (bool ** 2 is int8; np.power(bool, 2) is int64)
+    x = np.array([1, 0, 1]).astype(dtype)
+    for e in POWERS:
+        if dtype in ("bool", "int8", "uint8", "int64") and e == -1.0:
+            continue
+        if dtype == "complex64" and e == 0.5:      # complex sqrt: not supported (raises)
+            continue
+        want = x ** e
+        got = jm.jit(lambda x: x ** e)(x)
+        assert got.dtype == want.dtype, (dtype, e, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)
+    assert jm.jit(lambda x: np.power(x, 2))(x).dtype == np.power(x, 2).dtype
+
+
+def test_numpy_functions_return_strong_arrays():
+    # through NumPy functions: NumPy's rule (np.where(...) is a float64 array, so the minimum
+    # with float32 is float64); through jitmagic.numpy: JAX's rule (weak, so float32)
+    c, f32 = np.array([True, False]), np.ones(2, np.float32)
+    want = np.minimum(np.where(c, 0.1, -1e-310), f32)
+    got = jm.jit(lambda c, f: np.minimum(np.where(c, 0.1, -1e-310), f))(c, f32)
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(got, want)
+    got = jm.jit(lambda c, f, s: np.minimum(np.sin(s), f))(c, f32, 0.5)
+    assert got.dtype == np.minimum(np.sin(0.5), f32).dtype == np.float64
+    assert_same(lambda ns: ns.jit(lambda c, f: ns.jnp.minimum(ns.jnp.where(c, 0.1, -1e-310), f))(
+        c, f32), rtol=0, atol=0)
