@@ -68,7 +68,9 @@ def _captured_objects(fun):
             v = cell.cell_contents
         except ValueError:
             continue
-        if isinstance(v, (np.ndarray, np.generic, list, dict)):
+        # any other captured object (a function, a namespace...) may change what the body
+        # computes: two closures of one code over different objects must not share variants
+        if not is_simple(v):
             yield v
     g = getattr(fun, "__globals__", None) or {}
     if code is not None:
