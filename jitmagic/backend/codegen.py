@@ -36,10 +36,10 @@ def arg_kind(aval: ShapedArray) -> str:
 class Buffer:
     """An array in memory: element pointer, static shape, strides in elements."""
 
-    def __init__(self, ptr, aval: ShapedArray):
+    def __init__(self, ptr, aval: ShapedArray, strides=None):
         self.ptr = ptr
         self.aval = aval
-        self.strides = _contiguous_strides(aval.shape)
+        self.strides = _contiguous_strides(aval.shape) if strides is None else tuple(strides)
 
 
 class ScalarArg:
@@ -481,7 +481,9 @@ class Codegen(ScalarOps):
                         b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
         else:
             hit = b.icmp_unsigned("==", v, m)
-        k.add_incoming(b.add(k, ir.Constant(I64, 1)), body)
+        # at(k) may have opened blocks of its own (an integer power's loop): the back edge
+        # comes from wherever the body ends
+        k.add_incoming(b.add(k, ir.Constant(I64, 1)), b.block)
         b.cbranch(hit, done, head)
         b.position_at_end(done)
         return k
