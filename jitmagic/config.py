@@ -18,6 +18,9 @@ _SPEC = {
                    "keep compiled machine code on disk and reuse it across kernel restarts"),
     "disk_cache_dir": ("", str, None, "where the disk cache lives (default: IPython's cache "
                                       "directory, subfolder jitmagic)"),
+    "max_trace_equations": (100_000, int, lambda v: v >= 1,
+                            "a trace recording more equations than this stops with an error "
+                            "naming the Python line that unrolls (use lax.fori_loop/scan)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the eager baseline when the inputs are larger than this"),
 }

@@ -60,3 +60,7 @@ class LoweringError(JitError):
 
 class RecompilationError(JitError):
     """A compile happened inside `with jm.no_recompile():`."""
+
+
+class TraceTooLargeError(JitError, RuntimeError):
+    """A trace passed config.max_trace_equations: usually a Python loop being unrolled."""

@@ -236,7 +236,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if a.shape != () or a.dtype.kind not in "iu":
             raise TypeError(f"lax.fori_loop {nm} bound must be an integer scalar, got {a}")
     idt = dtypes.result_type(la, ua)[0]
-    i_aval = dtypes.ShapedArray((), idt, False)
+    # as in JAX: concrete bounds make the index a weak (Python) int, so `c + i` keeps the
+    # carry's dtype; a traced lower bound passes its own weak type on
+    concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    if concrete:
+        idt = np.dtype(np.int64)
+    i_aval = dtypes.ShapedArray((), idt, concrete or (la.weak_type and la.dtype == idt))
     leaves, tree, t = _trace_loop("lax.fori_loop", body_fun, [i_aval], init_val)
     nc = len(t.consts)
     outs = bind("fori_loop", _convert(lower, idt), _convert(upper, idt), *t.consts, *leaves,
