@@ -124,14 +124,14 @@ class WatchedJax(WatchedFunction):
         try:
             if config.tracking:
                 t0 = _perf_ns()
-                out = fn(*args, **kwargs)
+                out = fn(*args, **kwargs) if kwargs else fn(*args)
                 if type(out) is _ArrayImpl:
                     out.block_until_ready()
                 else:
                     jax.block_until_ready(out)
                 dt = _perf_ns() - t0
             else:
-                out = fn(*args, **kwargs)
+                out = fn(*args, **kwargs) if kwargs else fn(*args)
                 dt = None
         finally:
             _local.sink = prev
@@ -206,7 +206,7 @@ class WatchedJax(WatchedFunction):
 def _leaf_sig(a):
     t = type(a)
     if t is _ArrayImpl:
-        return (t, a.shape, a.dtype, a.weak_type)
+        return a.aval   # shape, dtype, weak type (and sharding) in one cheap hashable value
     if t is _ndarray:
         return (t, a.shape, a.dtype)
     if t in _SCALARS:

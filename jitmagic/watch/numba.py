@@ -108,10 +108,10 @@ class WatchedNumba(WatchedFunction):
         before = len(self._overloads)
         if config.tracking:
             t0 = _perf_ns()
-            out = fn(*args, **kwargs)
+            out = fn(*args, **kwargs) if kwargs else fn(*args)
             dt = _perf_ns() - t0
         else:
-            out = fn(*args, **kwargs)
+            out = fn(*args, **kwargs) if kwargs else fn(*args)
             dt = None
         try:
             if len(self._overloads) != before:
