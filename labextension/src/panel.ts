@@ -172,6 +172,7 @@ function renderFunction(f: IFunctionInfo): HTMLElement {
   const head = el('div', 'jp-JitPanel-functionHead');
   head.append(
     el('span', 'jp-JitPanel-functionName', name),
+    el('span', 'jp-JitPanel-backend', f.backend || 'jitmagic'),
     el('span', 'jp-JitPanel-variantCount', plural(variants.length, 'variant')),
     el('span', 'jp-JitPanel-where', f.where ?? '')
   );
@@ -214,6 +215,7 @@ function renderDetails(e: IJitEvent): HTMLElement {
   const box = el('div', 'jp-JitPanel-details');
   const facts: [string, string][] = [
     ['function', e.qualname || e.function || ''],
+    ['backend', e.backend || 'jitmagic'],
     ['where', e.where ?? ''],
     ['variant', e.variant === null || e.variant === undefined ? '–' : String(e.variant)],
     ['static', statics(e.statics) || '–'],

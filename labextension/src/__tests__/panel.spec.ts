@@ -27,6 +27,14 @@ describe('JitPanel', () => {
     expect(fn.textContent).toContain("static argument 'n' changed: 2 -> 3");
     const calls = Array.from(fn.querySelectorAll("[data-stat='calls']")).map(c => c.textContent);
     expect(calls).toEqual(['1 call', '2 calls']);
+    expect(fn.querySelector('.jp-JitPanel-backend')!.textContent).toBe('jitmagic');
+
+    model.handle({
+      type: 'snapshot',
+      snapshot: { ...snapshot, functions: [{ ...snapshot.functions![0], backend: 'jax' }] }
+    });
+    await frame();
+    expect(panel.node.querySelector('.jp-JitPanel-backend')!.textContent).toBe('jax');
 
     const ev = panel.node.querySelector(".jp-JitPanel-event[data-kind='miss']") as HTMLElement;
     ev.click();
