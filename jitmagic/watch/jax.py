@@ -10,16 +10,16 @@ jaxpr, lowering to MLIR, XLA's backend compile, each with the function's name) a
 - watch=jax (global): no wrapper; a compile is the backend-compile event of a user function,
   and its reason is JAX's explanation, parsed into the tracker's Reason fields.
 
-jax.monitoring can unregister listeners, so the listener is installed only while some
-wrapper lives or global watching is on, and turning watching off removes it and the log
-filter, and restores jax_explain_cache_misses.
+jax.monitoring can unregister listeners. A wrapped call that may compile (an argument key it
+has not seen) registers a listener for its own duration only; global watching registers one
+while it is on, and turning it off removes it and the log filter and restores
+jax_explain_cache_misses. No hook outlives watching.
 """
 from __future__ import annotations
 
 import logging
 import re
 import threading
-import weakref
 
 import numpy as np
 
@@ -113,14 +113,19 @@ class WatchedJax(WatchedFunction):
         self._static_pos = frozenset(i for i, n in enumerate(names)
                                      if n in adapter.static_names)
         self._fast = {}
-        _hooks.acquire()
-        weakref.finalize(self, _hooks.release)
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
         before = self._size()
+        key = self._fast_key(args, kwargs)
+        v = self._fast.get(key) if key is not None else None
         prev = getattr(_local, "sink", None)
         sink = _local.sink = []
+        # a call that may compile listens to JAX's phase events for its duration only: no hook
+        # outlives it (a known key is a cache hit unless JAX's own cache was cleared)
+        listen = v is None and prev is None
+        if listen:
+            register_listener(_to_sink)
         try:
             if config.tracking:
                 t0 = _perf_ns()
@@ -135,12 +140,12 @@ class WatchedJax(WatchedFunction):
                 dt = None
         finally:
             _local.sink = prev
+            if listen:
+                unregister_listener(_to_sink)
         try:
             if self._size() != before:
-                self._on_compile(args, kwargs, sink)
+                self._on_compile(args, kwargs, sink, key)
             elif dt is not None:
-                key = self._fast_key(args, kwargs)
-                v = self._fast.get(key) if key is not None else None
                 if v is None:
                     v = self.variant_for(self.adapter.info(args, kwargs),
                                          self.adapter.abstract(args, kwargs))
@@ -153,14 +158,13 @@ class WatchedJax(WatchedFunction):
             warn_once(f"jax {self.name}", e)
         return out
 
-    def _on_compile(self, args, kwargs, sink):
+    def _on_compile(self, args, kwargs, sink, key):
         own = [e for e in sink if _base_name(e[2]) == self.name]
         timings = {}
         for event, secs, _ in own or sink:
-            timings[_EVENTS[event]] = timings.get(_EVENTS[event], 0.0) + secs
+            timings[_EVENTS[event]] = secs
         info = self.adapter.info(args, kwargs)
         v = self.compiled(info, timings, self.adapter.abstract(args, kwargs))
-        key = self._fast_key(args, kwargs)
         if key is not None:
             self._fast[key] = v
 
@@ -239,25 +243,13 @@ class _Hooks:
     """The monitoring listener and the miss-explanation filter, installed while needed."""
 
     def __init__(self):
-        self.users = 0             # live wrappers
         self.global_on = False
-        self.listening = False
         self.lock = threading.Lock()
         self.saved = None          # (explain_cache_misses, logger level) before watch=jax
         self.filter = _MissFilter()
         self.pending = {}          # base name -> {"where":, "reasons":, phase: secs}
         self.functions = {}        # (name, where) -> WatchedFunction (global watching)
         self.last_where = {}
-
-    def acquire(self):
-        with self.lock:
-            self.users += 1
-            self._sync()
-
-    def release(self):
-        with self.lock:
-            self.users -= 1
-            self._sync()
 
     def set_global(self, on):
         with self.lock:
@@ -277,32 +269,37 @@ class _Hooks:
                 jax.config.update("jax_explain_cache_misses", explain)
                 log.setLevel(level)
                 self.pending.clear()
-            self._sync()
-
-    def _sync(self):
-        want = self.users > 0 or self.global_on
-        if want and not self.listening:
-            jax.monitoring.register_event_duration_secs_listener(_on_duration)
-        elif not want and self.listening:
-            jax.monitoring.unregister_event_duration_listener(_on_duration)
-        self.listening = want
+            if on:
+                register_listener(_on_duration)
+            else:
+                unregister_listener(_on_duration)
 
     def installed(self):
         """What is hooked into JAX right now (for tests and %jit_config)."""
         log = logging.getLogger(_MISS_LOGGER)
-        return {"listener": _on_duration in jax._src.monitoring.get_event_duration_listeners(),
+        live = jax._src.monitoring.get_event_duration_listeners()
+        return {"listener": _on_duration in live or _to_sink in live,
                 "log_filter": self.filter in log.filters,
                 "explain_cache_misses": bool(jax.config.jax_explain_cache_misses)}
+
+
+register_listener = jax.monitoring.register_event_duration_secs_listener
+unregister_listener = jax.monitoring.unregister_event_duration_listener
+
+
+def _to_sink(event, duration, **kw):
+    """A wrapped call's listener: this thread's events go to the call's sink."""
+    sink = getattr(_local, "sink", None)
+    if sink is not None and event in _EVENTS:
+        sink.append((event, duration, kw.get("fun_name")))
 
 
 def _on_duration(event, duration, **kw):
     phase = _EVENTS.get(event)
     if phase is None:
         return
-    sink = getattr(_local, "sink", None)
-    if sink is not None:
-        sink.append((event, duration, kw.get("fun_name")))
-        return
+    if getattr(_local, "sink", None) is not None:
+        return    # a wrapped call (or an IR view): _to_sink has it
     if _hooks.global_on:
         try:
             _global_phase(phase, duration, _base_name(kw.get("fun_name")))
@@ -412,7 +409,7 @@ def parse_explanation(msg):
         arg = _path_name(t.group("path"))
         new_s, old_s = _STATIC.search(t.group("new")), _STATIC.search(t.group("old"))
         if new_s and old_s:
-            statics[arg] = new_s.group(1)
+            statics[arg] = _Shown(new_s.group(1))
             reasons.append(tracker.Reason(
                 "static_value", arg, old_s.group(1), new_s.group(1),
                 f"static argument '{arg}' changed: {old_s.group(1)} -> {new_s.group(1)}"))
@@ -449,6 +446,13 @@ def _type_reasons(arg, old, new):
                                   f"(a Python scalar vs an array)"))
     return out or [tracker.Reason("dtype", arg, old, new,
                                   f"argument '{arg}' type changed: {old} -> {new}")]
+
+
+class _Shown(str):
+    """A value known only as JAX printed it: shown as that text, not as a quoted string."""
+
+    def __repr__(self):
+        return str(self)
 
 
 def _where_text(defined_at):
