@@ -29,10 +29,11 @@ def cache_table(functions):
         df = f.cache_info()
         if len(df):
             df.insert(0, "function", f.name)
+            df.insert(1, "backend", getattr(f, "backend", "jitmagic"))
             frames.append(df)
     if not frames:
         from .inspection import CACHE_COLUMNS
-        return pd.DataFrame(columns=["function"] + CACHE_COLUMNS)
+        return pd.DataFrame(columns=["function", "backend"] + CACHE_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 

@@ -3,7 +3,8 @@
 A notebook loads jitmagic (`%load_ext jitmagic`, whose loader starts `jitmagic.comm`), compiles
 a function, recompiles it for a new static value and hits the cache. The "JIT" panel must list
 the function with its 2 variants and the miss reason, and the status bar item must show the
-kernel's own counts. A screenshot goes to test-output/.
+kernel's own counts. With `%jit_config watch=jax`, an unchanged jax.jit function's variants
+show there too, labelled jax, with JAX's reason. A screenshot goes to test-output/.
 
 Without a browser the test skips, except under CI=true, where it fails.
 """
@@ -47,6 +48,13 @@ CELLS = [
     "scale(x, 4)  # after %reload_ext the panel still follows",      # 7
     "%jit_dashboard --live",                                         # 8
     "scale(x, 5)  # the live dashboard follows",                     # 9
+    "%jit_config watch=jax\n"                                       # 10
+    "import jax, jax.numpy as jnp\n\n"
+    "@jax.jit\n"
+    "def jx(v):\n"
+    "    return v * 2\n\n"
+    "jx(jnp.ones(3))\n"
+    "jx(jnp.ones(5))  # a new shape: JAX recompiles",
 ]
 
 
@@ -434,6 +442,18 @@ def _check_panel_and_status(lab, page):
     panel.locator(".jp-JitPanel-source", has_text="jit.ipynb").wait_for(timeout=10_000)
     fn.wait_for(timeout=10_000)
     _status_is(page, 1, 0)
+
+    # a watched jax.jit function: its variants in the same panel, labelled with their JIT
+    _run(page, 10)
+    jx = panel.locator(".jp-JitPanel-function[data-name='jx']")
+    jx.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
+        "[data-name='jx'] .jp-JitPanel-variant\").length === 2", timeout=30_000)
+    assert jx.locator(".jp-JitPanel-backend").inner_text() == "jax"
+    assert fn.locator(".jp-JitPanel-backend").count() == 0   # only other JITs are labelled
+    assert "argument 'v' shape changed: f32[3] -> f32[5]" in jx.inner_text()
+    jx.screenshot(path=str(OUTPUT / "labextension-watched-jax.png"))
 
     # dark theme: styled only with JupyterLab's variables
     _menu(page, "Settings", "Theme", "JupyterLab Dark")

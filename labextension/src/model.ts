@@ -183,7 +183,14 @@ export class JitModel {
         : (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
     );
     if (!f && create && key) {
-      f = { fid: e.fid, name: e.function ?? key, qualname: e.qualname ?? key, where: e.where, variants: [] };
+      f = {
+        fid: e.fid,
+        backend: e.backend,
+        name: e.function ?? key,
+        qualname: e.qualname ?? key,
+        where: e.where,
+        variants: []
+      };
       this.functions = [...this.functions, f];
     }
     return f;

@@ -261,9 +261,12 @@ export class JitPanel extends Widget {
       badge.title = `recompilation storm: argument '${storm}' keeps changing`;
       head.append(badge);
     }
-    const backends = new Set(variants.map(v => v.backend).filter(b => b && b !== 'jitmagic'));
-    if (backends.size) {
-      head.append(el('span', 'jp-JitPanel-backend', Array.from(backends).join(', ')));
+    // the JIT that compiled it, when it is not jitmagic's own (jm.watch of jax.jit / numba)
+    const backend = f.backend || variants.map(v => v.backend).find(b => b) || 'jitmagic';
+    if (backend !== 'jitmagic') {
+      const b = el('span', 'jp-JitPanel-backend', backend);
+      b.title = `compiled by ${backend}, watched by jitmagic`;
+      head.append(b);
     }
     head.append(el('span', 'jp-JitPanel-variantCount', plural(variants.length, 'variant')));
     if (where) {
@@ -603,6 +606,7 @@ function renderDetails(e: IJitEvent): HTMLElement {
   const box = el('div', 'jp-JitPanel-details');
   const facts: [string, string][] = [
     ['function', e.qualname || e.function || ''],
+    ['backend', e.backend || 'jitmagic'],
     ['where', location(e.where)],
     ['variant', e.variant === null || e.variant === undefined ? '–' : String(e.variant)],
     ['static', statics(e.statics) || '–'],

@@ -25,6 +25,8 @@ export interface IJitEvent {
   seq?: number;
   /** the function's identity (same-named functions differ); newer trackers */
   fid?: number;
+  /** which JIT compiled: jitmagic, or a watched jax / numba (jm.watch) */
+  backend?: string;
   time?: number;
   kind?: EventKind | string;
   function?: string;
@@ -60,6 +62,7 @@ export interface IVariantInfo {
 
 export interface IFunctionInfo {
   fid?: number;
+  backend?: string;
   name?: string;
   qualname?: string;
   where?: string;

@@ -26,6 +26,12 @@ describe('JitModel', () => {
     expect(m.eventBySeq(2)).toBe(missEvent);
   });
 
+  it('keeps the backend of a watched function seen first through an event', () => {
+    const m = new JitModel();
+    m.handle({ type: 'event', event: { ...compileEvent, fid: 7, backend: 'numba' } });
+    expect(m.functions[0].backend).toBe('numba');
+  });
+
   it('does not count twice the backlog that a snapshot follows', () => {
     const m = new JitModel();
     m.handle({ type: 'events', events: [compileEvent, missEvent] });

@@ -38,6 +38,15 @@ describe('JitPanel', () => {
     expect(calls).toEqual(['1 call · 4.40 µs', '2 calls · 3.80 µs mean · 7.60 µs total']);
     expect(fn.textContent).not.toContain('no static args');
     expect(fn.querySelector('.jp-JitPanel-where')!.textContent).toBe('In[2]:4');
+    // jitmagic's own functions carry no label; a watched JIT's do
+    expect(fn.querySelector('.jp-JitPanel-backend')).toBeNull();
+
+    model.handle({
+      type: 'snapshot',
+      snapshot: { ...snapshot, functions: [{ ...snapshot.functions![0], backend: 'jax' }] }
+    });
+    await frame();
+    expect(panel.node.querySelector('.jp-JitPanel-backend')!.textContent).toBe('jax');
 
     const ev = panel.node.querySelector(".jp-JitPanel-event[data-kind='miss']") as HTMLElement;
     ev.click();
