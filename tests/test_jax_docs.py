@@ -569,7 +569,6 @@ PENDING = {
     "at_doc_get_modes": "eager .at",
     "at_doc_negative": "eager .at",
     "at_doc_scatter_add": "eager .at",
-    "at_doc_in_jit": ".at mode= keyword honoured",
     "sharp_at_add_strided": "eager .at",
     "sharp_at_set_row": "eager .at",
     "thinking_eager_at_chain": "eager .at",
@@ -580,15 +579,12 @@ PENDING = {
     "sharp_fori_closure_array": "constant indexed by a tracer",
     "faq_jit_static_depth_recursion": "nested jit",
     "faq_nested_jit": "nested jit",
-    "faq_mean_where": "mean(where=)",
-    "lax_dynamic_slice_traced_negative": "negative dynamic_slice starts",
     "lax_index_in_dim_doc": "lax.index_in_dim",
     "lax_slice_doc": "lax.slice",
     "lax_slice_in_dim_doc": "lax.slice_in_dim",
     "pytree_leaves_and_map": "jitmagic.tree",
     "pytree_registered_class_carry": "jitmagic.tree",
     "sharp_pytree_method": "jitmagic.tree",
-    "sharp_boolean_mask_in_jit": "NonConcreteBooleanIndexError",
 }
 
 
