@@ -60,6 +60,8 @@ class FunctionState:
 
 
 class JitFunction:
+    backend = "jitmagic"   # which JIT compiles it (watched jax/numba functions say theirs)
+
     def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")

@@ -21,7 +21,9 @@ from jitmagic.watch import installed, set_watching
 @pytest.fixture(autouse=True)
 def _fresh():
     saved = jm.config.as_dict()
-    yield
+    # JAX's default: 32-bit (tests/jaxref.py turns x64 on for the differential tier)
+    with jax.enable_x64(False):
+        yield
     jm.config.update(**saved)
     set_watching("off")
 
