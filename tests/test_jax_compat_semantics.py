@@ -79,7 +79,32 @@ ERROR_PROGRAMS = {
     "range()": lambda ns: ns.jit(lambda x: [1 for _ in range(x[0].astype(int))])(X),
     "np.asarray()": lambda ns: ns.jit(lambda x: np.asarray(x))(X),
     "traced arange": lambda ns: ns.jit(lambda n: ns.jnp.arange(n))(3),
+    "traced axis of take": lambda ns: ns.jit(
+        lambda x, a: ns.jnp.take(x, np.array([0]), axis=a))(X, 0),
+    "traced slice bound": lambda ns: ns.jit(lambda x, n: x[:n])(X, 2),
+    "traced slice bound in .at": lambda ns: ns.jit(lambda x, n: x.at[1:n].set(0.0))(X, 2),
+    "traced reshape": lambda ns: ns.jit(lambda x, n: x.reshape(n, 3))(X, 2),
+    "traced shape": lambda ns: ns.jit(lambda n: ns.jnp.zeros(n))(3),
+    "traced slice size": lambda ns: ns.jit(
+        lambda x, n: ns.lax.dynamic_slice(x, (0,), (n,)))(X, 2),
+    "traced linspace num": lambda ns: ns.jit(lambda n: ns.jnp.linspace(0.0, 1.0, n))(3),
+    "float()": lambda ns: ns.jit(lambda x: float(x[0]))(X),
+    "int()": lambda ns: ns.jit(lambda x: int(x[0]))(X),
+    "list index": lambda ns: ns.jit(lambda x: [0, 1, 2][x[0].astype(int)])(X),
+    "escaped tracer in another jit": lambda ns: _leak(ns, lambda ns, t: ns.jit(
+        lambda y: y + t)(X)),
+    "escaped tracer outside jit": lambda ns: _leak(ns, lambda ns, t: t + 1),
 }
+
+
+def _leak(ns, use):
+    box = []
+
+    def f(x):
+        box.append(x)
+        return x
+    ns.jit(f)(X)
+    return use(ns, box[0])
 
 
 @pytest.mark.parametrize("name", list(ERROR_PROGRAMS))
