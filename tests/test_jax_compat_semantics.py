@@ -684,3 +684,24 @@ for _names, _cases in AUDIT.items():
 @pytest.mark.parametrize("key", list(_CASES))
 def test_audited_keyword(key):
     _CASES[key].check()
+
+
+LAX_ERRORS = {
+    "update of another dtype": lambda ns: ns.jit(lambda x: ns.lax.dynamic_update_slice(
+        x, np.ones(2, np.float32), (1,)))(X),
+    "update of another rank": lambda ns: ns.jit(lambda x: ns.lax.dynamic_update_slice(
+        x, 1.0, (1,)))(X),
+    "float start": lambda ns: ns.jit(lambda x: ns.lax.dynamic_slice(x, (1.0,), (2,)))(X),
+    "too many starts": lambda ns: ns.jit(lambda x: ns.lax.dynamic_slice(x, (1, 2), (2,)))(X),
+    "slice larger than the operand": lambda ns: ns.jit(
+        lambda x: ns.lax.dynamic_slice(x, (1,), (7,)))(X),
+    "select of two dtypes": lambda ns: ns.jit(
+        lambda x: ns.lax.select(x > 2, x, x.astype(np.float32)))(X),
+    "select of mismatched shapes": lambda ns: ns.jit(
+        lambda x: ns.lax.select(np.array([True, False]), x, x))(X),
+}
+
+
+@pytest.mark.parametrize("name", list(LAX_ERRORS))
+def test_lax_errors_match_jax(name):
+    assert_same_error(LAX_ERRORS[name])
