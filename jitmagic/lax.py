@@ -352,8 +352,8 @@ def _starts(x, start_indices):
     if isinstance(start_indices, Tracer) and _aval(start_indices).ndim == 1:
         starts = [start_indices[k] for k in range(_aval(start_indices).shape[0])]
     if len(starts) != nd:
-        raise TypeError(f"dynamic slice of a rank-{nd} array needs {nd} start indices, "
-                        f"got {len(starts)}")
+        raise ValueError(f"dynamic slice of a rank-{nd} array needs {nd} start indices, "
+                         f"got {len(starts)}")
     out = []
     for s in starts:
         a = _aval(s)
@@ -394,6 +394,9 @@ def dynamic_update_slice(operand, update, start_indices):
     starts = _from_end(_starts(operand, start_indices), oa.shape)
     if ua.ndim != oa.ndim or any(u > o for u, o in zip(ua.shape, oa.shape)):
         raise TypeError(f"update of shape {ua.shape} does not fit operand shape {oa.shape}")
+    if ua.dtype != oa.dtype and not ua.weak_type:
+        raise TypeError(f"lax.dynamic_update_slice needs the update's dtype to be the "
+                        f"operand's: got {ua} for {oa}; convert it with .astype({oa.dtype})")
     return bind("dynamic_update_slice", operand, _convert(update, oa.dtype, oa.weak_type),
                 *starts)
 

@@ -30,9 +30,21 @@ def _expand_ellipsis(idx, ndim):
     return out
 
 
+def check_static_slices(idx):
+    """Slice bounds fix the result shape, so they must be static (JAX: IndexError)."""
+    for i in idx:
+        if isinstance(i, slice):
+            for t in (i.start, i.stop, i.step):
+                if isinstance(t, Tracer):
+                    from ..errors import TracerSliceError
+                    from ..tracing import concretization_error
+                    raise concretization_error(t, "slice", TracerSliceError)
+
+
 def getitem(x, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    check_static_slices(idx)
     for i in idx:
         if isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) and not np.ndim(i) == 0:
             from . import _advanced

@@ -114,6 +114,8 @@ def diag(v, k=0):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     from ._reductions import sum as asum
     return asum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -153,8 +155,10 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim)
     idx = np.repeat(np.arange(shape_of(a)[axis]), np.asarray(repeats))
-    if total_repeat_length is not None:
-        idx = np.resize(idx, total_repeat_length) if len(idx) else np.zeros(0, int)
+    if total_repeat_length is not None:      # JAX: truncate, or pad with the last element
+        n = int(total_repeat_length)
+        idx = idx[:n] if len(idx) >= n or not len(idx) else \
+            np.concatenate([idx, np.full(n - len(idx), idx[-1])])
     return _take_static(a, idx, axis)
 
 
@@ -176,6 +180,8 @@ def tile(A, reps):
 
 def pad(array, pad_width, mode="constant", constant_values=0, **kw):
     """np.pad for modes constant, edge, wrap, reflect, symmetric (static widths)."""
+    if kw:
+        raise NotImplementedError(f"pad: keyword arguments {sorted(kw)} are not supported")
     from ._shape import where
     a = asarray(array)
     nd = aval(a).ndim

@@ -182,9 +182,12 @@ COMPOSITES[np.degrees] = COMPOSITES[np.rad2deg]
 
 def _export():
     out = {}
+    def wrapper(uf):
+        def fn(*xs):
+            return apply_ufunc(uf, *xs)
+        return fn
     for uf in list(UFUNC_PRIMS) + list(COMPOSITES):
-        def fn(*xs, _uf=uf):
-            return apply_ufunc(_uf, *xs)
+        fn = wrapper(uf)
         fn.__name__ = uf.__name__
         fn.__doc__ = f"jitmagic version of np.{uf.__name__}."
         out[uf.__name__] = fn
