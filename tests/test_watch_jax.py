@@ -267,3 +267,43 @@ def test_jit_cell_with_jax_backend_and_ir(ip):
         warnings.simplefilter("ignore")
         res = ip.run_cell("%%jit --backend jax\ny = 1 + 1", store_history=True)
     assert not res.success and "defines no function" in str(res.error_in_exec)
+
+
+def test_static_values_compare_with_strict_types():
+    @jm.watch
+    @functools.partial(jax.jit, static_argnames="n")
+    def st(x, n):
+        return x * n
+
+    for n in (2, 2.0, True):
+        st(jnp.ones(2), n=n)
+    assert st.__wrapped__._cache_size() == 3
+    assert [e.reasons[0].text for e in compiles(st)][1:] == [
+        "static argument 'n' type changed: int 2 -> float 2.0",
+        "static argument 'n' type changed: float 2.0 -> bool True"]
+
+
+def test_a_failure_of_the_bookkeeping_is_a_warning_not_an_error(monkeypatch):
+    @jm.watch
+    @jax.jit
+    def ok(x):
+        return x + 2
+
+    monkeypatch.setattr(ok.adapter, "info", lambda *a: 1 / 0)
+    with pytest.warns(RuntimeWarning, match="could not record"):
+        out = ok(jnp.ones(2))
+    np.testing.assert_array_equal(np.asarray(out), [3.0, 3.0])
+
+
+def test_global_and_wrapper_do_not_count_twice():
+    jm.config.update(watch="jax")
+
+    @jm.watch
+    @jax.jit
+    def once(x):
+        return x * 5
+
+    once(jnp.ones(2))
+    once(jnp.ones(3))
+    assert [e.kind for e in tracker.event_list("once")] == ["compile", "miss"]
+    assert len([f for f in tracker.all_functions() if f.name == "once"]) == 1
