@@ -123,9 +123,10 @@ def test_storm_warning_names_the_argument():
     def s(x):
         return x.sum()
 
-    with pytest.warns(tracker.RecompilationStormWarning, match="'x'.*new shape"):
+    with pytest.warns(tracker.RecompilationStormWarning, match="'x'.*new shape") as w:
         for n in range(1, 6):
             s(jnp.ones(n))
+    assert w[0].filename == __file__   # it points at the user's call
     storms = [e for e in tracker.event_list(s) if e.kind == "storm"]
     assert len(storms) == 1 and storms[0].backend == "jax"
 
@@ -192,8 +193,14 @@ def test_global_watching_on_and_off(caplog):
         glob(jnp.ones(6), n=1)
         glob(a, n=2)
     assert "TRACING CACHE MISS" not in caplog.text   # JAX's text became records
+    jm.config.update(storm_threshold=2)
+    with pytest.warns(tracker.RecompilationStormWarning) as w:
+        glob(jnp.ones(9), n=1)
+        glob(jnp.ones(10), n=1)
+    assert w[0].filename == __file__
+    jm.config.update(storm_threshold=8)
     evs = tracker.event_list("glob")
-    assert [e.kind for e in evs] == ["compile", "miss", "miss"]
+    assert [e.kind for e in evs][:3] == ["compile", "miss", "miss"]
     assert all(e.backend == "jax" for e in evs)
     assert (evs[1].reasons[0].kind, evs[1].reasons[0].arg) == ("shape", "x")
     assert evs[1].reasons[0].old == "f32[3]" and evs[1].reasons[0].new == "f32[6]"
@@ -201,12 +208,13 @@ def test_global_watching_on_and_off(caplog):
         ("static_value", "n", "2")
     assert evs[0].timings_ms["backend_compile"] > 0
     (wf,) = [f for f in tracker.all_functions() if f.name == "glob"]
-    assert wf.backend == "jax" and len(wf.variants) == 3 and wf.where.startswith("test_watch_jax")
+    assert wf.backend == "jax" and len(wf.variants) == 5 and wf.where.startswith("test_watch_jax")
     jm.config.update(watch="off")
     assert installed()["jax"] == {"listener": False, "log_filter": False,
                                   "explain_cache_misses": before}
+    n = len(tracker.event_list("glob"))
     glob(a, n=3)
-    assert len(tracker.event_list("glob")) == 3
+    assert len(tracker.event_list("glob")) == n
 
 
 def test_global_watching_leaves_jax_internals_out():

@@ -117,8 +117,11 @@ class WatchedJax(WatchedFunction):
     def __call__(self, *args, **kwargs):
         fn = self._fn
         before = self._size()
-        key = self._fast_key(args, kwargs)
-        v = self._fast.get(key) if key is not None else None
+        try:
+            key = self._fast_key(args, kwargs)
+            v = self._fast.get(key) if key is not None else None
+        except Exception:   # e.g. an unhashable static value: JAX itself says what is wrong
+            key = v = None
         prev = getattr(_local, "sink", None)
         sink = _local.sink = []
         # a call that may compile listens to JAX's phase events for its duration only: no hook
@@ -353,7 +356,8 @@ class _GlobalAdapter:
                          f"jm.watch to see its jaxpr and lowered text")
 
     def clear(self, wf):
-        pass
+        return ("jitmagic sees this function only through JAX's events and cannot reach its "
+                "cache: jitmagic forgot its records, JAX still has its compiles")
 
 
 class _MissFilter(logging.Filter):

@@ -76,7 +76,8 @@ class NumbaAdapter:
         return self.disp.inspect_asm(types)
 
     def clear(self, wf):
-        pass   # Numba cannot drop a dispatcher's compiled versions; jitmagic forgets its records
+        return ("Numba cannot drop a dispatcher's compiled versions: jitmagic forgot its "
+                "records, Numba still has them")
 
     def seed(self, wf, skip=None):
         """Versions compiled before watching began: known keys, and rows of the cache table."""
