@@ -14,7 +14,6 @@ import io
 import threading
 import weakref
 
-import numba
 from numba.core import event as nb_event
 from numba._dispatcher import compute_fingerprint
 
