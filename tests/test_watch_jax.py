@@ -315,3 +315,18 @@ def test_global_and_wrapper_do_not_count_twice():
     once(jnp.ones(3))
     assert [e.kind for e in tracker.event_list("once")] == ["compile", "miss"]
     assert len([f for f in tracker.all_functions() if f.name == "once"]) == 1
+
+
+def test_no_recompile_under_global_watching():
+    jm.config.update(watch="jax")
+
+    @jax.jit
+    def gq(x):
+        return x + 1
+
+    gq(jnp.ones(2))
+    with jm.no_recompile():
+        gq(jnp.ones(2))
+        with pytest.raises(RecompilationError, match=r"gq would compile.*'x' shape"):
+            gq(jnp.ones(3))
+    np.testing.assert_array_equal(np.asarray(gq(jnp.ones(3))), [2.0, 2.0, 2.0])
