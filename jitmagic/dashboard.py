@@ -38,7 +38,9 @@ def cache_table(functions):
 
 
 def _label(row):
-    s = f"{row['function']} #{row['variant']}"
+    backend = row.get("backend", "jitmagic")
+    s = f"{row['function']}{'' if backend in ('jitmagic', None) else f' [{backend}]'} " \
+        f"#{row['variant']}"
     if row.get("statics"):
         s += f" ({row['statics']})"
     return s if len(s) <= 34 else s[:33] + "…"
