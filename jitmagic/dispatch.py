@@ -16,8 +16,8 @@ import numpy as np
 from . import identity, inspection, passes, pytree, tracker
 from .backend import codegen, engine
 from .config import config
-from .ir import typecheck
-from .tracing import aval_of, new_trace
+from .ir import Function, typecheck
+from .tracing import Tracer, aval_of, bind, current_trace, new_trace
 from .variant import Variant
 
 _ndarray = np.ndarray
@@ -119,6 +119,8 @@ class JitFunction:
                 variant = self._state.fast.get(tuple(sig))
                 if variant is not None:
                     return variant.fast(args)
+        if current_trace() is not None:
+            return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
         variant = self._state.cache.get(key)
         if variant is None:
@@ -126,6 +128,20 @@ class JitFunction:
         if self._plain and not kwargs and leaves is args:
             self._state.fast[key[2]] = variant
         return variant(leaves)
+
+    def _call_traced(self, args, kwargs):
+        """Called while another function is traced (nested jit): trace into the caller's IR
+        as one `jit` equation holding this function's sub-IR. Its own cache, variants and
+        events are untouched; passes.inline_calls splices the sub-IR in before lowering."""
+        s_pos, s_kw, _, _ = self._split(args, kwargs)
+        for i, v in s_pos:
+            _hashable(v, self._arg_name(i))
+        for k, v in s_kw:
+            _hashable(v, f"'{k}'")
+        fn, out_tree, leaves = self._trace(args, kwargs)
+        closed = Function((), fn.constvars + fn.invars, fn.eqns, fn.outs, ())
+        outs = bind("jit", *fn.consts, *leaves, jaxpr=closed, name=self.name)
+        return pytree.unflatten(out_tree, outs)
 
     def _split(self, args, kwargs):
         """(static positional, static keyword, dynamic positional, dynamic keyword)."""
@@ -253,6 +269,10 @@ class JitFunction:
 
     def trace(self, args, kwargs):
         """Trace to IR: (Function, output treedef)."""
+        fn, out_tree, _ = self._trace(args, kwargs)
+        return fn, out_tree
+
+    def _trace(self, args, kwargs):
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
         leaves, tree, paths = pytree.flatten((d_pos, d_kw))
         labels = [self._label(p, s_pos) for p in paths]
@@ -266,7 +286,7 @@ class JitFunction:
             out = self.fun(*full, **d_kw_t, **dict(s_kw))
             out_leaves, out_tree, _ = pytree.flatten(out)
             fn = t.finish(out_leaves)
-        return fn, out_tree
+        return fn, out_tree, leaves
 
     def _label(self, path, s_pos):
         # path looks like [0][1]['w'] for (d_pos, d_kw); map position back to the parameter name
@@ -405,11 +425,23 @@ def _abstract(x, label):
         raise TypeError(f"argument '{label}': {e}") from None
 
 
+class NonHashableStaticArgumentError(ValueError, TypeError):
+    """A static argument that cannot be part of a cache key: JAX raises ValueError here; it is
+    a TypeError too, as jitmagic raised before."""
+
+
 def _hashable(v, name):
+    if isinstance(v, Tracer):
+        raise NonHashableStaticArgumentError(
+            f"static argument {name} received a traced value {v.aval}: a static value must be "
+            f"known while tracing, but this one is computed by (or is an argument of) the "
+            f"function being traced. Pass a Python value (e.g. a static argument of the outer "
+            f"function), or make the argument traced (remove it from static_argnums/"
+            f"static_argnames).")
     try:
         hash(v)
     except TypeError:
-        raise TypeError(
+        raise NonHashableStaticArgumentError(
             f"static argument {name} has unhashable type {type(v).__name__}: static values are "
             f"part of the compilation cache key and must be hashable. Pass a tuple instead of "
             f"a list, or make the argument traced (remove it from static_argnums/"
