@@ -6,17 +6,14 @@
 """
 from __future__ import annotations
 
-import numpy as _np
-
 from . import errors
 from ._version import __version__
 from . import tracker
 from .config import config
+from .array import Array, block_until_ready
 from .dispatch import JitFunction, jit, make_ir
 from .tracker import events, explain, no_recompile
 from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
-
-Array = _np.ndarray
 
 
 def __getattr__(name):
@@ -37,7 +34,7 @@ def unload_ipython_extension(ipython):
     unload(ipython)
 
 
-__all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "config", "events", "explain",
+__all__ = ["jit", "make_ir", "Array", "block_until_ready", "errors", "JitFunction", "config", "events", "explain",
            "no_recompile", "tracker", "__version__"]
 
 

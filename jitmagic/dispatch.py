@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from . import identity, inspection, passes, pytree, tracker
+from .array import Array
 from .backend import codegen, engine
 from .config import config
 from .ir import Function, typecheck
@@ -21,13 +22,14 @@ from .tracing import Tracer, aval_of, bind, current_trace, new_trace
 from .variant import Variant
 
 _ndarray = np.ndarray
+_ARRAYS = (np.ndarray, Array)   # exact types the hit path passes straight to native code
 _PLAIN_SCALARS = (float, int, bool)
 _I64_MIN, _I64_MAX = -2**63, 2**63 - 1
 
 
 def _leaf_signature(x):
     t = type(x)
-    if t is np.ndarray:
+    if t in _ARRAYS:
         return (x.shape, x.dtype)
     if t is int and not _I64_MIN <= x <= _I64_MAX:
         raise OverflowError(f"Python integer {x} does not fit in int64, the dtype of a traced "
@@ -51,7 +53,10 @@ class FunctionState:
     def __init__(self):
         self.fid = next(FunctionState._ids)
         self.cache: dict = {}
-        self.fast: dict = {}             # plain positional signature -> variant (hit path)
+        # hit path: plain positional signature -> variant.fast, and (shape, dtype) of a lone
+        # array argument -> variant.fast; mutated in place (JitFunction aliases them)
+        self.fast: dict = {}
+        self.fast1: dict = {}
         self.history: list = []          # KeyInfo of every compiled key, newest last
         self.storm = tracker.StormDetector()
         self.next_id = 0
@@ -85,6 +90,7 @@ class JitFunction:
             fun, (self.static_argnums, sorted(self.static_argnames)))
         self.source = identity.source_lines(fun)
         self._state, redefined = identity.registry.adopt(self)
+        self._fast, self._fast1 = self._state.fast, self._state.fast1
         if redefined is not None:
             old, new = redefined
             text = "redefined: source changed" + (f": `{old}` -> `{new}`" if old or new else "")
@@ -99,15 +105,15 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if self._plain and not kwargs:
             # the cache-hit fast path: positional arrays/scalars, no statics, no globals
-            if len(args) == 1 and type(args[0]) is _ndarray:
+            if len(args) == 1 and (type(args[0]) is _ndarray or type(args[0]) is Array):
                 a = args[0]
-                variant = self._state.fast.get(((a.shape, a.dtype),))
-                if variant is not None:
-                    return variant.fast(args)
+                fast = self._fast1.get((a.shape, a.dtype))
+                if fast is not None:
+                    return fast(args)
             sig = []
             for a in args:
                 t = type(a)
-                if t is _ndarray:
+                if t is _ndarray or t is Array:
                     sig.append((a.shape, a.dtype))
                 elif t in _PLAIN_SCALARS:
                     if t is int and not _I64_MIN <= a <= _I64_MAX:
@@ -116,9 +122,9 @@ class JitFunction:
                 else:
                     break
             else:
-                variant = self._state.fast.get(tuple(sig))
-                if variant is not None:
-                    return variant.fast(args)
+                fast = self._fast.get(tuple(sig))
+                if fast is not None:
+                    return fast(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
@@ -126,7 +132,9 @@ class JitFunction:
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
         if self._plain and not kwargs and leaves is args:
-            self._state.fast[key[2]] = variant
+            self._fast[key[2]] = variant.fast
+            if len(args) == 1 and type(args[0]) in _ARRAYS:
+                self._fast1[key[2][0]] = variant.fast
         return variant(leaves)
 
     def _call_traced(self, args, kwargs):
@@ -178,7 +186,7 @@ class JitFunction:
             [(self._static_name_for(i) or f"#{i}", type(v), _hashable(v, self._arg_name(i)))
              for i, v in s_pos] + [(k, type(v), _hashable(v, k)) for k, v in s_kw],
             key=lambda s: s[0]))
-        if not d_kw and all(type(a) is np.ndarray or type(a) in (float, int, bool)
+        if not d_kw and all(type(a) in _ARRAYS or type(a) in (float, int, bool)
                             for a in d_pos):
             leaves = d_pos
             tree = len(d_pos)
@@ -247,7 +255,9 @@ class JitFunction:
         while len(st.cache) > limit:
             k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
             del st.cache[k]
-            st.fast = {s: v for s, v in st.fast.items() if v is not victim}
+            for table in (st.fast, st.fast1):
+                for s in [s for s, f in table.items() if f is victim.fast]:
+                    del table[s]
             tracker.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
                            message=f"{self.name}: evicted variant {victim.id} (least recently "
@@ -389,7 +399,8 @@ class JitFunction:
         with st.lock:
             n = len(st.cache)
             st.cache.clear()
-            st.fast = {}
+            st.fast.clear()
+            st.fast1.clear()
         tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def explain(self):
