@@ -10,6 +10,8 @@ import numpy as np
 from . import inspection, pytree
 from .backend import engine, interrupt, runstats
 from .config import config
+from . import array
+from .array import Array
 from .interpreter import eval_function
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -54,13 +56,13 @@ class Variant:
         """The hit path for plain calls: arguments go straight to native code, which keeps
         the run statistics itself (backend/runstats.py)."""
         cfunc, retry = self.cfunc, self._retry
-        empty, specs, consts = np.empty, self.out_specs, self.consts
+        empty, specs, consts = Array, self.out_specs, self.consts   # Array(shape, dtype)
         unflatten, tree = pytree.unflatten, self.out_tree
         if tree.kind == "leaf" and len(specs) == 1:
-            (shape, dtype), = specs
+            new = array.allocator(*specs[0])
 
             def fast(args):
-                out = empty(shape, dtype)
+                out = new()
                 rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
                 if rc:
                     retry(rc, consts + args, (out,))
