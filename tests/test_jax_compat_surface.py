@@ -311,3 +311,99 @@ def test_registering_twice_and_bad_dataclass_fields():
     with pytest.raises(TypeError, match="both"):
         jm.tree.register_dataclass(C, data_fields=["x"])
 
+
+# ---------------------------------------------------------------- complex numbers
+# Special values (0, inf, NaN, signed zeros) of every complex primitive are checked against
+# NumPy by tests/test_differential.py (registry-driven: sin, cos, tan, sinh, cosh, tanh, exp,
+# log, sqrt, pow, sign, max/min/fmax/fmin, comparisons). Here: the jnp functions against JAX
+# on finite values, and the branch cuts and orderings against NumPy.
+
+CTOL = {"complex64": dict(rtol=1e-5, atol=1e-6), "complex128": dict(rtol=1e-12, atol=1e-13)}
+
+
+def _cvals(dt, n=24):
+    z = (RNG.uniform(-3, 3, n) + 1j * RNG.uniform(-3, 3, n)).astype(dt)
+    return np.concatenate([z, np.array([1, -1, 1j, -1j, 0.5, 2 - 0.5j], dt)])
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_functions_match_jax(dt):
+    z, w = _cvals(dt), _cvals(dt)[::-1].copy()
+
+    def prog(ns):
+        jn = ns.jnp
+
+        @ns.jit
+        def f(z, w, p):
+            return (jn.sin(z), jn.cos(z), jn.tan(z), jn.sinh(z), jn.cosh(z), jn.tanh(z),
+                    jn.exp(z), jn.log(z), jn.sqrt(z), jn.power(z, w), z ** p, z ** 2.5,
+                    jn.power(z, 3), z ** -2, jn.abs(z), jn.angle(z), jn.angle(z, deg=True),
+                    jn.sign(z), jn.real(z), jn.imag(z), jn.conj(z), z.conj(), z.real, z.imag)
+        return f(z, w, np.asarray(0.5 - 0.25j, dt))
+    assert_same(prog, **CTOL[dt])
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_ordering_matches_jax(dt):
+    z = _cvals(dt)
+    z = np.concatenate([z, z[:5], np.array([2 + 1j, 2 - 1j, 2 + 0j, -0.0 + 0j, 1j], dt)])
+    w = z[::-1].copy()
+
+    def prog(ns):
+        jn = ns.jnp
+
+        @ns.jit
+        def f(z, w):
+            m = z.reshape(4, -1)
+            return (jn.sort(z), jn.argsort(z), jn.sort(m, axis=0), jn.max(z), jn.min(z),
+                    jn.max(m, axis=1), jn.maximum(z, w), jn.minimum(z, w), z < w, z <= w,
+                    z > w, z >= w, z == w, jn.less(z, w))
+        return f(z, w)
+    assert_same(prog)
+
+
+def test_complex_branch_cuts_and_special_values_match_numpy():
+    neg = np.array([-1.0 + 0.0j, complex(-1.0, -0.0), complex(-4.0, 0.0), complex(-4.0, -0.0),
+                    complex(-0.0, 0.0), 0j, complex(np.inf, 0), complex(-np.inf, 1),
+                    complex(np.nan, 0), complex(1, np.inf), complex(0, -np.inf)])
+    for dt in (np.complex64, np.complex128):
+        z = neg.astype(dt)
+
+        @jm.jit
+        def f(z):
+            return (np.log(z), np.sqrt(z), np.sign(z), np.abs(z), jnp.angle(z), z ** 0.5,
+                    np.power(z, np.asarray(1.5 + 0.5j, z.dtype)))
+        with np.errstate(all="ignore"):
+            want = (np.log(z), np.sqrt(z), np.sign(z), np.abs(z), np.angle(z), z ** 0.5,
+                    np.power(z, np.asarray(1.5 + 0.5j, dt)))
+        for g, w in zip(f(z), want):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=2e-6 if dt == np.complex64 else 1e-14,
+                                       equal_nan=True)
+            # the branch cut: the sign of a zero imaginary part picks the side (a NaN's sign
+            # bit means nothing)
+            num = ~np.isnan(np.imag(w))
+            np.testing.assert_array_equal(np.signbit(np.imag(g))[num], np.signbit(np.imag(w))[num])
+
+
+def test_complex_nan_ordering_matches_numpy():
+    """NumPy's orders for NaN (JAX's complex maximum does not propagate NaN; NumPy's does)."""
+    nan = np.nan
+    z = np.array([complex(1, nan), complex(nan, 1), complex(nan, nan), 2 + 1j, 1 + 5j,
+                  complex(-np.inf, 0), complex(1, -np.inf), complex(nan, -1), 0j, 2 + 1j])
+    for dt in (np.complex64, np.complex128):
+        x = z.astype(dt)
+        y = np.roll(x, 3)
+
+        @jm.jit
+        def f(x, y):
+            return (np.sort(x), np.argsort(x), np.max(x[3:7]), np.min(x[3:7]), np.max(x),
+                    np.maximum(x, y), np.minimum(x, y), np.fmax(x, y), np.fmin(x, y), x < y,
+                    x >= y)
+        with np.errstate(all="ignore"):
+            want = (np.sort(x), np.argsort(x, kind="stable"), np.max(x[3:7]), np.min(x[3:7]),
+                    np.max(x), np.maximum(x, y), np.minimum(x, y), np.fmax(x, y),
+                    np.fmin(x, y), x < y, x >= y)
+        for g, w in zip(f(x, y), want):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
