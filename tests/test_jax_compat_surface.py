@@ -399,11 +399,12 @@ def test_complex_nan_ordering_matches_numpy():
         def f(x, y):
             return (np.sort(x), np.argsort(x), np.max(x[3:7]), np.min(x[3:7]), np.max(x),
                     np.maximum(x, y), np.minimum(x, y), np.fmax(x, y), np.fmin(x, y), x < y,
-                    x >= y)
+                    x >= y, np.argmax(x), np.argmin(x), np.argmax(x[3:]), np.argmin(x[3:5]))
         with np.errstate(all="ignore"):
             want = (np.sort(x), np.argsort(x, kind="stable"), np.max(x[3:7]), np.min(x[3:7]),
                     np.max(x), np.maximum(x, y), np.minimum(x, y), np.fmax(x, y),
-                    np.fmin(x, y), x < y, x >= y)
+                    np.fmin(x, y), x < y, x >= y, np.argmax(x), np.argmin(x), np.argmax(x[3:]),
+                    np.argmin(x[3:5]))
         for g, w in zip(f(x, y), want):
             assert g.dtype == w.dtype
             np.testing.assert_array_equal(g, w)
