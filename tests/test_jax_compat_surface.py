@@ -247,6 +247,7 @@ def test_tree_map_structure_mismatch_errors():
     assert_same_error(lambda ns: ns.top.tree.map(lambda x, y: x, [1, 2], [1]))
     assert_same_error(lambda ns: ns.top.tree.map(lambda x, y: x, {"a": 1}, {"b": 1}))
     assert_same_error(lambda ns: ns.top.tree.map(lambda x, y: x, (1, 2), [1, 2]))
+    assert_same_error(lambda ns: ns.top.tree.unflatten(ns.top.tree.structure((1, [2])), [1]))
 
 
 def test_registered_classes_through_jit_and_lax():
