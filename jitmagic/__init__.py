@@ -19,7 +19,7 @@ from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
-    if name == "lax":
+    if name in ("lax", "tree", "tree_util"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")

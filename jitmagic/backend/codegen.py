@@ -554,9 +554,13 @@ class Codegen(ScalarOps):
         saved, self.memo = self.memo, {}
         v = at(k)
         self.memo = saved
-        if dt.kind == "f":
-            hit = b.or_(b.fcmp_ordered("==", v, m),
-                        b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
+        def same(v, m):
+            return b.or_(b.fcmp_ordered("==", v, m),
+                         b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
+        if dt.kind == "c":        # m is the first element with a NaN part, if there is one
+            hit = b.and_(same(v[0], m[0]), same(v[1], m[1]))
+        elif dt.kind == "f":
+            hit = same(v, m)
         else:
             hit = b.icmp_unsigned("==", v, m)
         # at(k) may have opened blocks of its own (an integer power's loop): the back edge

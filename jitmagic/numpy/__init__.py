@@ -7,12 +7,13 @@ import types as _types
 import numpy as _np
 
 from . import _linalg, _reductions, _shape, _ufuncs
-from . import _advanced, _cumulative, _manipulate, linalg
+from . import _advanced, _convolve, _cumulative, _manipulate, linalg
 from ._interop import _install
 from ..array import as_array as _as_array, returns_arrays as _returns_arrays
 
 _FUNCTIONS: dict = {}
-for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate):
+for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate,
+           _convolve):
     _FUNCTIONS.update(_m.FUNCTIONS)
 _FUNCTIONS["flatten"] = _shape.ravel
 _FUNCTIONS["linalg"] = linalg
@@ -54,4 +55,6 @@ result_type = _np.result_type
 pi, e, inf, nan, newaxis, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, None, _np.euler_gamma
 ndarray = _np.ndarray
 
-_install(_FUNCTIONS)
+# NumPy's own functions on tracers keep NumPy's result dtypes where jnp's differ
+_install({**_FUNCTIONS, **{f.__name__: g for m in (_convolve, _manipulate)
+                           for f, g in m.NUMPY_OVERRIDES.items()}})

@@ -221,6 +221,75 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kw):
     return a
 
 
+# ---------------------------------------------------------------- split family
+
+def _split_points(n, indices_or_sections, equal):
+    """Static [start, stop) bounds of each piece along an axis of length n, as NumPy."""
+    ios = indices_or_sections
+    if isinstance(ios, Tracer):
+        from ..tracing import concretization_error
+        raise concretization_error(ios, "split indices")
+    if np.ndim(ios) == 0:
+        sections = int(ios)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if equal and n % sections:
+            raise ValueError(f"array split does not result in an equal division: rest is "
+                             f"{n % sections}")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        return list(zip(bounds[:-1], bounds[1:]))
+    cuts = [int(i) for i in np.asarray(ios).ravel()]
+    edges = [0] + cuts + [n]
+    # Python slice semantics: negative indices count from the end, out-of-range ones clip
+    return [tuple(slice(a, b).indices(n)[:2]) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _split(ary, indices_or_sections, axis, equal):
+    from ._indexing import getitem
+    a = asarray(ary)
+    nd = aval(a).ndim
+    axis = normalize_axis(axis, nd)
+    n = shape_of(a)[axis]
+    return [getitem(a, (slice(None),) * axis + (slice(s, max(s, e)),))
+            for s, e in _split_points(n, indices_or_sections, equal)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, False)
+
+
+def hsplit(ary, indices_or_sections):
+    nd = aval(ary).ndim
+    if nd == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if nd > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """As JAX: a 1-d array splits along its only axis (NumPy raises, see np_vsplit)."""
+    if aval(ary).ndim < 1:
+        raise ValueError("vsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def np_vsplit(ary, indices_or_sections):
+    if aval(ary).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    if aval(ary).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
 # ---------------------------------------------------------------- ufunc methods
 
 def _install_ufunc_methods():
@@ -258,4 +327,7 @@ _install_ufunc_methods()
 
 FUNCTIONS = dict(roll=roll, triu=triu, tril=tril, diag=diag, diagonal=diagonal, trace=trace,
                  meshgrid=meshgrid, mgrid=mgrid, ogrid=ogrid, repeat=repeat, tile=tile,
-                 pad=pad)
+                 pad=pad, split=split, array_split=array_split, hsplit=hsplit,
+                 vsplit=vsplit, dsplit=dsplit)
+# what NumPy's own functions become when handed a tracer, where NumPy and JAX differ
+NUMPY_OVERRIDES = {np.vsplit: np_vsplit}
