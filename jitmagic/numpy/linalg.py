@@ -473,6 +473,88 @@ def cond(x, p=None):
         jnp.full(aval(s).shape[:-1], np.nan, aval(s).dtype)
 
 
-__all__ = ["cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr", "svd",
+# ---------------------------------------------------------------- array-API style helpers
+def _no_preferred(what, preferred_element_type):
+    if preferred_element_type is not None:
+        raise NotImplementedError(f"{what}(preferred_element_type=...) is not implemented")
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """precision is a hint for reduced-precision hardware: jitmagic always computes in the
+    operands' own precision (JAX's HIGHEST)."""
+    _no_preferred("matmul", preferred_element_type)
+    return _jnp().matmul(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    _no_preferred("tensordot", preferred_element_type)
+    return _jnp().tensordot(x1, x2, axes=axes)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    _no_preferred("vecdot", preferred_element_type)
+    jnp = _jnp()
+    x1, x2 = asarray(x1), asarray(x2)
+    if aval(x1).dtype.kind == "c":
+        x1 = bind("conj", x1)
+    return jnp.sum(_u(np.multiply, x1, x2), axis=axis)
+
+
+def outer(x1, x2, /):
+    if aval(x1).ndim != 1 or aval(x2).ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={aval(x1).ndim} and x2.ndim={aval(x2).ndim}")
+    return _jnp().outer(x1, x2)
+
+
+def diagonal(x, /, *, offset=0):
+    return _jnp().diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    return _jnp().sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def matrix_transpose(x, /):
+    if aval(x).ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={aval(x).ndim}")
+    return _mT(x)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    x = asarray(x)
+    nd = aval(x).ndim
+    axes = tuple(range(nd)) if axis is None else \
+        (tuple(axis) if isinstance(axis, (tuple, list)) else (axis,))
+    if len(axes) == 1:
+        return norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
+    if ord not in (2, None):
+        raise NotImplementedError(f"vector_norm(ord={ord!r}) over several axes is not "
+                                  f"implemented (ord=2 is)")
+    (x,), _ = _inexact(x)
+    axes = tuple(normalize_axis(a, nd) for a in axes)
+    return _u(np.sqrt, _jnp().sum(_abs2(x), axis=axes, keepdims=keepdims))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def multi_dot(arrays, *, precision=None):
+    """Left to right (JAX picks the cheapest order: the same product up to rounding)."""
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays, got {len(arrays)}")
+    jnp = _jnp()
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = jnp.matmul(out, x)
+    return out
+
+
+__all__ = ["matmul", "tensordot", "vecdot", "outer", "diagonal", "trace", "matrix_transpose",
+           "vector_norm", "matrix_norm", "multi_dot",
+           "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr", "svd",
            "svdvals", "lstsq", "pinv", "matrix_power", "matrix_rank", "norm", "cond",
            "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
