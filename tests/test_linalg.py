@@ -490,3 +490,41 @@ def test_primitive_lowering_matches_reference(name, params, dt):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         close(g, w, dt, what=name)
+
+
+def test_inside_control_flow():
+    """Factorizations in loop, branch and scan bodies (their scratch is allocated and freed
+    per iteration) give the eager results."""
+    from jitmagic import lax
+    a = well((4, 4), np.float64)
+
+    def f(a):
+        def body(i, x):
+            return jnp.linalg.solve(a, x) + jnp.linalg.det(a)
+        y = lax.fori_loop(0, 3, body, jnp.ones((4, 2)))
+        z = lax.cond(y[0, 0] > 0, lambda: jnp.linalg.svd(a)[1], lambda: jnp.linalg.eigh(a)[0])
+
+        def step(c, m):
+            return c + jnp.linalg.slogdet(m)[1], jnp.linalg.cholesky(m @ m.T + jnp.eye(4))
+        c, ls = lax.scan(step, 0.0, jnp.stack([a, a * 2]))
+        return y, z, c, ls
+    assert_close(jm.jit(f)(a), f(a), rtol=1e-12, atol=1e-12)
+
+
+def test_complex_failures_are_nan_in_both_parts():
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]], dtype=np.complex128)
+    nan = np.array([[np.nan, 2.0], [2.0, 1.0]], dtype=np.complex128)
+    for f in (jm.jit(jnp.linalg.cholesky), jnp.linalg.cholesky):
+        l = f(bad)
+        assert np.isnan(l.real[np.tril_indices(2)]).all() and np.isnan(l.imag[np.tril_indices(2)]).all()
+    for f in (jm.jit(jnp.linalg.svd), jnp.linalg.svd):
+        u, s, vh = f(nan)
+        assert np.isnan(u.imag).all() and np.isnan(s).all() and np.isnan(vh.real).all()
+
+
+def test_numpy_functions_dispatch_on_tracers():
+    a = well((3, 3), np.float64)
+    got = jm.jit(lambda a: (np.linalg.det(a), np.linalg.inv(a), np.linalg.eigh(a + a.T)[0]))(a)
+    close(got[0], np.linalg.det(a), np.float64, scale=abs(np.linalg.det(a)))
+    close(got[1], np.linalg.inv(a), np.float64)
+    close(got[2], np.linalg.eigvalsh(a + a.T), np.float64)

@@ -4,10 +4,10 @@ Each linalg primitive is lowered to a loop over its batch dimensions; per matrix
 operand is copied (read through emit_value, so any layout or fused producer works) into the
 output buffer or a scratch buffer, because LAPACK overwrites its input, then one LAPACKE
 call runs on it. LAPACKE's row-major interface matches our buffers. Its status (`info`) is
-always checked: a negative value is an argument or allocation error inside LAPACKE and
-fails the call (as an allocation failure, the only way it can happen with the arguments
-built here); a positive one is a numerical failure, which each primitive turns into NaNs
-the way JAX does.
+always checked (see check): a NaN operand or a numerical failure gives NaN results, the way
+JAX does, and LAPACKE running out of memory fails the call.
+
+Symbols are resolved through backend/blas.py, which hands their addresses to LLVM.
 """
 from __future__ import annotations
 
@@ -105,8 +105,10 @@ def copy_in(cg, atom, bidx, dst, rows, cols, value=None):
 
 
 def fill(cg, dst, value, where=None):
-    """dst[idx] = value for every idx (where(r, c) -> i1 restricts a matrix)."""
-    c = cg.const(dst.aval.dtype, value)
+    """dst[idx] = value for every idx (where(r, c) -> i1 restricts a matrix). A complex NaN
+    is NaN in both parts, as JAX's."""
+    dt = dst.aval.dtype
+    c = cg.const(dt, complex(value, value) if dt.kind == "c" and np.isnan(value) else value)
 
     def body(idx):
         if where is None:
@@ -131,30 +133,18 @@ def when(cg, cond, body):
 _MEMORY_ERRORS = (-1010, -1011)
 
 
-def check(cg, info, on_nan, on_singular="same"):
-    """Route LAPACKE's status: its allocation failures fail the call; another negative
-    value is (with the arguments built here) its NaN check rejecting an operand, so the
-    results are NaN (on_nan); a positive one is a numerical failure (on_singular, by
-    default the same)."""
+def check(cg, info, on_failure, singular_fails=True):
+    """Route LAPACKE's status: its own allocation failures fail the call (return code 2, a
+    MemoryError); another negative value is, with the arguments built here, its NaN check
+    rejecting an operand, and a positive one a numerical failure: both run on_failure
+    (which writes NaNs), a positive one only when singular_fails."""
     b = cg.b
     ok = cg.func.append_basic_block("lapack_ok")
-    oom = b.or_(*[b.icmp_signed("==", info, i64(c)) for c in _MEMORY_ERRORS])
+    oom = b.or_(b.icmp_signed("==", info, i64(_MEMORY_ERRORS[0])),
+                b.icmp_signed("==", info, i64(_MEMORY_ERRORS[1])))
     b.cbranch(oom, cg.oom_bb, ok)
     b.position_at_end(ok)
-    on_singular = on_nan if on_singular == "same" else on_singular
-    if on_singular is None:
-        when(cg, b.icmp_signed("<", info, i64(0)), on_nan)
-    else:
-        when(cg, b.icmp_signed("!=", info, i64(0)), lambda: on_nan() if on_singular is on_nan
-             else _either(cg, info, on_nan, on_singular))
-    return info
-
-
-def _either(cg, info, on_nan, on_singular):
-    b = cg.b
-    neg = b.icmp_signed("<", info, i64(0))
-    when(cg, neg, on_nan)
-    when(cg, b.not_(neg), on_singular)
+    when(cg, b.icmp_signed("!=" if singular_fails else "<", info, i64(0)), on_failure)
 
 
 def ld(n):
@@ -197,7 +187,7 @@ def lower_lu(cg, e, outs):
             fill(cg, lu, np.nan)
             cg.loop(k, lambda j: cg.store(p, [j], cg.b.trunc(j, I32)))
         # info > 0: U is exactly singular; the factorization is complete all the same
-        check(cg, info, rejected, on_singular=None)
+        check(cg, info, rejected, singular_fails=False)
     batch_loop(cg, batch, body)
     scratch.free()
 
@@ -220,7 +210,7 @@ def lower_solve(cg, e, outs):
         copy_in(cg, rhs, bidx, x, n, k)
         info = call(cg, getrf, [i32(_ROW_MAJOR), i64(n), i64(n), lu.ptr, ld(n), ipiv.ptr])
         failed = cg.b.icmp_signed("<", info, i64(0))
-        check(cg, info, lambda: fill(cg, x, np.nan), on_singular=None)
+        check(cg, info, lambda: fill(cg, x, np.nan), singular_fails=False)
         # a NaN in b alone is rejected by getrs: NaN results, as for one in a
         when(cg, cg.b.not_(failed), lambda: check(cg, call(
             cg, getrs, [i32(_ROW_MAJOR), char("N"), i64(n), i64(k), lu.ptr, ld(n), ipiv.ptr,

@@ -104,7 +104,7 @@ def _reference(abstract, per_matrix, multiple_results):
 
 
 def _nan(x):
-    return np.full_like(x, np.nan)
+    return np.full_like(x, complex(np.nan, np.nan) if x.dtype.kind == "c" else np.nan)
 
 
 def _cholesky_abstract(a):
@@ -226,7 +226,7 @@ def _qr_abstract(a, *, full_matrices):
 def _qr_ref(a, *, full_matrices):
     if _has_nan(a):
         q, r = _qr_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices)
-        return np.full(q.shape, np.nan, a.dtype), np.full(r.shape, np.nan, a.dtype)
+        return _nan(np.zeros(q.shape, a.dtype)), _nan(np.zeros(r.shape, a.dtype))
     return np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
 
 
@@ -251,7 +251,7 @@ def _svd_ref(a, *, full_matrices, compute_uv):
     except np.linalg.LinAlgError:
         outs = _svd_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices,
                              compute_uv=compute_uv)
-        return tuple(np.full(o.shape, np.nan, o.dtype) for o in outs)
+        return tuple(_nan(np.zeros(o.shape, o.dtype)) for o in outs)
 
 
 def _lapack(name):
