@@ -85,15 +85,20 @@ def part(cg, buf, flat, shape):
 
 
 def batch_loop(cg, batch_shape, body):
-    """body(batch_index, flat_index) for every matrix of the batch, in order."""
+    """body(batch_index, flat_index) for every matrix of the batch, in order: one flat loop
+    that checks for Ctrl-C between matrices (a LAPACK call dwarfs the check)."""
+    if not batch_shape:
+        cg.loop_nest((), lambda idx: body([], i64(0)))
+        return
     strides = Buffer(None, ShapedArray(tuple(batch_shape), np.dtype(np.float64))).strides
 
-    def one(idx):
-        flat = i64(0)
-        for i, s in zip(idx, strides):
-            flat = cg.b.add(flat, cg.b.mul(i, i64(s)))
-        body(list(idx), flat)
-    cg.loop_nest(tuple(batch_shape), one)
+    def one(flat):
+        idx, rest = [], flat
+        for s in strides:
+            idx.append(cg.b.udiv(rest, i64(s)) if s > 1 else rest)
+            rest = cg.b.urem(rest, i64(s)) if s > 1 else rest
+        body(idx, flat)
+    cg.loop(int(np.prod(batch_shape, dtype=np.int64)), one, interruptible=True)
 
 
 def copy_in(cg, atom, bidx, dst, rows, cols, value=None):
