@@ -3,7 +3,7 @@
  * SVG charts (compile time per variant, and the event timeline) whose marks
  * show their variant and reason on hover. Any field may be missing.
  */
-import { eventLine, ms, reasonText, statics } from './format';
+import { eventLine, figuresHow, figuresText, ms, reasonText, statics } from './format';
 import { IDashboard, IJitEvent, IVariantInfo } from './protocol';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -94,7 +94,9 @@ function variantTip(name: string, v: IVariantInfo): string[] {
     `${name} · variant ${v.variant ?? '?'}`,
     `static: ${statics(v.statics) || '–'}`,
     `signature: ${v.signature || '–'}`,
-    `compile: ${ms(v.compile_ms)} · calls: ${v.calls ?? '–'} · run mean: ${ms(v.run_ms_mean)}`,
+    `compile: ${ms(v.compile_ms)} · calls: ${v.calls ?? '–'} · kernel mean: ${ms(v.run_ms_mean)}`,
+    figuresText(v),
+    ...figuresHow(v),
     `reason: ${v.last_reason || 'first compile'}`
   ];
 }

@@ -3,7 +3,7 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { clock, eventLine, ms, plural, statics } from './format';
+import { clock, eventLine, figuresHow, figuresText, ms, plural, statics } from './format';
 import { JitModel } from './model';
 import { IFunctionInfo, IJitEvent } from './protocol';
 
@@ -191,8 +191,10 @@ function renderFunction(f: IFunctionInfo): HTMLElement {
     stats.append(
       stat('compile', `compile ${ms(v.compile_ms)}`),
       stat('calls', calls === null ? 'calls –' : plural(calls, 'call')),
-      stat('run', `run ${ms(v.run_ms_mean)} mean · ${ms(v.run_ms_total)} total`)
+      stat('run', `kernel ${ms(v.run_ms_mean)} mean · ${ms(v.run_ms_total)} total`),
+      stat('figures', figuresText(v))
     );
+    stats.lastElementChild?.setAttribute('title', figuresHow(v).join('\n'));
     stats.dataset.calls = String(calls ?? '');
     row.append(head, stats);
     if (v.last_reason) {

@@ -47,6 +47,16 @@ export interface IVariantInfo {
   run_ms_total?: number | null;
   run_ms_mean?: number | null;
   last_reason?: string | null;
+  // speedup and break-even over NumPy, as %jit_cache shows them (jitmagic/baseline.py)
+  kernel_ms_median?: number | null;
+  call_ms?: number | null;
+  eager_ms?: number | null;
+  bound?: boolean;
+  speedup_text?: string;
+  break_even_text?: string;
+  eager_text?: string;
+  call_how?: string;
+  eager_how?: string;
 }
 
 export interface IFunctionInfo {

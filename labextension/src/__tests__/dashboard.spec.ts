@@ -27,6 +27,8 @@ describe('renderDashboard', () => {
     bar.dispatchEvent(new MouseEvent('mousemove', { bubbles: true }));
     expect(tooltip.textContent).toContain('scale · variant 2');
     expect(tooltip.textContent).toContain('static: n=3');
+    expect(tooltip.textContent).toContain('speedup 0.23x · break-even never');
+    expect(tooltip.textContent).toContain('NumPy: 1.2 µs (median of 15 batches of 57, warm)');
     node.dispatchEvent(new MouseEvent('mouseleave'));
     expect(tooltip.hidden).toBe(true);
     node.remove();

@@ -27,6 +27,13 @@ describe('JitPanel', () => {
     expect(fn.textContent).toContain("static argument 'n' changed: 2 -> 3");
     const calls = Array.from(fn.querySelectorAll("[data-stat='calls']")).map(c => c.textContent);
     expect(calls).toEqual(['1 call', '2 calls']);
+    const figs = Array.from(fn.querySelectorAll("[data-stat='figures']")) as HTMLElement[];
+    expect(figs.map(f => f.textContent)).toEqual([
+      'speedup – · break-even –',
+      'speedup 0.23x · break-even never'
+    ]);
+    expect(figs[1].title).toContain('call: 5.20 µs (median of 15 batches of 19, warm)');
+    expect(figs[1].title).toContain('NumPy: 1.2 µs (median of 15 batches of 57, warm)');
 
     const ev = panel.node.querySelector(".jp-JitPanel-event[data-kind='miss']") as HTMLElement;
     ev.click();
