@@ -56,20 +56,21 @@ class Timing:
         return text + (f"; {self.note}" if self.note else "")
 
 
-def time_runs(run, budget_s, clock=time.perf_counter):
-    """Time `run()`: one warm-up run, then the median over up to MAX_SAMPLES batches, within
-    `budget_s` (the warm-up included; at least the warm-up always runs). A run stopped by the
-    interpreter's deadline gives a lower bound."""
+def time_runs(run, budget_s, clock=time.perf_counter, warmup=None):
+    """Time `run()`: one warm-up run (`warmup()` if given, which must do the same work), then
+    the median over up to MAX_SAMPLES batches, within `budget_s` (the warm-up included; the
+    warm-up always runs, and so does one timed run when the warm-up ended within the budget).
+    A run stopped by the interpreter's deadline gives a lower bound."""
     t_start = clock()
     end = t_start + budget_s
     with interpreter.deadline(budget_s, clock):
         try:
-            run()
+            (warmup or run)()
         except interpreter.BudgetExceeded as e:
             return Timing(e.elapsed * 1e6, 1, 1, False, True,
                           f"budget {budget_s:g} s ran out after {e.runs} loop-body runs")
         cold = clock() - t_start
-        if clock() + cold > end:
+        if cold > budget_s:
             return Timing(cold * 1e6, 1, 1, False)
         samples = []
         per, sized = 1, False
@@ -89,7 +90,7 @@ def time_runs(run, budget_s, clock=time.perf_counter):
                 if clock() + dt > end:
                     break
         except interpreter.BudgetExceeded:
-            pass
+            pass   # a later run of a loop outlasted the budget: the samples so far stand
     if not samples:
         return Timing(cold * 1e6, 1, 1, False)
     samples.sort()
@@ -145,9 +146,16 @@ def _nbytes(x):
 
 def keep(variant, jf, args, kwargs):
     """On a compile: keep a copy of the call's inputs for the lazy measurement, or say why
-    not (variant.baseline then holds the reason)."""
-    global _kept_bytes
+    not (variant.baseline then holds the reason). Never fails the user's call."""
     variant.kept = None
+    try:
+        _keep(variant, jf, args, kwargs)
+    except Exception as e:   # noqa: BLE001  (the baseline is a nicety)
+        variant.baseline = _not_measured(f"inputs not kept: {type(e).__name__}: {e}")
+
+
+def _keep(variant, jf, args, kwargs):
+    global _kept_bytes
     if not config.eager_baseline:
         variant.baseline = _not_measured("eager_baseline is off")
         return
@@ -167,8 +175,13 @@ def keep(variant, jf, args, kwargs):
             f"the inputs kept for other variants' baselines fill eager_baseline_keep_bytes "
             f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)")
         return
-    args_c, kwargs_c = _copy(args), _copy(kwargs)
-    leaves = jf._key(args_c, kwargs_c)[1]
+    try:
+        args_c, kwargs_c = _copy(args), _copy(kwargs)
+        leaves = jf._key(args_c, kwargs_c)[1]
+    except BaseException:
+        with _lock:
+            _kept_bytes -= n
+        raise
     kept = Kept(jf, args_c, kwargs_c, leaves, n)
     variant.kept = kept
     weakref.finalize(variant, kept.release)
@@ -214,10 +227,17 @@ def ensure(variant, budget_s=None, clock=time.perf_counter):
 
 
 def _time_eager(variant, kept, budget, clock):
-    run = interpreter.plan(variant.optimized_ir)
-    leaves = kept.leaves
-    t = time_runs(lambda: run(*leaves), budget, clock)
-    return t
+    fn = variant.optimized_ir
+    leaves = [np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, kept.leaves)]
+    fast = None
+
+    def warmup():   # the first run also writes the straight-line plan the others use
+        nonlocal fast
+        fast = interpreter.plan(fn, leaves)[0]
+
+    def run():
+        fast(*leaves)
+    return time_runs(run, budget, clock, warmup)
 
 
 def _time_call(variant, kept, budget, clock):

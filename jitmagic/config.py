@@ -15,7 +15,7 @@ _SPEC = {
                        "keep a copy of a variant's first inputs and, when a view first asks, "
                        "time NumPy and the jitted call on them (warm medians), for speedup "
                        "and break-even figures"),
-    "eager_baseline_budget_s": (0.25, float, lambda v: v > 0,
+    "eager_baseline_budget_s": (0.5, float, lambda v: v > 0,
                                 "time allowed for each of the two baseline measurements of a "
                                 "variant; a loop still running then gives a lower bound"),
     "eager_baseline_keep_bytes": (128 << 20, int, lambda v: v >= 0,

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .ir import Function, Lit, Var
+from .ir import Function, Lit
 from .primitives import PRIMITIVES
 
 
@@ -71,93 +71,107 @@ def eval_function(fn: Function, *args):
     _check_budget()
     if len(args) != len(fn.invars):
         raise TypeError(f"function takes {len(fn.invars)} inputs, got {len(args)}")
-    run, outs = _cached_plan(fn)
+    args = [x if type(x) is np.ndarray and x.dtype == v.aval.dtype else
+            np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, args)]
     if getattr(_local, "nested", False):
         # a loop body inside a run: NumPy is already silenced, and only an output that is an
         # input, a constant or a literal needs a copy (nothing mutates the others)
-        env = run(*args)
-        return [np.array(env[i], dtype=dt) if copy else env[i] for i, dt, copy in outs]
+        run, outs = _cached_plan(fn, args)
+        outs = run(*args) if outs is None else outs
+        return [np.array(o, dtype=dt) if copy else o for o, (dt, copy) in zip(outs, run.outs)]
     with quiet():
-        env = run(*args)
-    return [np.array(env[i], dtype=dt) for i, dt, _ in outs]   # the caller's own arrays
+        run, outs = _cached_plan(fn, args)
+        outs = run(*args) if outs is None else outs
+    return [np.array(o, dtype=dt) for o, (dt, _) in zip(outs, run.outs)]   # the caller's own
 
 
-def _cached_plan(fn):
-    """A plan per function for the length of the outermost quiet() block (a loop body is
-    planned once per run, not per iteration, and nothing is held afterwards)."""
+def _cached_plan(fn, args):
+    """(runner, None) if `fn` was planned in this quiet() block, else (new runner, outputs of
+    the run that planned it). Plans live for the outermost quiet() block: a loop body is
+    planned once per run, not per iteration, and nothing is held afterwards."""
     plans = getattr(_local, "plans", None)
-    if plans is None:
-        run = plan(fn)
-        return run, run.outs
-    hit = plans.get(id(fn))
-    if hit is None or hit[0] is not fn:
-        hit = plans[id(fn)] = (fn, plan(fn))
-    return hit[1], hit[1].outs
+    hit = plans.get(id(fn)) if plans is not None else None
+    if hit is not None and hit[0] is fn:
+        return hit[1], None
+    run, outs = plan(fn, args)
+    if plans is not None:
+        plans[id(fn)] = (fn, run)
+    return run, outs
 
 
-def plan(fn: Function):
-    """A runner for repeated eager runs of `fn`, as close to hand-written NumPy as the IR
-    allows: slots instead of a dict, and a dtype/shape fix-up only for the equations whose
-    NumPy implementation needed one on the first run. Results are not copied out, so use it
-    for timing, and eval_function for values. Loop bodies run through eval_function, so a
-    `deadline` bounds the run. It does not silence floating-point warnings itself: wrap the
-    timing loop in `quiet()`."""
-    slot = {}
-    env0 = []
+def plan(fn: Function, args):
+    """Run `fn` once on `args` (arrays of its input dtypes) and return (runner, outputs): the
+    runner repeats the run with as little overhead as hand-written NumPy, a straight-line
+    Python function calling each equation's NumPy implementation in order, with a dtype/shape
+    fix-up only after the equations whose implementation needed one in this first run.
+    Outputs are not copied (runner.outs: (dtype, copy needed?) per output, for callers that
+    hand them out). Loop bodies run through eval_function, so a `deadline` bounds a run. It
+    does not silence floating-point warnings itself: wrap repeated runs in `quiet()`."""
+    name = {}
+    ns = {"_asarray": np.asarray}
 
-    def place(a, value):
-        slot[a] = len(env0)
-        env0.append(value)
+    def bind(a, value=None):
+        """The Python name of an atom in the generated code; constants become globals."""
+        if a not in name:
+            name[a] = f"v{len(name)}"
+            if value is not None:
+                ns[name[a]] = value
+        return name[a]
 
+    env = {}
     for v, x in zip(fn.constvars, fn.consts):
-        place(v, x)
-    first_in = len(env0)
-    for v in fn.invars:
-        place(v, None)
-    dtypes = [v.aval.dtype for v in fn.invars]
-    steps = []
-    for e in fn.eqns:
+        env[bind(v, x)] = x
+    params = [bind(v) for v in fn.invars]
+    env.update(zip(params, args))
+    lines = []
+    for k, e in enumerate(fn.eqns):
+        p = PRIMITIVES[e.prim]
         ins = []
+        scalar = isinstance(p.impl, np.ufunc)
         for a in e.inputs:
             if isinstance(a, Lit):
-                place(a, np.asarray(a.val))
-            ins.append(slot[a])
-        outs = []
-        for v in e.outvars:
-            place(v, None)
-            outs.append((slot[v], v.aval.dtype, v.aval.shape))
-        p = PRIMITIVES[e.prim]
-        steps.append((p.impl, tuple(ins), e.kw, tuple(outs), p.multiple_results, [True]))
-    n_in = len(fn.invars)
+                # a weakly typed literal was a Python number in the user's code: a ufunc gets
+                # it as one (same NEP 50 promotion, and the cost NumPy code pays for it)
+                if scalar and a.aval.weak_type:
+                    a = (a, "py")
+                    lit = a[0].val.item()
+                else:
+                    lit = np.asarray(a.val)
+                env[bind(a, lit)] = lit
+            ins.append(name[a])
+        ns[f"_f{k}"], ns[f"_kw{k}"] = p.impl, e.kw
+        call = f"_f{k}({', '.join(ins)}{f', **_kw{k}' if e.kw else ''})"
+        out = p.impl(*[env[n] for n in ins], **e.kw)
+        outs = out if p.multiple_results else (out,)
+        targets = []
+        for j, (v, o) in enumerate(zip(e.outvars, outs)):
+            t = bind(v)
+            dt, shape = v.aval.dtype, v.aval.shape
+            if type(o) is np.ndarray and o.dtype == dt and o.shape == shape:
+                env[t] = o
+                targets.append((t, None))
+            else:
+                env[t] = np.asarray(o, dtype=dt).reshape(shape)
+                ns[f"_dt{t}"], ns[f"_sh{t}"] = dt, shape
+                targets.append((t, f"_asarray({{}}, _dt{t}).reshape(_sh{t})"))
+        if not p.multiple_results:
+            (t, fix), = targets
+            lines.append(f"    {t} = {fix.format(call) if fix else call}")
+        else:
+            lines.append(f"    _t = {call}")
+            lines += [f"    {t} = {fix.format(f'_t[{j}]') if fix else f'_t[{j}]'}"
+                      for j, (t, fix) in enumerate(targets)]
+    results = []
     for a in fn.outs:
         if isinstance(a, Lit):
-            place(a, np.asarray(a.val))
-    computed = {slot[v] for e in fn.eqns for v in e.outvars}
-
-    def run(*args):
-        if len(args) != n_in:
-            raise TypeError(f"function takes {n_in} inputs, got {len(args)}")
-        env = env0[:]
-        for i, (x, dt) in enumerate(zip(args, dtypes)):
-            env[first_in + i] = x if type(x) is np.ndarray and x.dtype == dt else \
-                np.asarray(x, dtype=dt)
-        for impl, ins, kw, outs, multiple, fix in steps:
-            out = impl(*[env[i] for i in ins], **kw)
-            if multiple:
-                for (i, dt, shape), o in zip(outs, out):
-                    env[i] = np.asarray(o, dtype=dt).reshape(shape)
-            elif fix[0]:
-                i, dt, shape = outs[0]
-                if type(out) is np.ndarray and out.dtype == dt and out.shape == shape:
-                    fix[0] = False   # the implementation's own result is right as it is
-                else:
-                    out = np.asarray(out, dtype=dt).reshape(shape)
-                env[i] = out
-            else:
-                env[outs[0][0]] = out
-        return env
-    # (slot, dtype, copy?) per output: a result not computed by an equation here (an input,
-    # a constant, a literal) is copied before it is handed out
-    run.outs = [(slot[a], a.aval.dtype, not isinstance(a, Var) or slot[a] not in computed)
-                for a in fn.outs]
-    return run
+            lit = np.asarray(a.val)
+            env[bind(a, lit)] = lit
+        results.append(name[a])
+    computed = {name[v] for e in fn.eqns for v in e.outvars}
+    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
+    src = f"def run({', '.join(params)}):\n" + "\n".join(lines) + "\n"
+    exec(compile(src, f"<jitmagic eager plan of {len(fn.eqns)} equations>", "exec"), ns)
+    run = ns["run"]
+    run.source = src
+    run.outs = [(a.aval.dtype, isinstance(a, Lit) or name[a] not in computed) for a in fn.outs]
+    return run, [env[r] for r in results]
