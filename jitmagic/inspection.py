@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from . import baseline
+from .backend import runstats
+from .config import config
 from .tracker import PHASES, fmt_value
 
 CACHE_COLUMNS = ["variant", "statics", "signature", "compile_ms"] + [f"{p}_ms" for p in PHASES] + \
     ["calls", "kernel_ms_total", "kernel_us_mean", "kernel_us_min", "kernel_us_median",
      "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
-     "call_how", "eager_how", "last_used", "reason"]
+     "kernel_how", "call_how", "eager_how", "last_used", "reason"]
 
 # what %jit_cache shows without --all-columns (speedup, break-even and eager time as text,
 # a bound marked with ≥ or ≤)
@@ -30,7 +32,16 @@ def variant_row(v):
             calls, v.total_ns / 1e6, mean_us, v.min_ns / 1e3 if calls else None,
             med / 1e3 if med is not None else None,
             fig.call_us, fig.eager_us, fig.bound, fig.speedup, fig.break_even,
-            fig.break_even_text(), fig.call_how, fig.eager_how, v.last_used_time(), v.reason]
+            fig.break_even_text(), kernel_how(v), fig.call_how, fig.eager_how,
+            v.last_used_time(), v.reason]
+
+
+def kernel_how(v):
+    calls = v.calls
+    if not calls:
+        return "no calls yet" if config.tracking else "tracking is off"
+    return (f"native clock around the kernel on every call; median of the last "
+            f"{min(calls, runstats.SAMPLES)} of {calls} calls")
 
 
 def cache_info(jf):

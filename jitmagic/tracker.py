@@ -371,7 +371,7 @@ def snapshot():
 def _figures(v):
     """Speedup and break-even for the panel, with how each time was measured (the same
     figures as cache_info; see jitmagic.baseline)."""
-    from . import baseline
+    from . import baseline, inspection
     med = v.median_ns()
     f = baseline.figures(v, v.compile_ms)
     return {"kernel_ms_median": med / 1e6 if med is not None else None,
@@ -379,7 +379,8 @@ def _figures(v):
             "eager_ms": f.eager_us / 1e3 if f.eager_us else None,
             "bound": f.bound, "speedup": f.speedup, "break_even_calls": f.break_even,
             "never": f.never, "eager_text": f.eager_text(), "speedup_text": f.speedup_text(),
-            "break_even_text": f.break_even_text(), "call_how": f.call_how,
+            "break_even_text": f.break_even_text(), "kernel_how": inspection.kernel_how(v),
+            "call_how": f.call_how,
             "eager_how": f.eager_how}
 
 

@@ -169,6 +169,7 @@ def test_measurement_is_lazy_warm_and_leaves_the_users_counters_alone():
     calls, total = v.calls, v.total_ns
     row = f.cache_info().iloc[0]
     assert v.calls == calls and v.total_ns == total          # measurement calls not counted
+    assert row["kernel_how"].endswith("median of the last 5 of 5 calls")
     assert row["call_how"].startswith("median of") and "warm" in row["call_how"]
     assert "through the variant" not in row["call_how"]      # through f(x, n=2) itself
     assert row["eager_how"].startswith("median of") and row["speedup"] > 0

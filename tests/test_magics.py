@@ -144,7 +144,7 @@ def test_jit_cache_table_and_code_views(ip):
     for col in ("function", "variant", "statics", "signature", "compile_ms", "trace_ms",
                 "llvm_opt_ms", "codegen_ms", "calls", "kernel_ms_total", "kernel_us_mean",
                 "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
-                "call_how", "eager_how", "reason"):
+                "kernel_how", "call_how", "eager_how", "reason"):
         assert col in full.columns
     assert full["eager_how"].str.contains("median of").all()
     one = ip.run_line_magic("jit_cache", "scale")

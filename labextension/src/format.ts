@@ -90,6 +90,6 @@ export function figuresHow(v: IVariantInfo): string[] {
   return [
     `call: ${ms(v.call_ms)} (${v.call_how || 'not measured'})`,
     `NumPy: ${v.eager_text || '–'} (${v.eager_how || 'not measured'})`,
-    `kernel: ${ms(v.kernel_ms_median)} (native median of the last calls; no dispatch)`
+    `kernel: ${ms(v.kernel_ms_median)} (${v.kernel_how || 'native timer, no dispatch'})`
   ];
 }

@@ -55,6 +55,7 @@ export interface IVariantInfo {
   speedup_text?: string;
   break_even_text?: string;
   eager_text?: string;
+  kernel_how?: string;
   call_how?: string;
   eager_how?: string;
 }
