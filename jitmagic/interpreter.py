@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .ir import Function, Lit
+from .ir import Function, Lit, Var
 from .primitives import PRIMITIVES
 
 
@@ -68,16 +68,22 @@ def _check_budget():
 def eval_function(fn: Function, *args):
     """Run `fn` on `args` with NumPy; returns its outputs as fresh arrays. Each call is a
     function run for `deadline` (loop bodies come through here every iteration)."""
-    _check_budget()
+    local = _local.__dict__
+    if local.get("budget") is not None:
+        _check_budget()
     if len(args) != len(fn.invars):
         raise TypeError(f"function takes {len(fn.invars)} inputs, got {len(args)}")
     args = [x if type(x) is np.ndarray and x.dtype == v.aval.dtype else
             np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, args)]
-    if getattr(_local, "nested", False):
+    if local.get("nested"):
         # a loop body inside a run: NumPy is already silenced, and only an output that is an
         # input, a constant or a literal needs a copy (nothing mutates the others)
-        run, outs = _cached_plan(fn, args)
-        outs = run(*args) if outs is None else outs
+        hit = local["plans"].get(id(fn))
+        if hit is not None and hit[0] is fn:
+            run = hit[1]
+            outs = run(*args)
+        else:
+            run, outs = _cached_plan(fn, args)
         return [np.array(o, dtype=dt) if copy else o for o, (dt, copy) in zip(outs, run.outs)]
     with quiet():
         run, outs = _cached_plan(fn, args)
@@ -123,7 +129,9 @@ def plan(fn: Function, args):
         env[bind(v, x)] = x
     params = [bind(v) for v in fn.invars]
     env.update(zip(params, args))
-    lines = []
+    lines, ends = [], []
+    last_use = {a: k for k, e in enumerate(fn.eqns) for a in e.inputs if isinstance(a, Var)}
+    fresh = set()
     for k, e in enumerate(fn.eqns):
         p = PRIMITIVES[e.prim]
         ins = []
@@ -140,8 +148,9 @@ def plan(fn: Function, args):
                 env[bind(a, lit)] = lit
             ins.append(name[a])
         ns[f"_f{k}"], ns[f"_kw{k}"] = p.impl, e.kw
-        call = f"_f{k}({', '.join(ins)}{f', **_kw{k}' if e.kw else ''})"
         out = p.impl(*[env[n] for n in ins], **e.kw)
+        reuse = _elidable(p, e, k, out, last_use, fresh, name, fn.outs)
+        call = f"_f{k}({', '.join(ins + ([f'**_kw{k}'] if e.kw else []) + reuse)})"
         outs = out if p.multiple_results else (out,)
         targets = []
         for j, (v, o) in enumerate(zip(e.outvars, outs)):
@@ -157,10 +166,13 @@ def plan(fn: Function, args):
         if not p.multiple_results:
             (t, fix), = targets
             lines.append(f"    {t} = {fix.format(call) if fix else call}")
+            if scalar and fix is None:
+                fresh.add(e.outvars[0])   # a ufunc's own new array: it may be reused
         else:
             lines.append(f"    _t = {call}")
             lines += [f"    {t} = {fix.format(f'_t[{j}]') if fix else f'_t[{j}]'}"
                       for j, (t, fix) in enumerate(targets)]
+        ends.append(len(lines))   # where equation k's lines end
     results = []
     for a in fn.outs:
         if isinstance(a, Lit):
@@ -168,6 +180,19 @@ def plan(fn: Function, args):
             env[bind(a, lit)] = lit
         results.append(name[a])
     computed = {name[v] for e in fn.eqns for v in e.outvars}
+    # free each intermediate after its last use, as NumPy code frees its temporaries: live
+    # temporaries would cost fresh memory (page faults) that the user's code does not pay
+    last = {}
+    for k, e in enumerate(fn.eqns):
+        for a in e.inputs:
+            if isinstance(a, Var) and name[a] in computed:
+                last[name[a]] = k
+    dead = {}
+    for n, k in last.items():
+        if n not in results:
+            dead.setdefault(k, []).append(n)
+    for k in sorted(dead, reverse=True):
+        lines.insert(ends[k], f"    del {', '.join(sorted(dead[k]))}")
     lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     src = f"def run({', '.join(params)}):\n" + "\n".join(lines) + "\n"
     exec(compile(src, f"<jitmagic eager plan of {len(fn.eqns)} equations>", "exec"), ns)
@@ -175,3 +200,23 @@ def plan(fn: Function, args):
     run.source = src
     run.outs = [(a.aval.dtype, isinstance(a, Lit) or name[a] not in computed) for a in fn.outs]
     return run, [env[r] for r in results]
+
+
+_ELIDE_BYTES = 256 * 1024   # NumPy's own threshold for reusing a temporary (temporary elision)
+
+
+def _elidable(p, e, k, out, last_use, fresh, name, outs):
+    """[`out=<name>`] when this ufunc may write into a dying input, as NumPy's temporary
+    elision does for `a * b + c`: the input is a ufunc's fresh array of the output's shape and
+    dtype, at least _ELIDE_BYTES, used for the last time here and not a result. Without it the
+    plan would allocate (and page-fault) memory that the user's NumPy expression does not."""
+    if not isinstance(p.impl, np.ufunc) or p.impl.nout != 1 or e.kw or \
+            type(out) is not np.ndarray or out.nbytes < _ELIDE_BYTES:
+        return []
+    (v,) = e.outvars
+    for a in e.inputs:
+        if isinstance(a, Var) and a in fresh and last_use.get(a) == k and \
+                not any(a is o for o in outs) and a.aval.shape == v.aval.shape and \
+                a.aval.dtype == v.aval.dtype == out.dtype:
+            return [f"out={name[a]}"]
+    return []

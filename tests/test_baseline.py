@@ -222,3 +222,16 @@ def test_baseline_off_says_so():
     f(np.ones(3))
     row = f.cache_info().iloc[0]
     assert row["eager_how"] == "eager_baseline is off" and row["break_even"] == "–"
+
+
+def test_plan_reuses_dying_temporaries_like_numpy_elision_but_never_an_input():
+    x = np.linspace(0.0, 1.0, 100_000)          # 800 kB, above NumPy's elision threshold
+    keep = x.copy()
+    fn = _ir(lambda x: jm.numpy.sin(x) * jm.numpy.cos(2.0 * x) + 0.5 * x, x)
+    run, _ = interpreter.plan(fn, [x])
+    assert "out=" in run.source and "del " in run.source
+    (got,) = run(x)
+    np.testing.assert_allclose(got, np.sin(keep) * np.cos(2.0 * keep) + 0.5 * keep)
+    np.testing.assert_array_equal(x, keep)       # the kept input is never written
+    small = _ir(lambda x: jm.numpy.sin(x) * 2.0 + 1.0, np.ones(8))
+    assert "out=" not in interpreter.plan(small, [np.ones(8)])[0].source
