@@ -18,6 +18,7 @@ own columns; speedup and break-even use the call time, never the kernel time alo
 from __future__ import annotations
 
 import ctypes
+import gc
 import math
 import threading
 import time
@@ -60,7 +61,18 @@ def time_runs(run, budget_s, clock=time.perf_counter, warmup=None):
     """Time `run()`: one warm-up run (`warmup()` if given, which must do the same work), then
     the median over up to MAX_SAMPLES batches, within `budget_s` (the warm-up included; the
     warm-up always runs, and so does one timed run when the warm-up ended within the budget).
-    A run stopped by the interpreter's deadline gives a lower bound."""
+    A run stopped by the interpreter's deadline gives a lower bound. The cyclic garbage
+    collector is off meanwhile, as in timeit."""
+    gc_was_on = gc.isenabled()
+    gc.disable()   # as timeit does: a cyclic collection is not the function's time
+    try:
+        return _time_runs(run, budget_s, clock, warmup)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _time_runs(run, budget_s, clock, warmup):
     t_start = clock()
     end = t_start + budget_s
     with interpreter.deadline(budget_s, clock):

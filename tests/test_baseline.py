@@ -48,6 +48,19 @@ def test_warm_up_is_not_counted_and_the_median_is_taken():
     assert "median of 15 runs, warm" in t.how
 
 
+def test_runs_are_timed_with_the_garbage_collector_off_as_timeit_does():
+    import gc
+    seen = []
+    clock = FakeClock()
+
+    def run():
+        seen.append(gc.isenabled())
+        clock.now += 0.01
+    assert gc.isenabled()
+    baseline.time_runs(run, 1.0, clock)
+    assert seen and not any(seen) and gc.isenabled()
+
+
 def test_short_runs_are_timed_in_batches():
     clock = FakeClock()
     run, calls = runner(clock, [1e-3, 1e-6])
