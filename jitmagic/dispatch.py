@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from . import identity, inspection, passes, pytree, tracker
+from . import baseline, identity, inspection, passes, pytree, tracker
 from .array import Array
 from .backend import codegen, engine
 from .config import config
@@ -244,11 +244,7 @@ class JitFunction:
                     import warnings
                     warnings.warn(msg, tracker.RecompilationStormWarning, stacklevel=4)
             self._evict_if_needed()
-            if config.eager_baseline:
-                try:
-                    variant.measure_eager(leaves)
-                except Exception:
-                    pass   # the baseline is a nicety; the compiled call is what matters
+            baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             return variant
 
     def _evict_if_needed(self):

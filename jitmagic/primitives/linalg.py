@@ -51,7 +51,8 @@ def _dot_impl(lhs, rhs, *, contract, batch):
         rs[b] = next(letters)
     out = [ls[a] for a in lb] + [ls[a] for a in lf] + [rs[b] for b in rf]
     spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs).astype(lhs.dtype)
+    # optimize=True contracts through BLAS (tensordot), as NumPy code would with `@`
+    return np.einsum(spec, lhs, rhs, optimize=True).astype(lhs.dtype)
 
 
 register("dot_general", "custom", _dot_abstract, _dot_impl,
