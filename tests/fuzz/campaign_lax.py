@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CHUNK = 200
+CHUNK = 100
 KINDS = ("mismatch", "jitmagic raised", "invalid program")
 
 
@@ -108,32 +108,41 @@ def _run_range(seed, start, stop, n_inputs, flags, failures):
 
 
 def campaign(n_programs, workers, seed, n_inputs, flags=()):
+    """Runs the programs; the summary is rewritten after every finished range, so a campaign
+    stopped early still records what it ran ("finished": false)."""
     t0 = time.time()
     failures = []
     ranges = [(s, min(s + CHUNK, n_programs)) for s in range(0, n_programs, CHUNK)]
     total = None
+    summary = {}
     with ThreadPoolExecutor(workers) as pool:
-        for c in pool.map(lambda r: _run_range(seed, r[0], r[1], n_inputs, flags, failures),
-                          ranges):
+        for i, c in enumerate(pool.map(
+                lambda r: _run_range(seed, r[0], r[1], n_inputs, flags, failures), ranges)):
             total = c if total is None else {key: total[key] + c[key] for key in total}
             print(f"... {total['programs']} programs, {total['mismatch']} mismatches, "
                   f"{total['jitmagic raised']} jitmagic errors, {total['crash']} crashes, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+            summary = _record(total, failures, n_inputs, seed, workers, flags, t0,
+                              finished=i == len(ranges) - 1)
+    print(json.dumps(summary, indent=1))
+    return summary
+
+
+def _record(total, failures, n_inputs, seed, workers, flags, t0, finished):
     out_dir = os.path.join(HERE, "failures_lax")
     if failures:
         os.makedirs(out_dir, exist_ok=True)
     names = []
-    for kind, s, k, text in failures:
+    for kind, s, k, text in list(failures):
         name = f"{kind.replace(' ', '_')}_seed{s}_{k}.py"
         names.append(name)
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(text)
-    summary = {**(total or {}), "inputs_per_program": n_inputs, "seed": seed,
-               "workers": workers, "flags": sorted(flags),
-               "seconds": round(time.time() - t0, 1), "failures": sorted(names)}
+    summary = {**total, "inputs_per_program": n_inputs, "seed": seed, "workers": workers,
+               "flags": sorted(flags), "seconds": round(time.time() - t0, 1),
+               "finished": finished, "failures": sorted(names)}
     with open(os.path.join(HERE, "last_campaign_lax.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    print(json.dumps(summary, indent=1))
     return summary
 
 
