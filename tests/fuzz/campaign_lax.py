@@ -121,6 +121,7 @@ def campaign(n_programs, workers, seed, n_inputs, flags=()):
             total = c if total is None else {key: total[key] + c[key] for key in total}
             print(f"... {total['programs']} programs, {total['mismatch']} mismatches, "
                   f"{total['jitmagic raised']} jitmagic errors, {total['crash']} crashes, "
+                  f"{total['harness'] + total['invalid program']} harness/invalid, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr, flush=True)
             summary = _record(total, failures, n_inputs, seed, workers, flags, t0,
                               finished=i == len(ranges) - 1)
