@@ -401,7 +401,10 @@ class _Gen:
             trips = 4
         if s.int(0, 2) == 0 and c.kind in "fi":
             # the loop index in the arithmetic
-            idx = "i" if FLAGS["fori_index"] else f"jnp.asarray(i, dtype=jnp.{self.dt(c.kind)})"
+            # a traced bound makes the index a strong int64, and JAX's and NumPy's promotion
+            # of int64 with a float32 carry legitimately differ: cast it there
+            weak = k <= 2 and FLAGS["fori_index"]
+            idx = "i" if weak else f"jnp.asarray(i, dtype=jnp.{self.dt(c.kind)})"
             t = f"{t} + {idx}"
             base = fn
             hi_i = max([abs(b) for b in (lo, hi) if isinstance(b, int)] + [8])
@@ -726,7 +729,7 @@ def reference(prog: LaxProgram, inputs, eager=False):
     fn = prog.function(JAX)
     if eager:
         with jax.disable_jit():
-            out = fn(*inputs)
+            out = fn(*[JAX.jnp.asarray(x) for x in inputs])
     else:
         out = jax.jit(fn)(*inputs)
     return [np.asarray(o) for o in out]
@@ -868,5 +871,6 @@ def snippet(prog: LaxProgram, seeds, problem) -> str:
             f"import jitmagic.numpy as jnp, jitmagic.lax as lax\njit = jm.jit\n"
             f"got = jm.jit(prog)({', '.join(prog.params)})\n"
             f"import jax.numpy as jnp, jax.lax as lax\njit = jax.jit\n"
-            f"with jax.disable_jit():\n    want = prog({', '.join(prog.params)})\n"
+            f"with jax.disable_jit():\n    want = prog(*map(jnp.asarray, "
+            f"({', '.join(prog.params)},)))\n"
             f"for g, w in zip(got, want):\n    print(repr(g), repr(np.asarray(w)))\n")
