@@ -107,3 +107,31 @@ def test_take_default_mode_fills_out_of_bounds():
             return ns.jnp.take(a, np.array([-2, 0, 5, -7]), axis=0)
         return f(np.arange(3.0)), f(np.arange(3))
     assert_same(prog)
+
+
+def test_while_loop_with_a_step_that_does_not_divide_matches_eager_jax():
+    """Found by the campaign: jax.jit stops this loop one iteration early (counter 1, not 3);
+    eager JAX and jitmagic run it to 3. The harness lets eager JAX decide."""
+    import jax
+
+    from jaxref import JAX, JM
+
+    def prog(ns, x):
+        return ns.lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 2, s[1] * 3 + 1), (-1, x))
+
+    x = np.array([2147483647], np.int32)
+    got = JM.jit(lambda a: prog(JM, a))(x)
+    with jax.disable_jit():
+        want = prog(JAX, JAX.jnp.asarray(x))
+    assert int(got[0]) == int(want[0]) == 3
+    np.testing.assert_array_equal(got[1], np.asarray(want[1]))
+
+
+def test_snippet_runs_as_printed(capsys):
+    """A failure report is a program anyone can paste: run one (of a passing program)."""
+    src = RandomSource(CI_SEED * 10 ** 9 + 1)
+    prog = L.draw_program(src)
+    seeds = L.draw_seeds(src, prog)
+    text = L.snippet(prog, seeds, "example")
+    exec(compile(text, "<snippet>", "exec"), {"__name__": "snippet"})
+    assert capsys.readouterr().out.count("array(") >= 2 * len(prog.outs)
