@@ -14,6 +14,7 @@ from . import tracker
 from .config import config
 from .dispatch import JitFunction, jit, make_ir
 from .tracker import events, explain, no_recompile
+from .watch import watch  # noqa: E402  (the function; imports JAX/Numba only when used)
 from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
 Array = _np.ndarray
@@ -38,7 +39,7 @@ def unload_ipython_extension(ipython):
 
 
 __all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "config", "events", "explain",
-           "no_recompile", "tracker", "__version__"]
+           "no_recompile", "tracker", "watch", "__version__"]
 
 
 def _jupyter_labextension_paths():

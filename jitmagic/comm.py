@@ -6,9 +6,14 @@ Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
                         {"type": "event", "event": {...}}           each tracker event, as it happens
                         {"type": "events", "events": [...]}         the recent past, on subscribe
                         {"type": "snapshot", "snapshot": {...}}     after each cell, and on request
+                        {"type": "code", "req": n, "text"|"error": ...}  answer to request_code
     frontend -> kernel  {"type": "subscribe"}                       start streaming on this comm
                         {"type": "request_snapshot"}                send a snapshot now
                         {"type": "unsubscribe"}                     stop streaming on this comm
+                        {"type": "request_code", "req": n, "fid": .., "variant": k,
+                         "view": "ir"|"llvm"|"asm", "diff_from": k2 or null}
+                                                                    one variant's code, or a diff
+                        {"type": "clear_cache", "fid": .. or null}  as %jit_cache --clear
 
 ``start(ip)`` announces itself with one kernel-opened comm and registers the target so that a
 frontend which connects later (page reload, second tab) can open its own comm. Nothing is
@@ -59,7 +64,7 @@ class _Bridge:
         if manager is not None:
             manager.register_target(TARGET, self._on_frontend_open)
         self.ip.events.register("post_run_cell", self._post_run_cell)
-        self._add(_create_comm(data={"type": "hello", "version": __version__}))
+        self._add(_create_comm(data=_hello()))
 
     def stop(self):
         try:
@@ -102,6 +107,11 @@ class _Bridge:
             self._set_listening(self.listening - {c.comm_id})
         elif kind == "request_snapshot":
             self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
+        elif kind == "request_code":
+            self._send(c, _code_answer(msg["content"]["data"]))
+        elif kind == "clear_cache":
+            _clear(msg["content"]["data"].get("fid"))
+            self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
 
     def _on_close(self, c):
         self.channels.pop(c.comm_id, None)
@@ -109,6 +119,7 @@ class _Bridge:
 
     def _listen(self, c):
         self._set_listening(self.listening | {c.comm_id})
+        self._send(c, _hello())   # a comm the frontend opened has not heard it yet
         # what happened before this frontend listened (cells queued ahead of "subscribe",
         # a page reload), then the snapshot, which is authoritative for counts and variants
         self._send(c, {"type": "events", "events": _backlog()})
@@ -145,6 +156,71 @@ class _Bridge:
             c.send(data=data)
         except Exception:   # never let the panel break the user's computation
             self._on_close(c)
+
+
+def kernel_id():
+    """This kernel's id (from its connection file), so a live dashboard finds its kernel."""
+    import os
+    import sys
+    # only a running kernel has imported ipykernel; importing it here would patch `comm`
+    ipk = sys.modules.get("ipykernel.connect")
+    try:
+        name = os.path.basename(ipk.get_connection_file())
+    except Exception:   # not in a kernel (terminal IPython, tests)
+        return ""
+    return name[len("kernel-"):-len(".json")] if name.startswith("kernel-") else name
+
+
+def _hello():
+    return {"type": "hello", "version": __version__, "kernel_id": kernel_id()}
+
+
+def _function(fid=None, qualname=None):
+    from . import tracker
+    fns = tracker.all_functions()
+    for f in fns:
+        if fid is not None and f._state.fid == fid:
+            return f
+    for f in fns:
+        if fid is None and qualname and qualname in (f.qualname, f.name):
+            return f
+    raise LookupError(f"no live jitted function with id {fid!r} ({qualname or '?'}); "
+                      f"it may have been redefined or cleared: refresh the panel")
+
+
+def code_text(f, view, variant):
+    if view == "ir":
+        return f.inspect_ir(variant)
+    if view == "llvm":
+        return f.inspect_llvm(variant)
+    if view == "asm":
+        return f.inspect_asm(variant)
+    raise ValueError(f"unknown code view {view!r}: use ir, llvm or asm")
+
+
+def _code_answer(data):
+    """One variant's code, or a unified diff from `diff_from` to `variant`, for the panel."""
+    import difflib
+    req = data.get("req")
+    try:
+        f = _function(data.get("fid"), data.get("qualname"))
+        view, variant = data.get("view", "ir"), int(data["variant"])
+        text = code_text(f, view, variant)
+        if data.get("diff_from") is not None:
+            old = code_text(f, view, int(data["diff_from"]))
+            text = "\n".join(difflib.unified_diff(
+                old.splitlines(), text.splitlines(), f"variant {data['diff_from']}",
+                f"variant {variant}", lineterm="")) or "(identical)"
+        return {"type": "code", "req": req, "text": text}
+    except Exception as e:   # the panel shows the error; the kernel carries on
+        return {"type": "code", "req": req, "error": f"{type(e).__name__}: {e}"}
+
+
+def _clear(fid):
+    from . import tracker
+    for f in tracker.all_functions():
+        if fid is None or f._state.fid == fid:
+            f.clear_cache()
 
 
 def _jsonable(data):

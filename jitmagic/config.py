@@ -18,8 +18,13 @@ _SPEC = {
                    "keep compiled machine code on disk and reuse it across kernel restarts"),
     "disk_cache_dir": ("", str, None, "where the disk cache lives (default: IPython's cache "
                                       "directory, subfolder jitmagic)"),
+    "max_trace_equations": (100_000, int, lambda v: v >= 1,
+                            "a trace recording more equations than this stops with an error "
+                            "naming the Python line that unrolls (use lax.fori_loop/scan)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the eager baseline when the inputs are larger than this"),
+    "watch": ("", str, None, "record every compile of other JITs' functions too: jax, numba, "
+                             "jax,numba, or off (see jm.watch for one function)"),
 }
 
 
@@ -32,6 +37,12 @@ class Config:
         self.update(**{name: value})
 
     def update(self, **kw):
+        if "watch" in kw:   # hooks into JAX/Numba: installed first, so a failure changes nothing
+            from .watch import set_watching
+            try:
+                kw["watch"] = ",".join(set_watching(kw["watch"]))
+            except ImportError as e:
+                raise ValueError(str(e)) from None
         for name, value in kw.items():
             if name not in _SPEC:
                 raise ValueError(f"unknown jitmagic option {name!r}; options: {', '.join(_SPEC)}")

@@ -29,10 +29,11 @@ def cache_table(functions):
         df = f.cache_info()
         if len(df):
             df.insert(0, "function", f.name)
+            df.insert(1, "backend", getattr(f, "backend", "jitmagic"))
             frames.append(df)
     if not frames:
         from .inspection import CACHE_COLUMNS
-        return pd.DataFrame(columns=["function"] + CACHE_COLUMNS)
+        return pd.DataFrame(columns=["function", "backend"] + CACHE_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -210,7 +211,8 @@ class Dashboard:
                  title=None):
         self.cache, self.events, self.samples = cache, events, list(samples)
         self.theme, self.title = theme, title
-        self.data = json_safe({"functions": list(functions), "events": list(event_dicts)})
+        self.data = json_safe({"functions": list(functions), "events": list(event_dicts),
+                               "samples": [list(p) for p in self.samples]})
         self.figure = figure(cache, events, self.samples, theme, title)
         self._png = png_bytes(self.figure)
 

@@ -1,11 +1,25 @@
-"""Exceptions users see, with JAX's names. Each message says what went wrong and how to fix it."""
+"""Exceptions users see, with JAX's names and JAX's builtin bases (TypeError, IndexError), so
+ported `except jax.errors.X` code keeps working after `jax.errors` -> `jitmagic.errors`.
+Each message says what went wrong and how to fix it."""
 
 
 class JitError(Exception):
     """Base class of jitmagic's own errors."""
 
 
-class ConcretizationTypeError(JitError, TypeError):
+class JAXTypeError(JitError, TypeError):
+    """Base of the TypeErrors jax.errors names."""
+
+
+class JAXIndexError(JitError, IndexError):
+    """Base of the IndexErrors jax.errors names."""
+
+
+class UnsupportedOperationError(JitError, NotImplementedError):
+    """A NumPy function or operation jitmagic has no primitive for."""
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced value was used where Python needs a concrete one (if, int(), range(), ...)."""
 
 
@@ -14,23 +28,30 @@ class TracerBoolConversionError(ConcretizationTypeError):
 
 
 class TracerIntegerConversionError(ConcretizationTypeError):
-    """int()/index of a traced value."""
+    """int()/index of a traced value. (In JAX it derives from JAXTypeError only; deriving
+    from ConcretizationTypeError here keeps both `except` clauses working.)"""
 
 
-class TracerArrayConversionError(JitError, TypeError):
+class TracerArrayConversionError(JAXTypeError):
     """np.asarray() of a traced value."""
 
 
-class UnexpectedTracerError(JitError):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the trace that made it and was used afterwards."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError, UnsupportedOperationError):
+    """x[mask] or x.at[mask] with a traced boolean mask: the result shape depends on data.
+    Also an UnsupportedOperationError, the class jitmagic raised before."""
+
+
+class DataDependentShapeError(ConcretizationTypeError, UnsupportedOperationError):
+    """jnp.where(c) / nonzero / argwhere / unique of a traced value without size=: JAX raises
+    ConcretizationTypeError; also an UnsupportedOperationError, the class raised before."""
 
 
 class UnsupportedDtypeError(JitError, TypeError):
     """An array dtype jitmagic cannot compile."""
-
-
-class UnsupportedOperationError(JitError, NotImplementedError):
-    """A NumPy function or operation jitmagic has no primitive for."""
 
 
 class LoweringError(JitError):
@@ -39,3 +60,7 @@ class LoweringError(JitError):
 
 class RecompilationError(JitError):
     """A compile happened inside `with jm.no_recompile():`."""
+
+
+class TraceTooLargeError(JitError, RuntimeError):
+    """A trace passed config.max_trace_equations: usually a Python loop being unrolled."""

@@ -68,16 +68,16 @@ def _captured_objects(fun):
             v = cell.cell_contents
         except ValueError:
             continue
-        # any captured object that is not a simple value may change what the trace does (a
-        # different helper function in the same cell, an array): name it by identity
-        if not is_simple(v) and not isinstance(v, types.ModuleType):
+        # any other captured object (a function, a namespace...) may change what the body
+        # computes: two closures of one code over different objects must not share variants
+        if not is_simple(v):
             yield v
     g = getattr(fun, "__globals__", None) or {}
     if code is not None:
         for c in _code_objects(code):
             for n in c.co_names:
                 v = g.get(n)
-                if isinstance(v, (np.ndarray, np.generic, types.FunctionType)) and v is not fun:
+                if isinstance(v, (np.ndarray, np.generic)):
                     yield v
 
 

@@ -187,16 +187,17 @@ def _cond(index, branches, operands, name):
 
 
 def select(pred, on_true, on_false):
-    """Elementwise pred ? on_true : on_false; all three have the same shape (pred is bool)."""
+    """Elementwise pred ? on_true : on_false; all three have the same shape. An integer pred
+    picks on_true where it is >= 1, as JAX's select_n clamps its case index."""
     p, t, f = _aval(pred), _aval(on_true), _aval(on_false)
-    if p.dtype.kind != "b":
-        raise TypeError(f"lax.select predicate must be boolean, got {p}")
+    if p.dtype.kind not in "biu":
+        raise TypeError(f"lax.select predicate must be boolean or integer, got {p}")
     if t.shape != f.shape or (t.dtype != f.dtype and not (t.weak_type or f.weak_type)):
         raise TypeError(f"lax.select branches must have the same type, got {t} and {f}")
     if p.shape not in ((), t.shape):
         raise TypeError(f"lax.select predicate shape {p.shape} must be () or {t.shape}")
-    from .numpy import where
-    return where(pred, on_true, on_false)
+    from .numpy import greater, where
+    return where(pred if p.dtype.kind == "b" else greater(pred, 0), on_true, on_false)
 
 
 # ---------------------------------------------------------------- loops
@@ -235,7 +236,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if a.shape != () or a.dtype.kind not in "iu":
             raise TypeError(f"lax.fori_loop {nm} bound must be an integer scalar, got {a}")
     idt = dtypes.result_type(la, ua)[0]
-    i_aval = dtypes.ShapedArray((), idt, False)
+    # as in JAX: concrete bounds make the index a weak (Python) int, so `c + i` keeps the
+    # carry's dtype; a traced lower bound passes its own weak type on
+    concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    if concrete:
+        idt = np.dtype(np.int64)
+    i_aval = dtypes.ShapedArray((), idt, concrete or (la.weak_type and la.dtype == idt))
     leaves, tree, t = _trace_loop("lax.fori_loop", body_fun, [i_aval], init_val)
     nc = len(t.consts)
     outs = bind("fori_loop", _convert(lower, idt), _convert(upper, idt), *t.consts, *leaves,
@@ -357,20 +363,35 @@ def _starts(x, start_indices):
     return out
 
 
+def _from_end(starts, shape):
+    """JAX counts a negative start from the end of its axis (then the primitive clamps)."""
+    out = []
+    for s, d in zip(starts, shape):
+        if isinstance(s, Tracer):
+            from .numpy import where
+            s = where(s < 0, s + d, s)
+        elif s < 0:
+            s += d
+        out.append(s)
+    return out
+
+
 def dynamic_slice(operand, start_indices, slice_sizes):
-    """operand[s0:s0+n0, ...] at traced starts, each clamped into [0, dim - n] like JAX."""
-    starts = _starts(operand, start_indices)
-    sizes = tuple(int(n) for n in slice_sizes)
+    """operand[s0:s0+n0, ...] at traced starts; a negative start counts from the end, then
+    each is clamped into [0, dim - n], like JAX."""
     shape = _aval(operand).shape
+    starts = _from_end(_starts(operand, start_indices), shape)
+    sizes = tuple(int(n) for n in slice_sizes)
     if len(sizes) != len(shape) or any(not 0 <= n <= d for n, d in zip(sizes, shape)):
         raise TypeError(f"slice sizes {sizes} do not fit operand shape {shape}")
     return bind("dynamic_slice", operand, *starts, slice_sizes=sizes)
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    """operand with update written at traced starts, clamped so update fits, like JAX."""
-    starts = _starts(operand, start_indices)
+    """operand with update written at traced starts (negative ones count from the end),
+    clamped so update fits, like JAX."""
     oa, ua = _aval(operand), _aval(update)
+    starts = _from_end(_starts(operand, start_indices), oa.shape)
     if ua.ndim != oa.ndim or any(u > o for u, o in zip(ua.shape, oa.shape)):
         raise TypeError(f"update of shape {ua.shape} does not fit operand shape {oa.shape}")
     return bind("dynamic_update_slice", operand, _convert(update, oa.dtype, oa.weak_type),

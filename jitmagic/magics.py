@@ -91,7 +91,8 @@ def _notice_line(ev):
     ms = ev.timings_ms.get("total")
     why = "; ".join(r.text for r in ev.reasons) or ev.message
     statics = ", ".join(f"{k}={tracker.fmt_value(v)}" for k, v in ev.statics.items())
-    return (f"jit · compiled {ev.function} variant {ev.variant}"
+    name = ev.function if ev.backend == "jitmagic" else f"{ev.function} [{ev.backend}]"
+    return (f"jit · compiled {name} variant {ev.variant}"
             + (f" ({statics})" if statics else "")
             + (f" in {ms:.1f} ms" if ms is not None else "") + f" — {why}")
 
@@ -229,12 +230,12 @@ def _parse(magic, line):
     return args
 
 
-def _cell_jit(static_argnums, static_argnames):
+def _cell_jit(static_argnums, static_argnames, backend="jitmagic"):
     """Decorator applied to each top-level function of a %%jit cell."""
     import inspect
 
     def wrap(fun):
-        if isinstance(fun, JitFunction):
+        if isinstance(fun, JitFunction) or getattr(fun, "backend", None) == backend:
             return fun
         try:
             params = inspect.signature(fun).parameters
@@ -246,6 +247,9 @@ def _cell_jit(static_argnums, static_argnames):
         varargs = inspect.Parameter.VAR_POSITIONAL in kinds
         nums = tuple(n for n in static_argnums if varargs or -npos <= n < npos)
         names = tuple(n for n in static_argnames if n in params)
+        if backend != "jitmagic":
+            from .watch.cells import peer_jit
+            return peer_jit(backend, fun, nums, names)
         return _jit(fun, static_argnums=nums, static_argnames=names)
     return wrap
 
@@ -270,6 +274,10 @@ class JitMagics(Magics):
               help="cell without functions: the name shown in %%jit_cache and notices "
                    "(default: cell_ followed by the first outputs)")
     @argument("--quiet", action="store_true", help="no live notices after this cell")
+    @argument("--backend", choices=("jitmagic", "jax", "numba"), default="jitmagic",
+              help="compile the cell's functions with this JIT (jax.jit or numba.njit, "
+                   "watched: their compiles show in %%jit_log and %%jit_cache); a cell "
+                   "without functions needs jitmagic")
     @cell_magic
     def jit(self, line, cell):
         """Run the cell with jitmagic: its functions become jitted, or the cell itself is compiled.
@@ -322,6 +330,10 @@ class JitMagics(Magics):
         except SyntaxError as e:
             raise e.with_traceback(None) from None
         defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if not defs and args.backend != "jitmagic":
+            raise UsageError(f"%%jit --backend {args.backend}: this cell defines no function; "
+                             f"only jitmagic's own backend compiles a whole cell. Put the code "
+                             f"in a def, or drop --backend")
         try:
             if defs:
                 return self._run_with_functions(tree, defs, args, filename)
@@ -337,8 +349,8 @@ class JitMagics(Magics):
         __tracebackhide__ = True  # noqa: F841
         for node in defs:
             deco = ast.parse(f"__import__('jitmagic.magics', fromlist=['_'])._cell_jit("
-                             f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r})",
-                             mode="eval").body
+                             f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
+                             f"{args.backend!r})", mode="eval").body
             line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             for n in ast.walk(deco):
                 n.lineno = n.end_lineno = line
@@ -434,6 +446,8 @@ class JitMagics(Magics):
         text = self._code_text(f, view, variant)
         v = pick(f, variant)
         label = {"ir": "jitmagic IR", "llvm": "LLVM IR (optimised)", "asm": "assembly"}[view]
+        if getattr(f, "backend", "jitmagic") != "jitmagic":
+            label = f"{f.backend}'s own {'representation' if view == 'ir' else label}"
         return CodeView(f"{f.name} variant {v.id} ({v.describe_statics()}{v.signature}) — "
                         f"{label}", text)
 
@@ -498,6 +512,9 @@ class JitMagics(Magics):
     @argument("--save", metavar="PATH", help="also save the figure (format from the extension)")
     @argument("--theme", choices=sorted(dashboard.THEMES), default="light",
               help="palette; both are opaque, so either reads in light and dark notebooks")
+    @argument("--live", action="store_true",
+              help="in JupyterLab, keep the charts updating while cells run (through the JIT "
+                   "panel's connection); other frontends show the picture of now")
     @line_magic
     def jit_dashboard(self, line):
         """Figures: compile vs run time per variant, break-even calls, and the session timeline
@@ -513,6 +530,12 @@ class JitMagics(Magics):
         d = dashboard.Dashboard(dashboard.cache_table(fns), tracker.events(args.name), samples,
                                 snap, [e.to_dict() for e in evs], theme=args.theme,
                                 title=f"jitmagic: {args.name}" if args.name else None)
+        if args.live:
+            if args.name:
+                raise UsageError("%jit_dashboard: --live follows every function; "
+                                 "drop the name, and pick one in the chart's filter")
+            from .comm import kernel_id
+            d.data.update(live=True, kernel_id=kernel_id())
         if args.save:
             try:
                 d.save(args.save)

@@ -52,6 +52,9 @@ class Trace:
         self.sources: dict[Var, frozenset] = {}
         self.arg_avals: dict[str, ShapedArray] = {}
         self.alive = True
+        self.root = parent.root if parent is not None else self
+        if parent is None:
+            self.n_eqns, self.lines = 0, {}     # whole trace tree: size guard and its sample
 
     # -- inputs
     def new_arg(self, aval: ShapedArray, label: str | None) -> "Tracer":
@@ -128,6 +131,7 @@ class Trace:
             return Tracer(self, Lit.of(val, out_avals[0]))
         outvars = tuple(Var(a) for a in out_avals)
         self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars))
+        _count_eqn(self.root)
         src = frozenset().union(*(self.sources.get(a, frozenset()) for a in atoms
                                   if isinstance(a, Var)))
         for v in outvars:
@@ -141,6 +145,38 @@ class Trace:
                       tuple(self.invars), tuple(self.eqns), atoms,
                       tuple(self.consts) + tuple(t for t, _ in self.captured))
         return fn
+
+
+_SAMPLE = 64     # one equation in this many is attributed to its user line
+
+
+def _count_eqn(root):
+    """Size guard: a runaway trace (a Python loop unrolled) stops with the line to blame."""
+    root.n_eqns += 1
+    if root.n_eqns % _SAMPLE == 0:
+        where = user_frame()
+        if where is not None:
+            root.lines[where] = root.lines.get(where, 0) + 1
+    from .config import config
+    limit = config.max_trace_equations
+    if root.n_eqns > limit:
+        raise _too_large(root, limit)
+
+
+def _too_large(root, limit):
+    from .errors import TraceTooLargeError
+    msg = (f"tracing {root.name!r} recorded more than {limit:,} equations "
+           f"(config max_trace_equations).")
+    if root.lines:
+        (file, line, text), n = max(root.lines.items(), key=lambda kv: kv[1])
+        share = n / sum(root.lines.values())
+        msg += (f"\n  {share:.0%} of them come from {file}:{line}" +
+                (f": {text}" if text else ""))
+    msg += ("\nA Python loop over a traced computation is unrolled: every iteration adds its "
+            "equations to the trace, and compiling them would take very long. Trace the body "
+            "once with lax.fori_loop(lower, upper, body, init) or lax.scan(f, init, xs); or "
+            "raise the limit with jm.config.update(max_trace_equations=...).")
+    return TraceTooLargeError(msg)
 
 
 @contextmanager

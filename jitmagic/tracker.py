@@ -17,6 +17,9 @@ from .config import config
 from .errors import RecompilationError
 
 PHASES = ("trace", "passes", "llvm_ir", "llvm_opt", "codegen")
+# phases only a watched JIT reports (jitmagic/watch): JAX lowering to MLIR and XLA's compile,
+# Numba's type inference (its lowering to LLVM is "lower", its other passes "passes")
+PEER_PHASES = ("lower", "backend_compile", "typing")
 
 
 class RecompilationStormWarning(UserWarning):
@@ -66,9 +69,11 @@ class Event:
     timings_ms: dict = field(default_factory=dict)
     message: str = ""
     fid: int | None = None     # which function (its cache, shared by identical redefinitions)
+    backend: str = "jitmagic"  # which JIT compiled: jitmagic, or a watched jax / numba
 
     def to_dict(self):
-        return {"seq": self.seq, "fid": self.fid, "time": self.time, "kind": self.kind,
+        return {"seq": self.seq, "fid": self.fid, "backend": self.backend, "time": self.time,
+                "kind": self.kind,
                 "function": self.function, "qualname": self.qualname, "where": self.where,
                 "variant": self.variant, "statics": dict(self.statics),
                 "signature": self.signature, "reasons": [r.to_dict() for r in self.reasons],
@@ -108,7 +113,8 @@ def record(kind, jf=None, **fields) -> Event:
                    function=jf.name if jf is not None else fields.pop("function", ""),
                    qualname=jf.qualname if jf is not None else fields.pop("qualname", ""),
                    where=jf.where if jf is not None else fields.pop("where", ""),
-                   fid=jf._state.fid if jf is not None else None, **fields)
+                   fid=jf._state.fid if jf is not None else None,
+                   backend=getattr(jf, "backend", "jitmagic"), **fields)
         _events.append(ev)
         _counts[kind] += 1
         subs = list(_subscribers)
@@ -218,13 +224,14 @@ def _same(a, b):
         return a is b
 
 
-def explain_miss(history: list, new: KeyInfo) -> list:
-    """Reasons relative to the closest previous key (fewest differences)."""
+def explain_miss(history: list, new: KeyInfo, diff=diff_keys) -> list:
+    """Reasons relative to the closest previous key (fewest differences); `diff` spells out
+    one key difference (a watched JIT passes its own rules for what is part of its key)."""
     if not history:
         return [Reason("new_function", None, None, None, "new function")]
     best = None
     for old in reversed(history):
-        d = diff_keys(old, new)
+        d = diff(old, new)
         if best is None or len(d) < len(best):
             best = d
         if len(best) == 1:
@@ -324,7 +331,7 @@ def _frame(rows, columns):
 
 EVENT_COLUMNS = ["seq", "time", "kind", "function", "qualname", "where", "variant", "statics",
                  "signature", "reason", "reason_kinds", "changed_args"] + \
-    [f"{p}_ms" for p in PHASES] + ["compile_ms", "message"]
+    [f"{p}_ms" for p in PHASES + PEER_PHASES] + ["compile_ms", "message", "backend"]
 
 
 def events(function=None):
@@ -338,8 +345,8 @@ def events(function=None):
                      "; ".join(r.text for r in e.reasons),
                      ", ".join(dict.fromkeys(r.kind for r in e.reasons)),
                      ", ".join(dict.fromkeys(r.arg for r in e.reasons if r.arg)),
-                     *[t.get(p, float("nan")) for p in PHASES], t.get("total", float("nan")),
-                     e.message])
+                     *[t.get(p, float("nan")) for p in PHASES + PEER_PHASES],
+                     t.get("total", float("nan")), e.message, e.backend])
     df = _frame(rows, EVENT_COLUMNS)
     df["time"] = pd.to_datetime(df["time"], unit="s")
     df["variant"] = df["variant"].astype("Int64")
@@ -360,7 +367,8 @@ def snapshot():
                              "eager_ms": v.eager_ns / 1e6 if v.eager_ns else None,
                              "last_reason": v.reason})
         funcs.append({"name": jf.name, "qualname": jf.qualname, "where": jf.where,
-                      "fid": jf._state.fid, "variants": variants})
+                      "fid": jf._state.fid, "backend": getattr(jf, "backend", "jitmagic"),
+                      "variants": variants})
     with _lock:
         counts = dict(_counts)
     # every compile counts; a miss is a recompile of a function that already had variants

@@ -43,6 +43,7 @@ class Variant:
         interrupt.install()
         interrupt.attach(module.engine)
         self.eager_ns = None
+        self._strided = None
         self.fast = self._make_fast()
 
     def __call__(self, leaves):
@@ -79,7 +80,12 @@ class Variant:
     last_ns = property(lambda self: self.counters[runstats.LAST])
 
     def _retry(self, rc, args, outs):
-        if rc == 1:   # a non-contiguous input: hand the native code a contiguous copy
+        if rc == 1:   # a non-contiguous input: read views in place through their strides
+            if self._strided is None:
+                from .backend.strided import StridedEntry
+                self._strided = StridedEntry(self, _KIND_CTYPE)
+            rc = self._strided(args, outs)
+        if rc == 1:   # strides the strided entry cannot follow: contiguous copies
             args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args)
             rc = self.cfunc(*args, *outs)
         if rc == 2:

@@ -124,7 +124,8 @@ def test_streams_events_and_snapshots_to_a_subscriber(kernel):
     jcomm.start(ip)
     c = opened[0]
     c.receive({"type": "subscribe"})
-    assert c.kinds() == ["events", "snapshot"]
+    assert c.kinds() == ["hello", "events", "snapshot"]
+    c.sent.pop(0)
     assert c.sent[0]["events"][-1]["kind"] == "compile"
     assert c.sent[0]["events"][-1]["statics"] == {"n": 2}
 
@@ -171,7 +172,7 @@ def test_a_frontend_that_connects_later_opens_its_own_comm(kernel):
     jcomm.start(ip)
     late = FakeComm(jcomm.TARGET, comm_id="from-frontend")
     manager.targets[jcomm.TARGET](late, {"content": {"data": {"type": "subscribe"}}})
-    assert late.kinds() == ["events", "snapshot"]
+    assert late.kinds() == ["hello", "events", "snapshot"]
     _scale()(np.arange(2.0), 5)
     assert late.kinds()[-1] == "event"
     assert opened[0].sent == []     # the announcement comm never subscribed
@@ -196,3 +197,71 @@ def test_unjsonable_statics_go_as_repr():
         def __repr__(self):
             return "Opaque()"
     assert jcomm._jsonable({"statics": {"o": Opaque()}}) == {"statics": {"o": "Opaque()"}}
+
+
+def _subscribed(kernel):
+    ip, opened, _ = kernel
+    jcomm.start(ip)
+    c = opened[0]
+    c.receive({"type": "subscribe"})
+    c.sent.clear()
+    return c
+
+
+def _fid(f):
+    return f._state.fid
+
+
+def test_the_panel_fetches_a_variants_code_and_a_diff(kernel):
+    c = _subscribed(kernel)
+    scale, x = jm.jit(lambda x, n: x * n - 7.0, static_argnames=("n",)), np.arange(3.0)
+    scale(x, 2)
+    scale(x, 3)
+    v1, v2 = (v.id for v in scale.variants)
+    c.receive({"type": "request_code", "req": 1, "fid": _fid(scale), "variant": v2, "view": "ir"})
+    assert c.sent[-1] == {"type": "code", "req": 1, "text": scale.inspect_ir(v2)}
+    c.receive({"type": "request_code", "req": 2, "fid": _fid(scale), "variant": v2,
+               "view": "llvm"})
+    assert c.sent[-1]["text"] == scale.inspect_llvm(v2) and "define" in c.sent[-1]["text"]
+    c.receive({"type": "request_code", "req": 3, "fid": _fid(scale), "variant": v2, "view": "ir",
+               "diff_from": v1})
+    diff = c.sent[-1]["text"]
+    assert diff.startswith(f"--- variant {v1}\n+++ variant {v2}")
+    assert "-" in diff and "3.0" in diff   # the static value differs between the two IRs
+    c.receive({"type": "request_code", "req": 4, "fid": _fid(scale), "variant": v1, "view": "asm"})
+    assert c.sent[-1]["req"] == 4 and c.sent[-1]["text"].strip()
+
+
+def test_bad_code_requests_answer_with_an_error_not_a_traceback(kernel):
+    c = _subscribed(kernel)
+    scale = _scale()
+    scale(np.arange(3.0), 2)
+    for bad in ({"fid": -5, "variant": 1, "view": "ir"},
+                {"fid": _fid(scale), "variant": 99, "view": "ir"},
+                {"fid": _fid(scale), "variant": scale.variants[0].id, "view": "nope"},
+                {"fid": _fid(scale)}):
+        c.receive({"type": "request_code", "req": 7, **bad})
+        assert c.sent[-1]["type"] == "code" and c.sent[-1]["req"] == 7
+        assert c.sent[-1]["error"], bad
+
+
+def test_clear_cache_from_the_panel(kernel):
+    c = _subscribed(kernel)
+    scale, other = _scale(), jm.jit(lambda x: x - 1)
+    scale(np.arange(3.0), 2)
+    other(np.arange(3.0))
+    c.receive({"type": "clear_cache", "fid": _fid(scale)})
+    assert scale.variants == [] and len(other.variants) == 1
+    assert c.kinds()[-1] == "snapshot"
+    assert any(m.get("event", {}).get("kind") == "evict" for m in c.sent)
+    c.receive({"type": "clear_cache", "fid": None})
+    assert other.variants == []
+
+
+def test_hello_names_the_kernel(monkeypatch):
+    import sys
+    import types
+    fake = types.SimpleNamespace(get_connection_file=lambda: "/run/jupyter/kernel-1234-abcd.json")
+    monkeypatch.setitem(sys.modules, "ipykernel.connect", fake)
+    assert jcomm.kernel_id() == "1234-abcd"
+    assert jcomm._hello()["kernel_id"] == "1234-abcd"

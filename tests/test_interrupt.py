@@ -32,3 +32,38 @@ def test_ctrl_c_stops_native_loops_and_the_process_goes_on():
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["while_loop interrupted", "huge loop nest interrupted",
                                      "after: [0.0, 2.0, 4.0]"], p.stdout + p.stderr
+
+
+TRACE_SCRIPT = textwrap.dedent("""
+    import os, signal, threading, numpy as np, jitmagic as jm
+    import jitmagic.numpy as jnp
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # as in IPython
+    jm.config.update(max_trace_equations=10**8)
+    small = jm.jit(lambda x: x + 1.0)
+    small(np.zeros(2))
+
+    def unrolled(n):
+        def f(x):
+            for _ in range(n):
+                x = jnp.sin(x) * 1.0001
+            return x
+        return jm.jit(f)
+    # a trace that would take minutes, then a compile of a long straight-line program
+    # (the interrupt lands in the trace, the passes or LLVM: each must recover)
+    for name, n in (("trace", 10**7), ("compile", 6000)):
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            unrolled(n)(np.zeros(2))
+            print(name, "finished?!")
+        except KeyboardInterrupt:
+            print(name, "interrupted")
+    print("after:", small(np.zeros(2)).tolist(), unrolled(3)(np.zeros(2)).tolist())
+""")
+
+
+def test_ctrl_c_during_trace_or_compile_leaves_the_kernel_usable():
+    p = subprocess.run([sys.executable, "-c", TRACE_SCRIPT], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["trace interrupted", "compile interrupted",
+                                     "after: [1.0, 1.0] [0.0, 0.0]"], p.stdout + p.stderr

@@ -3,7 +3,8 @@
 A notebook loads jitmagic (`%load_ext jitmagic`, whose loader starts `jitmagic.comm`), compiles
 a function, recompiles it for a new static value and hits the cache. The "JIT" panel must list
 the function with its 2 variants and the miss reason, and the status bar item must show the
-kernel's own counts. A screenshot goes to test-output/.
+kernel's own counts. With `%jit_config watch=jax`, an unchanged jax.jit function's variants
+show there too, labelled jax, with JAX's reason. A screenshot goes to test-output/.
 
 Without a browser the test skips, except under CI=true, where it fails.
 """
@@ -45,6 +46,15 @@ CELLS = [
     "%jit_dashboard",                                                # 5
     "%reload_ext jitmagic",                                          # 6
     "scale(x, 4)  # after %reload_ext the panel still follows",      # 7
+    "%jit_dashboard --live",                                         # 8
+    "scale(x, 5)  # the live dashboard follows",                     # 9
+    "%jit_config watch=jax\n"                                       # 10
+    "import jax, jax.numpy as jnp\n\n"
+    "@jax.jit\n"
+    "def jx(v):\n"
+    "    return v * 2\n\n"
+    "jx(jnp.ones(3))\n"
+    "jx(jnp.ones(5))  # a new shape: JAX recompiles",
 ]
 
 
@@ -179,11 +189,113 @@ def _menu(page, *path):
 
 
 def _status_is(page, compiles, misses):
-    text = (f"JIT {compiles} compile{'s' * (compiles != 1)} · "
-            f"{misses} miss{'es' * (misses != 1)}")
+    text = f"JIT {compiles} compile{'s' * (compiles != 1)}"
+    if misses:
+        text += f", {misses} of them " + ("a recompile" if misses == 1 else "recompiles")
     page.wait_for_function(
         "t => document.querySelector('.jp-JitStatus')?.textContent === t", arg=text,
         timeout=30_000)
+
+
+def _set_sidebar_width(page, panel, width):
+    """Drag the split handle left of the right sidebar until the panel is `width` px wide."""
+    for _ in range(3):
+        box = panel.bounding_box()
+        if abs(box["width"] - width) <= 4:
+            return box["width"]
+        handle = page.evaluate(
+            """() => {
+                const p = document.getElementById('jitmagic-panel').getBoundingClientRect();
+                const hs = [...document.querySelectorAll('.lm-SplitPanel-handle')]
+                  .map(h => h.getBoundingClientRect())
+                  .filter(r => r.width > 0 && r.height > 200 && r.right <= p.left + 12);
+                hs.sort((a, b) => b.right - a.right);
+                return hs.length ? {x: hs[0].left + hs[0].width / 2, y: hs[0].top + 100} : null;
+            }""")
+        assert handle, "no split handle left of the JIT panel"
+        page.mouse.move(handle["x"], handle["y"])
+        page.mouse.down()
+        page.mouse.move(handle["x"] + (box["width"] - width), handle["y"], steps=5)
+        page.mouse.up()
+        page.wait_for_timeout(300)
+    return panel.bounding_box()["width"]
+
+
+def _check_narrow_layout(page, panel, fn):
+    """At the default sidebar width no function header or reason wraps past two lines, and
+    no `old -> new` is broken."""
+    width = _set_sidebar_width(page, panel, 250)
+    assert abs(width - 250) <= 6, width
+    page.wait_for_timeout(300)
+    metrics = page.evaluate(
+        """() => {
+            const lines = el => {
+                const lh = parseFloat(getComputedStyle(el).lineHeight) ||
+                    1.3 * parseFloat(getComputedStyle(el).fontSize);
+                return el.getBoundingClientRect().height / lh;
+            };
+            const q = s => [...document.querySelectorAll('#jitmagic-panel ' + s)];
+            return {
+                heads: q('.jp-JitPanel-functionHead').map(lines),
+                reasons: q('.jp-JitPanel-reason').map(lines),
+                kept: q('.jp-JitPanel-keep').map(k => k.getClientRects().length),
+                overflow: q('.jp-JitPanel-function').map(f => f.scrollWidth - f.clientWidth),
+            };
+        }""")
+    assert metrics["heads"] and max(metrics["heads"]) <= 2.2, metrics
+    assert max(metrics["reasons"]) <= 2.2, metrics
+    assert metrics["kept"] and set(metrics["kept"]) == {1}, metrics
+    assert max(metrics["overflow"]) <= 1, metrics
+    assert "no static args" not in panel.inner_text()
+    page.screenshot(path=str(OUTPUT / "labextension-panel-250px.png"))
+
+
+def _check_jump_code_and_filter(page, panel, fn):
+    # click the function: the notebook scrolls to its defining cell (In[2]) and marks it
+    where = fn.locator(".jp-JitPanel-where").inner_text()
+    assert re.fullmatch(r"In\[2\]:\d+", where), where
+    fn.locator(".jp-JitPanel-functionName").click()
+    page.wait_for_function(
+        "() => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[1];"
+        " return c.classList.contains('jp-mod-active') &&"
+        " c.classList.contains('jp-JitPanel-jumped'); }", timeout=10_000)
+
+    # a variant's IR, its LLVM IR, and a diff of the two variants, fetched over the comm
+    v2 = fn.locator(".jp-JitPanel-variant[data-variant='2']")
+    v2.locator("[data-action='code'][data-view='ir']").click()
+    code = v2.locator(".jp-JitPanel-code")
+    page.wait_for_function(
+        "() => /lambda/.test(document.querySelector(\"#jitmagic-panel "
+        ".jp-JitPanel-variant[data-variant='2'] .jp-JitPanel-code\")?.textContent ?? '')",
+        timeout=30_000)
+    assert "3.0" in code.inner_text()   # the static n=3 is baked into this variant's IR
+    v2.locator("[data-action='code'][data-view='llvm']").click()
+    page.wait_for_function(
+        "() => /define/.test(document.querySelector(\"#jitmagic-panel "
+        ".jp-JitPanel-variant[data-variant='2'] .jp-JitPanel-code\")?.textContent ?? '')",
+        timeout=30_000)
+    v2.locator("select.jp-JitPanel-diff").select_option("1")
+    diff = v2.locator(".jp-JitPanel-code.jp-mod-diff")
+    diff.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => /\\+\\+\\+ variant 2/.test(document.querySelector(\"#jitmagic-panel "
+        ".jp-JitPanel-code.jp-mod-diff\")?.textContent ?? '')", timeout=30_000)
+    assert diff.locator(".jp-JitPanel-add").count() >= 1
+    v2.locator("[data-action='code'][data-view='llvm']").click()   # back to the plain view
+    v2.locator(".jp-JitPanel-code:not(.jp-mod-diff)").wait_for(timeout=30_000)
+    v2.locator("[data-action='code'][data-view='llvm']").click()   # a second click closes it
+    v2.locator(".jp-JitPanel-code").wait_for(state="detached", timeout=10_000)
+
+    # search and kind filter
+    search = panel.locator(".jp-JitPanel-search")
+    search.fill("nomatch")
+    panel.locator(".jp-JitPanel-empty", has_text="No function matches").wait_for(timeout=5_000)
+    search.fill("sca")
+    fn.wait_for(timeout=5_000)
+    search.fill("")
+    panel.locator(".jp-JitPanel-kindFilter").select_option("miss")
+    assert panel.locator(".jp-JitPanel-event[data-kind='compile']").count() == 0
+    panel.locator(".jp-JitPanel-kindFilter").select_option("")
 
 
 def test_panel_and_status_follow_the_kernel(lab, page):
@@ -231,14 +343,19 @@ def _check_panel_and_status(lab, page):
     # the cache hit is counted in the per-cell snapshot: variant n=3 ran twice
     calls = {rows.nth(i).locator(".jp-JitPanel-statics").inner_text():
              rows.nth(i).locator("[data-stat='calls']").inner_text() for i in range(2)}
-    assert calls == {"n=2": "1 call", "n=3": "2 calls"}
+    assert calls["n=2"].startswith("1 call · "), calls
+    assert calls["n=3"].startswith("2 calls · ") and "mean" in calls["n=3"], calls
     assert reason in fn.inner_text()
 
-    # the live feed has the miss with its reason; clicking it shows every reason field
+    _check_narrow_layout(page, panel, fn)
+    _check_jump_code_and_filter(page, panel, fn)
+
+    # the live feed has the miss with its reason; Enter on it (keyboard) shows every field
     miss = panel.locator(".jp-JitPanel-event[data-kind='miss']")
     assert miss.count() == 1
     assert reason in miss.inner_text()
-    miss.click()
+    miss.focus()
+    page.keyboard.press("Enter")
     details = miss.locator(".jp-JitPanel-details")
     details.wait_for(timeout=5_000)
     text = details.inner_text()
@@ -251,7 +368,14 @@ def _check_panel_and_status(lab, page):
     _run(page, 5)
     dash = _cell(page, 5).locator(".jp-JitDashboard")
     dash.wait_for(timeout=30_000)
-    assert dash.locator(".jp-JitDashboard-bar").count() == 2
+    assert dash.locator(".jp-JitDashboard-bar[data-series='compile']").count() == 2
+    assert dash.locator(".jp-JitDashboard-bar[data-series='run']").count() == 2
+    assert dash.locator(".jp-JitDashboard-calls").count() == 2
+    assert dash.locator(".jp-JitDashboard-compileLine").count() == 1
+    # a click on a variant's bar selects it in the panel
+    dash.locator(".jp-JitDashboard-bar[data-series='compile'][data-variant='1']").click()
+    panel.locator(".jp-JitPanel-variant.jp-mod-selected[data-variant='1']").wait_for(
+        timeout=10_000)
     mark = dash.locator(".jp-JitDashboard-mark[data-kind='miss']")
     assert mark.count() == 1
     mark.hover()
@@ -260,18 +384,39 @@ def _check_panel_and_status(lab, page):
     assert reason in tip.inner_text() and "variant 2" in tip.inner_text()
     _cell(page, 5).screenshot(path=str(OUTPUT / "labextension-dashboard.png"))
 
+    # a live dashboard redraws when a later cell compiles, without running its cell again
+    _run(page, 8)
+    live = _cell(page, 8).locator(".jp-JitDashboard[data-live='true']")
+    live.wait_for(timeout=30_000)
+    assert live.locator(".jp-JitDashboard-bar[data-series='compile']").count() == 2
+    _run(page, 9)
+    page.wait_for_function(
+        "() => document.querySelectorAll(\".jp-JitDashboard[data-live='true'] "
+        ".jp-JitDashboard-bar[data-series='compile']\").length === 3", timeout=30_000)
+    _cell(page, 8).screenshot(path=str(OUTPUT / "labextension-live-dashboard.png"))
+
     # %reload_ext jitmagic: the panel reconnects and keeps following
     _run(page, 6)
     _run(page, 7)
-    _status_is(page, 3, 2)
+    _status_is(page, 4, 3)
     page.wait_for_function(
         "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
-        "[data-name='scale'] .jp-JitPanel-variant\").length === 3", timeout=30_000)
+        "[data-name='scale'] .jp-JitPanel-variant\").length === 4", timeout=30_000)
 
-    # kernel restart: the panel forgets, then follows the new kernel
+    # clear the cache from the panel, after a confirmation dialog
+    fn.locator("[data-action='clear-function']").click()
+    page.locator(".jp-Dialog button", has_text="Clear").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
+        "[data-name='scale'] .jp-JitPanel-variant\").length === 0", timeout=30_000)
+
+    # kernel restart: the panel forgets, the live dashboard stops, then the panel follows
+    # the new kernel
     _menu(page, "Kernel", "Restart Kernel…")
     page.locator(".jp-Dialog button", has_text="Restart").click()
     panel.locator(".jp-JitPanel-empty", has_text="%load_ext jitmagic").wait_for(timeout=30_000)
+    _cell(page, 8).locator(".jp-JitDashboard-note", has_text="live updates stopped").wait_for(
+        timeout=30_000)
     _kernel_idle(page)
     _run(page, 0)
     _run(page, 1)
@@ -298,10 +443,24 @@ def _check_panel_and_status(lab, page):
     fn.wait_for(timeout=10_000)
     _status_is(page, 1, 0)
 
+    # a watched jax.jit function: its variants in the same panel, labelled with their JIT
+    _run(page, 10)
+    jx = panel.locator(".jp-JitPanel-function[data-name='jx']")
+    jx.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
+        "[data-name='jx'] .jp-JitPanel-variant\").length === 2", timeout=30_000)
+    assert jx.locator(".jp-JitPanel-backend").inner_text() == "jax"
+    assert fn.locator(".jp-JitPanel-backend").count() == 0   # only other JITs are labelled
+    assert "argument 'v' shape changed: f32[3] -> f32[5]" in jx.inner_text()
+    jx.screenshot(path=str(OUTPUT / "labextension-watched-jax.png"))
+
     # dark theme: styled only with JupyterLab's variables
     _menu(page, "Settings", "Theme", "JupyterLab Dark")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
                            timeout=30_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(OUTPUT / "labextension-dark.png"))
+    _set_sidebar_width(page, panel, 250)
+    panel.screenshot(path=str(OUTPUT / "labextension-panel-250px-dark.png"))
     assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors

@@ -311,8 +311,8 @@ def test_dynamic_slice_and_update_clamp_like_jax():
                 lax.dynamic_update_slice(m, -jnp.ones((2, 3)), (s, t)))
 
     def ref(a, m, s, t):
-        def cl(v, n, k):
-            return min(max(v, 0), n - k)
+        def cl(v, n, k):        # a negative start counts from the end, as in JAX
+            return min(max(v + n if v < 0 else v, 0), n - k)
         s3, s1, sm, tm = cl(s, 10, 3), cl(s, 4, 2), cl(s, 4, 1), cl(t, 5, 2)
         upd = a.copy()
         upd[s3:s3 + 3] = 1

@@ -184,6 +184,10 @@ def test_jit_dashboard_bundle(ip, tmp_path):
     one = ip.run_line_magic("jit_dashboard", "dash --theme dark")._repr_mimebundle_()
     assert [f["name"] for f in one["application/vnd.jitmagic.dashboard+json"]["functions"]] == \
         ["dash"]
+    assert "live" not in data and isinstance(data["samples"], list)
+    live = ip.run_line_magic("jit_dashboard", "--live")._repr_mimebundle_()
+    ld = live["application/vnd.jitmagic.dashboard+json"]
+    assert ld["live"] is True and "kernel_id" in ld and live["image/png"]
 
 
 def test_jit_config_show_and_set(ip):
@@ -202,6 +206,7 @@ def test_jit_config_show_and_set(ip):
     ("jit_log", "--last 0", "positive"),
     ("jit_log", "--last many", "invalid int value"),
     ("jit_dashboard", "--theme neon", "invalid choice"),
+    ("jit_dashboard", "dash --live", "--live follows every function"),
     ("jit_config", "max_variants=0", "out of range"),
     ("jit_config", "nonsense=1", "unknown jitmagic option 'nonsense'"),
     ("jit_config", "justaword", "expected NAME=VALUE"),

@@ -36,10 +36,10 @@ def arg_kind(aval: ShapedArray) -> str:
 class Buffer:
     """An array in memory: element pointer, static shape, strides in elements."""
 
-    def __init__(self, ptr, aval: ShapedArray):
+    def __init__(self, ptr, aval: ShapedArray, strides=None):
         self.ptr = ptr
         self.aval = aval
-        self.strides = _contiguous_strides(aval.shape)
+        self.strides = _contiguous_strides(aval.shape) if strides is None else tuple(strides)
 
 
 class ScalarArg:
@@ -57,7 +57,7 @@ def _contiguous_strides(shape):
 
 
 class Codegen(ScalarOps):
-    def __init__(self, fn: Function, name: str = "jitted"):
+    def __init__(self, fn: Function, name: str = "jitted", strided: bool = False):
         self.fn = fn
         self.name = name
         self.module = ir.Module(name=name)
@@ -67,6 +67,10 @@ class Codegen(ScalarOps):
         self.buffers = {}
         self.memo = {}
         self.kinds = [arg_kind(v.aval) for v in fn.constvars + fn.invars]
+        # the strided entry reads these inputs through their own strides (views, no copy)
+        self.strided = [strided and i >= len(fn.constvars) and k == "array" and
+                        _reads_by_index(fn, v)
+                        for i, (v, k) in enumerate(zip(fn.constvars + fn.invars, self.kinds))]
 
     # ---------------------------------------------------------------- entry point
     def build(self) -> str:
@@ -88,8 +92,11 @@ class Codegen(ScalarOps):
         n_const = len(fn.constvars)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
             if kind == "array":
-                self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=i >= n_const),
-                                         v.aval)
+                if self.strided[i]:
+                    self.buffers[v] = self._strided_array(arg, v.aval)
+                else:
+                    self.buffers[v] = Buffer(self._array_data(arg, v.aval,
+                                                              check=i >= n_const), v.aval)
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
         out_args = func.args[len(ins):]
@@ -148,6 +155,28 @@ class Codegen(ScalarOps):
             b.position_at_end(cont)
         return data
 
+    def _strided_array(self, arg, aval):
+        """An input read in place through its strides (in elements; a byte stride that is not
+        a multiple of the item size, from a view of a structured array, fails the call)."""
+        b = self.b
+        data = b.load(b.gep(arg, [ir.Constant(I64, _DATA_OFFSET)], source_etype=I8), typ=PTR)
+        strides_p = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8),
+                           typ=PTR)
+        item = ir.Constant(I64, aval.dtype.itemsize)
+        ok, strides = ir.Constant(I1, 1), []
+        for d, n in enumerate(aval.shape):
+            if n == 1:
+                strides.append(0)
+                continue
+            got = b.load(b.gep(strides_p, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
+            ok = b.and_(ok, b.icmp_signed("==", b.srem(got, item), ir.Constant(I64, 0)))
+            strides.append(b.sdiv(got, item, flags=["exact"]))
+        if aval.size > 1:
+            cont = self.func.append_basic_block("strides_ok")
+            b.cbranch(ok, cont, self.fail_bb)
+            b.position_at_end(cont)
+        return Buffer(data, aval, strides)
+
     def _scalar_arg(self, arg, kind, aval):
         dt = aval.dtype
         if kind == "f64":
@@ -178,7 +207,10 @@ class Codegen(ScalarOps):
         for i, n, s in zip(idx, buf.aval.shape, buf.strides):
             if n == 1:
                 continue
-            term = i if s == 1 else self.b.mul(i, ir.Constant(I64, s), flags=["nsw"])
+            if isinstance(s, ir.Value):
+                term = self.b.mul(i, s, flags=["nsw"])
+            else:
+                term = i if s == 1 else self.b.mul(i, ir.Constant(I64, s), flags=["nsw"])
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
         return off if off is not None else ir.Constant(I64, 0)
 
@@ -481,7 +513,9 @@ class Codegen(ScalarOps):
                         b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
         else:
             hit = b.icmp_unsigned("==", v, m)
-        k.add_incoming(b.add(k, ir.Constant(I64, 1)), body)
+        # at(k) may have opened blocks of its own (an integer power's loop): the back edge
+        # comes from wherever the body ends
+        k.add_incoming(b.add(k, ir.Constant(I64, 1)), b.block)
         b.cbranch(hit, done, head)
         b.position_at_end(done)
         return k
@@ -572,6 +606,29 @@ def _broadcast_index(idx, in_shape, out_shape):
     return out
 
 
-def lower_function(fn: Function, name="jitted"):
-    cg = Codegen(fn, name)
-    return cg.build(), cg.kinds
+# custom primitives that read their array operands only through emit_value (never their raw
+# memory), so a strided input can feed them directly
+_INDEXED_READERS = {"argmax", "argmin", "concatenate", "dynamic_slice", "dynamic_update_slice",
+                    "gather", "scatter"}
+
+
+def _reads_by_index(fn, v):
+    """Every top-level use of v reads it element by element at an index (a fused view, an
+    elementwise op, a reduction, ...), so the kernel can follow any strides. Not: reshape
+    (reads flat offsets), BLAS (wants contiguous rows, where a copy pays), control-flow
+    bodies, sort."""
+    for e in fn.eqns:
+        if v in e.inputs:
+            kind = PRIMITIVES[e.prim].kind
+            if e.prim == "reshape" or (kind not in ("elementwise", "view", "reduce")
+                                       and e.prim not in _INDEXED_READERS):
+                return False
+    return True
+
+
+def lower_function(fn: Function, name="jitted", strided=False):
+    """(LLVM IR text, argument kinds); with strided=True also which inputs the entry point
+    reads through their strides (the others must be C-contiguous)."""
+    cg = Codegen(fn, name, strided)
+    text = cg.build()
+    return (text, cg.kinds, cg.strided) if strided else (text, cg.kinds)

@@ -13,7 +13,7 @@ import os
 
 import llvmlite.ir as ir
 
-from .scalar import I32, I64, PTR, raw_store
+from .scalar import I8, I32, I64, PTR, raw_store
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
@@ -36,21 +36,64 @@ def worth_it(cg, elements, outer):
 _ARG = ir.LiteralStructType([PTR, I64, I64, I64])   # ctx, lo, hi, t
 
 
+def _slot(b, ptr, i):
+    return b.gep(ptr, [ir.Constant(I64, 8 * i)], source_etype=I8)
+
+
 def _field(b, ptr, ty, i):
     return b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=ty)
+
+
+class _Captured(dict):
+    """cg.buffers inside a part: an outer buffer or scalar is loaded from ctx when the kernel
+    first reads it. Only what the kernel reads is captured, so a value that does not dominate
+    the call site (the index of a loop emitted earlier) is never stored into ctx."""
+
+    def __init__(self, outer, load):
+        super().__init__()
+        self._outer, self._load = outer, load
+        self.order = []
+
+    def __missing__(self, key):
+        v = self[key] = self._load(self._outer[key])
+        self.order.append(key)
+        return v
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or key in self._outer
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+def _parts(v):
+    """The LLVM values a Buffer or ScalarArg is made of (a complex scalar is two)."""
+    from .codegen import Buffer
+    if isinstance(v, Buffer):
+        return [v.ptr] + [s for s in v.strides if isinstance(s, ir.Value)]
+    return list(v.value) if isinstance(v.value, tuple) else [v.value]
+
+
+def _rebuild(v, vals):
+    from .codegen import Buffer, ScalarArg
+    if isinstance(v, Buffer):
+        it = iter(vals[1:])
+        return Buffer(vals[0], v.aval, tuple(s if not isinstance(s, ir.Value) else next(it)
+                                             for s in v.strides))
+    return ScalarArg(tuple(vals) if isinstance(v.value, tuple) else vals[0], v.aval)
 
 
 def run(cg, n_outer, emit_range, extra=()):
     """Emit emit_range(lo, hi, t, extra_in_part) as an outlined function and run it over
     [0, n_outer) in chunks, one per thread. `extra` are Buffers the kernel writes that are not
-    in cg.buffers; the part function sees them as its own Buffer objects."""
-    from .codegen import Buffer, ScalarArg
+    in cg.buffers; the part function sees them as its own Buffer objects. ctx is an array of
+    8-byte slots, one per captured LLVM value."""
     nthreads = min(threads(), n_outer)
-    keys = list(cg.buffers)
-    values = [cg.buffers[k] for k in keys] + list(extra)
-    fields = [v.ptr.type if isinstance(v, Buffer) else v.value.type for v in values]
-    ctx_t = ir.LiteralStructType(fields)
     k = next(_ids)
+    slots = []          # outer LLVM values, in ctx order
 
     # ---- the outlined part
     part = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]),
@@ -58,18 +101,26 @@ def run(cg, n_outer, emit_range, extra=()):
     part.linkage = "internal"
     saved = (cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target)
     cg.func = part
-    cg.b = b = ir.IRBuilder(part.append_basic_block("entry"))
+    entry = part.append_basic_block("entry")
+    eb = ir.IRBuilder(entry)
+    kernel = part.append_basic_block("kernel")
+    cg.b = ir.IRBuilder(kernel)
     cg.abort_target = part.append_basic_block("interrupted")
     ir.IRBuilder(cg.abort_target).ret_void()
     cg.memo = {}
     ctx, lo, hi, t = part.args
-    mapped = []
-    for i, v in enumerate(values):
-        x = b.load(_field(b, ctx, ctx_t, i), typ=fields[i])
-        mapped.append(Buffer(x, v.aval) if isinstance(v, Buffer) else ScalarArg(x, v.aval))
-    cg.buffers = dict(zip(keys, mapped[:len(keys)]))
-    emit_range(lo, hi, t, mapped[len(keys):])
+
+    def load(v):
+        vals = []
+        for x in _parts(v):
+            vals.append(eb.load(_slot(eb, ctx, len(slots)), typ=x.type))
+            slots.append(x)
+        return _rebuild(v, vals)
+    mapped_extra = [load(v) for v in extra]
+    cg.buffers = _Captured(saved[2], load)
+    emit_range(lo, hi, t, mapped_extra)
     cg.b.ret_void()
+    eb.branch(kernel)
     cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target = saved
 
     # ---- its thread entry
@@ -83,9 +134,9 @@ def run(cg, n_outer, emit_range, extra=()):
 
     # ---- the call site: fill ctx, start workers, run chunk 0, join
     b = cg.b
-    ctx_p = b.alloca(ctx_t)
-    for i, v in enumerate(values):
-        raw_store(b, v.ptr if isinstance(v, Buffer) else v.value, _field(b, ctx_p, ctx_t, i))
+    ctx_p = b.alloca(ir.ArrayType(I64, max(len(slots), 1)))
+    for i, x in enumerate(slots):
+        raw_store(b, x, _slot(b, ctx_p, i))
     chunk = -(-n_outer // nthreads)
     create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
     join = _declare(cg.module, "pthread_join", I32, [I64, PTR])

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
-from ..errors import UnsupportedOperationError
+from ..errors import (DataDependentShapeError, NonConcreteBooleanIndexError,
+                      UnsupportedOperationError)
 from ..tracing import Tracer, bind
 
 
@@ -50,7 +51,7 @@ def _prepare_entries(idx):
         if isinstance(i, (bool, np.bool_)):
             i = np.asarray(i)
         if isinstance(i, Tracer) and i.dtype.kind == "b":
-            raise UnsupportedOperationError(
+            raise NonConcreteBooleanIndexError(
                 f"indexing with a traced boolean mask {i.aval} has a data-dependent result "
                 f"shape, which jit cannot compile; use jnp.where(mask, x, fill) to keep the "
                 f"shape, or make the mask a static (NumPy) array")
@@ -118,12 +119,90 @@ def getitem(x, idx):
     p = plan(x, idx)
     if not p.axes:
         raise IndexError("advanced indexing needs an integer or boolean array index")
-    out = bind("gather", p.x, *p.indices, axes=p.axes, windows=p.windows)
+    return _gather(p)
+
+
+def _gather(p, mode=None, wrap=True, fill_value=None):
+    """Read p through the gather primitive; mode as in JAX's x.at[idx].get()."""
+    indices, valid = _bound(p, mode, wrap)
+    out = bind("gather", p.x, *indices, axes=p.axes, windows=p.windows)
+    if mode in ("fill", "drop"):
+        from ._shape import expand_dims, where
+        dt = aval(p.x).dtype
+        fv = _fill_value(dt) if fill_value is None else fill_value
+        nw = len(p.windows)
+        ok = expand_dims(valid, tuple(range(-nw, 0))) if nw else valid
+        out = where(ok, out, convert(asarray(fv), dt))
     perm = p.perm_to_numpy()
     return out if perm == tuple(range(len(perm))) else bind("transpose", out, permutation=perm)
 
 
-def _scatter(x, idx, values, op):
+# ---------------------------------------------------------------- out-of-bounds modes
+#
+# The gather primitive wraps a negative index once, then clamps; scatter wraps once, then
+# drops what is still outside. Every JAX mode is a rewrite of the index arrays before them:
+#   promise_in_bounds  get: clamp, update: drop (the primitives as they are)
+#   clip               clamp into [0, n - 1] (after wrapping, unless wrap_negative_indices=False)
+#   fill / drop        get: positions outside give fill_value; update: dropped
+#   wrap_negative_indices=False: a negative index is out of bounds, so it is moved to i - n,
+#   which the primitive's single wrap brings back to i, still negative.
+
+MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def check_mode(mode):
+    if mode == "one_hot":
+        raise NotImplementedError("mode='one_hot' is not supported by jitmagic")
+    if mode not in MODES:
+        raise ValueError(f'Unknown gather mode "{mode}"')
+    return mode
+
+
+def _check_hints(indices_are_sorted, unique_indices):
+    # Promises about the indices, as in JAX: they let a backend pick a faster algorithm and
+    # never change the result of indices that keep them; jitmagic's loops need no promise.
+    for name, v in (("indices_are_sorted", indices_are_sorted),
+                    ("unique_indices", unique_indices)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a static bool, got {type(v).__name__}")
+
+
+def _bound(p, mode, wrap):
+    """(index arrays rewritten for mode and wrap, in-bounds mask of the batch or None)."""
+    from ._ufuncs import apply_ufunc
+    from ._shape import where
+    shape = shape_of(p.x)
+    valid = _valid(p.indices, p.axes, shape, wrap) if mode in ("drop", "fill") else None
+    if mode != "clip" and wrap:
+        return p.indices, valid
+    out = []
+    for a, i in zip(p.axes, p.indices):
+        n = shape[a]
+        i = convert(i, np.int64)
+        neg = apply_ufunc(np.less, i, 0)
+        if mode == "clip":
+            if wrap:
+                i = where(neg, apply_ufunc(np.add, i, n), i)
+            i = apply_ufunc(np.minimum, apply_ufunc(np.maximum, i, 0), max(n - 1, 0))
+        else:
+            i = where(neg, apply_ufunc(np.subtract, i, n), i)
+        out.append(i)
+    return out, valid
+
+
+def _valid(indices, axes, shape, wrap):
+    from ._ufuncs import apply_ufunc
+    ok = None
+    for a, i in zip(axes, indices):
+        n = shape[a]
+        lo = apply_ufunc(np.greater_equal, i, -n if wrap else 0)
+        k = apply_ufunc(np.logical_and, lo, apply_ufunc(np.less, i, n))
+        ok = k if ok is None else apply_ufunc(np.logical_and, ok, k)
+    return ok
+
+
+def _scatter(x, idx, values, op, mode=None, wrap=True):
+    check_mode(mode)
     p = plan(x, idx)
     xa = aval(x)
     if p.x is not x:
@@ -143,7 +222,9 @@ def _scatter(x, idx, values, op):
             from ._ufuncs import apply_ufunc
             rows = apply_ufunc(np.add, apply_ufunc(np.multiply, rows, st), s0)
         return bind("scatter", x, v, rows, axes=(0,), windows=p.windows[1:], op=op)
-    return bind("scatter", x, v, *p.indices, axes=p.axes, windows=p.windows, op=op)
+    # every mode but clip drops what is outside, which the primitive does
+    indices, _ = _bound(p, "clip" if mode == "clip" else None, wrap)
+    return bind("scatter", x, v, *indices, axes=p.axes, windows=p.windows, op=op)
 
 
 def _combine(x, v, op):
@@ -153,39 +234,81 @@ def _combine(x, v, op):
 
 
 class _IndexUpdateRef:
-    """x.at[idx]: functional updates, each returning a new array."""
+    """x.at[idx]: functional updates, each returning a new array, with JAX's keywords:
+    mode (None, 'promise_in_bounds', 'clip', 'drop', 'fill'), wrap_negative_indices,
+    fill_value (get), indices_are_sorted and unique_indices (promises; see _check_hints).
+    Outside jit the same code runs on NumPy arrays."""
 
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
-            unique_indices=False):
-        return self.x[self.idx]
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, wrap_negative_indices=True):
+        _check_hints(indices_are_sorted, unique_indices)
+        check_mode(mode)
+        p = plan(self.x, self.idx)
+        if not p.axes:                  # static slices only: nothing can be out of bounds
+            from ._indexing import getitem as basic
+            return basic(self.x, self.idx)
+        return _gather(p, mode, bool(wrap_negative_indices), fill_value)
 
-    def set(self, values, **_):
-        return _scatter(self.x, self.idx, values, "set")
+    def _update(self, values, op, indices_are_sorted, unique_indices, mode, wrap):
+        _check_hints(indices_are_sorted, unique_indices)
+        return _scatter(self.x, self.idx, values, op, mode, bool(wrap))
 
-    def add(self, values, **_):
-        return _scatter(self.x, self.idx, values, "add")
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, "set", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
-    def mul(self, values, **_):
-        return _scatter(self.x, self.idx, values, "mul")
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, "add", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
-    multiply = mul
-
-    def min(self, values, **_):
-        return _scatter(self.x, self.idx, values, "min")
-
-    def max(self, values, **_):
-        return _scatter(self.x, self.idx, values, "max")
-
-    def divide(self, values, **_):
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
         from ._ufuncs import apply_ufunc
-        return self.set(apply_ufunc(np.true_divide, self.get(), values))
+        xa = aval(self.x)
+        v = apply_ufunc(np.negative, convert(asarray(values), xa.dtype))
+        return self._update(v, "add", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
-    def power(self, values, **_):
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
+        return self._update(values, "mul", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
+
+    mul = multiply
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, "min", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, "max", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
+
+    def _of_factors(self, ufunc, values, indices_are_sorted, unique_indices, mode, wrap):
+        """x / f and x ** f where f multiplies the values scattered onto ones, as JAX does
+        (repeated indices multiply their divisors or exponents)."""
         from ._ufuncs import apply_ufunc
-        return self.set(apply_ufunc(np.power, self.get(), values))
+        from ._shape import ones_like
+        ref = _IndexUpdateRef(ones_like(self.x), self.idx)
+        f = ref._update(values, "mul", indices_are_sorted, unique_indices, mode, wrap)
+        return apply_ufunc(ufunc, self.x, f)
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               wrap_negative_indices=True):
+        return self._of_factors(np.true_divide, values, indices_are_sorted, unique_indices,
+                                mode, wrap_negative_indices)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
+        return self._of_factors(np.power, values, indices_are_sorted, unique_indices,
+                                mode, wrap_negative_indices)
 
     def __repr__(self):
         return f"_IndexUpdateRef({self.x!r}, {self.idx!r})"
@@ -216,43 +339,41 @@ def _fill_value(dt):
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
-    """jnp.take. mode None/'promise_in_bounds': negative indices wrap once, then clamp;
-    'clip': clamp; 'wrap': modulo; 'fill': out-of-range positions give fill_value."""
+    """jnp.take. mode None/'fill': negative indices wrap once, positions still outside give
+    fill_value (NaN, the most negative or largest integer, True); 'clip': clamp into range
+    (negative indices are not wrapped, as in NumPy and JAX); 'wrap': modulo, as in NumPy."""
     if out is not None:
-        raise TypeError("take(..., out=) is not supported; use the returned value")
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if mode == "raise":
+        raise NotImplementedError(
+            "take(mode='raise') cannot check traced indices; use mode='fill' or 'clip'")
     a = asarray(a)
     if axis is None:
         from ._shape import ravel
         a, axis = ravel(a), 0
-    nd = aval(a).ndim
-    axis = normalize_axis(axis, nd)
-    n = shape_of(a)[axis]
+    axis = normalize_axis(axis, aval(a).ndim)
     ind = asarray(indices)
-    from ._ufuncs import apply_ufunc
-    if mode == "clip":
-        ind = apply_ufunc(np.minimum, apply_ufunc(np.maximum, ind, 0), max(n - 1, 0))
-    elif mode == "wrap":
-        ind = apply_ufunc(np.remainder, ind, n)
-    elif mode not in (None, "fill", "promise_in_bounds"):
-        raise ValueError(f"take mode must be None, 'clip', 'wrap' or 'fill', got {mode!r}")
-    res = getitem(a, (slice(None),) * axis + (ind,))
-    if mode == "fill":
-        dt = aval(a).dtype
-        fv = _fill_value(dt) if fill_value is None else fill_value
-        ok = apply_ufunc(np.logical_and, apply_ufunc(np.greater_equal, ind, -n),
-                         apply_ufunc(np.less, ind, n))
-        nd_i = aval(ind).ndim
-        from ._shape import expand_dims, where
-        ok = expand_dims(ok, tuple(range(nd_i, nd_i + nd - axis - 1))) if nd - axis - 1 else ok
-        res = where(ok, res, convert(fv, dt))
-    return res
+    if mode == "wrap":
+        from ._ufuncs import apply_ufunc
+        ind, mode = apply_ufunc(np.remainder, ind, max(shape_of(a)[axis], 1)), "clip"
+    elif mode is None:
+        mode = "fill"
+    elif mode not in ("fill", "clip"):
+        raise ValueError(f"Invalid mode {mode!r} for np.take; use None, 'fill', 'clip' or "
+                         f"'wrap'")
+    ref = _IndexUpdateRef(a, (slice(None),) * axis + (ind,))
+    return ref.get(mode=mode, fill_value=fill_value, wrap_negative_indices=mode != "clip",
+                   indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
+    """jnp.take_along_axis; mode None/'fill' and 'clip' as in x.at[...].get (negative indices
+    wrap first unless wrap_negative_indices=False)."""
     arr, ind = asarray(arr), asarray(indices)
     if axis is None:
         from ._shape import ravel
-        arr, axis = ravel(arr), 0
+        arr, ind, axis = ravel(arr), ravel(ind), 0
     a, i = aval(arr), aval(ind)
     if a.ndim != i.ndim:
         raise ValueError(f"take_along_axis: indices of rank {i.ndim} for an array of rank "
@@ -260,6 +381,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     axis = normalize_axis(axis, a.ndim)
     if i.dtype.kind not in "iu":
         raise IndexError(f"take_along_axis indices must be integers, got {i}")
+    mode = "fill" if mode is None else check_mode(mode)
     shape = []
     for d in range(a.ndim):
         if d == axis:
@@ -268,13 +390,17 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
             shape.append(np.broadcast_shapes((a.shape[d],), (i.shape[d],))[0])
     shape = tuple(shape)
     idx = []
+    from ._shape import full
     for d in range(a.ndim):
         if d == axis:
-            idx.append(broadcast_to(ind, shape))
-        else:   # a size-1 axis of arr reads position 0 for every index: the clamp gives that
+            idx.append(convert(broadcast_to(ind, shape), np.int64))
+        elif a.shape[d] == 1:           # a size-1 axis of arr is read at 0 for every index
+            idx.append(full(shape, 0, np.int64))
+        else:
             idx.append(bind("iota", shape=shape, dimension=d, dtype=np.dtype(np.int64)))
-    idx = [convert(x, np.int64) for x in idx]
-    return bind("gather", arr, *idx, axes=tuple(range(a.ndim)), windows=())
+    p = _Plan(arr, tuple(range(a.ndim)), idx, (), shape, 0)
+    wrap = True if wrap_negative_indices is None else bool(wrap_negative_indices)
+    return _gather(p, mode, wrap, fill_value)
 
 
 def nonzero(a, *, size=None, fill_value=None):
@@ -286,7 +412,7 @@ def nonzero(a, *, size=None, fill_value=None):
     if not is_traced(a) and size is None:
         return tuple(np.nonzero(np.asarray(a)))
     if size is None:
-        raise UnsupportedOperationError(
+        raise DataDependentShapeError(
             "jnp.nonzero/jnp.where(condition) of a traced array has a data-dependent size; "
             "pass size=n (and optionally fill_value=) to get a static shape")
     a = asarray(a)

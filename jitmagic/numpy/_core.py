@@ -87,6 +87,9 @@ def broadcast_to(x, shape):
 
 
 def normalize_axis(axis, ndim, what="axis"):
+    if isinstance(axis, Tracer):         # JAX raises ConcretizationTypeError for this too
+        from ..tracing import concretization_error
+        raise concretization_error(axis, what)
     try:
         axis = int(axis)
     except TypeError:
@@ -99,6 +102,8 @@ def normalize_axis(axis, ndim, what="axis"):
 def normalize_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
+    if isinstance(axis, Tracer) and axis.ndim:
+        return normalize_axes(list(axis), ndim)
     if isinstance(axis, (tuple, list)):
         axes = tuple(normalize_axis(a, ndim) for a in axis)
         if len(set(axes)) != len(axes):

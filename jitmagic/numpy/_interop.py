@@ -90,7 +90,7 @@ def _install(functions: dict):
                 f"np.{ufunc.__name__}.{method} is not supported on traced arrays")
         if dtype is not None:
             res = functions["astype"](res, dtype)
-        return res
+        return _strong(res)
 
     def __array_function__(self, func, types, args, kwargs):
         fn = _lookup(func, functions)
@@ -102,20 +102,35 @@ def _install(functions: dict):
             raise UnsupportedOperationError(
                 f"{prefix}{func.__name__} is not supported by jitmagic on traced arrays; "
                 f"use a supported function (see jitmagic.numpy) or compute it outside jit")
-        return fn(*args, **kwargs)
+        return _strong(fn(*args, **kwargs))
 
     T.__array_ufunc__ = __array_ufunc__
     T.__array_function__ = __array_function__
 
 
-# ndarray.__pow__ with a Python number exponent on a float or complex array calls these
-# ufuncs instead of np.power (NumPy's fast_scalar_power); they differ at -0.0, inf and NaN
+def _strong(res):
+    """What a NumPy function returns is an array, never a weakly typed Python scalar:
+    np.where(c, 0.1, -1e-310) is a strong float64 (jnp.where keeps JAX's weak type)."""
+    from ._core import convert
+    if isinstance(res, Tracer):
+        return convert(res, res.dtype) if res.weak_type else res
+    if isinstance(res, tuple):
+        return tuple(_strong(r) for r in res)
+    return res
+
+
+# ndarray.__pow__ with a Python number exponent calls these ufuncs instead of np.power
+# (NumPy's fast_scalar_power): on a float or complex array for the exponents below (they
+# differ at -0.0, inf and NaN), on any other array only for the int 2 (bool ** 2 is
+# np.square(bool), int8, where np.power gives int64)
 _FAST_POWER = {1.0: np.positive, -1.0: np.reciprocal, 0.5: np.sqrt, 2.0: np.square}
 
 
 def _pow(self, other):
     if type(other) in (int, float) and self.dtype.kind in "fc" and other in _FAST_POWER:
         return apply_ufunc(_FAST_POWER[other], self)
+    if type(other) is int and other == 2:
+        return apply_ufunc(np.square, self)
     return apply_ufunc(np.power, self, other)
 
 

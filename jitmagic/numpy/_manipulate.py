@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
-from ..errors import UnsupportedOperationError
+from ..errors import DataDependentShapeError, UnsupportedOperationError
 from ..tracing import Tracer, bind
 
 
@@ -147,7 +147,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     from ._shape import ravel
     a = asarray(a)
     if isinstance(repeats, Tracer):
-        raise UnsupportedOperationError(
+        raise DataDependentShapeError(
             "repeat with traced repeats has a data-dependent shape; pass static repeats")
     if axis is None:
         a, axis = ravel(a), 0

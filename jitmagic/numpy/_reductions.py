@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, convert, normalize_axes, normalize_axis
+from ._core import (aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis,
+                    shape_of)
 from ._ufuncs import apply_ufunc
 from ..tracing import bind
 
@@ -36,55 +37,116 @@ def _reduce(prim, x, axis, keepdims, dtype=None):
     return _keep(x, out, axes, keepdims)
 
 
-def _no_out(out):
+def _no_out(out, fname):
     if out is not None:
-        raise TypeError("the out= argument is not supported on traced arrays; "
-                        "use the returned value")
+        raise NotImplementedError(f"The 'out' argument to jnp.{fname} is not supported: "
+                                  f"arrays are immutable under jit; use the returned value")
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out(out)
-    if where is not None:
-        a = apply_ufunc(np.multiply, a, where) if where is not True else a
-    dt = np.dtype(dtype) if dtype is not None else _accum_dtype(aval(a).dtype)
+class WhereDtypeError(ValueError, TypeError):
+    """where= is not boolean: JAX raises ValueError, NumPy TypeError; this is both."""
+
+
+def _mask(a, where):
+    """The where= mask broadcast to a's shape, or None when every element takes part."""
+    if where is None or where is True:
+        return None
+    w = asarray(where)
+    if aval(w).dtype.kind != "b":
+        raise WhereDtypeError(f"where= must be None or a boolean array; got {aval(w)}")
+    return broadcast_to(w, shape_of(a))
+
+
+def _masked(a, mask, fill):
+    """a where the mask holds, else fill (the reduction's identity)."""
+    if mask is None:
+        return a
+    from ._shape import where as select
+    dt = aval(a).dtype
+    return select(mask, a, convert(fill, dt))
+
+
+def _with_initial(ufunc, r, initial):
+    """Combine with initial, cast to the result dtype first as NumPy and JAX do."""
+    if initial is None:
+        return r
+    return apply_ufunc(ufunc, r, convert(asarray(initial), aval(r).dtype))
+
+
+def _sum_dtype(dt, dtype, promote_integers):
+    if dtype is not None:
+        return np.dtype(dtype)
+    if promote_integers:
+        return _accum_dtype(dt)
+    return np.dtype(np.int32) if dt.kind == "b" else dt    # JAX's rule for bool
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+        promote_integers=True):
+    _no_out(out, "sum")
+    a = asarray(a)
+    a = _masked(a, _mask(a, where), 0)
+    dt = _sum_dtype(aval(a).dtype, dtype, promote_integers)
     if dt == np.float16:    # NumPy adds half-precision numbers in float32 and rounds once
         r = convert(_reduce("reduce_sum", a, axis, keepdims, np.dtype(np.float32)), dt)
     else:
         r = _reduce("reduce_sum", a, axis, keepdims, dt)
-    return r if initial is None else apply_ufunc(np.add, r, initial)
+    return _with_initial(np.add, r, initial)
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out(out)
-    dt = np.dtype(dtype) if dtype is not None else _accum_dtype(aval(a).dtype)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+    _no_out(out, "prod")
+    a = asarray(a)
+    a = _masked(a, _mask(a, where), 1)
+    dt = _sum_dtype(aval(a).dtype, dtype, promote_integers)
     r = _reduce("reduce_prod", a, axis, keepdims, dt)
-    return r if initial is None else apply_ufunc(np.multiply, r, initial)
+    return _with_initial(np.multiply, r, initial)
+
+
+def _extremum(prim, ufunc, fname, a, axis, out, keepdims, initial, where):
+    _no_out(out, fname)
+    a = asarray(a)
+    av = aval(a)
+    mask = _mask(a, where)
+    if mask is not None and initial is None:
+        raise ValueError(f"reduction operation {fname} does not have an identity, so to use "
+                         f"a where mask one has to specify 'initial'")
+    axes = normalize_axes(axis, av.ndim)
+    if _count(a, axes) == 0 and av.size == 0:
+        if initial is None:
+            raise ValueError(f"zero-size array to reduction operation {fname} which has no "
+                             f"identity; give initial=")
+        from ._shape import full
+        shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape)
+                      if keepdims or i not in axes)
+        return full(shape, convert(asarray(initial), av.dtype), av.dtype)
+    a = _masked(a, mask, initial) if mask is not None else a
+    return _with_initial(ufunc, _reduce(prim, a, axes, keepdims), initial)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out(out)
-    r = _reduce("reduce_max", a, axis, keepdims)
-    return r if initial is None else apply_ufunc(np.maximum, r, initial)
+    return _extremum("reduce_max", np.maximum, "max", a, axis, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out(out)
-    r = _reduce("reduce_min", a, axis, keepdims)
-    return r if initial is None else apply_ufunc(np.minimum, r, initial)
+    return _extremum("reduce_min", np.minimum, "min", a, axis, out, keepdims, initial, where)
 
 
 def _bool(a):
     return a if aval(a).dtype == np.dtype(bool) else apply_ufunc(np.not_equal, a, 0)
 
 
-def any(a, axis=None, out=None, keepdims=False, where=None):
-    _no_out(out)
-    return _reduce("reduce_or", _bool(a), axis, keepdims)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "any")
+    a = _bool(asarray(a))
+    return _reduce("reduce_or", _masked(a, _mask(a, where), False), axis, keepdims)
 
 
-def all(a, axis=None, out=None, keepdims=False, where=None):
-    _no_out(out)
-    return _reduce("reduce_and", _bool(a), axis, keepdims)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "all")
+    a = _bool(asarray(a))
+    return _reduce("reduce_and", _masked(a, _mask(a, where), True), axis, keepdims)
 
 
 def _count(a, axes):
@@ -102,32 +164,54 @@ def _mean_dtype(dt, dtype):
     return dt
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    _no_out(out)
+def _divide_by_count(s, a, axes, keepdims, mask, acc, correction=0):
+    """s / (number of elements taking part - correction), in acc's real dtype."""
+    from ..dtypes import real_dtype
+    rdt = real_dtype(acc)
+    if mask is None:
+        n = _count(a, axes) - correction
+        if correction and n <= 0:       # NumPy: max(n - ddof, 0); a negative count gives NaN
+            n = float("nan") if n < 0 else 0.0
+        return apply_ufunc(np.true_divide, s, convert(asarray(n), rdt))
+    n = sum(mask, axis=axes, keepdims=keepdims)
+    if correction:
+        n = apply_ufunc(np.subtract, n, correction)
+    return apply_ufunc(np.true_divide, s, convert(n, rdt))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "mean")
+    a = asarray(a)
     av = aval(a)
     axes = normalize_axes(axis, av.ndim)
+    mask = _mask(a, where)
     dt = _mean_dtype(av.dtype, dtype)
     acc = np.dtype(np.float32) if dt == np.float16 else dt   # NumPy sums float16 in float32
-    s = sum(convert(a, acc), axis=axes, dtype=acc, keepdims=keepdims)
-    n = _count(a, axes)
-    return convert(apply_ufunc(np.true_divide, s, convert(n, acc) if acc.kind != "c" else n), dt)
+    s = sum(convert(a, acc), axis=axes, dtype=acc, keepdims=keepdims, where=mask)
+    return convert(_divide_by_count(s, a, axes, keepdims, mask, acc), dt)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean_=None,
+_mean = mean
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
-    _no_out(out)
+    _no_out(out, "var")
     if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
+    a = asarray(a)
     av = aval(a)
     axes = normalize_axes(axis, av.ndim)
+    mask = _mask(a, where)
     dt = _mean_dtype(av.dtype, dtype)
     x = convert(a, dt)
-    m = mean(x, axis=axes, keepdims=True)
+    m = _mean(x, axis=axes, keepdims=True, where=mask) if mean is None else asarray(mean)
     d = apply_ufunc(np.subtract, x, m)
     sq = _abs2(d) if dt.kind == "c" else apply_ufunc(np.multiply, d, d)
-    s = sum(sq, axis=axes, keepdims=keepdims)
-    n = _count(a, axes) - ddof
-    return apply_ufunc(np.true_divide, s, float(n) if n > 0 else float("nan") if n < 0 else 0.0)
+    s = sum(sq, axis=axes, keepdims=keepdims, where=mask)
+    return _divide_by_count(s, a, axes, keepdims, mask, dt, ddof)
 
 
 def _abs2(d):
@@ -135,9 +219,11 @@ def _abs2(d):
     return apply_ufunc(np.add, apply_ufunc(np.multiply, re, re), apply_ufunc(np.multiply, im, im))
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
     return apply_ufunc(np.sqrt, var(a, axis=axis, dtype=dtype, out=out, ddof=ddof,
-                                    keepdims=keepdims, correction=correction))
+                                    keepdims=keepdims, where=where, mean=mean,
+                                    correction=correction))
 
 
 def _arg(prim, a, axis, keepdims):
@@ -155,12 +241,12 @@ def _arg(prim, a, axis, keepdims):
 
 
 def argmax(a, axis=None, out=None, keepdims=False):
-    _no_out(out)
+    _no_out(out, "argmax")
     return _arg("argmax", a, axis, keepdims)
 
 
 def argmin(a, axis=None, out=None, keepdims=False):
-    _no_out(out)
+    _no_out(out, "argmin")
     return _arg("argmin", a, axis, keepdims)
 
 

@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
+from ._core import (aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int,
+                    weak_probe)
 from ._ufuncs import apply_ufunc
-from ..errors import UnsupportedOperationError
+from ..errors import DataDependentShapeError, UnsupportedOperationError
 from ..tracing import Tracer, bind
 
 
@@ -228,21 +229,91 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """NumPy's linspace (start + i * step, the last point exactly stop); start and stop may
+    be traced arrays, as in JAX; num is static."""
     num = static_int(num, "num")
-    start, stop = _static_number(start, "start"), _static_number(stop, "stop")
-    if axis != 0 or np.ndim(start) or np.ndim(stop):
-        raise UnsupportedOperationError("linspace supports scalar start/stop and axis=0")
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = asarray(start), asarray(stop)
+    dt = np.dtype(dtype) if dtype is not None else \
+        np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    cdt = dt if dt.kind in "fc" else np.result_type(dt, 0.0)
+    start, stop = convert(start, cdt), convert(stop, cdt)
+    bounds = np.broadcast_shapes(shape_of(start), shape_of(stop))
+    shape = (num,) + tuple(bounds)
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else float("nan")
-    ref_dt = np.linspace(start, stop, 2, dtype=dtype).dtype
-    i = bind("iota", shape=(num,), dimension=0, dtype=np.dtype(np.float64))
-    y = apply_ufunc(np.add, apply_ufunc(np.multiply, i, step), float(start)) if div > 0 else \
-        apply_ufunc(np.add, apply_ufunc(np.multiply, i, 0.0), float(start))
-    if endpoint and num > 1:
-        last = apply_ufunc(np.equal, i, float(num - 1))
-        y = where(last, float(stop), y)
-    y = convert(y, ref_dt)
+    span = apply_ufunc(np.subtract, stop, start)
+    step = apply_ufunc(np.true_divide, span, convert(asarray(div if div > 0 else 1), cdt))
+    lead = tuple(range(1, len(shape)))
+    if num:
+        i = bind("iota", shape=shape, dimension=0, dtype=np.dtype(cdt))
+        y = apply_ufunc(np.add, apply_ufunc(np.multiply, i, broadcast_to(step, bounds)
+                                            if bounds else step),
+                        bind("broadcast_in_dim", broadcast_to(start, bounds), shape=shape,
+                             broadcast_dimensions=lead))
+        if endpoint and num > 1:
+            last = apply_ufunc(np.equal, i, num - 1)
+            y = where(last, bind("broadcast_in_dim", broadcast_to(stop, bounds), shape=shape,
+                                 broadcast_dimensions=lead), y)
+    else:
+        y = full(shape, 0, cdt)
+    if div <= 0:
+        step = convert(asarray(np.nan), cdt) if endpoint else span
+    if dt.kind in "iu":
+        y = apply_ufunc(np.floor, y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    y = convert(y, dt)
     return (y, step) if retstep else y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop); start, stop and base may be traced."""
+    y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    if dtype is None:
+        y = apply_ufunc(np.power, base, y) if not isinstance(base, (int, float)) else \
+            apply_ufunc(np.power, float(base), y)
+        return y
+    out = apply_ufunc(np.power, convert(asarray(base), aval(y).dtype), y)
+    if np.dtype(dtype).kind in "iu":
+        out = apply_ufunc(np.floor, out)
+    return convert(out, dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Numbers evenly spaced on a log scale; start and stop may be traced (real, same sign,
+    non-zero). The end points are exactly start and stop, as in NumPy."""
+    start, stop = asarray(start), asarray(stop)
+    dt = np.dtype(dtype) if dtype is not None else \
+        np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    cdt = dt if dt.kind in "fc" else np.result_type(dt, 0.0)
+    if cdt.kind == "c":
+        raise NotImplementedError("geomspace of complex numbers is not supported by jitmagic")
+    start, stop = convert(start, cdt), convert(stop, cdt)
+    sign = apply_ufunc(np.sign, start)
+    lo = apply_ufunc(np.log10, apply_ufunc(np.multiply, start, sign))
+    hi = apply_ufunc(np.log10, apply_ufunc(np.multiply, stop, sign))
+    y = apply_ufunc(np.power, convert(asarray(10.0), cdt), linspace(lo, hi, num, endpoint))
+    bounds = np.broadcast_shapes(shape_of(start), shape_of(stop))
+    shape = (num,) + tuple(bounds)
+    lead = tuple(range(1, len(shape)))
+    i = bind("iota", shape=shape, dimension=0, dtype=np.dtype(np.int64))
+    if num:
+        y = where(apply_ufunc(np.equal, i, 0), bind("broadcast_in_dim", apply_ufunc(
+            np.multiply, broadcast_to(start, bounds), sign if not bounds else broadcast_to(
+                sign, bounds)), shape=shape, broadcast_dimensions=lead), y)
+        if endpoint and num > 1:
+            y = where(apply_ufunc(np.equal, i, num - 1), bind(
+                "broadcast_in_dim", apply_ufunc(np.multiply, broadcast_to(stop, bounds),
+                                                broadcast_to(sign, bounds)),
+                shape=shape, broadcast_dimensions=lead), y)
+    y = apply_ufunc(np.multiply, y, bind("broadcast_in_dim", broadcast_to(sign, bounds),
+                                         shape=shape, broadcast_dimensions=lead))
+    if dt.kind in "iu":
+        y = apply_ufunc(np.floor, y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return convert(y, dt)
 
 
 def eye(N, M=None, k=0, dtype=float):
@@ -263,7 +334,7 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
         if size is not None or not isinstance(condition, Tracer):
             from ._advanced import nonzero
             return nonzero(condition, size=size, fill_value=fill_value)
-        raise UnsupportedOperationError(
+        raise DataDependentShapeError(
             "jnp.where(condition) with one argument has a data-dependent output shape, which "
             "jit cannot compile; use jnp.where(condition, x, y) or jnp.nonzero(..., size=n)")
     if x is None or y is None:
@@ -347,7 +418,8 @@ FUNCTIONS = dict(
     broadcast_to=lambda a, shape: broadcast_to(asarray(a), _shape_arg(shape)),
     broadcast_arrays=broadcast_arrays, full=full, zeros=zeros, ones=ones, empty=empty,
     full_like=full_like, zeros_like=zeros_like, ones_like=ones_like, empty_like=empty_like,
-    arange=arange, linspace=linspace, eye=eye, identity=identity, where=where, clip=clip,
+    arange=arange, linspace=linspace, logspace=logspace, geomspace=geomspace, eye=eye,
+    identity=identity, where=where, clip=clip,
     round=round, around=round, real=real, imag=imag, astype=astype, copy=copy, flip=flip,
     size=size, shape=shape, ndim=ndim, asarray=asarray, array=lambda x, dtype=None, copy=True:
     asarray(x, dtype),

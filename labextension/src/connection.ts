@@ -12,7 +12,17 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 
 import { JitModel } from './model';
-import { COMM_TARGET, FrontendMessage } from './protocol';
+import { CodeView, COMM_TARGET, FrontendMessage } from './protocol';
+import { registry } from './registry';
+
+/** What the panel asks the kernel for: one variant's code, or a diff of two. */
+export interface ICodeRequest {
+  fid?: number;
+  qualname?: string;
+  variant: number;
+  view: CodeView;
+  diffFrom?: number;
+}
 
 export class KernelBridge implements IDisposable {
   constructor(readonly sessionContext: ISessionContext) {
@@ -29,6 +39,35 @@ export class KernelBridge implements IDisposable {
   /** Ask the kernel for a fresh snapshot (no-op when not connected). */
   refresh(): void {
     this._send({ type: 'request_snapshot' });
+  }
+
+  /** A variant's IR, LLVM IR or assembly (or a diff of two), fetched when asked for. */
+  requestCode(r: ICodeRequest, timeoutMs = 30000): Promise<string> {
+    if (!this._comm || this._comm.isDisposed) {
+      return Promise.reject(new Error('jitmagic is not connected to this kernel'));
+    }
+    const req = ++this._req;
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this._pending.delete(req);
+        reject(new Error('the kernel did not answer (is a cell still running?)'));
+      }, timeoutMs);
+      this._pending.set(req, { resolve, reject, timer });
+      this._send({
+        type: 'request_code',
+        req,
+        fid: r.fid,
+        qualname: r.qualname,
+        variant: r.variant,
+        view: r.view,
+        diff_from: r.diffFrom
+      });
+    });
+  }
+
+  /** Drop compiled variants (one function's, or every one), as `%jit_cache --clear`. */
+  clearCache(fid?: number): void {
+    this._send({ type: 'clear_cache', fid });
   }
 
   dispose(): void {
@@ -72,12 +111,16 @@ export class KernelBridge implements IDisposable {
     this._send({ type: 'unsubscribe' });
     this._comm = null;
     this._kernel = null;
+    this._failPending('the kernel changed');
+    registry.setModel(this.model.kernelId, null);
   }
 
   private _onStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
     if (status === 'restarting' || status === 'autorestarting') {
       // the kernel process is new: jitmagic must be loaded again
       this._comm = null;
+      this._failPending('the kernel restarted');
+      registry.setModel(this.model.kernelId, null);
       this.model.reset('waiting', 'kernel restarted');
     }
   }
@@ -123,13 +166,24 @@ export class KernelBridge implements IDisposable {
     }
     this._use(comm);
     this.model.handle(msg.content.data as any);
+    if (this.model.kernelId) {
+      registry.setModel(this.model.kernelId, this.model);
+    }
     this._send({ type: 'subscribe' });
   };
 
   private _use(comm: Kernel.IComm): void {
     this._comm = comm;
     comm.onMsg = msg => {
-      this.model.handle(msg.content.data as any);
+      const data = msg.content.data as any;
+      if (data && data.type === 'code') {
+        this._answer(data);
+        return;
+      }
+      this.model.handle(data);
+      if (data && data.type === 'hello' && this.model.kernelId) {
+        registry.setModel(this.model.kernelId, this.model);
+      }
     };
     comm.onClose = msg => {
       if (this._comm === comm) {
@@ -151,6 +205,33 @@ export class KernelBridge implements IDisposable {
     }
   }
 
+  private _answer(data: { req?: number; text?: string; error?: string }): void {
+    const p = this._pending.get(Number(data.req));
+    if (!p) {
+      return;
+    }
+    this._pending.delete(Number(data.req));
+    clearTimeout(p.timer);
+    if (data.error) {
+      p.reject(new Error(data.error));
+    } else {
+      p.resolve(String(data.text ?? ''));
+    }
+  }
+
+  private _failPending(why: string): void {
+    this._pending.forEach(p => {
+      clearTimeout(p.timer);
+      p.reject(new Error(why));
+    });
+    this._pending.clear();
+  }
+
+  private _req = 0;
+  private _pending = new Map<
+    number,
+    { resolve: (t: string) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
+  >();
   private _kernel: Kernel.IKernelConnection | null = null;
   private _comm: Kernel.IComm | null = null;
   private _disposed = false;

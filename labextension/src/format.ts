@@ -5,9 +5,121 @@ export function plural(n: number, word: string, many?: string): string {
   return `${n} ${n === 1 ? word : many ?? word + 's'}`;
 }
 
-/** `JIT 12 compiles · 3 misses` */
+/** `JIT 5 compiles, 3 of them recompiles`: every compile counts, a recompile is a miss. */
 export function statusText(compiles: number, misses: number): string {
-  return `JIT ${plural(compiles, 'compile')} · ${plural(misses, 'miss', 'misses')}`;
+  const head = `JIT ${plural(compiles, 'compile')}`;
+  if (!misses) {
+    return head;
+  }
+  return `${head}, ${misses} of them ${misses === 1 ? 'a recompile' : 'recompiles'}`;
+}
+
+/** `cell In[2]:4` -> `In[2]:4`; other locations unchanged. */
+export function location(where: string | undefined | null): string {
+  if (!where) {
+    return '';
+  }
+  return where.replace(/^cell (In\[\d+\]:\d+)$/, '$1');
+}
+
+/** The execution count of the cell a location names (`In[2]:4` -> 2), if any. */
+export function cellNumber(where: string | undefined | null): number | null {
+  const m = /In\[(\d+)\]/.exec(where ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Split a reason into text and unbreakable `old -> new` runs, so that a narrow panel
+ * wraps between words but never inside `1 -> 2`.
+ */
+export function reasonRuns(text: string): { text: string; keep: boolean }[] {
+  const out: { text: string; keep: boolean }[] = [];
+  const re = /\S+ -> \S+/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) {
+    if (m.index > last) {
+      out.push({ text: text.slice(last, m.index), keep: false });
+    }
+    out.push({ text: m[0], keep: true });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) {
+    out.push({ text: text.slice(last), keep: false });
+  }
+  return out;
+}
+
+/** One call reads as one number; more as count, mean and total. */
+export function callsText(calls: number | null | undefined, meanMs?: number | null,
+  totalMs?: number | null): string {
+  if (typeof calls !== 'number') {
+    return 'calls –';
+  }
+  if (calls === 0) {
+    return 'not called yet';
+  }
+  if (calls === 1) {
+    return `1 call · ${ms(totalMs ?? meanMs)}`;
+  }
+  return `${calls} calls · ${ms(meanMs)} mean · ${ms(totalMs)} total`;
+}
+
+/** Speedup over NumPy and break-even, as the kernel measured them (– when it did not). */
+export function payoffText(speedup: number | null | undefined,
+  breakEven: number | null | undefined): string {
+  if (typeof speedup !== 'number' || !isFinite(speedup)) {
+    return '';
+  }
+  const x = `${speedup >= 10 ? speedup.toFixed(0) : speedup.toFixed(2)}x NumPy`;
+  if (speedup <= 1) {
+    return `${x} · never pays off`;
+  }
+  return typeof breakEven === 'number' ? `${x} · pays off after ${plural(breakEven, 'call')}` : x;
+}
+
+/** About `count` round tick values covering [lo, hi] (1, 2 or 5 times a power of ten). */
+export function niceTicks(lo: number, hi: number, count = 5): number[] {
+  if (!isFinite(lo) || !isFinite(hi)) {
+    return [];
+  }
+  if (hi <= lo) {
+    return [lo];
+  }
+  const raw = (hi - lo) / Math.max(1, count);
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw) ?? 10 * mag;
+  const out: number[] = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
+    out.push(Number(t.toPrecision(12)));
+  }
+  return out;
+}
+
+/** Powers of ten covering [lo, hi] (both > 0). */
+export function logTicks(lo: number, hi: number): number[] {
+  if (!(lo > 0) || !(hi > 0)) {
+    return [];
+  }
+  const out: number[] = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    out.push(Math.pow(10, e));
+  }
+  return out;
+}
+
+/** A short count: 950, 1.2k, 35k, 1.2M. */
+export function count(n: number): string {
+  if (!isFinite(n)) {
+    return '–';
+  }
+  if (Math.abs(n) >= 1e6) {
+    return `${(n / 1e6).toPrecision(2)}M`;
+  }
+  if (Math.abs(n) >= 1e3) {
+    return `${(n / 1e3).toPrecision(2)}k`;
+  }
+  return String(Math.round(n * 100) / 100);
 }
 
 /** Milliseconds in the unit that reads best: `1.25 s`, `96.3 ms`, `4.37 µs`, `80.0 ns`. */

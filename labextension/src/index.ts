@@ -6,7 +6,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, ISessionContext } from '@jupyterlab/apputils';
+import { Dialog, ICommandPalette, ISessionContext, showDialog } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
@@ -14,6 +14,8 @@ import { KernelBridge } from './connection';
 import { jitIcon } from './icon';
 import { JitPanel } from './panel';
 import { JitStatus } from './status';
+import { cellNumber } from './format';
+import { registry } from './registry';
 
 const OPEN = 'jitmagic:open-panel';
 
@@ -78,7 +80,22 @@ const plugin: JupyterFrontEndPlugin<void> = {
       panel.model = bridge?.model ?? null;
       panel.source = nb?.context.path ?? '';
       panel.onRefresh = bridge ? () => bridge.refresh() : null;
+      panel.onCode = bridge ? r => bridge.requestCode(r) : null;
+      panel.onClear = bridge ? fid => bridge.clearCache(fid) : null;
+      panel.onJump = nb ? where => jumpToCell(nb, where) : null;
       status.model = bridge?.model ?? null;
+    };
+    panel.confirm = async message => {
+      const result = await showDialog({
+        title: 'Clear the JIT cache',
+        body: message,
+        buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Clear' })]
+      });
+      return result.button.accept;
+    };
+    registry.selectVariant = ref => {
+      app.shell.activateById(panel.id);
+      panel.selectVariant(ref);
     };
     notebooks.widgetAdded.connect((_, nb) => add(nb));
     notebooks.currentChanged.connect(follow);
@@ -86,5 +103,26 @@ const plugin: JupyterFrontEndPlugin<void> = {
     follow();
   }
 };
+
+/** Scroll to the code cell that ran as In[n] and flash it; false when no such cell. */
+function jumpToCell(nb: NotebookPanel, where: string): boolean {
+  const n = cellNumber(where);
+  if (n === null) {
+    return false;
+  }
+  const cells = nb.content.widgets;
+  const index = cells.findIndex(
+    c => c.model.type === 'code' && (c.model as any).executionCount === n
+  );
+  if (index < 0) {
+    return false;
+  }
+  nb.content.activeCellIndex = index;
+  const cell = cells[index];
+  void nb.content.scrollToItem(index, 'center');
+  cell.node.classList.add('jp-JitPanel-jumped');
+  setTimeout(() => cell.node.classList.remove('jp-JitPanel-jumped'), 2000);
+  return true;
+}
 
 export default plugin;

@@ -38,6 +38,12 @@ export class JitModel {
   /** A human line about the last reset or kernel error, if any. */
   note = '';
   kernelVersion = '';
+  /** the kernel's id, as it reported it: live dashboards find their model by it */
+  kernelId = '';
+  /** (unix time, cumulative run ms of the live variants), one per snapshot that changed it */
+  samples: [number, number][] = [];
+  /** per function key: the argument its last recompilation storm blamed */
+  storms = new Map<string, string>();
 
   get changed(): ISignal<this, void> {
     return this._changed;
@@ -51,6 +57,7 @@ export class JitModel {
     switch (msg.type) {
       case 'hello':
         this.kernelVersion = String((msg as any).version ?? '');
+        this.kernelId = String((msg as any).kernel_id ?? '');
         this.setState('connected');
         return;
       case 'event':
@@ -82,6 +89,8 @@ export class JitModel {
     this.functions = [];
     this.events = [];
     this.compiles = this.misses = this.evictions = 0;
+    this.samples = [];
+    this.storms.clear();
     this._seen.clear();
     this.setState(state, note);
   }
@@ -90,10 +99,25 @@ export class JitModel {
     if (!s || typeof s !== 'object') {
       return;
     }
-    this.functions = Array.isArray(s.functions) ? s.functions : [];
+    // a copy: events update variants in place, and the caller's records must stay as sent
+    this.functions = Array.isArray(s.functions) ? JSON.parse(JSON.stringify(s.functions)) : [];
     this.compiles = num(s.compiles, this.compiles);
     this.misses = num(s.misses, this.misses);
     this.evictions = num(s.evictions, this.evictions);
+    const total = this.functions.reduce(
+      (acc, f) =>
+        acc +
+        (Array.isArray(f?.variants) ? f.variants : []).reduce(
+          (a, v) => a + (typeof v?.run_ms_total === 'number' ? v.run_ms_total : 0),
+          0
+        ),
+      0
+    );
+    const last = this.samples[this.samples.length - 1];
+    if (!last || last[1] !== total) {
+      this.samples.push([Date.now() / 1000, total]);
+      this.samples.splice(0, Math.max(0, this.samples.length - 2000));
+    }
     this.state = 'connected';
     this.note = s.error ? `snapshot failed: ${s.error}` : '';
     this._changed.emit();
@@ -129,6 +153,13 @@ export class JitModel {
         this.evictions += 1;
         this.removeVariant(e);
         break;
+      case 'storm': {
+        const arg = stormArgument(e);
+        if (arg) {
+          this.storms.set(functionKey(e), arg);
+        }
+        break;
+      }
     }
     this.state = 'connected';
     this._changed.emit();
@@ -152,7 +183,14 @@ export class JitModel {
         : (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
     );
     if (!f && create && key) {
-      f = { fid: e.fid, name: e.function ?? key, qualname: e.qualname ?? key, where: e.where, variants: [] };
+      f = {
+        fid: e.fid,
+        backend: e.backend,
+        name: e.function ?? key,
+        qualname: e.qualname ?? key,
+        where: e.where,
+        variants: []
+      };
       this.functions = [...this.functions, f];
     }
     return f;
@@ -197,6 +235,22 @@ export class JitModel {
 
   private _seen = new Set<number>();
   private _changed = new Signal<this, void>(this);
+}
+
+/** How events and functions are matched: the function id when known, else its name. */
+export function functionKey(f: { fid?: number; qualname?: string; name?: string; function?: string }): string {
+  return f.fid !== undefined && f.fid !== null ? `#${f.fid}` : f.qualname || f.name || f.function || '?';
+}
+
+/** The argument a storm event blames: its first reason with an argument, else its message. */
+export function stormArgument(e: IJitEvent): string {
+  for (const r of Array.isArray(e.reasons) ? e.reasons : []) {
+    if (r && r.arg) {
+      return String(r.arg);
+    }
+  }
+  const m = /(?:argument|global) '([^']+)'/.exec(e.message ?? '');
+  return m ? m[1] : '';
 }
 
 function num(v: unknown, fallback: number): number {

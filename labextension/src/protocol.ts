@@ -25,6 +25,8 @@ export interface IJitEvent {
   seq?: number;
   /** the function's identity (same-named functions differ); newer trackers */
   fid?: number;
+  /** which JIT compiled: jitmagic, or a watched jax / numba (jm.watch) */
+  backend?: string;
   time?: number;
   kind?: EventKind | string;
   function?: string;
@@ -46,11 +48,21 @@ export interface IVariantInfo {
   calls?: number | null;
   run_ms_total?: number | null;
   run_ms_mean?: number | null;
+  /** one warm NumPy run of the same program, when measured */
+  eager_ms?: number | null;
+  /** eager time over the jitted call time; with how it was measured */
+  speedup?: number | null;
+  break_even_calls?: number | null;
+  /** how the figures were measured (samples, warm/cold, bound or value) */
+  provenance?: string | null;
+  /** which JIT compiled it: jitmagic (default), jax, numba */
+  backend?: string | null;
   last_reason?: string | null;
 }
 
 export interface IFunctionInfo {
   fid?: number;
+  backend?: string;
   name?: string;
   qualname?: string;
   where?: string;
@@ -69,14 +81,22 @@ export interface ISnapshot {
 export interface IDashboard {
   functions?: IFunctionInfo[];
   events?: IJitEvent[];
+  /** (unix time, cumulative run ms of every variant) after each cell */
+  samples?: [number, number][];
+  /** keep following the kernel through the panel's comm */
+  live?: boolean;
+  kernel_id?: string;
 }
+
+export type CodeView = 'ir' | 'llvm' | 'asm';
 
 export const COMM_TARGET = 'jitmagic';
 export const DASHBOARD_MIME = 'application/vnd.jitmagic.dashboard+json';
 
 /** kernel -> frontend */
 export type KernelMessage =
-  | { type: 'hello'; version?: string }
+  | { type: 'hello'; version?: string; kernel_id?: string }
+  | { type: 'code'; req: number; text?: string; error?: string }
   | { type: 'event'; event: IJitEvent }
   | { type: 'events'; events: IJitEvent[] }
   | { type: 'snapshot'; snapshot: ISnapshot }
@@ -86,4 +106,15 @@ export type KernelMessage =
 export type FrontendMessage =
   | { type: 'subscribe' }
   | { type: 'unsubscribe' }
-  | { type: 'request_snapshot' };
+  | { type: 'request_snapshot' }
+  | {
+      type: 'request_code';
+      req: number;
+      fid?: number;
+      qualname?: string;
+      variant: number;
+      view: CodeView;
+      /** a unified diff from this variant to `variant` */
+      diff_from?: number;
+    }
+  | { type: 'clear_cache'; fid?: number };

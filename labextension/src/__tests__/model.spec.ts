@@ -26,6 +26,12 @@ describe('JitModel', () => {
     expect(m.eventBySeq(2)).toBe(missEvent);
   });
 
+  it('keeps the backend of a watched function seen first through an event', () => {
+    const m = new JitModel();
+    m.handle({ type: 'event', event: { ...compileEvent, fid: 7, backend: 'numba' } });
+    expect(m.functions[0].backend).toBe('numba');
+  });
+
   it('does not count twice the backlog that a snapshot follows', () => {
     const m = new JitModel();
     m.handle({ type: 'events', events: [compileEvent, missEvent] });
@@ -92,5 +98,23 @@ describe('JitModel', () => {
     expect(m.kernelVersion).toBe('0.1.0');
     m.handle({ type: 'bye' });
     expect(m.state).toBe('waiting');
+  });
+});
+
+describe('JitModel session data', () => {
+  it('samples cumulative run time per snapshot and remembers storms', () => {
+    const m = new JitModel();
+    m.handle({ type: 'hello', kernel_id: 'abc' } as any);
+    expect(m.kernelId).toBe('abc');
+    const fresh = () => JSON.parse(JSON.stringify(snapshot));
+    m.handle({ type: 'snapshot', snapshot: fresh() });
+    m.handle({ type: 'snapshot', snapshot: fresh() });
+    expect(m.samples.length).toBe(1);
+    expect(m.samples[0][1]).toBeCloseTo(0.012);
+    m.handle({ type: 'event', event: { ...missEvent, seq: 7, kind: 'storm' } });
+    expect(m.storms.get('scale')).toBe('n');
+    m.reset('waiting');
+    expect(m.samples).toEqual([]);
+    expect(m.storms.size).toBe(0);
   });
 });
