@@ -97,10 +97,9 @@ def test_min_reduction_keeps_nan_next_to_inf_on_large_arrays():
     np.testing.assert_array_equal(got, np.min(a, axis=0))
 
 
-@pytest.mark.xfail(strict=True, reason="jnp.take's default mode: JAX fills out-of-bounds "
-                   "positions (NaN / INT_MIN), jitmagic clamps; kept out of the CI seeds by "
-                   "lax_programs.FLAGS['take_default']")
 def test_take_default_mode_fills_out_of_bounds():
+    """Found by the fuzzer: JAX's take fills out-of-bounds positions (NaN / INT_MIN) by
+    default; jitmagic clamped (fixed on main in 6b8afac)."""
     def prog(ns):
         @ns.jit
         def f(a):
@@ -135,3 +134,18 @@ def test_snippet_runs_as_printed(capsys):
     text = L.snippet(prog, seeds, "example")
     exec(compile(text, "<snippet>", "exec"), {"__name__": "snippet"})
     assert capsys.readouterr().out.count("array(") >= 2 * len(prog.outs)
+
+
+@pytest.mark.xfail(strict=True, reason="identity.py: a redefined global helper function is not "
+                   "part of the fingerprint, so a re-decorated caller with the same code reuses "
+                   "the variant that inlined the old helper")
+def test_redefined_global_helper_is_not_stale():
+    """Found building the harness (reported to the lead: identity.py is being edited on main)."""
+    import jitmagic as jm
+    ns = {}
+    exec("def g(a):\n    return a + 1\ndef f(a):\n    return g(a)\n", ns)
+    first = jm.jit(ns["f"])(np.ones(2))
+    exec("def g(a):\n    return a * 5\ndef f(a):\n    return g(a)\n", ns)
+    second = jm.jit(ns["f"])(np.ones(2))
+    assert first.tolist() == [2.0, 2.0]
+    assert second.tolist() == [5.0, 5.0]

@@ -33,22 +33,25 @@ import numpy as np
 
 BIG = 2 ** 18
 
-# constructs that are off by default: each comment names why
+# constructs that can be switched off (False keeps them out of the CI seeds and the campaign
+# unless --flag turns them on): each comment names the bug that kept or keeps it out
 FLAGS = {
-    # x.at[].op(mode=...) other than the default: modes were accepted and ignored (issue 11)
-    "at_modes": False,
+    # x.at[].op(mode=...) other than the default: modes were accepted and ignored (issue 11,
+    # fixed in 6b8afac)
+    "at_modes": True,
     # jit called inside jit (issue 11: a nested jitted function fails on tracers)
     "nested_jit": False,
     # fori_loop's index used in arithmetic without a cast: with Python-int bounds JAX's index is
-    # weakly typed; jitmagic's is a strong int64 (issue 13 reproducer "fori_loop index")
-    "fori_index": False,
-    # negative start indices of dynamic_slice / dynamic_update_slice (issue 11)
-    "negative_starts": False,
-    # jnp.take with its default mode: JAX fills out-of-bounds with NaN, jitmagic clamps
-    "take_default": False,
-    # loops in programs on 2**18+ element arrays: a loop before a parallel kernel gives invalid
-    # LLVM IR ("Instruction does not dominate all uses", issue 13 reproducer, being fixed)
-    "loops_with_big": False,
+    # weakly typed; jitmagic's was a strong int64 (issue 13 reproducer, fixed in df06c23)
+    "fori_index": True,
+    # negative start indices of dynamic_slice / dynamic_update_slice (issue 11, fixed in bbd0193)
+    "negative_starts": True,
+    # jnp.take with its default mode: JAX fills out-of-bounds with NaN, jitmagic clamped (fixed
+    # in 6b8afac)
+    "take_default": True,
+    # loops in programs on 2**18+ element arrays: a loop before a parallel kernel gave invalid
+    # LLVM IR ("Instruction does not dominate all uses", issue 13 reproducer, fixed in df06c23)
+    "loops_with_big": True,
 }
 
 
