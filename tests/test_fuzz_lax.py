@@ -53,9 +53,15 @@ def test_generator_reaches_what_it_claims():
                       "lax.fori_loop(0, 0,", "lax.fori_loop(4, 1,", "lax.fori_loop(0, jnp.sum",
                       "lax.while_loop(", "lax.scan(", "reverse=True", "length=0", "None, length",
                       "(cn[0]", ".at[", ".set(", ".add(", ".mul(", ".min(", ".max(", ".get(",
-                      "lax.dynamic_slice(", "lax.dynamic_update_slice(", "lambda j, d"]:
+                      "lax.dynamic_slice(", "lax.dynamic_update_slice(", "lambda j, d",
+                      "mode='clip'", "mode='fill'", "mode='drop'", "jnp.take(", "[:, np.array",
+                      "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim",
+                      "lax.map(", "lax.cond(i % 2", "lax.switch(s[0]", " + i, "]:
         assert construct in allsrc, construct
     assert big / n >= 0.05 and zero_d / n >= 0.1 and empty / n >= 0.1, (big, zero_d, empty)
+    layouts = [L.draw_array((3, 4), "float64", seed) for seed in range(200)]
+    assert sum(not a.flags.c_contiguous for a in layouts) >= 60
+    assert any(0 in a.strides for a in layouts) and any(a.strides[0] < 0 for a in layouts)
 
 
 def test_oracle_catches_a_wrong_answer():

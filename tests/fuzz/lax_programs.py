@@ -100,23 +100,37 @@ class LaxProgram:
 # ---------------------------------------------------------------- inputs
 
 def draw_array(shape, dt, seed):
-    """An input array, a function of (shape, dtype, seed) only (snippets regenerate big ones)."""
+    """An input array, a function of (shape, dtype, seed) only (snippets regenerate big ones).
+    One in two is a view (Fortran order, a strided slice, a reversed or a stride-0 broadcast
+    view): kernels read non-contiguous inputs through their strides."""
     dt = np.dtype(dt)
     n = int(np.prod(shape))
     r = np.random.default_rng(seed)
     if dt.kind == "b":
-        return r.random(n).reshape(shape) < 0.5
-    if dt.kind == "i":
+        a = r.random(n) < 0.5
+    elif dt.kind == "i":
         a = r.integers(-20, 21, n).astype(dt)
         if n and r.integers(0, 5) == 0:   # a few extremes: wrap-around arithmetic
             k = r.integers(0, n, max(1, n // 50))
             a[k] = r.choice([np.iinfo(dt).max, np.iinfo(dt).min], len(k))
-        return a.reshape(shape)
-    a = r.integers(-32, 33, n) / 4.0      # dyadic: exact in float32
-    if n and r.integers(0, 4) == 0:       # NaN, +-inf, -0.0
-        k = r.integers(0, n, max(1, n // 50))
-        a[k] = r.choice([np.nan, np.inf, -np.inf, -0.0], len(k))
-    return a.astype(dt).reshape(shape)
+    else:
+        a = r.integers(-32, 33, n) / 4.0  # dyadic: exact in float32
+        if n and r.integers(0, 4) == 0:   # NaN, +-inf, -0.0
+            k = r.integers(0, n, max(1, n // 50))
+            a[k] = r.choice([np.nan, np.inf, -np.inf, -0.0], len(k))
+    a = a.astype(dt).reshape(shape)
+    layout = int(r.integers(0, 8)) if a.ndim else 0
+    if layout == 1:                       # Fortran order
+        a = np.asfortranarray(a)
+    elif layout == 2:                     # every other element of a larger array
+        big = np.zeros(shape[:-1] + (2 * shape[-1],), dt)
+        big[..., ::2] = a
+        a = big[..., ::2]
+    elif layout == 3:                     # reversed storage
+        a = np.ascontiguousarray(a[::-1])[::-1]
+    elif layout == 4 and shape[0] > 0:    # stride 0 along axis 0 (rows repeat the first)
+        a = np.broadcast_to(a[:1], shape)
+    return a
 
 
 def draw_seeds(src, prog):
@@ -498,12 +512,14 @@ class _Gen:
         return True
 
     def _indices(self, n, count=None):
-        """Index array text over an axis of length n: duplicates, negatives, out of bounds."""
+        """Index array text over an axis of length n: duplicates, negatives, out of bounds
+        (a duplicate is appended only when the count is free)."""
         s = self.src
-        count = s.int(0, 6) if count is None else count
+        free = count is None
+        count = s.int(0, 6) if free else count
         lo, hi = -n - 2, n + 2
         idx = [s.int(lo, hi) for _ in range(count)]
-        if idx and s.int(0, 1):
+        if free and idx and s.int(0, 1):
             idx.append(idx[0])                         # a duplicate
         dt = s.choice(["int32", "int64"])
         return f"np.array({idx!r}, dtype=np.{dt})", idx
@@ -554,6 +570,116 @@ class _Gen:
                 m = max(x.mag, 2.5)
         v = self.new(x.shape, x.kind, e, m)
         self.emit(f"{v.name} = {x.name}.at[{idx_text}].{op}({lit}{mode})")
+        return True
+
+    def gather2(self):
+        """Gathers on other axes and with two index arrays: x[:, idx], x[i, j], take(axis=1)."""
+        s = self.src
+        x = self.pick(lambda v: len(v.shape) >= 2 and v.kind in "fi" and v.shape[1] > 0)
+        if x is None:
+            return False
+        k = s.int(0, 2)
+        if k == 0:
+            idx_text, idx = self._indices(x.shape[1])
+            v = self.new(x.shape[:1] + (len(idx),) + x.shape[2:], x.kind, x.err, x.mag)
+            self.emit(f"{v.name} = {x.name}[:, {idx_text}]")
+        elif k == 1 and x.shape[0] > 0:
+            count = s.int(0, 5)
+            i_text, _ = self._indices(x.shape[0], count)
+            j_text, _ = self._indices(x.shape[1], count)
+            v = self.new((count,) + x.shape[2:], x.kind, x.err, x.mag)
+            self.emit(f"{v.name} = {x.name}[{i_text}, {j_text}]")
+        else:
+            idx_text, idx = self._indices(x.shape[1])
+            mode = s.choice(["", ", mode='clip'", ", mode='fill', fill_value=-5"])
+            v = self.new(x.shape[:1] + (len(idx),) + x.shape[2:], x.kind, x.err,
+                         max(x.mag, 5))
+            if mode == "" and x.kind == "f":
+                v.mag = max(x.mag, 8)
+            self.emit(f"{v.name} = jnp.take({x.name}, {idx_text}, axis=1{mode})")
+        return True
+
+    def in_dim(self):
+        """lax.dynamic_slice_in_dim / dynamic_index_in_dim / dynamic_update_index_in_dim."""
+        s = self.src
+        x = self.pick(lambda v: len(v.shape) >= 1 and v.kind in "fi")
+        if x is None:
+            return False
+        ax = s.int(0, len(x.shape) - 1)
+        n = x.shape[ax]
+        start = self.traced_int(n + 4, -2) if s.int(0, 1) and n < 1000 else None
+        start = start or str(s.int(-n - 2, n + 2))
+        k = s.int(0, 2)
+        if k == 0:
+            size = s.int(0, n)
+            v = self.new(x.shape[:ax] + (size,) + x.shape[ax + 1:], x.kind, x.err, x.mag)
+            self.emit(f"{v.name} = lax.dynamic_slice_in_dim({x.name}, {start}, {size}, "
+                      f"axis={ax})")
+        elif k == 1 and n > 0:
+            keep = s.choice([True, False])
+            shape = x.shape[:ax] + ((1,) if keep else ()) + x.shape[ax + 1:]
+            v = self.new(shape, x.kind, x.err, x.mag)
+            self.emit(f"{v.name} = lax.dynamic_index_in_dim({x.name}, {start}, axis={ax}, "
+                      f"keepdims={keep})")
+        elif n > 0:
+            upd = x.shape[:ax] + x.shape[ax + 1:]
+            lit = "-0.5" if x.kind == "f" else "-1"
+            v = self.new(x.shape, x.kind, x.err, max(x.mag, 0.5))
+            self.emit(f"{v.name} = lax.dynamic_update_index_in_dim({x.name}, jnp.full({upd!r}, "
+                      f"{lit}, dtype=jnp.{self.dt(x.kind)}), {start}, {ax})")
+        else:
+            return False
+        return True
+
+    def map_(self):
+        """lax.map over the leading axis, with a loop or a branch in the body."""
+        s = self.src
+        if not _loops_ok(s):
+            return False
+        xs = self.pick(lambda v: v.shape and v.shape[0] <= 64 and v.kind in "fi" and
+                       v.size <= 65536)
+        if xs is None:
+            return False
+        row = Val("r", xs.shape[1:], xs.kind, xs.err, xs.mag)
+        t, e, m = body_for(s, row, "r")
+        v = self.new(xs.shape, xs.kind, e, m)
+        self.emit(f"{v.name} = lax.map(lambda r: {t}, {xs.name})")
+        return True
+
+    def nested_loops(self):
+        """A loop whose body holds another loop or a branch (fori in scan, cond in fori)."""
+        s = self.src
+        if not _loops_ok(s):
+            return False
+        c = self.pick(lambda v: v.kind == "f" and v.size <= 65536)
+        if c is None:
+            return False
+        k = s.int(0, 2)
+        inner = s.int(0, 3)
+        if k == 0:
+            v = self.new(c.shape, "f")
+            self.emit(f"{v.name} = lax.fori_loop(0, 3, lambda i, c: lax.cond(i % 2 == 0, "
+                      f"lambda u: u * 0.5 + 1.0, lambda u: u - 0.25, c), {c.name})")
+            fn = (lambda e, m: (0.5 * e + 2 * (0.5 * m + 1) + 2 * (m + 0.25), m + 1))
+            v.err, v.mag = _iterate(fn, c.err, c.mag, 3)
+        elif k == 1:
+            ys = self.new((4,) + c.shape, "f")
+            v = self.new(c.shape, "f")
+            self.emit(f"{v.name}, {ys.name} = (lambda t: (t[0], t[1]))(lax.scan(lambda c, _: "
+                      f"(lax.fori_loop(0, {inner}, lambda j, d: d * 0.5 + 1.0, c), c), "
+                      f"{c.name}, None, length=4))")
+            fn = (lambda e, m: (0.5 * e + 2 * (0.5 * m + 1), max(m, 2.0) + 1))
+            v.err, v.mag = _iterate(fn, c.err, c.mag, 4 * inner)
+            ys.err, ys.mag = v.err, v.mag
+        else:
+            v = self.new(c.shape, "f")
+            n = self.new((), "w")
+            self.emit(f"{n.name}, {v.name} = lax.while_loop(lambda s: s[0] < {inner}, "
+                      f"lambda s: (s[0] + 1, lax.switch(s[0], [lambda u: u * 0.5, "
+                      f"lambda u: jnp.maximum(u, 1.0), lambda u: u + 0.5], s[1])), "
+                      f"(0, {c.name}))")
+            fn = (lambda e, m: (e + 2 * (m + 1), m + 1))
+            v.err, v.mag = _iterate(fn, c.err, c.mag, inner)
         return True
 
     def take(self):
@@ -648,7 +774,7 @@ def _sub(text, name):
 
 CONSTRUCTS = ["elementwise", "binary", "reduction", "cond", "switch", "select", "fori",
               "while_", "scan", "at", "at", "take", "dynamic", "nested", "layout", "compare",
-              "to_int"]
+              "to_int", "gather2", "in_dim", "map_", "nested_loops"]
 
 
 def draw_program(src, n_steps=None) -> LaxProgram:
