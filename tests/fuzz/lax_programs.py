@@ -559,7 +559,18 @@ class _Gen:
         else:
             lit = {"set": "9", "add": "3", "mul": "-2", "min": "-4", "max": "5"}[op]
         e, m = x.err, x.mag
-        if x.kind == "f":
+        if n and s.int(0, 2) == 0:
+            # updates gathered from the same positions (x.at[i].add(x[i] * 0.5)): a set with
+            # duplicate indices stays deterministic, as each duplicate carries the same value
+            lit = f"{x.name}[{idx_text}] * {'0.5' if x.kind == 'f' else '2'}"
+            if x.kind == "f":
+                if op == "add":
+                    m = x.mag * (1 + 0.5 * count)
+                    e = x.err * (1 + 0.5 * count) + 2 * count * m
+                elif op == "mul":
+                    m = x.mag * max(0.5 * x.mag, 1.0) ** count
+                    e = (count + 1) * (x.err * m / max(x.mag, 1e-300) + 2 * m)
+        elif x.kind == "f":
             if op == "add":
                 m = x.mag + 0.75 * count
                 e = x.err + count * m
