@@ -8,9 +8,14 @@ pytree carries, a loop nested in a branch), `.at[]` updates with duplicate, nega
 out-of-bounds indices, gathers, dynamic slices with out-of-range starts, nested jit, on 0-d,
 empty, small and large (2**18 elements and more: the parallel path) arrays.
 
-Oracle: real JAX with x64 on CPU, op by op (`jax.disable_jit()`): where `jax.jit` and eager
-mode disagree, eager is the reference; `jax.jit` is used only where eager mode cannot run the
-program (a zero-length scan). Programs stay inside what NumPy-rule and JAX-rule dtype promotion
+Oracle: real JAX with x64 on CPU. Each program runs under `jax.jit` first (one compile); any
+disagreement with jitmagic is decided by eager JAX (op by op, `jax.disable_jit()`), which is
+the reference where the two JAX modes differ (jax.jit stops `while_loop(lambda s: s[0] < 2,
+... s[0] + 2 ..., (-1, x))` one iteration early); jax.jit's answer stands only where eager mode
+cannot run the program (a zero-length scan). A wrong answer shared by jitmagic and jax.jit but
+not eager JAX would go unnoticed: the price of one compile instead of hundreds of op-by-op ones.
+NumPy is the oracle for NumPy's constructs where JAX departs from it (min/max reductions and
+NaN, below). Inputs are NumPy arrays, half of them non-contiguous views. Programs stay inside what NumPy-rule and JAX-rule dtype promotion
 agree on: one float dtype and one int dtype per program, Python scalars as the only mixed
 operands (NumPy follows NEP 50, so they are weak on both sides).
 
