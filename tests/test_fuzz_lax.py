@@ -1,0 +1,157 @@
+"""Fuzzing what real programs use, in CI: fixed seeds of tests/fuzz/lax_programs.py (lax control
+flow, .at updates, gathers, dynamic slices on 0-d, empty, small and 2**18-element arrays), each
+compiled once and checked against real JAX (x64, CPU; eager JAX decides disagreements) on two
+inputs; `python -m tests.fuzz.campaign_lax` runs the long campaign. Then one regression test
+per bug the fuzzer found."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz import lax_programs as L  # noqa: E402
+from fuzz.programs import RandomSource  # noqa: E402
+from jaxref import assert_same  # noqa: E402
+
+# Program k of the CI tier is RandomSource(CI_SEED * 10**9 + k), the campaign's numbering, so
+# `python -m tests.fuzz.campaign_lax --seed 13` starts with exactly these programs. Constructs
+# kept out by lax_programs.FLAGS (each with the bug that keeps it out) are not generated here.
+CI_SEED = 13
+CI_PROGRAMS = 80
+
+
+@pytest.mark.parametrize("k", range(CI_PROGRAMS))
+def test_lax_programs_match_jax(k):
+    src = RandomSource(CI_SEED * 10 ** 9 + k)
+    prog = L.draw_program(src)
+    seeds = [L.draw_seeds(src, prog) for _ in range(2)]
+    jitted = L.make_jitted(prog)
+    for s in seeds:
+        inputs = L.inputs_from_seeds(prog, s)
+        problem = L.check(prog, jitted, inputs)
+        if problem:
+            small = L.shrink(prog, inputs, problem)
+            pytest.fail(L.snippet(small, s, problem))
+
+
+def test_generator_reaches_what_it_claims():
+    """Over the campaign's first programs: every construct appears, and 0-d, empty and
+    parallel-path (2**18 elements and more) inputs are each a real share, not 1%."""
+    n, text, big, zero_d, empty = 1500, [], 0, 0, 0
+    for k in range(n):
+        prog = L.draw_program(RandomSource(CI_SEED * 10 ** 9 + k))
+        text.append(prog.source())
+        shapes = [s for s, _ in prog.in_specs]
+        big += any(int(np.prod(s)) >= L.BIG for s in shapes)
+        zero_d += any(s == () for s in shapes)
+        empty += any(0 in s for s in shapes)
+    allsrc = "\n".join(text)
+    for construct in ["lax.cond(", "lax.switch(-", "lax.switch((jnp.sum", "lax.select(",
+                      "lax.fori_loop(0, 0,", "lax.fori_loop(4, 1,", "lax.fori_loop(0, jnp.sum",
+                      "lax.while_loop(", "lax.scan(", "reverse=True", "length=0", "None, length",
+                      "(cn[0]", ".at[", ".set(", ".add(", ".mul(", ".min(", ".max(", ".get(",
+                      "lax.dynamic_slice(", "lax.dynamic_update_slice(", "lambda j, d",
+                      "mode='clip'", "mode='fill'", "mode='drop'", "jnp.take(", "[:, np.array",
+                      "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim",
+                      "lax.map(", "lax.cond(i % 2", "lax.switch(s[0]", " + i, "]:
+        assert construct in allsrc, construct
+    assert big / n >= 0.05 and zero_d / n >= 0.1 and empty / n >= 0.1, (big, zero_d, empty)
+    layouts = [L.draw_array((3, 4), "float64", seed) for seed in range(200)]
+    assert sum(not a.flags.c_contiguous for a in layouts) >= 60
+    assert any(0 in a.strides for a in layouts) and any(a.strides[0] < 0 for a in layouts)
+
+
+def test_oracle_catches_a_wrong_answer():
+    """The harness is not vacuous: a program whose jitmagic side is perturbed fails."""
+    prog = L.LaxProgram("float64", "int64", [((3,), "float64")],
+                        ["v1 = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + 1.0, a0)"],
+                        [L.Val("v1", (3,), "f")])
+    inputs = [np.array([1.0, -2.0, np.nan])]
+    good = L.make_jitted(prog)
+    assert L.check(prog, good, inputs) is None
+    assert L.check(prog, lambda a: (good(a)[0] + 1e-12,), inputs).startswith("mismatch")
+    assert L.check(prog, lambda a: (good(a)[0].astype(np.float32),), inputs).startswith(
+        "mismatch")
+
+
+# ---------------------------------------------------------------- regressions found by fuzzing
+
+def test_closures_over_different_functions_do_not_share_variants():
+    """Found building the harness: two jitted closures with the same code over different
+    helper functions shared one compiled variant (the second returned the first's numbers)."""
+    import jitmagic as jm
+
+    def make(helper):
+        return jm.jit(lambda a: helper(a))
+
+    x = np.ones(2)
+    assert make(lambda a: a + 1)(x).tolist() == [2.0, 2.0]
+    assert make(lambda a: a * 5)(x).tolist() == [5.0, 5.0]
+
+
+def test_min_reduction_keeps_nan_next_to_inf_on_large_arrays():
+    """Found by the fuzzer (XLA's CPU min over axis 0 of a 513x513 array drops a NaN next to
+    -inf): jitmagic keeps NumPy's rule, and the harness's reference is patched to it."""
+    import jitmagic as jm
+    import jitmagic.numpy as jnp
+    a = np.zeros((513, 513))
+    a[5, 24], a[7, 24] = np.nan, -np.inf
+    got = jm.jit(lambda x: jnp.min(x, axis=0))(a)
+    np.testing.assert_array_equal(got, np.min(a, axis=0))
+
+
+def test_take_default_mode_fills_out_of_bounds():
+    """Found by the fuzzer: JAX's take fills out-of-bounds positions (NaN / INT_MIN) by
+    default; jitmagic clamped (fixed on main in 6b8afac)."""
+    def prog(ns):
+        @ns.jit
+        def f(a):
+            return ns.jnp.take(a, np.array([-2, 0, 5, -7]), axis=0)
+        return f(np.arange(3.0)), f(np.arange(3))
+    assert_same(prog)
+
+
+def test_while_loop_with_a_step_that_does_not_divide_matches_eager_jax():
+    """Found by the campaign: jax.jit stops this loop one iteration early (counter 1, not 3);
+    eager JAX and jitmagic run it to 3. The harness lets eager JAX decide."""
+    import jax
+
+    from jaxref import JAX, JM
+
+    def prog(ns, x):
+        return ns.lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 2, s[1] * 3 + 1), (-1, x))
+
+    x = np.array([2147483647], np.int32)
+    got = JM.jit(lambda a: prog(JM, a))(x)
+    with jax.disable_jit():
+        want = prog(JAX, JAX.jnp.asarray(x))
+    assert int(got[0]) == int(want[0]) == 3
+    np.testing.assert_array_equal(got[1], np.asarray(want[1]))
+
+
+def test_snippet_runs_as_printed(capsys):
+    """A failure report is a program anyone can paste: run one (of a passing program)."""
+    src = RandomSource(CI_SEED * 10 ** 9 + 1)
+    prog = L.draw_program(src)
+    seeds = L.draw_seeds(src, prog)
+    text = L.snippet(prog, seeds, "example")
+    exec(compile(text, "<snippet>", "exec"), {"__name__": "snippet"})
+    assert capsys.readouterr().out.count("array(") >= 2 * len(prog.outs)
+
+
+@pytest.mark.xfail(strict=True, reason="identity.py: a redefined global helper function is not "
+                   "part of the fingerprint, so a re-decorated caller with the same code reuses "
+                   "the variant that inlined the old helper")
+def test_redefined_global_helper_is_not_stale():
+    """Found building the harness (reported to the lead: identity.py is being edited on main)."""
+    import jitmagic as jm
+    ns = {}
+    exec("def g(a):\n    return a + 1\ndef f(a):\n    return g(a)\n", ns)
+    first = jm.jit(ns["f"])(np.ones(2))
+    exec("def g(a):\n    return a * 5\ndef f(a):\n    return g(a)\n", ns)
+    second = jm.jit(ns["f"])(np.ones(2))
+    assert first.tolist() == [2.0, 2.0]
+    assert second.tolist() == [5.0, 5.0]
