@@ -44,9 +44,14 @@ def _namedtuple_node(cls):
 
 
 def _typed(v):
-    """v as a cache-key component: its type counts, as for static arguments."""
+    """v as a cache-key component: its type counts, as for static arguments. Dicts and lists
+    (JAX's documentation keeps meta fields in a dict) are keyed by their contents."""
     if isinstance(v, tuple):
         return (tuple, tuple(_typed(e) for e in v))
+    if type(v) is dict:
+        return (dict, tuple(sorted(((_typed(k), _typed(x)) for k, x in v.items()), key=repr)))
+    if type(v) is list:
+        return (list, tuple(_typed(e) for e in v))
     return (type(v), v)
 
 

@@ -340,6 +340,20 @@ def sharp_boolean_mask_in_jit(ns):
 
 
 @case
+def sharp_oob_static_indices(ns):
+    @ns.jit
+    def f(x):
+        return x[11], x[-20], x[3], x[-1]
+    m = ns.jnp.arange(12).reshape(3, 4)
+    return f(ns.jnp.arange(10)), ns.jit(lambda m: (m[5, -9], m[-7]))(m)
+
+
+@raises
+def sharp_index_into_empty(ns):
+    return ns.jit(lambda x: x[0])(ns.jnp.zeros((0,)))
+
+
+@case
 def sharp_nansum_where(ns):
     @ns.jit
     def nansum_2(x):
@@ -564,8 +578,6 @@ def thinking_eager_at_chain(ns):
 # Cases that do not give JAX's answer yet, with the missing piece; strict, so a case that starts
 # passing fails here until it is taken off this list.
 PENDING = {
-    "sharp_oob_gather_clamps": "static out-of-range index clamps as in JAX",
-    "sharp_pytree_method": "registered class as the self of a jitted method",
 }
 
 

@@ -79,9 +79,10 @@ def getitem(x, idx):
             out_shape_plan.append(dim)
         else:
             k = int(i)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
-            k %= n
+            if n == 0:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size 0")
+            # as JAX: a negative index counts from the end, then an out-of-range one clamps
+            k = min(max(k + n if k < 0 else k, 0), n - 1)
             start.append(k), limit.append(k + 1), strides.append(1)
             squeeze_dims.append(dim)
         dim += 1
