@@ -279,6 +279,11 @@ def _time_call(variant, kept, budget, clock):
         t = time_runs(run, budget, clock)
     finally:
         ctypes.memmove(variant.counters, saved, len(saved))
+    kernel = variant.median_ns()
+    if kernel is not None and t.us and kernel / 1e3 > 2 * t.us:
+        # the user's own calls were slower than the whole call now: say so, do not hide it
+        note = (note + "; " if note else "") + \
+            f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
     if note:
         t = Timing(t.us, t.samples, t.per_batch, t.warm, t.bound, note)
     return t
