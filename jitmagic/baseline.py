@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -215,6 +216,22 @@ def _not_measured(why):
     return Baseline(Timing(None, note=why), Timing(None, note=why))
 
 
+_view = threading.local()
+
+
+@contextmanager
+def view_budget(seconds):
+    """Within the block, ensure() starts measurements only until `seconds` have passed: a view
+    over many new variants (a storm) shows the rest as not measured yet, and a later view
+    measures them, instead of keeping the user waiting."""
+    outer = getattr(_view, "deadline", None)
+    _view.deadline = time.perf_counter() + seconds if outer is None else outer
+    try:
+        yield
+    finally:
+        _view.deadline = outer
+
+
 def ensure(variant, budget_s=None, clock=time.perf_counter):
     """The variant's Baseline, measured now if a view asks for the first time."""
     b = getattr(variant, "baseline", None)
@@ -223,6 +240,10 @@ def ensure(variant, budget_s=None, clock=time.perf_counter):
     kept = getattr(variant, "kept", None)
     if kept is None or kept.args is None:
         return _not_measured("no inputs kept")
+    deadline = getattr(_view, "deadline", None)
+    if deadline is not None and time.perf_counter() > deadline:
+        return _not_measured("not measured yet: this view's time for measuring ran out "
+                             "(the next view measures it)")
     budget = config.eager_baseline_budget_s if budget_s is None else budget_s
     try:
         with interpreter.quiet(), warnings.catch_warnings():
@@ -279,6 +300,11 @@ def _time_call(variant, kept, budget, clock):
         t = time_runs(run, budget, clock)
     finally:
         ctypes.memmove(variant.counters, saved, len(saved))
+    kernel = variant.median_ns()
+    if kernel is not None and t.us and kernel / 1e3 > 2 * t.us:
+        # the user's own calls were slower than the whole call now: say so, do not hide it
+        note = (note + "; " if note else "") + \
+            f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
     if note:
         t = Timing(t.us, t.samples, t.per_batch, t.warm, t.bound, note)
     return t

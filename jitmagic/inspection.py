@@ -17,6 +17,9 @@ SHORT_COLUMNS = ["variant", "statics", "signature", "compile_ms", "calls", "kern
                  "call_us", "eager", "speedup", "break_even", "reason"]
 
 
+VIEW_MEASURE_S = 5.0   # a table measures new baselines for at most this long (then: next time)
+
+
 def variant_row(v):
     """One variant's figures. kernel_*: the native code alone, over the user's calls (kept by
     the native code on every call). call_us: the whole call as the caller waits for it, and
@@ -46,7 +49,9 @@ def kernel_how(v):
 
 def cache_info(jf):
     import pandas as pd
-    df = pd.DataFrame([variant_row(v) for v in jf.variants], columns=CACHE_COLUMNS)
+    with baseline.view_budget(VIEW_MEASURE_S):
+        rows = [variant_row(v) for v in jf.variants]
+    df = pd.DataFrame(rows, columns=CACHE_COLUMNS)
     df["last_used"] = pd.to_datetime(df["last_used"], unit="s")
     for c in ("kernel_us_mean", "kernel_us_min", "kernel_us_median", "call_us", "eager_us",
               "speedup"):

@@ -83,7 +83,7 @@ def _post_run_cell(result=None):
 
 # ---------------------------------------------------------------- display objects
 
-def _notice_line(ev, measure=True):
+def _notice_line(ev):
     if ev.kind == "storm":
         return f"jit ⚠ {ev.message}"
     if ev.kind == "evict":
@@ -95,21 +95,21 @@ def _notice_line(ev, measure=True):
     return (f"jit · compiled {name} variant {ev.variant}"
             + (f" ({statics})" if statics else "")
             + (f" in {ms:.1f} ms" if ms is not None else "") + f" — {why}"
-            + _figures_note(ev, measure))
+            + _figures_note(ev))
 
 
 NOTICE_MEASURE_S = 1.0   # time the notices after one cell may spend measuring baselines
 
 
-def _figures_note(ev, measure):
+def _figures_note(ev):
     """` · speedup 0.23x over NumPy, break-even never`: the figures %jit_cache shows, when
-    the variant is still live and its baseline is measured (or `measure` allows it now)."""
+    the variant is still live and its baseline is measured (within NOTICE_MEASURE_S)."""
     if ev.kind not in ("compile", "miss") or not config.eager_baseline:
         return ""
     from . import baseline
     v = next((v for f in tracker.all_functions() if f._state.fid == ev.fid
               for v in list(f._state.cache.values()) if v.id == ev.variant), None)
-    if v is None or (v.baseline is None and not measure):
+    if v is None:
         return ""
     fig = baseline.figures(v, v.compile_ms)
     if fig.speedup is None:
@@ -128,9 +128,9 @@ class Notices:
         events = list(events)
         self.events = events[:self.MAX_LINES - 1] if len(events) > self.MAX_LINES else events
         rest = events[len(self.events):]
-        start = time.perf_counter()
-        self.lines = [_notice_line(e, time.perf_counter() - start < NOTICE_MEASURE_S)
-                      for e in self.events]
+        from .baseline import view_budget
+        with view_budget(NOTICE_MEASURE_S):
+            self.lines = [_notice_line(e) for e in self.events]
         storms = [e for e in rest if e.kind == "storm"]
         if rest:
             self.lines.append(f"jit · … and {len(rest) - len(storms)} more compile(s); "

@@ -355,6 +355,12 @@ def events(function=None):
 
 def snapshot():
     """JSON-able state of every live jitted function and the event counts."""
+    from .baseline import view_budget
+    with view_budget(1.0):   # sent after every cell: measure new baselines only briefly
+        return _snapshot()
+
+
+def _snapshot():
     funcs = []
     for jf in all_functions():
         variants = []

@@ -248,3 +248,27 @@ def test_plan_reuses_dying_temporaries_like_numpy_elision_but_never_an_input():
     np.testing.assert_array_equal(x, keep)       # the kept input is never written
     small = _ir(lambda x: jm.numpy.sin(x) * 2.0 + 1.0, np.ones(8))
     assert "out=" not in interpreter.plan(small, [np.ones(8)])[0].source
+
+
+def test_a_call_time_below_the_users_own_kernel_time_is_flagged():
+    f = jm.jit(lambda x: x * 5.0)
+    f(np.ones(3))
+    (v,) = f.variants
+    from jitmagic.backend import runstats
+    for i in range(runstats.SAMPLES + runstats.RING):   # as if the user's calls took 10 ms
+        if i >= runstats.RING:
+            v.counters[i] = 10**7
+    v.counters[runstats.CALLS] = 3
+    row = f.cache_info().iloc[0]
+    assert "the kernel alone took a median 10 ms over your calls" in row["call_how"]
+
+
+def test_a_view_stops_measuring_when_its_time_is_up_and_the_next_view_measures():
+    f = jm.jit(lambda x: x - 5.0)
+    f(np.ones(3))
+    (v,) = f.variants
+    with baseline.view_budget(-1.0):          # already over: nothing is measured
+        row = f.cache_info().iloc[0]
+    assert row["eager_how"].startswith("not measured yet") and row["break_even"] == "–"
+    assert v.baseline is None and v.kept is not None
+    assert f.cache_info().iloc[0]["eager_how"].startswith("median of")
