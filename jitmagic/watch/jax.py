@@ -8,7 +8,9 @@ jaxpr, lowering to MLIR, XLA's backend compile, each with the function's name) a
   times from the monitoring events of that call, and explains it with jitmagic's key diff
   (watch/keys.py).
 - watch=jax (global): no wrapper; a compile is the backend-compile event of a user function,
-  and its reason is JAX's explanation, parsed into the tracker's Reason fields.
+  and its reason comes from JAX's explanation: the keys it compared (read from its frame) are
+  diffed by jitmagic's rules, or, should JAX's internals differ, its text is parsed into the
+  tracker's Reason fields.
 
 jax.monitoring can unregister listeners. A wrapped call that may compile (an argument key it
 has not seen) registers a listener for its own duration only; global watching registers one
@@ -17,8 +19,10 @@ jax_explain_cache_misses. No hook outlives watching.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import re
+import sys
 import threading
 
 import numpy as np
@@ -385,7 +389,7 @@ class _MissFilter(logging.Filter):
             return True
         if getattr(_local, "sink", None) is None and _hooks.global_on:
             try:
-                expl = parse_explanation(msg)
+                expl = parse_explanation(msg, _explaining_frame())
                 if expl is not None:
                     _hooks.pending.setdefault(expl["name"], {})["explained"] = expl
                     _hooks.last_where[expl["name"]] = expl["where"]
@@ -407,25 +411,57 @@ _TREE = re.compile(r"^\s*\* at input path (?P<path>.+?), now (?P<new>.+?) and be
 _STATIC = re.compile(r"Static\(val=(.*)\)")
 
 
-def parse_explanation(msg):
-    """JAX's cache-miss text -> {name, where, callsite, reasons, statics, signature}."""
+def _explaining_frame():
+    """What JAX's explain() had in hand (the function, its argument names and abstract
+    values), read from its frame: the full signature of every compile, and parameter names
+    for positional statics. None when JAX's internals differ; the text alone is then used."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_name != "explain":
+        f = f.f_back
+    if f is None:
+        return None
+    loc = f.f_locals
+    try:
+        fun, flat = loc["fun"], loc["in_avals"]
+        params = list(inspect.signature(fun).parameters)
+        info = keys.jax_info_from_flat(flat, params)
+        history = [keys.jax_info_from_flat(k[1][0], params) for k in loc["keys"]
+                   if isinstance(k, (list, tuple)) and len(k) > 1]
+    except Exception:
+        return None
+    return {"fun": fun, "params": params, "info": info, "history": history}
+
+
+def parse_explanation(msg, frame=None):
+    """JAX's cache-miss text -> {name, where, callsite, reasons, statics, signature}; `frame`
+    (from _explaining_frame) completes the signature and names positional statics."""
     head = _HEAD.match(msg)
     callsite = head.group("callsite") if head else ""
+    params = frame["params"] if frame else []
     m = _NEVER.search(msg)
     if m:
+        info = frame["info"] if frame else None
         return {"name": m.group("name"), "where": _where_text(m.group("where") or callsite),
-                "callsite": callsite, "statics": {}, "signature": "",
+                "callsite": callsite, "statics": info.statics if info else {},
+                "signature": info.signature() if info else "",
                 "reasons": [tracker.Reason("new_function", None, None, None, "new function")]}
     m = _FOR.search(msg)
     if not m:
         return None
+    if frame and frame["history"]:
+        # the keys JAX compared, diffed by jitmagic's rules: the closest key by fewest
+        # differences (JAX's text ranks a pytree difference before a type difference)
+        info = frame["info"]
+        return {"name": m.group("name"), "where": _where_text(m.group("where") or callsite),
+                "callsite": callsite, "statics": info.statics, "signature": info.signature(),
+                "reasons": tracker.explain_miss(frame["history"], info)}
     reasons, statics, sig = [], {}, []
     for t in _TYPE.finditer(msg):
         arg, new, old = t.group("arg"), t.group("new"), t.group("old")
         reasons.extend(_type_reasons(arg, old, new))
         sig.append(f"{arg}:{new}")
     for t in _TREE.finditer(msg):
-        arg = _path_name(t.group("path"))
+        arg = _path_name(t.group("path"), params)
         new_s, old_s = _STATIC.search(t.group("new")), _STATIC.search(t.group("old"))
         if new_s and old_s:
             statics[arg] = _Shown(new_s.group(1))
@@ -485,13 +521,16 @@ def _where_text(defined_at):
     return identity.where(SimpleNamespace(__code__=code))
 
 
-def _path_name(path):
+def _path_name(path, params=()):
     # [0][i] is the i-th positional argument, [1]['k'] the keyword k; deeper keys follow
     m = re.match(r"\[(\d)\]\[([^\]]+)\](.*)", path)
     if not m:
         return path
     which, first, rest = m.groups()
-    return (first.strip("'\"") if which == "1" else f"args[{first}]") + rest
+    if which == "1":
+        return first.strip("'\"") + rest
+    i = int(first)
+    return (params[i] if i < len(params) else f"args[{i}]") + rest
 
 
 _hooks = _Hooks()
