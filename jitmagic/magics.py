@@ -502,8 +502,8 @@ class JitMagics(Magics):
                     raise UsageError(f"%jit_log: cannot write {path}: {e.strerror}") from None
                 print(f"wrote {len(df)} event(s) to {path}")
         if not args.all_columns:
-            df = df[["seq", "time", "kind", "function", "variant", "statics", "signature",
-                     "reason", "compile_ms", "message"]]
+            df = df[["seq", "time", "kind", "function", "backend", "variant", "statics",
+                     "signature", "reason", "compile_ms", "message"]]
         return _rounded(df).reset_index(drop=True)
 
     # ------------------------------------------------------------ %jit_dashboard

@@ -249,7 +249,7 @@ def test_magics_show_globally_watched_jax_functions(ip):
     lines = [o.data["text/plain"] for o in cap.outputs]
     assert any("compiled mg [jax] variant 2" in t and "shape" in t for t in lines)
     log = ip.run_line_magic("jit_log", "mg")
-    assert list(log["kind"]) == ["compile", "miss"]
+    assert list(log["kind"]) == ["compile", "miss"] and set(log["backend"]) == {"jax"}
     full = ip.run_line_magic("jit_log", "mg --all-columns")
     assert set(full["backend"]) == {"jax"} and full["backend_compile_ms"].notna().all()
     table = ip.run_line_magic("jit_cache", "mg")

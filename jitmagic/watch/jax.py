@@ -403,7 +403,8 @@ class _MissFilter(logging.Filter):
 # ---------------------------------------------------------------- parsing JAX's text
 
 _HEAD = re.compile(r"TRACING CACHE MISS at (?P<callsite>.*?):\n")
-_NEVER = re.compile(r"never seen function:\n\s+(?P<name>\S+) id=\d+(?: defined at (?P<where>\S+))?")
+_NEVER = re.compile(r"never seen function:\n\s+(?P<name>\S+) id=\d+"
+                    r"(?: defined at (?P<where>\S+))?")
 _FOR = re.compile(r"\n  for (?P<name>\S+)(?: defined at (?P<where>\S+))?\n")
 _TYPE = re.compile(r"^\s*\* at (?P<arg>.+?), now (?P<new>\S+) and before (?P<old>\S+)$", re.M)
 _TREE = re.compile(r"^\s*\* at input path (?P<path>.+?), now (?P<new>.+?) and before "
