@@ -351,7 +351,7 @@ def test_global_watching_names_positional_statics_and_signatures():
 
 
 def test_explanation_text_alone_is_parsed_into_reason_fields():
-    from jitmagic.watch.jax import parse_explanation
+    from jitmagic.watch.jax_misses import parse_explanation
     head = "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  for fn defined at /tmp/nb.py:3\n" \
            "  all previously seen cache keys differ. For the closest previous key:\n"
     types = parse_explanation(head + "  different input types:\n"
