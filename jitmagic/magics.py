@@ -459,8 +459,9 @@ class JitMagics(Magics):
                         diff or "(identical)", diff=True)
 
     def _find(self, name):
+        from .watch.watched import WatchedFunction
         v = self.shell.user_ns.get(name)
-        if isinstance(v, JitFunction):
+        if isinstance(v, (JitFunction, WatchedFunction)):
             return v
         matches = [f for f in tracker.all_functions() if name in (f.name, f.qualname)]
         if matches:
