@@ -74,7 +74,8 @@ export function variantBars(d: IDashboard): IBar[] {
     if (!f || typeof f !== 'object') {
       continue;
     }
-    const name = f.qualname || f.name || '?';
+    const jit = f.backend && f.backend !== 'jitmagic' ? ` [${f.backend}]` : '';
+    const name = (f.qualname || f.name || '?') + jit;
     for (const v of Array.isArray(f.variants) ? f.variants : []) {
       if (!v || typeof v !== 'object') {
         continue;

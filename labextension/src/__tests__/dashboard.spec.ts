@@ -49,5 +49,7 @@ describe('renderDashboard', () => {
       'scale #1 n=2',
       'scale #2 n=3'
     ]);
+    const watched = [{ ...snapshot.functions![0], backend: 'jax' }];
+    expect(variantBars({ functions: watched })[0].label).toBe('scale [jax] #1 n=2');
   });
 });
