@@ -494,8 +494,9 @@ class JitMagics(Magics):
                         diff or "(identical)", diff=True)
 
     def _find(self, name):
+        from .watch.watched import WatchedFunction
         v = self.shell.user_ns.get(name)
-        if isinstance(v, JitFunction):
+        if isinstance(v, (JitFunction, WatchedFunction)):
             return v
         matches = [f for f in tracker.all_functions() if name in (f.name, f.qualname)]
         if matches:
@@ -537,8 +538,8 @@ class JitMagics(Magics):
                     raise UsageError(f"%jit_log: cannot write {path}: {e.strerror}") from None
                 print(f"wrote {len(df)} event(s) to {path}")
         if not args.all_columns:
-            df = df[["seq", "time", "kind", "function", "variant", "statics", "signature",
-                     "reason", "compile_ms", "message"]]
+            df = df[["seq", "time", "kind", "function", "backend", "variant", "statics",
+                     "signature", "reason", "compile_ms", "message"]]
         return _rounded(df).reset_index(drop=True)
 
     # ------------------------------------------------------------ %jit_dashboard

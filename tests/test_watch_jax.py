@@ -251,7 +251,7 @@ def test_magics_show_globally_watched_jax_functions(ip):
     lines = [o.data["text/plain"] for o in cap.outputs]
     assert any("compiled mg [jax] variant 2" in t and "shape" in t for t in lines)
     log = ip.run_line_magic("jit_log", "mg")
-    assert list(log["kind"]) == ["compile", "miss"]
+    assert list(log["kind"]) == ["compile", "miss"] and set(log["backend"]) == {"jax"}
     full = ip.run_line_magic("jit_log", "mg --all-columns")
     assert set(full["backend"]) == {"jax"} and full["backend_compile_ms"].notna().all()
     table = ip.run_line_magic("jit_cache", "mg")
@@ -332,3 +332,45 @@ def test_no_recompile_under_global_watching():
         with pytest.raises(RecompilationError, match=r"gq would compile.*'x' shape"):
             gq(jnp.ones(3))
     np.testing.assert_array_equal(np.asarray(gq(jnp.ones(3))), [2.0, 2.0, 2.0])
+
+
+def test_global_watching_names_positional_statics_and_signatures():
+    jm.config.update(watch="jax")
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def gp(tree, k):
+        return tree["w"] * k
+
+    gp({"w": jnp.ones(2)}, 1)
+    gp({"w": jnp.ones(2)}, 2)
+    gp({"w": jnp.ones(2, jnp.int32)}, 2)
+    first, second, third = tracker.event_list("gp")
+    assert first.signature == "tree['w']:f32[2]" and third.signature == "tree['w']:i32[2]"
+    assert (second.reasons[0].kind, second.reasons[0].arg) == ("static_value", "k")
+    assert second.statics == {"k": 2}
+    # the closest earlier key differs only in dtype (JAX's own text would blame 'k')
+    assert [(r.kind, r.arg) for r in third.reasons] == [("dtype", "tree['w']")]
+
+
+def test_explanation_text_alone_is_parsed_into_reason_fields():
+    from jitmagic.watch.jax_misses import parse_explanation
+    head = "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  for fn defined at /tmp/nb.py:3\n" \
+           "  all previously seen cache keys differ. For the closest previous key:\n"
+    types = parse_explanation(head + "  different input types:\n"
+                              "  * at x, now f32[4] and before f32[3]\n"
+                              "  * at y, now f32[]{weak_type=False} and before "
+                              "f32[]{weak_type=True}")
+    assert types["name"] == "fn" and types["where"] == "nb.py:3"
+    assert [(r.kind, r.arg, r.old, r.new) for r in types["reasons"]] == [
+        ("shape", "x", "f32[3]", "f32[4]"),
+        ("weak_type", "y", "f32[]{weak_type=True}", "f32[]{weak_type=False}")]
+    static = parse_explanation(
+        head + "  different input pytree:\n  * at input path [0][1], now <class 'Static'> "
+        "with pytree metadata Static(val=3) and before <class 'Static'> with pytree "
+        "metadata Static(val=2), so the pytree node metadata does not match", {"params": [
+            "x", "k"], "history": []})
+    (r,) = static["reasons"]
+    assert (r.kind, r.arg, r.old, r.new) == ("static_value", "k", "2", "3")
+    never = parse_explanation("TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  never seen "
+                              "function:\n    fn id=123 defined at /tmp/nb.py:3")
+    assert never["reasons"][0].kind == "new_function"

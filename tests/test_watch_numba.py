@@ -170,6 +170,8 @@ def test_magics_on_numba_functions(ip):
     assert list(log["kind"]) == ["compile", "miss"] and "dtype" in log["reason"].iloc[1]
     view = ip.run_line_magic("jit_cache", "nb --llvm --variant 2")._repr_mimebundle_()
     assert "define" in view["text/plain"]
+    _run(ip, "alias = jm.watch(numba.njit(lambda a: a + 1))\nalias(np.ones(2))")
+    assert list(ip.run_line_magic("jit_cache", "alias")["function"]) == ["<lambda>"]
     res = ip.run_cell("%%jit --backend numba --static-argnums 0\ndef bad(n):\n    return n",
                       store_history=True)
     assert isinstance(res.error_in_exec, NotImplementedError)

@@ -8,7 +8,9 @@ jaxpr, lowering to MLIR, XLA's backend compile, each with the function's name) a
   times from the monitoring events of that call, and explains it with jitmagic's key diff
   (watch/keys.py).
 - watch=jax (global): no wrapper; a compile is the backend-compile event of a user function,
-  and its reason is JAX's explanation, parsed into the tracker's Reason fields.
+  and its reason comes from JAX's explanation: the keys it compared (read from its frame) are
+  diffed by jitmagic's rules, or, should JAX's internals differ, its text is parsed into the
+  tracker's Reason fields.
 
 jax.monitoring can unregister listeners. A wrapped call that may compile (an argument key it
 has not seen) registers a listener for its own duration only; global watching registers one
@@ -29,6 +31,7 @@ from .. import tracker
 from ..config import config
 from ..errors import RecompilationError
 from . import keys
+from .jax_misses import explaining_frame, parse_explanation
 from .watched import WatchedFunction, warn_once, _perf_ns
 
 _EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace",
@@ -385,7 +388,7 @@ class _MissFilter(logging.Filter):
             return True
         if getattr(_local, "sink", None) is None and _hooks.global_on:
             try:
-                expl = parse_explanation(msg)
+                expl = parse_explanation(msg, explaining_frame())
                 if expl is not None:
                     _hooks.pending.setdefault(expl["name"], {})["explained"] = expl
                     _hooks.last_where[expl["name"]] = expl["where"]
@@ -394,104 +397,6 @@ class _MissFilter(logging.Filter):
         # the text reached the user before watching only if they had asked for it
         saved = _hooks.saved
         return bool(saved and saved[0])
-
-
-# ---------------------------------------------------------------- parsing JAX's text
-
-_HEAD = re.compile(r"TRACING CACHE MISS at (?P<callsite>.*?):\n")
-_NEVER = re.compile(r"never seen function:\n\s+(?P<name>\S+) id=\d+(?: defined at (?P<where>\S+))?")
-_FOR = re.compile(r"\n  for (?P<name>\S+)(?: defined at (?P<where>\S+))?\n")
-_TYPE = re.compile(r"^\s*\* at (?P<arg>.+?), now (?P<new>\S+) and before (?P<old>\S+)$", re.M)
-_TREE = re.compile(r"^\s*\* at input path (?P<path>.+?), now (?P<new>.+?) and before "
-                   r"(?P<old>.+?), so (?P<why>.*)$", re.M)
-_STATIC = re.compile(r"Static\(val=(.*)\)")
-
-
-def parse_explanation(msg):
-    """JAX's cache-miss text -> {name, where, callsite, reasons, statics, signature}."""
-    head = _HEAD.match(msg)
-    callsite = head.group("callsite") if head else ""
-    m = _NEVER.search(msg)
-    if m:
-        return {"name": m.group("name"), "where": _where_text(m.group("where") or callsite),
-                "callsite": callsite, "statics": {}, "signature": "",
-                "reasons": [tracker.Reason("new_function", None, None, None, "new function")]}
-    m = _FOR.search(msg)
-    if not m:
-        return None
-    reasons, statics, sig = [], {}, []
-    for t in _TYPE.finditer(msg):
-        arg, new, old = t.group("arg"), t.group("new"), t.group("old")
-        reasons.extend(_type_reasons(arg, old, new))
-        sig.append(f"{arg}:{new}")
-    for t in _TREE.finditer(msg):
-        arg = _path_name(t.group("path"))
-        new_s, old_s = _STATIC.search(t.group("new")), _STATIC.search(t.group("old"))
-        if new_s and old_s:
-            statics[arg] = _Shown(new_s.group(1))
-            reasons.append(tracker.Reason(
-                "static_value", arg, old_s.group(1), new_s.group(1),
-                f"static argument '{arg}' changed: {old_s.group(1)} -> {new_s.group(1)}"))
-        else:
-            reasons.append(tracker.Reason("pytree", arg, t.group("old"), t.group("new"),
-                                          f"pytree structure of '{arg}' changed: "
-                                          f"{t.group('why')}"))
-    if not reasons:
-        detail = msg.split("For the closest previous key:", 1)[-1].strip()
-        reasons.append(tracker.Reason("other", None, None, None, f"JAX: {detail}"))
-    return {"name": m.group("name"), "where": _where_text(m.group("where") or callsite),
-            "callsite": callsite, "reasons": reasons, "statics": statics,
-            "signature": ", ".join(sig)}
-
-
-_SHORT = re.compile(r"(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\](?P<weak>\{weak_type=\w+\})?")
-
-
-def _type_reasons(arg, old, new):
-    a, b = _SHORT.fullmatch(old), _SHORT.fullmatch(new)
-    if not (a and b):
-        return [tracker.Reason("dtype", arg, old, new,
-                               f"argument '{arg}' type changed: {old} -> {new}")]
-    out = []
-    if a.group("shape") != b.group("shape"):
-        out.append(tracker.Reason("shape", arg, old, new,
-                                  f"argument '{arg}' shape changed: {old} -> {new}"))
-    if a.group("dtype") != b.group("dtype"):
-        out.append(tracker.Reason("dtype", arg, old, new,
-                                  f"argument '{arg}' dtype changed: {old} -> {new}"))
-    elif a.group("weak") != b.group("weak"):
-        out.append(tracker.Reason("weak_type", arg, old, new,
-                                  f"argument '{arg}' weak type changed: {old} -> {new} "
-                                  f"(a Python scalar vs an array)"))
-    return out or [tracker.Reason("dtype", arg, old, new,
-                                  f"argument '{arg}' type changed: {old} -> {new}")]
-
-
-class _Shown(str):
-    """A value known only as JAX printed it: shown as that text, not as a quoted string."""
-
-    def __repr__(self):
-        return str(self)
-
-
-def _where_text(defined_at):
-    """JAX's 'file:line' spelled as jitmagic spells places (basename, or the notebook cell)."""
-    from types import SimpleNamespace
-    from .. import identity
-    fn, _, line = (defined_at or "").rpartition(":")
-    if not fn or not line.isdigit():
-        return defined_at or "?"
-    code = SimpleNamespace(co_filename=fn, co_firstlineno=int(line))
-    return identity.where(SimpleNamespace(__code__=code))
-
-
-def _path_name(path):
-    # [0][i] is the i-th positional argument, [1]['k'] the keyword k; deeper keys follow
-    m = re.match(r"\[(\d)\]\[([^\]]+)\](.*)", path)
-    if not m:
-        return path
-    which, first, rest = m.groups()
-    return (first.strip("'\"") if which == "1" else f"args[{first}]") + rest
 
 
 _hooks = _Hooks()

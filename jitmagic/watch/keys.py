@@ -63,7 +63,12 @@ def jax_aval(x):
     shape = tuple(getattr(t, "shape", ()))
     dtype = getattr(t, "dtype", type(x))
     weak = bool(getattr(t, "weak_type", False))
-    return PeerAval(shape, dtype, weak, t.str_short(True) + ("{weak}" if weak else ""))
+    return PeerAval(shape, dtype, weak, aval_text(t))
+
+
+def aval_text(t):
+    """f32[3], or f32[]{weak} for a weakly typed value (a Python scalar)."""
+    return t.str_short(True) + ("{weak}" if getattr(t, "weak_type", False) else "")
 
 
 def jax_key_info(sig, static_names, args, kwargs):
@@ -78,6 +83,26 @@ def jax_key_info(sig, static_names, args, kwargs):
         trees.append(f"{name}={treedef}")
         for path, leaf in flat:
             leaves[name + tree_util.keystr(path)] = jax_aval(leaf)
+    return tracker.KeyInfo(statics, leaves, "(" + ", ".join(trees) + ")")
+
+
+def jax_info_from_flat(flat, params):
+    """KeyInfo of a key as JAX's tracing cache holds it (a FlatTree of abstract values whose
+    tree has the static values as nodes), with the same labels as jax_key_info."""
+    from jax import tree_util
+    args, kwargs = tree_util.tree_unflatten(flat.tree, list(flat.vals))
+    bound = {(params[i] if i < len(params) else f"args[{i}]"): a for i, a in enumerate(args)}
+    bound.update(kwargs)
+    statics, leaves, trees = {}, {}, []
+    for name, value in bound.items():
+        if type(value).__name__ == "Static":
+            statics[name] = value.val
+            continue
+        flat_leaves, treedef = tree_util.tree_flatten_with_path(value)
+        trees.append(f"{name}={treedef}")
+        for path, t in flat_leaves:
+            leaves[name + tree_util.keystr(path)] = PeerAval(
+                tuple(t.shape), t.dtype, bool(getattr(t, "weak_type", False)), aval_text(t))
     return tracker.KeyInfo(statics, leaves, "(" + ", ".join(trees) + ")")
 
 

@@ -142,6 +142,7 @@ export function variantMarks(d: IDashboard): IVariantMark[] {
     }
     const name = f.qualname || f.name || '?';
     const key = functionKey(f as IFunctionInfo);
+    const jit = f.backend && f.backend !== 'jitmagic' ? ` [${f.backend}]` : '';
     for (const v of Array.isArray(f.variants) ? f.variants : []) {
       if (!v || typeof v !== 'object') {
         continue;
@@ -150,7 +151,7 @@ export function variantMarks(d: IDashboard): IVariantMark[] {
         key,
         fid: f.fid,
         name,
-        label: `${name} #${v.variant ?? '?'} ${statics(v.statics)}`.trim(),
+        label: `${name}${jit} #${v.variant ?? '?'} ${statics(v.statics)}`.trim(),
         v,
         tip: variantTip(name, v, phases.get(`${key}:${v.variant}`))
       });

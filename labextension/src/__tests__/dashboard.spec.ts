@@ -147,6 +147,8 @@ describe('renderDashboard', () => {
 
   it('labels marks with function, variant and static values', () => {
     expect(variantMarks({ functions: snapshot.functions }).map(b => b.label)).toEqual(['scale #1 n=2', 'scale #2 n=3']);
+    const watched = [{ ...snapshot.functions![0], backend: 'jax' }];
+    expect(variantMarks({ functions: watched })[0].label).toBe('scale [jax] #1 n=2');
   });
 });
 
