@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import dtypes
+from .config import config
 from .dtypes import ShapedArray
 from .errors import (ConcretizationTypeError, TracerArrayConversionError,
                      TracerBoolConversionError, TracerIntegerConversionError,
@@ -157,10 +158,8 @@ def _count_eqn(root):
         where = user_frame()
         if where is not None:
             root.lines[where] = root.lines.get(where, 0) + 1
-    from .config import config
-    limit = config.max_trace_equations
-    if root.n_eqns > limit:
-        raise _too_large(root, limit)
+    if root.n_eqns > config.max_trace_equations:
+        raise _too_large(root, config.max_trace_equations)
 
 
 def _too_large(root, limit):

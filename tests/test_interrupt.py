@@ -18,8 +18,9 @@ SCRIPT = textwrap.dedent("""
     rows = jm.jit(lambda n: (jnp.zeros((3, 2**46)) + n).sum(axis=1))  # few, huge rows
     in_body = jm.jit(lambda n: lax.fori_loop(0, 2, lambda i, c: c + (jnp.zeros(2**50) + n)
                                              .sum(), 0.0))
+    arg = jm.jit(lambda n: jnp.argmax(jnp.zeros(2**50) + n))
     for name, f in (("while_loop", never_ends), ("huge loop nest", huge), ("1-D loop", flat),
-                    ("long rows", rows), ("1-D loop in a body", in_body)):
+                    ("long rows", rows), ("1-D loop in a body", in_body), ("argmax", arg)):
         f.lower(0.0)                                    # compile outside the timed window
         threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
         try:
@@ -37,7 +38,7 @@ def test_ctrl_c_stops_native_loops_and_the_process_goes_on():
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["while_loop interrupted", "huge loop nest interrupted",
                                      "1-D loop interrupted", "long rows interrupted",
-                                     "1-D loop in a body interrupted",
+                                     "1-D loop in a body interrupted", "argmax interrupted",
                                      "after: [0.0, 2.0, 4.0]"], p.stdout + p.stderr
 
 

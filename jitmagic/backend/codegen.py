@@ -533,10 +533,11 @@ class Codegen(ScalarOps):
                 full.insert(axis, k)
                 return self.emit_value(x, full)
             first = at(ir.Constant(I64, 0))
-            m, = self.loop(n, lambda k, acc: [extreme(self, [dt, dt], dt, acc, at(k))], [first])
+            m, = self.loop(n, lambda k, acc: [extreme(self, [dt, dt], dt, acc, at(k))], [first],
+                           poll_every=_poll_interval(1))
             self.store(buf, oidx, self.cast(self._first_index(n, at, m, dt),
                                             np.dtype(np.int64), buf.aval.dtype))
-        self.loop_nest(buf.aval.shape, outer)
+        self.loop_nest(buf.aval.shape, outer, inner_elems=2 * n)
 
     def _first_index(self, n, at, m, dt):
         """The first k < n with at(k) == m (or both NaN); an early-exit loop."""
