@@ -43,6 +43,10 @@ def kernel_how(v):
     calls = v.calls
     if not calls:
         return "no calls yet" if config.tracking else "tracking is off"
+    backend = getattr(v, "backend", "jitmagic")
+    if backend != "jitmagic":   # jm.watch times the peer's whole call, its dispatch included
+        return (f"timed by jm.watch around each {backend} call; median of the last "
+                f"{min(calls, runstats.SAMPLES)} of {calls} calls")
     return (f"native clock around the kernel on every call; median of the last "
             f"{min(calls, runstats.SAMPLES)} of {calls} calls")
 
@@ -68,8 +72,8 @@ def short_table(df):
                                                                           df["bound"])]
     out["speedup"] = [_marked(s, b, "≥ ", lambda x: f"{x:.3g}x") for s, b in zip(df["speedup"],
                                                                                   df["bound"])]
-    keep = [c for c in (["function"] if "function" in df else []) + SHORT_COLUMNS]
-    return out[keep]
+    lead = [c for c in ("function", "backend") if c in df]
+    return out[lead + SHORT_COLUMNS]
 
 
 def _marked(x, bound, mark, fmt):

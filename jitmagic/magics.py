@@ -107,8 +107,10 @@ def _figures_note(ev):
     if ev.kind not in ("compile", "miss") or not config.eager_baseline:
         return ""
     from . import baseline
+    if getattr(ev, "backend", "jitmagic") != "jitmagic":
+        return ""   # no NumPy baseline for another JIT's functions
     v = next((v for f in tracker.all_functions() if f._state.fid == ev.fid
-              for v in list(f._state.cache.values()) if v.id == ev.variant), None)
+              for v in f.variants if v.id == ev.variant), None)
     if v is None:
         return ""
     fig = baseline.figures(v, v.compile_ms)

@@ -115,7 +115,11 @@ def _strong(res):
     if isinstance(res, Tracer):
         return convert(res, res.dtype) if res.weak_type else res
     if isinstance(res, (tuple, list)):
-        return type(res)(_strong(r) for r in res)
+        items = [_strong(r) for r in res]
+        if type(res) in (tuple, list):
+            return type(res)(items)
+        # tuple subclasses with fields (linalg's EighResult, namedtuples) take them one by one
+        return type(res)(*items)
     return res
 
 

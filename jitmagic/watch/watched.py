@@ -55,6 +55,7 @@ class WatchedVariant:
         self.min_ns = 0
         self.last_ns = _perf_ns()
         self.eager_ns = None            # no NumPy baseline for a peer's code
+        self.backend = "watched"        # the owner sets its JIT's name
         self._ring = collections.deque(maxlen=self.SAMPLES)
 
     def add(self, ns):
@@ -115,6 +116,7 @@ class WatchedFunction:
                            "; ".join(r.text for r in reasons), peer_key)
         if signature is not None:
             v.signature = signature
+        v.backend = self.backend
         self._variants[key] = v
         first = reasons[0].kind in ("new_function", "redefined")
         tracker.record("compile" if first else "miss", self, variant=v.id, statics=v.statics,
@@ -150,6 +152,7 @@ class WatchedFunction:
             v = self._variants[key] = WatchedVariant(
                 self._next_id, key, info, {}, "compiled before jitmagic watched it",
                 peer_key, compiled=False)
+            v.backend = self.backend
         return v
 
     # ------------------------------------------------------------ views
