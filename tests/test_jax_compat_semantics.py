@@ -298,6 +298,18 @@ def test_at_get_fill_default_per_dtype(dtype):
     assert_same(prog)
 
 
+@pytest.mark.parametrize("mode", AT_MODES, ids=str)
+def test_at_apply_matches_jax(mode):
+    def prog(ns):
+        def f(x, i):
+            return (x.at[i].apply(ns.jnp.negative, mode=mode),
+                    x.at[i].apply(lambda v: v * 2 + 1, mode=mode),
+                    x.astype(np.int32).at[i].apply(lambda v: v * 3 - 1, mode=mode),
+                    x.at[2].apply(ns.jnp.exp, mode=mode), x.at[9].apply(ns.jnp.exp, mode=mode))
+        return ns.jit(f)(np.arange(1.0, 6.0), np.array([2, 2, -3, 0, 7, 1, 1, 1]))
+    assert_same(prog)
+
+
 def test_at_bad_mode_is_a_value_error():
     assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].set(9.0, mode="wrap"))(X))
     assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].get(mode="wrap"))(X))
@@ -602,6 +614,10 @@ AUDIT = {
                 "unique_indices"): J(lambda ns, x: x.at[np.array([0, 3, -1])].get(
                     mode="fill", fill_value=-1.0, wrap_negative_indices=False,
                     indices_are_sorted=False, unique_indices=True))},
+    "at.apply": {("mode", "wrap_negative_indices", "indices_are_sorted", "unique_indices"): J(
+        lambda ns, x: [x.at[np.array([0, 3, -1, 0]), 1:].apply(
+            ns.jnp.negative, mode=m, wrap_negative_indices=w, indices_are_sorted=False,
+            unique_indices=False) for m in (None, "clip") for w in (True, False)])},
     ("at.set", "at.add", "at.subtract", "at.multiply", "at.mul", "at.divide", "at.power",
      "at.min", "at.max"): {("mode", "wrap_negative_indices", "indices_are_sorted",
                             "unique_indices"): J(lambda ns, x: [
