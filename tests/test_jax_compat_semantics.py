@@ -702,6 +702,24 @@ def test_audited_keyword(key):
     _CASES[key].check()
 
 
+@pytest.mark.parametrize("traced", [False, True], ids=["static", "traced"])
+def test_repeat_total_repeat_length(traced):
+    def prog(ns):
+        a, m = np.arange(3) * 10, np.arange(6.0).reshape(3, 2)
+
+        def f(r, r0):
+            return (ns.jnp.repeat(a, r, total_repeat_length=5),
+                    ns.jnp.repeat(a, r, total_repeat_length=2),
+                    ns.jnp.repeat(m, r0, axis=0, total_repeat_length=6),
+                    ns.jnp.repeat(m, 2, axis=1, total_repeat_length=3),
+                    ns.jnp.repeat(a, np.int64(2), total_repeat_length=7))
+        r, r0 = np.array([2, 1, 0]), np.array([1, 0, 3])
+        if traced:
+            return ns.jit(f)(r, r0)
+        return ns.jit(lambda: f(r, r0))()
+    assert_same(prog)
+
+
 LAX_ERRORS = {
     "update of another dtype": lambda ns: ns.jit(lambda x: ns.lax.dynamic_update_slice(
         x, np.ones(2, np.float32), (1,)))(X),
