@@ -236,10 +236,16 @@ def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
     if what in ("range", "int", "index"):
         flow = ("use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
                 "or lax.dynamic_slice for traced indices")
+    elif what == "slice":
+        flow = "read a window of static size at a traced start with lax.dynamic_slice"
+    elif what == "axis":
+        flow = ("choose among static axes with lax.switch(axis, [lambda x: f(x, 0), "
+                "lambda x: f(x, 1)], x) when the results have one shape")
     else:
         flow = ("express the branch on data: jnp.where(cond, x, y), lax.select, or "
                 "lax.cond(pred, true_fun, false_fun, *operands)")
-    msg = (f"Abstract tracer value encountered where a concrete value is expected: {what}() "
+    call = f"a static {what}" if what in ("axis", "slice") else f"{what}()"
+    msg = (f"Abstract tracer value encountered where a concrete value is expected: {call} "
            f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
            f"While jit traces a function its array arguments have only a shape and a dtype, "
            f"no value. Fix it in one of two ways:\n"

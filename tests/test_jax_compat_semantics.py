@@ -175,6 +175,9 @@ REDUCTIONS = {
     "var where": lambda j, a, m: j.var(a, where=m, axis=1),
     "var where ddof": lambda j, a, m: j.var(a, where=m, ddof=1),
     "var correction": lambda j, a, m: j.var(a, correction=1, axis=0),
+    "var ddof >= count": lambda j, a, m: (j.var(a, ddof=2, axis=0), j.var(a, ddof=3, axis=0),
+                                          j.std(a, ddof=1, where=m, axis=1),
+                                          j.var(a, ddof=2, where=m, axis=0)),
     "var mean": lambda j, a, m: j.var(a, mean=np.full((2, 1), 1.0), axis=1),
     "std where keepdims": lambda j, a, m: j.std(a, where=M[:, [0, 2]].any(1)[:, None],
                                                 axis=0, keepdims=True),
@@ -295,6 +298,18 @@ def test_at_get_fill_default_per_dtype(dtype):
             return (x.at[i].get(mode="fill"), x.at[7].get(mode="fill"),
                     x.at[i].get(mode="fill", fill_value=2))
         return ns.jit(f)(np.arange(5).astype(dtype), np.array([1, 7, -1, -9]))
+    assert_same(prog)
+
+
+@pytest.mark.parametrize("mode", AT_MODES, ids=str)
+def test_at_apply_matches_jax(mode):
+    def prog(ns):
+        def f(x, i):
+            return (x.at[i].apply(ns.jnp.negative, mode=mode),
+                    x.at[i].apply(lambda v: v * 2 + 1, mode=mode),
+                    x.astype(np.int32).at[i].apply(lambda v: v * 3 - 1, mode=mode),
+                    x.at[2].apply(ns.jnp.exp, mode=mode), x.at[9].apply(ns.jnp.exp, mode=mode))
+        return ns.jit(f)(np.arange(1.0, 6.0), np.array([2, 2, -3, 0, 7, 1, 1, 1]))
     assert_same(prog)
 
 
@@ -602,6 +617,10 @@ AUDIT = {
                 "unique_indices"): J(lambda ns, x: x.at[np.array([0, 3, -1])].get(
                     mode="fill", fill_value=-1.0, wrap_negative_indices=False,
                     indices_are_sorted=False, unique_indices=True))},
+    "at.apply": {("mode", "wrap_negative_indices", "indices_are_sorted", "unique_indices"): J(
+        lambda ns, x: [x.at[np.array([0, 3, -1, 0]), 1:].apply(
+            ns.jnp.negative, mode=m, wrap_negative_indices=w, indices_are_sorted=False,
+            unique_indices=False) for m in (None, "clip") for w in (True, False)])},
     ("at.set", "at.add", "at.subtract", "at.multiply", "at.mul", "at.divide", "at.power",
      "at.min", "at.max"): {("mode", "wrap_negative_indices", "indices_are_sorted",
                             "unique_indices"): J(lambda ns, x: [
@@ -684,6 +703,24 @@ for _names, _cases in AUDIT.items():
 @pytest.mark.parametrize("key", list(_CASES))
 def test_audited_keyword(key):
     _CASES[key].check()
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["static", "traced"])
+def test_repeat_total_repeat_length(traced):
+    def prog(ns):
+        a, m = np.arange(3) * 10, np.arange(6.0).reshape(3, 2)
+
+        def f(r, r0):
+            return (ns.jnp.repeat(a, r, total_repeat_length=5),
+                    ns.jnp.repeat(a, r, total_repeat_length=2),
+                    ns.jnp.repeat(m, r0, axis=0, total_repeat_length=6),
+                    ns.jnp.repeat(m, 2, axis=1, total_repeat_length=3),
+                    ns.jnp.repeat(a, np.int64(2), total_repeat_length=7))
+        r, r0 = np.array([2, 1, 0]), np.array([1, 0, 3])
+        if traced:
+            return ns.jit(f)(r, r0)
+        return ns.jit(lambda: f(r, r0))()
+    assert_same(prog)
 
 
 LAX_ERRORS = {

@@ -312,6 +312,22 @@ class _IndexUpdateRef:
         return self._of_factors(np.power, values, indices_are_sorted, unique_indices,
                                 mode, wrap_negative_indices)
 
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
+        """func (a unary elementwise function) applied at idx, once per occurrence of an
+        index, as ufunc.at does: a loop of max(occurrences) passes over x."""
+        from ._reductions import max as amax
+        from ._shape import where, zeros_like
+        from .. import lax
+        counts = _IndexUpdateRef(zeros_like(self.x, dtype=np.int64), self.idx)._update(
+            1, "add", indices_are_sorted, unique_indices, mode, wrap_negative_indices)
+        xa = aval(self.x)
+
+        def once(k, y):
+            fy = convert(asarray(func(y)), xa.dtype, xa.weak_type)
+            return where(k < counts, fy, y)
+        return lax.fori_loop(0, amax(counts, initial=0), once, self.x)
+
     def __repr__(self):
         return f"_IndexUpdateRef({self.x!r}, {self.idx!r})"
 

@@ -146,20 +146,40 @@ ogrid = np.ogrid
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """np.repeat; with total_repeat_length (static) the result is cut to that length or
+    padded with the array's last element, as in JAX, and repeats may then be traced."""
     from ._shape import ravel
     a = asarray(a)
-    if isinstance(repeats, Tracer):
+    if isinstance(repeats, Tracer) and total_repeat_length is None:
         raise DataDependentShapeError(
-            "repeat with traced repeats has a data-dependent shape; pass static repeats")
+            "repeat with traced repeats has a data-dependent shape; pass static repeats or "
+            "total_repeat_length=")
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim)
-    idx = np.repeat(np.arange(shape_of(a)[axis]), np.asarray(repeats))
-    if total_repeat_length is not None:      # JAX: truncate, or pad with the last element
-        n = int(total_repeat_length)
-        idx = idx[:n] if len(idx) >= n or not len(idx) else \
-            np.concatenate([idx, np.full(n - len(idx), idx[-1])])
+    n = shape_of(a)[axis]
+    if isinstance(repeats, Tracer):
+        return _repeat_traced(a, repeats, axis, n, int(total_repeat_length))
+    idx = np.repeat(np.arange(n), np.asarray(repeats))
+    if total_repeat_length is not None:
+        total = int(total_repeat_length)
+        idx = idx[:total] if len(idx) >= total or not n else \
+            np.concatenate([idx, np.full(total - len(idx), n - 1)])
     return _take_static(a, idx, axis)
+
+
+def _repeat_traced(a, repeats, axis, n, total):
+    """Output position j reads the block whose running end first exceeds j; positions past
+    the last block read index n, which the gather clamps to the last element."""
+    from ._cumulative import cumsum
+    from ._reductions import sum as asum
+    from ._ufuncs import apply_ufunc
+    ends = cumsum(broadcast_to(convert(repeats, np.int64), (n,)))
+    j = bind("iota", shape=(total, 1), dimension=0, dtype=np.dtype(np.int64))
+    idx = asum(apply_ufunc(np.less_equal, bind("broadcast_in_dim", ends, shape=(total, n),
+                                                broadcast_dimensions=(1,)), j), axis=1)
+    from ._advanced import getitem
+    return getitem(a, (slice(None),) * axis + (idx,))
 
 
 def tile(A, reps):

@@ -165,18 +165,23 @@ def _mean_dtype(dt, dtype):
 
 
 def _divide_by_count(s, a, axes, keepdims, mask, acc, correction=0):
-    """s / (number of elements taking part - correction), in acc's real dtype."""
+    """s / (number of elements taking part - correction), in acc's real dtype. With a
+    correction (var's ddof) a count <= 0 gives NaN, as in JAX (NumPy divides by
+    max(count, 0): inf or NaN, with a warning)."""
     from ..dtypes import real_dtype
     rdt = real_dtype(acc)
     if mask is None:
         n = _count(a, axes) - correction
-        if correction and n <= 0:       # NumPy: max(n - ddof, 0); a negative count gives NaN
-            n = float("nan") if n < 0 else 0.0
+        if correction and n <= 0:
+            n = float("nan")
         return apply_ufunc(np.true_divide, s, convert(asarray(n), rdt))
     n = sum(mask, axis=axes, keepdims=keepdims)
-    if correction:
-        n = apply_ufunc(np.subtract, n, correction)
-    return apply_ufunc(np.true_divide, s, convert(n, rdt))
+    if not correction:
+        return apply_ufunc(np.true_divide, s, convert(n, rdt))
+    from ._shape import where
+    n = convert(apply_ufunc(np.subtract, n, correction), rdt)
+    return where(apply_ufunc(np.greater, n, 0), apply_ufunc(np.true_divide, s, n),
+                 convert(asarray(np.nan), aval(s).dtype))
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
