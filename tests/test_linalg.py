@@ -360,6 +360,9 @@ def test_unsupported_modes_raise():
         jm.jit(lambda a: jnp.linalg.svd(a, hermitian=True))(a)
     with pytest.raises(NotImplementedError, match="numpy_resid"):
         jnp.linalg.lstsq(a, a, numpy_resid=True)
+    from jitmagic.tracing import bind
+    with pytest.raises(ValueError, match="non-empty"):    # its identity factors: the caller's
+        jm.jit(lambda a: bind("svd", a, full_matrices=True, compute_uv=True))(np.zeros((0, 3)))
 
 
 # ---------------------------------------------------------------- mixed with elementwise code
