@@ -531,3 +531,25 @@ def test_numpy_functions_dispatch_on_tracers():
     close(got[0], np.linalg.det(a), np.float64, scale=abs(np.linalg.det(a)))
     close(got[1], np.linalg.inv(a), np.float64)
     close(got[2], np.linalg.eigvalsh(a + a.T), np.float64)
+
+
+def test_jax_lapack_still_works_after_ours():
+    """In a fresh process: jitmagic's LAPACK kernels first, then JAX's own LAPACK (SciPy's
+    OpenBLAS). Loading NumPy's OpenBLAS into the global namespace broke the latter."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np, jax\n"
+        "jax.config.update('jax_enable_x64', True)\n"
+        "import jitmagic as jm, jitmagic.numpy as jnp\n"
+        "a = np.random.default_rng(5).standard_normal((6, 3))\n"
+        "s = jm.jit(lambda a: jnp.linalg.svd(a)[1])(a)\n"
+        "x, res, rank, sj = jax.jit(jax.numpy.linalg.lstsq)(a, np.ones((6, 2)))\n"
+        "assert int(rank) == 3 and np.allclose(s, sj), (rank, s, sj)\n"
+        "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       cwd=root, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
