@@ -360,6 +360,9 @@ def test_unsupported_modes_raise():
         jm.jit(lambda a: jnp.linalg.svd(a, hermitian=True))(a)
     with pytest.raises(NotImplementedError, match="numpy_resid"):
         jnp.linalg.lstsq(a, a, numpy_resid=True)
+    from jitmagic.tracing import bind
+    with pytest.raises(ValueError, match="non-empty"):    # its identity factors: the caller's
+        jm.jit(lambda a: bind("svd", a, full_matrices=True, compute_uv=True))(np.zeros((0, 3)))
 
 
 # ---------------------------------------------------------------- mixed with elementwise code
@@ -419,7 +422,8 @@ def test_cho_solve_and_singular_triangular():
     tri = np.array([[1.0, 0.0], [1.0, 0.0]])
 
     def prog(ns):
-        return ns.jit(lambda t: ns.top.scipy.linalg.solve_triangular(t, np.ones(2), lower=True))(tri)
+        sl = ns.top.scipy.linalg
+        return ns.jit(lambda t: sl.solve_triangular(t, np.ones(2), lower=True))(tri)
     assert_same(prog)
 
 
@@ -444,7 +448,8 @@ def test_helpers_match_jax():
         def f(a, m, v):
             return (la.matmul(a, m), la.tensordot(a, m, axes=1), la.vecdot(a, a), la.outer(v, v),
                     la.diagonal(a, offset=1), la.trace(a), la.matrix_transpose(a),
-                    la.vector_norm(a), la.vector_norm(a, axis=(0, 2)), la.vector_norm(a, axis=1, ord=1),
+                    la.vector_norm(a), la.vector_norm(a, axis=(0, 2)),
+                    la.vector_norm(a, axis=1, ord=1),
                     la.matrix_norm(a), la.matrix_norm(a, ord=2, keepdims=True),
                     la.multi_dot([v, m, m, v]), la.matrix_rank(m), la.matrix_rank(a),
                     la.matrix_rank(m, rtol=1e-3), la.cond(m), la.svdvals(a))
@@ -516,7 +521,8 @@ def test_complex_failures_are_nan_in_both_parts():
     nan = np.array([[np.nan, 2.0], [2.0, 1.0]], dtype=np.complex128)
     for f in (jm.jit(jnp.linalg.cholesky), jnp.linalg.cholesky):
         l = f(bad)
-        assert np.isnan(l.real[np.tril_indices(2)]).all() and np.isnan(l.imag[np.tril_indices(2)]).all()
+        low = l[np.tril_indices(2)]
+        assert np.isnan(low.real).all() and np.isnan(low.imag).all()
     for f in (jm.jit(jnp.linalg.svd), jnp.linalg.svd):
         u, s, vh = f(nan)
         assert np.isnan(u.imag).all() and np.isnan(s).all() and np.isnan(vh.real).all()
@@ -528,3 +534,25 @@ def test_numpy_functions_dispatch_on_tracers():
     close(got[0], np.linalg.det(a), np.float64, scale=abs(np.linalg.det(a)))
     close(got[1], np.linalg.inv(a), np.float64)
     close(got[2], np.linalg.eigvalsh(a + a.T), np.float64)
+
+
+def test_jax_lapack_still_works_after_ours():
+    """In a fresh process: jitmagic's LAPACK kernels first, then JAX's own LAPACK (SciPy's
+    OpenBLAS). Loading NumPy's OpenBLAS into the global namespace broke the latter."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np, jax\n"
+        "jax.config.update('jax_enable_x64', True)\n"
+        "import jitmagic as jm, jitmagic.numpy as jnp\n"
+        "a = np.random.default_rng(5).standard_normal((6, 3))\n"
+        "s = jm.jit(lambda a: jnp.linalg.svd(a)[1])(a)\n"
+        "x, res, rank, sj = jax.jit(jax.numpy.linalg.lstsq)(a, np.ones((6, 2)))\n"
+        "assert int(rank) == 3 and np.allclose(s, sj), (rank, s, sj)\n"
+        "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       cwd=root, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

@@ -18,7 +18,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from . import blas
 from .codegen import Buffer
-from .scalar import I8, I32, I64, PTR
+from .scalar import I8, I32, I64
 
 _ROW_MAJOR = 101
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}

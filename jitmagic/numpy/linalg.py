@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import UnsupportedOperationError
 from ..tracing import bind
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis
 
@@ -392,7 +391,8 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     if rtol is None:
         rtol = _finfo_eps(rdt) * max(m, n)
     rtol = convert(asarray(rtol), rdt)
-    smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else _zeros(aval(s).shape[:-1] + (1,), rdt)
+    smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else \
+        _zeros(aval(s).shape[:-1] + (1,), rdt)
     tol = _u(np.multiply, smax, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol)
     return jnp.sum(convert(_u(np.greater, s, tol), np.int32), axis=-1)
 

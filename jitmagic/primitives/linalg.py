@@ -217,8 +217,17 @@ def _eigh_ref(a, *, lower):
         return _nan(a.real[0]), _nan(a)
 
 
+def _no_empty(prim, m, n):
+    # LAPACK returns at once on an empty matrix, leaving the identity factors unwritten;
+    # jnp.linalg builds those itself and never binds the primitive on one
+    if min(m, n) == 0:
+        raise ValueError(f"{prim}: the primitive needs a non-empty matrix, got {m}x{n}; "
+                         f"use jnp.linalg.{prim}, which handles empty matrices")
+
+
 def _qr_abstract(a, *, full_matrices):
     batch, m, n = _matrix("qr", a)
+    _no_empty("qr", m, n)
     k = min(m, n)
     qc, rr = (m, m) if full_matrices else (k, k)
     return shaped(batch + (m, qc), a.dtype), shaped(batch + (rr, n), a.dtype)
@@ -233,6 +242,7 @@ def _qr_ref(a, *, full_matrices):
 
 def _svd_abstract(a, *, full_matrices, compute_uv):
     batch, m, n = _matrix("svd", a)
+    _no_empty("svd", m, n)
     k = min(m, n)
     s = shaped(batch + (k,), _real(a.dtype))
     if not compute_uv:
