@@ -163,11 +163,14 @@ def kernel_id():
     """This kernel's id (from its connection file), so a live dashboard finds its kernel."""
     import os
     import sys
-    # only a running kernel has imported ipykernel; importing it here would patch `comm`
-    ipk = sys.modules.get("ipykernel.connect")
+    # only a running kernel has an IPKernelApp; asking ipykernel otherwise would import (and
+    # create) one, and importing ipykernel's kernel patches the `comm` package
+    app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
     try:
-        name = os.path.basename(ipk.get_connection_file())
-    except Exception:   # not in a kernel (terminal IPython, tests)
+        if app is None or not app.initialized():
+            return ""
+        name = os.path.basename(app.instance().connection_file or "")
+    except Exception:
         return ""
     return name[len("kernel-"):-len(".json")] if name.startswith("kernel-") else name
 

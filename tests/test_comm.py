@@ -261,7 +261,17 @@ def test_clear_cache_from_the_panel(kernel):
 def test_hello_names_the_kernel(monkeypatch):
     import sys
     import types
-    fake = types.SimpleNamespace(get_connection_file=lambda: "/run/jupyter/kernel-1234-abcd.json")
-    monkeypatch.setitem(sys.modules, "ipykernel.connect", fake)
+
+    class App:
+        connection_file = "/run/jupyter/kernel-1234-abcd.json"
+
+        @classmethod
+        def initialized(cls):
+            return True
+
+        @classmethod
+        def instance(cls):
+            return cls()
+    monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", types.SimpleNamespace(IPKernelApp=App))
     assert jcomm.kernel_id() == "1234-abcd"
     assert jcomm._hello()["kernel_id"] == "1234-abcd"

@@ -455,6 +455,11 @@ def _jn(ns):
     return ns.jnp
 
 
+def _spd(ns, x):
+    """A symmetric positive definite 4x4 matrix made from x."""
+    return x.T @ x + 4.0 * ns.jnp.eye(4)
+
+
 _RED = {
     ("axis", "keepdims"): J(lambda ns, x: (ns.jnp.sum(x, axis=1, keepdims=True),
                                            ns.jnp.max(x, axis=(0, 1), keepdims=True))),
@@ -613,6 +618,76 @@ AUDIT = {
     "lax.dynamic_index_in_dim": {("axis", "keepdims"): J(
         lambda ns, x: ns.lax.dynamic_index_in_dim(x, -1, axis=1, keepdims=False))},
     "Tracer.reshape": {"order": NI(lambda ns, j, x: x.reshape(4, 3, order="F"), "order")},
+    # the surface added for issue 11 (convolve, split, lax slicing, complex, linalg)
+    "angle": {"deg": J(lambda ns, x: ns.jnp.angle(x + 0.5j * x[::-1], deg=True))},
+    ("split", "array_split"): {"axis": J(lambda ns, x: (ns.jnp.split(x, 2, axis=1),
+                                                       ns.jnp.array_split(x, 3, axis=1)))},
+    "convolve": {"mode": J(lambda ns, x: [ns.jnp.convolve(x[0], x[1, :3], mode=m)
+                                          for m in ("full", "same", "valid")]),
+                 "precision": J(lambda ns, x: ns.jnp.convolve(x[0], x[1], precision="highest")),
+                 "preferred_element_type": NI(lambda ns, j, x: j.convolve(
+                     x[0], x[1], preferred_element_type=np.float32), "preferred_element_type")},
+    "correlate": {"mode": J(lambda ns, x: [ns.jnp.correlate(x[0], x[1, :3], mode=m)
+                                           for m in ("full", "same", "valid")]),
+                  "precision": J(lambda ns, x: ns.jnp.correlate(x[0], x[1],
+                                                                 precision="highest")),
+                  "preferred_element_type": NI(lambda ns, j, x: j.correlate(
+                      x[0], x[1], preferred_element_type=np.float32), "preferred_element_type")},
+    "lax.index_in_dim": {("axis", "keepdims"): J(lambda ns, x: ns.lax.index_in_dim(
+        x, 2, axis=1, keepdims=False))},
+    "lax.map": {"batch_size": J(lambda ns, x: ns.lax.map(lambda r: r * 2 + 1, x, batch_size=2))},
+    "lax.slice": {"strides": J(lambda ns, x: ns.lax.slice(x, (0, 1), (3, 4), strides=(2, 2)))},
+    "lax.slice_in_dim": {("axis", "stride"): J(lambda ns, x: ns.lax.slice_in_dim(
+        x, 0, 4, stride=2, axis=1))},
+    "linalg.cholesky": {("upper", "symmetrize_input"): J(lambda ns, x: ns.jnp.linalg.cholesky(
+        _spd(ns, x), upper=True, symmetrize_input=False))},
+    "linalg.cond": {"p": NI(lambda ns, j, x: j.linalg.cond(_spd(ns, x), p=1), "p=1")},
+    "linalg.diagonal": {"offset": J(lambda ns, x: ns.jnp.linalg.diagonal(x, offset=1))},
+    ("linalg.eigh", "linalg.eigvalsh"): {("UPLO", "symmetrize_input"): J(
+        lambda ns, x: ns.jnp.linalg.eigvalsh(_spd(ns, x), UPLO="U", symmetrize_input=False))},
+    "linalg.lstsq": {"rcond": J(lambda ns, x: ns.jnp.linalg.lstsq(x.T, x[0], rcond=1e-3)[0]),
+                     "numpy_resid": NI(lambda ns, j, x: j.linalg.lstsq(x.T, x[0],
+                                                                         numpy_resid=True),
+                                       "numpy_resid")},
+    "linalg.matmul": {"precision": J(lambda ns, x: ns.jnp.linalg.matmul(x, x.T,
+                                                                         precision="highest")),
+                      "preferred_element_type": NI(lambda ns, j, x: j.linalg.matmul(
+                          x, x.T, preferred_element_type=np.float32), "preferred_element_type")},
+    "linalg.matrix_norm": {("keepdims", "ord"): J(lambda ns, x: ns.jnp.linalg.matrix_norm(
+        x, ord=1, keepdims=True))},
+    "linalg.matrix_rank": {("rtol", "tol"): J(lambda ns, x: (
+        ns.jnp.linalg.matrix_rank(x, rtol=1e-3), ns.jnp.linalg.matrix_rank(x, tol=0.5))),
+        "hermitian": NI(lambda ns, j, x: j.linalg.matrix_rank(_spd(ns, x), hermitian=True),
+                        "hermitian")},
+    "linalg.multi_dot": {"precision": J(lambda ns, x: ns.jnp.linalg.multi_dot(
+        [x, x.T, x], precision="highest"))},
+    "linalg.pinv": {("rtol", "rcond"): J(lambda ns, x: (ns.jnp.linalg.pinv(x, rtol=1e-3),
+                                                       ns.jnp.linalg.pinv(x, rcond=1e-3))),
+                    "hermitian": NI(lambda ns, j, x: j.linalg.pinv(_spd(ns, x), hermitian=True),
+                                    "hermitian")},
+    "linalg.qr": {"mode": J(lambda ns, x: ns.jnp.linalg.qr(x, mode="r"))},
+    "linalg.slogdet": {"method": NI(lambda ns, j, x: j.linalg.slogdet(_spd(ns, x), method="qr"),
+                                    "method")},
+    "linalg.svd": {("full_matrices", "compute_uv"): J(lambda ns, x: ns.jnp.linalg.svd(
+        x, full_matrices=False, compute_uv=False)),
+        "hermitian": NI(lambda ns, j, x: j.linalg.svd(_spd(ns, x), hermitian=True),
+                        "hermitian"),
+        "subset_by_index": NI(lambda ns, j, x: j.linalg.svd(x, subset_by_index=(0, 1)),
+                              "subset_by_index")},
+    "linalg.tensordot": {"axes": J(lambda ns, x: ns.jnp.linalg.tensordot(x, x, axes=([0], [0]))),
+                         "precision": J(lambda ns, x: ns.jnp.linalg.tensordot(
+                             x, x.T, axes=1, precision="highest")),
+                         "preferred_element_type": NI(lambda ns, j, x: j.linalg.tensordot(
+                             x, x.T, axes=1, preferred_element_type=np.float32),
+                             "preferred_element_type")},
+    "linalg.trace": {("offset", "dtype"): J(lambda ns, x: ns.jnp.linalg.trace(
+        x, offset=1, dtype=np.float32))},
+    "linalg.vecdot": {("axis", "precision"): J(lambda ns, x: ns.jnp.linalg.vecdot(
+        x, x, axis=0, precision="highest")),
+        "preferred_element_type": NI(lambda ns, j, x: j.linalg.vecdot(
+            x, x, preferred_element_type=np.float32), "preferred_element_type")},
+    "linalg.vector_norm": {("axis", "keepdims", "ord"): J(lambda ns, x: ns.jnp.linalg.vector_norm(
+        x, axis=1, keepdims=True, ord=3))},
     "at.get": {("mode", "fill_value", "wrap_negative_indices", "indices_are_sorted",
                 "unique_indices"): J(lambda ns, x: x.at[np.array([0, 3, -1])].get(
                     mode="fill", fill_value=-1.0, wrap_negative_indices=False,

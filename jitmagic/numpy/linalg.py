@@ -389,11 +389,13 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     rdt = aval(s).dtype
     m, n = aval(M).shape[-2:]
     if rtol is None:
-        rtol = _finfo_eps(rdt) * max(m, n)
-    rtol = convert(asarray(rtol), rdt)
-    smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else \
-        _zeros(aval(s).shape[:-1] + (1,), rdt)
-    tol = _u(np.multiply, smax, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol)
+        smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else \
+            _zeros(aval(s).shape[:-1] + (1,), rdt)
+        tol = _u(np.multiply, smax, _finfo_eps(rdt) * max(m, n))
+    else:
+        # as JAX does: a given rtol (or tol) is compared with the singular values as it is
+        rtol = convert(asarray(rtol), rdt)
+        tol = jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol
     return jnp.sum(convert(_u(np.greater, s, tol), np.int32), axis=-1)
 
 
