@@ -412,3 +412,27 @@ def test_eager_at_reuses_the_traced_implementation():
     with_jit = jm.jit(lambda v, i: v.at[i].add(10.0))(np.asarray(x), 2)
     np.testing.assert_array_equal(x.at[2].add(10.0), with_jit)
     np.testing.assert_array_equal(x, [0.0, 1.0, 2.0, 3.0])      # x itself is unchanged
+
+
+def test_repeated_jnp_views_of_one_table_are_one_constant():
+    def f(i):
+        return sum(jm.numpy.asarray(TABLE)[i + k] for k in range(3))
+    ir = jm.make_ir(f)(0)
+    assert len(ir.constvars) == 1
+    assert float(jm.jit(f)(1)) == 20.0 + 30.0 + 40.0
+
+
+@pytest.mark.parametrize("idx", [np.array([1, 1, 2]), 3, slice(None, None, 2), np.array([4, 9]),
+                                 -1], ids=["duplicates", "int", "slice", "out-of-bounds", "neg"])
+def test_at_apply_eager_and_jit(idx):
+    def prog(ns):
+        x = ns.jnp.arange(5.0)
+        y = ns.jnp.arange(6.0).reshape(3, 2)
+
+        @ns.jit
+        def f(v):
+            return v.at[idx].apply(lambda u: u * 10.0 + 1.0)
+        return (x.at[idx].apply(lambda u: u * 10.0 + 1.0), f(np.asarray(x) + 1.0),
+                y.at[idx if not isinstance(idx, np.ndarray) else np.array([1, 1])].apply(
+                    ns.jnp.sin))
+    assert_same(prog)

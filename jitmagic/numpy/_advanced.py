@@ -187,6 +187,19 @@ class _IndexUpdateRef:
         from ._ufuncs import apply_ufunc
         return self.set(apply_ufunc(np.power, self.get(), values))
 
+    def apply(self, func, **kwargs):
+        """x with the elementwise func applied once per occurrence of each index (a repeated
+        index applies it repeatedly, as JAX's scatter_apply): count the hits with a
+        scatter-add, then apply func where the count exceeds the round."""
+        from ._shape import where, zeros
+        from ..lax import fori_loop
+        xa = aval(self.x)
+        counts = _IndexUpdateRef(zeros(xa.shape, np.int64), self.idx).add(1, **kwargs)
+
+        def round_(j, v):
+            return where(counts > j, convert(func(v), xa.dtype, xa.weak_type), v)
+        return fori_loop(0, counts.max() if xa.size else 0, round_, asarray(self.x))
+
     def __repr__(self):
         return f"_IndexUpdateRef({self.x!r}, {self.idx!r})"
 
