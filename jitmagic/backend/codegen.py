@@ -573,5 +573,10 @@ def _broadcast_index(idx, in_shape, out_shape):
 
 
 def lower_function(fn: Function, name="jitted"):
-    cg = Codegen(fn, name)
+    from ..passes import for_backend
+    from ..ir import typecheck
+    flat = for_backend(fn)          # nested jit calls are inlined here, before lowering
+    if flat is not fn:
+        typecheck(flat)
+    cg = Codegen(flat, name)
     return cg.build(), cg.kinds
