@@ -445,3 +445,30 @@ def test_at_apply_eager_and_jit(idx):
                 y.at[idx if not isinstance(idx, np.ndarray) else np.array([1, 1])].apply(
                     ns.jnp.sin))
     assert_same(prog)
+
+
+def test_make_ir_of_plain_function_calling_jitted_and_of_jitted():
+    @jm.jit
+    def helper(x):
+        return x * 2 + 1
+
+    text = str(jm.make_ir(lambda x: helper(x) - 1)(np.ones(2)))
+    assert "jit[name=helper" in text and text.endswith("in (f) }")
+    assert str(jm.make_ir(helper)(np.ones(2))) == (
+        "{ lambda a:f64[2] .\n"
+        "  let b:f64[2] = mul a 2.0:f64[]~\n"
+        "      c:f64[2] = add b 1.0:f64[]~\n"
+        "  in (c) }")
+    assert helper.variants == []
+
+
+def test_unbounded_nested_recursion_is_a_recursion_error_and_leaves_no_trace():
+    @jm.jit
+    def forever(x):
+        return forever(x + 1)
+
+    with pytest.raises(RecursionError):
+        forever(np.ones(2))
+    from jitmagic.tracing import current_trace
+    assert current_trace() is None
+    assert float(jm.jit(lambda x: x.sum())(np.ones(3))) == 3.0
