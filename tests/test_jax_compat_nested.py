@@ -472,3 +472,18 @@ def test_unbounded_nested_recursion_is_a_recursion_error_and_leaves_no_trace():
     from jitmagic.tracing import current_trace
     assert current_trace() is None
     assert float(jm.jit(lambda x: x.sum())(np.ones(3))) == 3.0
+
+
+@pytest.mark.parametrize("op", ["divide", "power"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32"])
+def test_at_divide_power_repeated_indices_eager_and_jit(op, dtype):
+    def prog(ns):
+        x = ns.jnp.arange(1, 6, dtype=dtype)
+        idx = np.array([1, 1, 3, 9])
+        vals = np.array([2, 3, 2, 2], dtype=dtype)
+
+        @ns.jit
+        def f(v):
+            return getattr(v.at[idx], op)(vals), getattr(v.at[2], op)(2)
+        return getattr(x.at[idx], op)(vals), f(np.asarray(x))
+    assert_same(prog)

@@ -179,13 +179,19 @@ class _IndexUpdateRef:
     def max(self, values, **_):
         return _scatter(self.x, self.idx, values, "max")
 
-    def divide(self, values, **_):
-        from ._ufuncs import apply_ufunc
-        return self.set(apply_ufunc(np.true_divide, self.get(), values))
+    # as JAX: x / (ones with the values multiplied in at idx), so a repeated index divides
+    # repeatedly and the whole result takes true division's dtype
+    def divide(self, values, **kwargs):
+        return self._by_factors(np.true_divide, values, kwargs)
 
-    def power(self, values, **_):
+    def power(self, values, **kwargs):
+        return self._by_factors(np.power, values, kwargs)
+
+    def _by_factors(self, ufunc, values, kwargs):
+        from ._shape import ones_like
         from ._ufuncs import apply_ufunc
-        return self.set(apply_ufunc(np.power, self.get(), values))
+        factors = _IndexUpdateRef(ones_like(self.x), self.idx).mul(values, **kwargs)
+        return apply_ufunc(ufunc, self.x, factors)
 
     def apply(self, func, **kwargs):
         """x with the elementwise func applied once per occurrence of each index (a repeated
