@@ -34,8 +34,8 @@ def unload_ipython_extension(ipython):
     unload(ipython)
 
 
-__all__ = ["jit", "make_ir", "Array", "block_until_ready", "errors", "JitFunction", "config", "events", "explain",
-           "no_recompile", "tracker", "__version__"]
+__all__ = ["jit", "make_ir", "Array", "block_until_ready", "errors", "JitFunction", "config",
+           "events", "explain", "no_recompile", "tracker", "__version__"]
 
 
 def _jupyter_labextension_paths():
