@@ -12,21 +12,28 @@ def _subst(env, a):
     return env.get(a, a) if isinstance(a, Var) else a
 
 
+def _has_calls(fn: Function) -> bool:
+    for e in fn.eqns:
+        if e.prim == "jit":
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(x, Function) and _has_calls(x) for x in subs):
+                return True
+    return False
+
+
 def _inline_param(v):
     if isinstance(v, Function):
-        return inline_calls(v)
+        return for_backend(v)
     if isinstance(v, tuple) and v and all(isinstance(x, Function) for x in v):
-        return tuple(inline_calls(x) for x in v)
+        return tuple(for_backend(x) for x in v)
     return v
 
 
 def inline_calls(fn: Function) -> Function:
     """Splice the sub-IR of every `jit` equation (a nested jitted call) into its caller, with
-    fresh variables per call site, so the backend fuses across the call; sub-IRs of control
-    flow are inlined too."""
-    if not any(e.prim == "jit" or any(_inline_param(v) is not v for _, v in e.params)
-               for e in fn.eqns):
-        return fn
+    fresh variables per call site; sub-IRs of control flow are inlined too."""
     env, eqns = {}, []
     for e in fn.eqns:
         ins = tuple(_subst(env, a) for a in e.inputs)
@@ -43,6 +50,15 @@ def inline_calls(fn: Function) -> Function:
         for v, a in zip(e.outvars, sub.outs):
             env[v] = _subst(local, a)
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
+
+
+def for_backend(fn: Function) -> Function:
+    """The IR the backend lowers: nested jit calls inlined and the result optimised again, so
+    the generated code fuses across calls. The optimised IR a variant shows keeps the calls,
+    named, so it reads like the source."""
+    if not _has_calls(fn):
+        return fn
+    return optimize(inline_calls(fn))
 
 
 def fold_constants(fn: Function) -> Function:
@@ -105,4 +121,4 @@ def dce(fn: Function) -> Function:
 
 
 def optimize(fn: Function) -> Function:
-    return dce(cse(fold_constants(inline_calls(fn))))
+    return dce(cse(fold_constants(fn)))

@@ -86,6 +86,7 @@ class Trace:
         dt = dtypes.check_dtype(arr.dtype, f"captured value {type(x).__name__}")
         if arr.ndim == 0:
             return Lit.of(arr[()], ShapedArray((), dt, False))
+        x = _viewed(x)
         hit = self._const_ids.get(id(x))
         v = hit[1] if hit is not None and hit[0] is x else None
         if v is None:
@@ -176,6 +177,17 @@ def _too_large(root, limit):
             "once with lax.fori_loop(lower, upper, body, init) or lax.scan(f, init, xs); or "
             "raise the limit with jm.config.update(max_trace_equations=...).")
     return TraceTooLargeError(msg)
+
+
+def _viewed(x):
+    """The array x is a whole view of (jnp.asarray(table) is a view of table), so repeated
+    views of one array become one constant of the trace."""
+    b = getattr(x, "base", None)
+    if (type(x) is not np.ndarray and type(b) is np.ndarray and b.shape == x.shape
+            and b.dtype == x.dtype and b.strides == x.strides
+            and b.__array_interface__["data"] == x.__array_interface__["data"]):
+        return b
+    return x
 
 
 @contextmanager

@@ -10,7 +10,6 @@ import numpy as np
 from . import inspection, pytree
 from .backend import engine, interrupt, runstats
 from . import array
-from .array import Array
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 
@@ -55,10 +54,11 @@ class Variant:
         """The hit path for plain calls: arguments go straight to native code, which keeps
         the run statistics itself (backend/runstats.py)."""
         cfunc, retry = self.cfunc, self._retry
-        empty, specs, consts = Array, self.out_specs, self.consts   # Array(shape, dtype)
+        consts = self.consts
+        news = [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
-        if tree.kind == "leaf" and len(specs) == 1:
-            new = array.allocator(*specs[0])
+        if tree.kind == "leaf" and len(news) == 1:
+            new, = news
 
             def fast(args):
                 out = new()
@@ -68,7 +68,7 @@ class Variant:
                 return out
         else:
             def fast(args):
-                outs = [empty(s, d) for s, d in specs]
+                outs = [n() for n in news]
                 rc = cfunc(*consts, *args, *outs)
                 if rc:
                     retry(rc, consts + args, outs)

@@ -696,6 +696,11 @@ def _reads_by_index(fn, v):
 def lower_function(fn: Function, name="jitted", strided=False):
     """(LLVM IR text, argument kinds); with strided=True also which inputs the entry point
     reads through their strides (the others must be C-contiguous)."""
-    cg = Codegen(fn, name, strided)
+    from ..passes import for_backend
+    from ..ir import typecheck
+    flat = for_backend(fn)          # nested jit calls are inlined here, before lowering
+    if flat is not fn:
+        typecheck(flat)
+    cg = Codegen(flat, name, strided)
     text = cg.build()
     return (text, cg.kinds, cg.strided) if strided else (text, cg.kinds)
