@@ -307,7 +307,9 @@ class ScalarOps:
         small = self.math("log", dt, self.math("hypot", dt, b.fmul(re, up), b.fmul(im, up)))
         under = b.fcmp_ordered("<", h, self.const(dt, np.finfo(dt).tiny))
         far = b.select(under, b.fsub(small, self.const(dt, k * np.log(2.0))), far)
-        ax, ay = self.math("fabs", dt, re), self.math("fabs", dt, im)
+        ar, ai = self.math("fabs", dt, re), self.math("fabs", dt, im)
+        # the larger square minus 1 first: it is exact there, and the smaller one survives
+        ax, ay = self.math("fmax", dt, ar, ai), self.math("fmin", dt, ar, ai)
         x2, y2 = b.fmul(ax, ax), b.fmul(ay, ay)
         ex = self.fp_intrinsic("llvm.fma", dt, ax, ax, b.fneg(x2))
         ey = self.fp_intrinsic("llvm.fma", dt, ay, ay, b.fneg(y2))
@@ -371,11 +373,25 @@ class ScalarOps:
         re0, im0 = b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero)
         if which == "sinh":
             r, i = b.fmul(sh, c), b.fmul(ch, s)
+        else:
+            r, i = b.fmul(ch, c), b.fmul(sh, s)
+        # large finite |x|: cosh x = |sinh x| = e^|x| / 2 overflows before the product does
+        h = self.math("exp", dt, b.fmul(self.math("fabs", dt, re), self.const(dt, 0.5)))
+        scaled = lambda v: b.fmul(b.fmul(b.fmul(v, h), h), self.const(dt, 0.5))  # noqa: E731
+        sgn = self.math("copysign", dt, self.const(dt, 1), re)
+        large = b.and_(b.fcmp_ordered(">", self.math("fabs", dt, re),
+                                      self.const(dt, 80.0 if dt == np.float32 else 700.0)),
+                       b.not_(re_inf))
+        cs, ss = scaled(c), scaled(s)
+        if which == "sinh":
+            r, i = b.select(large, b.fmul(sgn, cs), r), b.select(large, ss, i)
+        else:
+            r, i = b.select(large, cs, r), b.select(large, b.fmul(sgn, ss), i)
+        if which == "sinh":
             r = b.select(re0, b.select(im_fin, r, re), r)            # sinh(+-0 + i inf) = +-0
             r = b.select(b.and_(re_inf, b.not_(im_fin)), re, r)     # (+-inf, nan)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
         else:
-            r, i = b.fmul(ch, c), b.fmul(sh, s)
             i = b.select(re0, b.select(im_fin, i, zero), i)          # cosh(0 + i inf) = nan + 0i
             r = b.select(b.and_(re_inf, b.not_(im_fin)), self.math("fabs", dt, re), r)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
