@@ -430,3 +430,17 @@ def test_complex_extreme_magnitudes_match_numpy(dt):
         for part in (np.real, np.imag):      # per part: an infinite part must not hide the other
             np.testing.assert_allclose(part(g), part(w), equal_nan=True, err_msg=f.__name__,
                                        rtol=2e-6 if dt == np.complex64 else 1e-13)
+
+
+@pytest.mark.parametrize("dt", ["int32", "float64", "complex64"])
+def test_convolve_long_kernels(dt):
+    """Kernels longer than the shifted-copies limit take the gather path; both sides of it."""
+    from jitmagic.numpy import _convolve
+    n = _convolve._SHIFTED_MAX
+    cases = [(_vec(n + 20, dt), _vec(n + 1, dt)), (_vec(n, dt), _vec(n + 9, dt)),
+             (_vec(n, dt), _vec(n, dt))]
+    assert_same(lambda ns: ns.jit(lambda cs: [[getattr(ns.jnp, name)(a, v, mode)
+                                               for name in ("convolve", "correlate")
+                                               for mode in ("full", "same", "valid")]
+                                              for a, v in cs])(cases),
+                rtol=1e-4 if dt == "complex64" else 1e-12)
