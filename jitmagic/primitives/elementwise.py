@@ -41,7 +41,6 @@ INT = "iu"
 INTB = "biu"
 FLT = "f"
 FC = "fc"
-REAL = "biuf"
 
 
 def elementwise(name, impl, kinds, out=None, expensive=False):
