@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from . import pytree as _pt
-from .pytree import (TreeDef as PyTreeDef, flatten_up_to, register_dataclass,  # noqa: F401
+from .pytree import (TreeDef as PyTreeDef, register_dataclass,  # noqa: F401
                      register_pytree_node, register_pytree_node_class)
 
 __all__ = ["map", "leaves", "structure", "flatten", "unflatten", "reduce", "all",

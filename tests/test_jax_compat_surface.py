@@ -409,3 +409,38 @@ def test_complex_nan_ordering_matches_numpy():
         for g, w in zip(f(x, y), want):
             assert g.dtype == w.dtype
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_extreme_magnitudes_match_numpy(dt):
+    """Parts near the largest float (|z| overflows), subnormal parts (|z| loses bits), and
+    real parts where e^x overflows before e^x sin(y) does."""
+    fi = np.finfo(np.float64 if dt == np.complex128 else np.float32)
+    v = [fi.max, -fi.max, fi.max / 3, fi.tiny, fi.smallest_subnormal,
+         3 * fi.smallest_subnormal, 1.0, -2.0, 1e-30, 0.0, 1e30, 100.0, -100.0, 800.0, np.pi / 2]
+    re, im = np.meshgrid(v, v)
+    z = np.empty(re.size, dt)
+    z.real, z.imag = re.ravel(), im.ravel()
+    fns = (np.sqrt, np.log, np.sign, np.abs, np.exp, np.sin, np.cos, np.tan, np.sinh, np.cosh,
+           np.tanh)
+    got = jm.jit(lambda z: tuple(f(z) for f in fns))(z)
+    for f, g in zip(fns, got):
+        with np.errstate(all="ignore"):
+            w = f(z)
+        for part in (np.real, np.imag):      # per part: an infinite part must not hide the other
+            np.testing.assert_allclose(part(g), part(w), equal_nan=True, err_msg=f.__name__,
+                                       rtol=2e-6 if dt == np.complex64 else 1e-13)
+
+
+@pytest.mark.parametrize("dt", ["int32", "float64", "complex64"])
+def test_convolve_long_kernels(dt):
+    """Kernels longer than the shifted-copies limit take the gather path; both sides of it."""
+    from jitmagic.numpy import _convolve
+    n = _convolve._SHIFTED_MAX
+    cases = [(_vec(n + 20, dt), _vec(n + 1, dt)), (_vec(n, dt), _vec(n + 9, dt)),
+             (_vec(n, dt), _vec(n, dt))]
+    assert_same(lambda ns: ns.jit(lambda cs: [[getattr(ns.jnp, name)(a, v, mode)
+                                               for name in ("convolve", "correlate")
+                                               for mode in ("full", "same", "valid")]
+                                              for a, v in cs])(cases),
+                rtol=1e-4 if dt == "complex64" else 1e-12)

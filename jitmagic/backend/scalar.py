@@ -295,7 +295,21 @@ class ScalarOps:
         re, im = x
         h = self.math("hypot", dt, re, im)
         far = self.math("log", dt, h)
-        ax, ay = self.math("fabs", dt, re), self.math("fabs", dt, im)
+        # |z| past the largest float: log|z/4| + log 4
+        quarter = self.const(dt, 0.25)
+        big = self.math("log", dt, self.math("hypot", dt, b.fmul(re, quarter),
+                                             b.fmul(im, quarter)))
+        over = b.and_(self._isinf(dt, h), b.and_(self._finite(dt, re), self._finite(dt, im)))
+        far = b.select(over, b.fadd(big, self.const(dt, np.log(4.0))), far)
+        # subnormal parts: scaled up first, so |z| keeps its bits
+        k = 32 if dt == np.float32 else 64
+        up = self.const(dt, 2.0 ** k)
+        small = self.math("log", dt, self.math("hypot", dt, b.fmul(re, up), b.fmul(im, up)))
+        under = b.fcmp_ordered("<", h, self.const(dt, np.finfo(dt).tiny))
+        far = b.select(under, b.fsub(small, self.const(dt, k * np.log(2.0))), far)
+        ar, ai = self.math("fabs", dt, re), self.math("fabs", dt, im)
+        # the larger square minus 1 first: it is exact there, and the smaller one survives
+        ax, ay = self.math("fmax", dt, ar, ai), self.math("fmin", dt, ar, ai)
         x2, y2 = b.fmul(ax, ax), b.fmul(ay, ay)
         ex = self.fp_intrinsic("llvm.fma", dt, ax, ax, b.fneg(x2))
         ey = self.fp_intrinsic("llvm.fma", dt, ay, ay, b.fneg(y2))
@@ -310,12 +324,27 @@ class ScalarOps:
         dt = self._cparts(x)
         re, im = x
         zero, half, inf = self.const(dt, 0), self.const(dt, 0.5), self.const(dt, np.inf)
+        x0, y0 = re, im
+        # sqrt(z) = sqrt(z * 4^-k) * 2^k: scale huge parts down (|re| + |z| would overflow)
+        # and tiny ones up (a subnormal has too few bits to take the root of)
+        e = 126 if dt == np.float32 else 1022
+        big = self.math("fmax", dt, self.math("fabs", dt, re), self.math("fabs", dt, im))
+        huge = b.fcmp_ordered(">", big, self.const(dt, 2.0 ** (e - 2)))
+        tiny = b.fcmp_ordered("<", big, self.const(dt, 2.0 ** (-e + 52)))
+        k = 24 if dt == np.float32 else 54
+        s_in = b.select(huge, self.const(dt, 0.25), b.select(tiny, self.const(dt, 2.0 ** (2 * k)),
+                                                           self.const(dt, 1)))
+        s_out = b.select(huge, self.const(dt, 2), b.select(tiny, self.const(dt, 2.0 ** -k),
+                                                         self.const(dt, 1)))
+        re, im = b.fmul(re, s_in), b.fmul(im, s_in)
         h = self.math("hypot", dt, re, im)
         t = self.math("sqrt", dt, b.fmul(b.fadd(self.math("fabs", dt, re), h), half))
         two_t = b.fadd(t, t)
         pos = b.fcmp_ordered(">=", re, zero)
         r = b.select(pos, t, b.fdiv(self.math("fabs", dt, im), two_t))
         i = b.select(pos, b.fdiv(im, two_t), self.math("copysign", dt, t, im))
+        r, i = b.fmul(r, s_out), b.fmul(i, s_out)
+        re, im = x0, y0
         nan = self.const(dt, np.nan)
         # re = +-inf: (inf, +-0) or (0, +-inf); NaN parts where im is NaN
         im_nan = self._isnan(im)
@@ -344,11 +373,25 @@ class ScalarOps:
         re0, im0 = b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero)
         if which == "sinh":
             r, i = b.fmul(sh, c), b.fmul(ch, s)
+        else:
+            r, i = b.fmul(ch, c), b.fmul(sh, s)
+        # large finite |x|: cosh x = |sinh x| = e^|x| / 2 overflows before the product does
+        h = self.math("exp", dt, b.fmul(self.math("fabs", dt, re), self.const(dt, 0.5)))
+        scaled = lambda v: b.fmul(b.fmul(b.fmul(v, h), h), self.const(dt, 0.5))  # noqa: E731
+        sgn = self.math("copysign", dt, self.const(dt, 1), re)
+        large = b.and_(b.fcmp_ordered(">", self.math("fabs", dt, re),
+                                      self.const(dt, 80.0 if dt == np.float32 else 700.0)),
+                       b.not_(re_inf))
+        cs, ss = scaled(c), scaled(s)
+        if which == "sinh":
+            r, i = b.select(large, b.fmul(sgn, cs), r), b.select(large, ss, i)
+        else:
+            r, i = b.select(large, cs, r), b.select(large, b.fmul(sgn, ss), i)
+        if which == "sinh":
             r = b.select(re0, b.select(im_fin, r, re), r)            # sinh(+-0 + i inf) = +-0
             r = b.select(b.and_(re_inf, b.not_(im_fin)), re, r)     # (+-inf, nan)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
         else:
-            r, i = b.fmul(ch, c), b.fmul(sh, s)
             i = b.select(re0, b.select(im_fin, i, zero), i)          # cosh(0 + i inf) = nan + 0i
             r = b.select(b.and_(re_inf, b.not_(im_fin)), self.math("fabs", dt, re), r)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
@@ -469,11 +512,12 @@ class ScalarOps:
         zero, one, nan = self.const(dt, 0), self.const(dt, 1), self.const(dt, np.nan)
         h = self.math("hypot", dt, re, im)
         r, i = b.fdiv(re, h), b.fdiv(im, h)
-        re_inf, im_inf = self._isinf(dt, re), self._isinf(dt, im)
+        # NumPy's rule for an infinite |z|, even when it overflowed from finite parts
+        re_inf, h_inf = self._isinf(dt, re), self._isinf(dt, h)
         unit = lambda v: b.select(b.fcmp_ordered(">", v, zero), one, b.fneg(one))  # noqa: E731
-        r = b.select(re_inf, unit(re), b.select(im_inf, zero, r))
-        i = b.select(re_inf, zero, b.select(im_inf, unit(im), i))
-        both = b.and_(re_inf, im_inf)
+        r = b.select(h_inf, b.select(re_inf, unit(re), zero), r)
+        i = b.select(h_inf, b.select(re_inf, zero, unit(im)), i)
+        both = b.and_(re_inf, self._isinf(dt, im))
         r, i = b.select(both, nan, r), b.select(both, nan, i)
         h0 = b.fcmp_ordered("==", h, zero)
         r, i = b.select(h0, zero, r), b.select(h0, zero, i)

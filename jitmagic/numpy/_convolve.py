@@ -24,18 +24,34 @@ def _check(a, v, mode, name):
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {sa} and {sv}.")
 
 
+# Up to this kernel length the convolution is a sum of shifted copies of a, one fused loop;
+# longer kernels run the same sum as a loop over the kernel (the IR stays small).
+_SHIFTED_MAX = 64
+
+
 def _full_conv(a, v):
-    """sum_j a[k - j] v[j] for k in [0, n + m - 1): a gather of a zero-padded copy of a."""
-    from ._advanced import getitem
+    """sum_j a[k - j] v[j] for k in [0, n + m - 1), over a zero-padded copy of a, j in order."""
+    from ._indexing import getitem
     from ._manipulate import pad
-    from ._reductions import sum as asum
     from ._ufuncs import apply_ufunc
     n, m = shape_of(a)[0], shape_of(v)[0]
     padded = pad(a, (m - 1, m - 1))                           # a[i] sits at i + m - 1
-    k, j = np.arange(n + m - 1)[:, None], np.arange(m)[None, :]
-    windows = getitem(padded, (k + (m - 1) - j,))             # (n + m - 1, m), in bounds
-    prod = apply_ufunc(np.multiply, windows, v)
-    return asum(prod, axis=1, dtype=aval(prod).dtype)     # int32 sums stay int32, as NumPy
+    if m <= _SHIFTED_MAX:
+        out = None
+        for j in range(m):
+            start = m - 1 - j
+            term = apply_ufunc(np.multiply, getitem(padded, slice(start, start + n + m - 1)),
+                               getitem(v, j))
+            out = term if out is None else apply_ufunc(np.add, out, term)
+        return out
+    from .. import lax
+    from ._shape import zeros
+
+    def step(j, acc):
+        seg = lax.dynamic_slice_in_dim(padded, (m - 1) - j, n + m - 1)     # in bounds
+        vj = lax.dynamic_index_in_dim(v, j, keepdims=False)
+        return apply_ufunc(np.add, acc, apply_ufunc(np.multiply, seg, vj))
+    return lax.fori_loop(0, m, step, zeros((n + m - 1,), aval(a).dtype))
 
 
 def _crop(full, n, m, mode):

@@ -41,7 +41,6 @@ INT = "iu"
 INTB = "biu"
 FLT = "f"
 FC = "fc"
-REAL = "biuf"
 
 
 def elementwise(name, impl, kinds, out=None, expensive=False):
@@ -371,7 +370,14 @@ def _cexp(cg, rdt, re, im):
     infinite real part with a non-finite imaginary part gives 0 + 0j or inf + nan j."""
     b = cg.b
     m = cg.math("exp", rdt, re)
-    r, i = b.fmul(m, cg.math("cos", rdt, im)), b.fmul(m, cg.math("sin", rdt, im))
+    c, s = cg.math("cos", rdt, im), cg.math("sin", rdt, im)
+    r, i = b.fmul(m, c), b.fmul(m, s)
+    # large finite re: e^re overflows before e^re * sin(im) does; use (s e^(re/2)) e^(re/2)
+    h = cg.math("exp", rdt, b.fmul(re, cg.const(rdt, 0.5)))
+    large = b.and_(b.fcmp_ordered(">", re, cg.const(rdt, 80.0 if rdt == np.float32 else 700.0)),
+                   b.fcmp_ordered("<", re, cg.const(rdt, np.inf)))
+    r = b.select(large, b.fmul(b.fmul(c, h), h), r)
+    i = b.select(large, b.fmul(b.fmul(s, h), h), i)
     zero, inf = cg.const(rdt, 0), cg.const(rdt, np.inf)
     im_zero = b.fcmp_ordered("==", im, zero)
     r, i = b.select(im_zero, m, r), b.select(im_zero, im, i)
