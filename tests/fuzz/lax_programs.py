@@ -151,9 +151,9 @@ def inputs_from_seeds(prog, seeds):
 
 
 # ---------------------------------------------------------------- expression templates
-# Elementwise bodies used at top level and inside lambdas. Each is (text, transfer) where
-# transfer maps the operand's (err, mag) to the result's; None in the text's kind list means
-# the template needs a bit-exact (det) operand.
+# Elementwise bodies used at top level and inside lambdas. Each is (text, transfer, needs_det):
+# transfer maps the operand's (err, mag) to the result's; needs_det marks a template that
+# compares or floors its operand, so it takes only a bit-exact one.
 
 def _r(m):           # one correctly rounded result of magnitude <= m (in eps units)
     return m
@@ -438,7 +438,7 @@ class _Gen:
             if start == "0":
                 n.kind = "w"            # a weak Python int carry: JAX keeps it int64 (x64)
             self.emit(f"{v.name}, {n.name} = lax.fori_loop({lo}, {hi}, lambda i, cn: "
-                      f"(({t.replace('c', 'cn[0]') if False else _sub(t, 'cn[0]')}), "
+                      f"(({_sub(t, 'cn[0]')}), "
                       f"cn[1] + 1), ({c.name}, {start}))")
         else:
             v = self.new(c.shape, c.kind)
