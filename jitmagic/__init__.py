@@ -6,23 +6,20 @@
 """
 from __future__ import annotations
 
-import numpy as _np
-
 from . import errors
 from ._version import __version__
 from . import tracker
 from .config import config
+from .array import Array, block_until_ready
 from .dispatch import JitFunction, jit, make_ir
 from .tracker import events, explain, no_recompile
 from .watch import watch  # noqa: E402  (the function; imports JAX/Numba only when used)
 from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
-Array = _np.ndarray
-
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
-    if name == "lax":
+    if name in ("lax", "tree", "tree_util"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
@@ -38,8 +35,8 @@ def unload_ipython_extension(ipython):
     unload(ipython)
 
 
-__all__ = ["jit", "make_ir", "Array", "errors", "JitFunction", "config", "events", "explain",
-           "no_recompile", "tracker", "watch", "__version__"]
+__all__ = ["jit", "make_ir", "Array", "block_until_ready", "errors", "JitFunction", "config",
+           "events", "explain", "no_recompile", "tracker", "watch", "__version__"]
 
 
 def _jupyter_labextension_paths():

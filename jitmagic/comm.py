@@ -37,7 +37,7 @@ _bridges = {}   # id(shell) -> _Bridge; a module global so that %reload_ext find
 def start(ip):
     """Announce jitmagic to the frontend of `ip`'s kernel. Idempotent."""
     bridge = _bridges.get(id(ip))
-    if bridge is None:
+    if bridge is None or bridge.ip is not ip:   # ids of collected shells are reused
         bridge = _bridges[id(ip)] = _Bridge(ip)
         bridge.start()
     return bridge
@@ -45,8 +45,9 @@ def start(ip):
 
 def stop(ip):
     """Close every comm, unsubscribe from the tracker and unhook from IPython. Idempotent."""
-    bridge = _bridges.pop(id(ip), None)
-    if bridge is not None:
+    bridge = _bridges.get(id(ip))
+    if bridge is not None and bridge.ip is ip:
+        del _bridges[id(ip)]
         bridge.stop()
 
 

@@ -12,8 +12,15 @@ _SPEC = {
     "live_notices": (True, bool, None, "print one line per compile after each notebook cell"),
     "tracking": (True, bool, None, "time every native call (per-variant run statistics)"),
     "eager_baseline": (True, bool, None,
-                       "on a variant's first call, also time the function run eagerly with "
-                       "NumPy (once), for speedup and break-even figures"),
+                       "keep a copy of a variant's first inputs and, when a view first asks, "
+                       "time NumPy and the jitted call on them (warm medians), for speedup "
+                       "and break-even figures"),
+    "eager_baseline_budget_s": (0.5, float, lambda v: v > 0,
+                                "time allowed for each of the two baseline measurements of a "
+                                "variant; a loop still running then gives a lower bound"),
+    "eager_baseline_keep_bytes": (128 << 20, int, lambda v: v >= 0,
+                                  "memory for inputs kept until their baseline is measured, "
+                                  "all variants together"),
     "disk_cache": (False, bool, None,
                    "keep compiled machine code on disk and reuse it across kernel restarts"),
     "disk_cache_dir": ("", str, None, "where the disk cache lives (default: IPython's cache "
@@ -22,7 +29,7 @@ _SPEC = {
                             "a trace recording more equations than this stops with an error "
                             "naming the Python line that unrolls (use lax.fori_loop/scan)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
-                                 "skip the eager baseline when the inputs are larger than this"),
+                                 "skip the baseline when one variant's inputs are larger than this"),
     "watch": ("", str, None, "record every compile of other JITs' functions too: jax, numba, "
                              "jax,numba, or off (see jm.watch for one function)"),
 }

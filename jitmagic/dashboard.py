@@ -38,7 +38,9 @@ def cache_table(functions):
 
 
 def _label(row):
-    s = f"{row['function']} #{row['variant']}"
+    backend = row.get("backend", "jitmagic")
+    s = f"{row['function']}{'' if backend in ('jitmagic', None) else f' [{backend}]'} " \
+        f"#{row['variant']}"
     if row.get("statics"):
         s += f" ({row['statics']})"
     return s if len(s) <= 34 else s[:33] + "…"
@@ -69,12 +71,12 @@ def plot_compile_vs_run(ax, cache, c):
     _style(ax, c, "Compile vs run time per variant (ms)")
     if cache.empty:
         return _empty(ax, c, "nothing compiled yet")
-    rows = cache.assign(_w=cache["compile_ms"] + cache["run_ms_total"]) \
+    rows = cache.assign(_w=cache["compile_ms"] + cache["kernel_ms_total"]) \
         .sort_values("_w", ascending=False).head(_MAX_BARS).iloc[::-1]
     y = range(len(rows))
     h = 0.38
     comp = rows["compile_ms"].astype(float).clip(lower=1e-3)
-    run = rows["run_ms_total"].astype(float).clip(lower=1e-3)
+    run = rows["kernel_ms_total"].astype(float).clip(lower=1e-3)
     ax.barh([i + h / 2 for i in y], comp, h, color=c["compile"], label="compile")
     ax.barh([i - h / 2 for i in y], run, h, color=c["run"], label="run (all calls)")
     ax.set_yticks(list(y), [_label(r) for _, r in rows.iterrows()])
@@ -123,7 +125,8 @@ def plot_timeline(ax, events, samples, c):
 
 def plot_break_even(ax, cache, c):
     """Calls made so far against the calls needed for the compile to pay for itself
-    (break_even_calls, from the one-off eager NumPy baseline)."""
+    (break_even_calls: compile time over the warm NumPy time minus the warm call time; an
+    upper bound, marked ≤, when the NumPy run outlasted its budget)."""
     _style(ax, c, "Break-even: calls made vs calls needed")
     if cache.empty:
         return _empty(ax, c, "nothing compiled yet")
@@ -137,12 +140,12 @@ def plot_break_even(ax, cache, c):
         ax.barh(i, max(calls, 0.8), 0.6, color=color)
         if known:
             ax.plot([be, be], [i - 0.4, i + 0.4], color=c["fg"], linewidth=2)
-            note = f"{calls} / {int(be)}"
+            note = f"{calls} / {r['break_even']}" + (" (NumPy run cut short)" if r["bound"] else "")
             xmax = max(xmax, be)
-        elif _isna(r["eager_us"]):
-            note = f"{calls} / ? (no NumPy baseline)"
+        elif r["break_even"] == "never":
+            note = f"{calls} / never (the call is not faster than NumPy)"
         else:
-            note = f"{calls} / never (not faster than NumPy)"
+            note = f"{calls} / ? ({r['eager_how']})"
         xmax = max(xmax, calls)
         ax.text(max(calls, 0.8) * 1.15, i, note, va="center", fontsize=8, color=c["fg"])
     ax.set_yticks(range(len(rows)), [_label(r) for _, r in rows.iterrows()])
@@ -190,12 +193,15 @@ def summary_text(cache, events):
     comp = events[events["kind"].isin(["compile", "miss"])] if len(events) else events
     lines = [f"jitmagic dashboard: {cache['function'].nunique()} function(s), {len(cache)} live "
              f"variant(s), {len(comp)} compile(s) taking {cache['compile_ms'].sum():.1f} ms; "
-             f"{int(cache['calls'].sum())} calls running {cache['run_ms_total'].sum():.2f} ms"]
+             f"{int(cache['calls'].sum())} calls running {cache['kernel_ms_total'].sum():.2f} ms"]
     for _, r in cache.iterrows():
-        be = r["break_even_calls"]
-        be_text = "break-even unknown" if _isna(be) else f"break-even {int(be)} calls"
+        be = r["break_even"]
+        be_text = "break-even unknown" if be == "–" else f"break-even {be}" + \
+            ("" if be == "never" else " calls")
+        sp = "" if _isna(r["speedup"]) else \
+            f"speedup {'≥ ' if r['bound'] else ''}{r['speedup']:.3g}x over NumPy, "
         lines.append(f"  {_label(r)}: compile {r['compile_ms']:.1f} ms, {int(r['calls'])} calls, "
-                     f"run {r['run_ms_total']:.3f} ms, {be_text}")
+                     f"kernel {r['kernel_ms_total']:.3f} ms, {sp}{be_text}")
     return "\n".join(lines)
 
 

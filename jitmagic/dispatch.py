@@ -13,21 +13,23 @@ import time
 
 import numpy as np
 
-from . import identity, inspection, passes, pytree, tracker
+from . import baseline, identity, inspection, passes, pytree, tracker
+from .array import Array
 from .backend import codegen, engine
 from .config import config
-from .ir import typecheck
-from .tracing import aval_of, new_trace
+from .ir import Function, typecheck
+from .tracing import Tracer, aval_of, bind, current_trace, new_trace
 from .variant import Variant
 
 _ndarray = np.ndarray
+_ARRAYS = (np.ndarray, Array)   # exact types the hit path passes straight to native code
 _PLAIN_SCALARS = (float, int, bool)
 _I64_MIN, _I64_MAX = -2**63, 2**63 - 1
 
 
 def _leaf_signature(x):
     t = type(x)
-    if t is np.ndarray:
+    if t in _ARRAYS:
         return (x.shape, x.dtype)
     if t is int and not _I64_MIN <= x <= _I64_MAX:
         raise OverflowError(f"Python integer {x} does not fit in int64, the dtype of a traced "
@@ -51,7 +53,10 @@ class FunctionState:
     def __init__(self):
         self.fid = next(FunctionState._ids)
         self.cache: dict = {}
-        self.fast: dict = {}             # plain positional signature -> variant (hit path)
+        # hit path: plain positional signature -> variant.fast, and (shape, dtype) of a lone
+        # array argument -> variant.fast; mutated in place (JitFunction aliases them)
+        self.fast: dict = {}
+        self.fast1: dict = {}
         self.history: list = []          # KeyInfo of every compiled key, newest last
         self.storm = tracker.StormDetector()
         self.next_id = 0
@@ -60,6 +65,8 @@ class FunctionState:
 
 
 class JitFunction:
+    backend = "jitmagic"   # which JIT compiles it (watched jax/numba functions say theirs)
+
     def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
@@ -85,6 +92,7 @@ class JitFunction:
             fun, (self.static_argnums, sorted(self.static_argnames)))
         self.source = identity.source_lines(fun)
         self._state, redefined = identity.registry.adopt(self)
+        self._fast, self._fast1 = self._state.fast, self._state.fast1
         if redefined is not None:
             old, new = redefined
             text = "redefined: source changed" + (f": `{old}` -> `{new}`" if old or new else "")
@@ -99,15 +107,15 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if self._plain and not kwargs:
             # the cache-hit fast path: positional arrays/scalars, no statics, no globals
-            if len(args) == 1 and type(args[0]) is _ndarray:
+            if len(args) == 1 and (type(args[0]) is _ndarray or type(args[0]) is Array):
                 a = args[0]
-                variant = self._state.fast.get(((a.shape, a.dtype),))
-                if variant is not None:
-                    return variant.fast(args)
+                fast = self._fast1.get((a.shape, a.dtype))
+                if fast is not None:
+                    return fast(args)
             sig = []
             for a in args:
                 t = type(a)
-                if t is _ndarray:
+                if t is _ndarray or t is Array:
                     sig.append((a.shape, a.dtype))
                 elif t in _PLAIN_SCALARS:
                     if t is int and not _I64_MIN <= a <= _I64_MAX:
@@ -116,16 +124,34 @@ class JitFunction:
                 else:
                     break
             else:
-                variant = self._state.fast.get(tuple(sig))
-                if variant is not None:
-                    return variant.fast(args)
+                fast = self._fast.get(tuple(sig))
+                if fast is not None:
+                    return fast(args)
+        if current_trace() is not None:
+            return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
         variant = self._state.cache.get(key)
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
         if self._plain and not kwargs and leaves is args:
-            self._state.fast[key[2]] = variant
+            self._fast[key[2]] = variant.fast
+            if len(args) == 1 and type(args[0]) in _ARRAYS:
+                self._fast1[key[2][0]] = variant.fast
         return variant(leaves)
+
+    def _call_traced(self, args, kwargs):
+        """Called while another function is traced (nested jit): trace into the caller's IR
+        as one `jit` equation holding this function's sub-IR. Its own cache, variants and
+        events are untouched; passes.inline_calls splices the sub-IR in before lowering."""
+        s_pos, s_kw, _, _ = self._split(args, kwargs)
+        for i, v in s_pos:
+            _hashable(v, self._arg_name(i))
+        for k, v in s_kw:
+            _hashable(v, f"'{k}'")
+        fn, out_tree, leaves = self._trace(args, kwargs)
+        closed = Function((), fn.constvars + fn.invars, fn.eqns, fn.outs, ())
+        outs = bind("jit", *fn.consts, *leaves, jaxpr=closed, name=self.name)
+        return pytree.unflatten(out_tree, outs)
 
     def _split(self, args, kwargs):
         """(static positional, static keyword, dynamic positional, dynamic keyword)."""
@@ -162,7 +188,7 @@ class JitFunction:
             [(self._static_name_for(i) or f"#{i}", type(v), _hashable(v, self._arg_name(i)))
              for i, v in s_pos] + [(k, type(v), _hashable(v, k)) for k, v in s_kw],
             key=lambda s: s[0]))
-        if not d_kw and all(type(a) is np.ndarray or type(a) in (float, int, bool)
+        if not d_kw and all(type(a) in _ARRAYS or type(a) in (float, int, bool)
                             for a in d_pos):
             leaves = d_pos
             tree = len(d_pos)
@@ -218,11 +244,7 @@ class JitFunction:
                     import warnings
                     warnings.warn(msg, tracker.RecompilationStormWarning, stacklevel=4)
             self._evict_if_needed()
-            if config.eager_baseline:
-                try:
-                    variant.measure_eager(leaves)
-                except Exception:
-                    pass   # the baseline is a nicety; the compiled call is what matters
+            baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             return variant
 
     def _evict_if_needed(self):
@@ -231,7 +253,9 @@ class JitFunction:
         while len(st.cache) > limit:
             k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
             del st.cache[k]
-            st.fast = {s: v for s, v in st.fast.items() if v is not victim}
+            for table in (st.fast, st.fast1):
+                for s in [s for s, f in table.items() if f is victim.fast]:
+                    del table[s]
             tracker.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
                            message=f"{self.name}: evicted variant {victim.id} (least recently "
@@ -253,6 +277,10 @@ class JitFunction:
 
     def trace(self, args, kwargs):
         """Trace to IR: (Function, output treedef)."""
+        fn, out_tree, _ = self._trace(args, kwargs)
+        return fn, out_tree
+
+    def _trace(self, args, kwargs):
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
         leaves, tree, paths = pytree.flatten((d_pos, d_kw))
         labels = [self._label(p, s_pos) for p in paths]
@@ -266,7 +294,7 @@ class JitFunction:
             out = self.fun(*full, **d_kw_t, **dict(s_kw))
             out_leaves, out_tree, _ = pytree.flatten(out)
             fn = t.finish(out_leaves)
-        return fn, out_tree
+        return fn, out_tree, leaves
 
     def _label(self, path, s_pos):
         # path looks like [0][1]['w'] for (d_pos, d_kw); map position back to the parameter name
@@ -369,7 +397,8 @@ class JitFunction:
         with st.lock:
             n = len(st.cache)
             st.cache.clear()
-            st.fast = {}
+            st.fast.clear()
+            st.fast1.clear()
         tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def explain(self):
@@ -405,11 +434,23 @@ def _abstract(x, label):
         raise TypeError(f"argument '{label}': {e}") from None
 
 
+class NonHashableStaticArgumentError(ValueError, TypeError):
+    """A static argument that cannot be part of a cache key: JAX raises ValueError here; it is
+    a TypeError too, as jitmagic raised before."""
+
+
 def _hashable(v, name):
+    if isinstance(v, Tracer):
+        raise NonHashableStaticArgumentError(
+            f"static argument {name} received a traced value {v.aval}: a static value must be "
+            f"known while tracing, but this one is computed by (or is an argument of) the "
+            f"function being traced. Pass a Python value (e.g. a static argument of the outer "
+            f"function), or make the argument traced (remove it from static_argnums/"
+            f"static_argnames).")
     try:
         hash(v)
     except TypeError:
-        raise TypeError(
+        raise NonHashableStaticArgumentError(
             f"static argument {name} has unhashable type {type(v).__name__}: static values are "
             f"part of the compilation cache key and must be hashable. Pass a tuple instead of "
             f"a list, or make the argument traced (remove it from static_argnums/"

@@ -32,6 +32,11 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     from ConcretizationTypeError here keeps both `except` clauses working.)"""
 
 
+class TracerSliceError(TracerIntegerConversionError, IndexError):
+    """x[a:b] with a traced bound: JAX raises IndexError; also a TracerIntegerConversionError,
+    the class jitmagic raised before."""
+
+
 class TracerArrayConversionError(JAXTypeError):
     """np.asarray() of a traced value."""
 

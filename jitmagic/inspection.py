@@ -1,45 +1,76 @@
 """Views of a jitted function's variants: the cache_info table, IR/LLVM/assembly text."""
 from __future__ import annotations
 
-import math
-
+from . import baseline
+from .backend import runstats
+from .config import config
 from .tracker import PHASES, fmt_value
 
 CACHE_COLUMNS = ["variant", "statics", "signature", "compile_ms"] + [f"{p}_ms" for p in PHASES] + \
-    ["calls", "run_ms_total", "run_us_mean", "run_us_min", "run_us_median", "eager_us",
-     "speedup", "break_even_calls", "last_used", "reason"]
+    ["calls", "kernel_ms_total", "kernel_us_mean", "kernel_us_min", "kernel_us_median",
+     "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
+     "kernel_how", "call_how", "eager_how", "last_used", "reason"]
 
-
-def break_even(compile_ms, eager_us, run_us):
-    """Calls after which compiling has paid for itself (None when it never does)."""
-    if eager_us is None or run_us is None or eager_us <= run_us:
-        return None
-    return math.ceil(compile_ms * 1000.0 / (eager_us - run_us))
+# what %jit_cache shows without --all-columns (speedup, break-even and eager time as text,
+# a bound marked with ≥ or ≤)
+SHORT_COLUMNS = ["variant", "statics", "signature", "compile_ms", "calls", "kernel_us_median",
+                 "call_us", "eager", "speedup", "break_even", "reason"]
 
 
 def variant_row(v):
+    """One variant's figures. kernel_*: the native code alone, over the user's calls (kept by
+    the native code on every call). call_us: the whole call as the caller waits for it, and
+    eager_us: the same inputs run with NumPy, both warm medians measured when first asked
+    (jitmagic.baseline); speedup and break-even compare these two. When `bound`, the eager
+    run outlasted its budget: eager_us and speedup are lower bounds, break_even an upper one."""
     calls = v.calls
     mean_us = v.total_ns / calls / 1e3 if calls else None
     med = v.median_ns()
-    med_us = med / 1e3 if med is not None else None
-    eager_us = v.eager_ns / 1e3 if v.eager_ns else None
-    run_ref = med_us if med_us is not None else None
-    speedup = eager_us / run_ref if eager_us and run_ref else None
+    fig = baseline.figures(v, v.compile_ms)
     return [v.id, v.describe_statics().rstrip(" ;"), v.signature, v.compile_ms,
             *[v.timings.get(p, 0.0) * 1e3 for p in PHASES],
-            calls, v.total_ns / 1e6, mean_us, v.min_ns / 1e3 if calls else None, med_us,
-            eager_us, speedup, break_even(v.compile_ms, eager_us, run_ref),
+            calls, v.total_ns / 1e6, mean_us, v.min_ns / 1e3 if calls else None,
+            med / 1e3 if med is not None else None,
+            fig.call_us, fig.eager_us, fig.bound, fig.speedup, fig.break_even,
+            fig.break_even_text(), kernel_how(v), fig.call_how, fig.eager_how,
             v.last_used_time(), v.reason]
+
+
+def kernel_how(v):
+    calls = v.calls
+    if not calls:
+        return "no calls yet" if config.tracking else "tracking is off"
+    return (f"native clock around the kernel on every call; median of the last "
+            f"{min(calls, runstats.SAMPLES)} of {calls} calls")
 
 
 def cache_info(jf):
     import pandas as pd
     df = pd.DataFrame([variant_row(v) for v in jf.variants], columns=CACHE_COLUMNS)
     df["last_used"] = pd.to_datetime(df["last_used"], unit="s")
-    for c in ("run_us_mean", "run_us_min", "run_us_median", "eager_us", "speedup"):
+    for c in ("kernel_us_mean", "kernel_us_min", "kernel_us_median", "call_us", "eager_us",
+              "speedup"):
         df[c] = df[c].astype(float)
+    df["bound"] = df["bound"].astype(bool)
     df["break_even_calls"] = df["break_even_calls"].astype("Int64")
     return df
+
+
+def short_table(df):
+    """The compact view of a cache table: figures as text, bounds marked."""
+    out = df.copy()
+    out["eager"] = [_marked(e, b, "≥ ", baseline.fmt_us) for e, b in zip(df["eager_us"],
+                                                                          df["bound"])]
+    out["speedup"] = [_marked(s, b, "≥ ", lambda x: f"{x:.3g}x") for s, b in zip(df["speedup"],
+                                                                                  df["bound"])]
+    keep = [c for c in (["function"] if "function" in df else []) + SHORT_COLUMNS]
+    return out[keep]
+
+
+def _marked(x, bound, mark, fmt):
+    if x is None or x != x:
+        return "–"
+    return (mark if bound else "") + fmt(x)
 
 
 def pick(jf, variant):

@@ -151,8 +151,11 @@ def pretty(fn: Function, indent: int = 0, namer: _Namer | None = None) -> str:
         outs = " ".join(namer.binder(v) for v in e.outvars)
         params = ""
         if e.params:
-            params = "[" + " ".join(f"{k}={_fmt_param(v, namer, indent + 6)}"
-                                    for k, v in e.params) + "]"
+            # a call's name leads its parameters, so a nested jit reads `jit[name=helper ...`
+            items = sorted(e.params, key=lambda kv: kv[0] != "name")
+            params = "[" + " ".join(
+                f"{k}={v if k == 'name' else _fmt_param(v, namer, indent + 6)}"
+                for k, v in items) + "]"
         args = " ".join(namer(a) for a in e.inputs)
         lead = "  let " if i == 0 else "      "
         lines.append(pad + lead + f"{outs} = {e.prim}{params} {args}".rstrip())

@@ -20,7 +20,7 @@ from .tracing import Tracer, bind, new_trace
 __all__ = ["cond", "switch", "select", "fori_loop", "while_loop", "scan", "map",
            "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
            "dynamic_index_in_dim", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
-           "clamp"]
+           "clamp", "slice", "slice_in_dim", "index_in_dim"]
 
 
 # ---------------------------------------------------------------- tracing bodies
@@ -332,8 +332,10 @@ class _ScanTraced:
             traced, carry_tree, carry_avals, n_y
 
 
-def map(f, xs):
+def map(f, xs, *, batch_size=None):
     """[f(x) for x in xs] over the leading axis, as one loop (lax.map)."""
+    if batch_size is not None:
+        return _batched_map(f, xs, batch_size)
     _, ys = scan(lambda c, x: (c, f(x)), (), xs)
     return ys
 
@@ -352,8 +354,8 @@ def _starts(x, start_indices):
     if isinstance(start_indices, Tracer) and _aval(start_indices).ndim == 1:
         starts = [start_indices[k] for k in range(_aval(start_indices).shape[0])]
     if len(starts) != nd:
-        raise TypeError(f"dynamic slice of a rank-{nd} array needs {nd} start indices, "
-                        f"got {len(starts)}")
+        raise ValueError(f"dynamic slice of a rank-{nd} array needs {nd} start indices, "
+                         f"got {len(starts)}")
     out = []
     for s in starts:
         a = _aval(s)
@@ -394,6 +396,9 @@ def dynamic_update_slice(operand, update, start_indices):
     starts = _from_end(_starts(operand, start_indices), oa.shape)
     if ua.ndim != oa.ndim or any(u > o for u, o in zip(ua.shape, oa.shape)):
         raise TypeError(f"update of shape {ua.shape} does not fit operand shape {oa.shape}")
+    if ua.dtype != oa.dtype and not ua.weak_type:
+        raise TypeError(f"lax.dynamic_update_slice needs the update's dtype to be the "
+                        f"operand's: got {ua} for {oa}; convert it with .astype({oa.dtype})")
     return bind("dynamic_update_slice", operand, _convert(update, oa.dtype, oa.weak_type),
                 *starts)
 
@@ -430,3 +435,90 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
     if _aval(update).ndim == a.ndim - 1:
         update = expand_dims(update, axis % a.ndim)
     return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+# ---------------------------------------------------------------- static slices, batched map
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001  (lax.slice)
+    """operand[start:limit:stride] per axis; every bound static and inside the array."""
+    shape = _aval(operand).shape
+    start, limit = tuple(int(i) for i in start_indices), tuple(int(i) for i in limit_indices)
+    strides = (1,) * len(shape) if strides is None else tuple(int(i) for i in strides)
+    if not len(start) == len(limit) == len(strides) == len(shape):
+        raise TypeError(f"slice start_indices {start}, limit_indices {limit} and strides "
+                        f"{strides} must each have one entry per axis of the operand {shape}")
+    for what, vals in (("start_indices", start), ("limit_indices", limit)):
+        if any(v < 0 for v in vals):
+            raise TypeError(f"slice {what} must be greater than or equal to zero, got {vals}")
+        if any(v > d for v, d in zip(vals, shape)):
+            raise TypeError(f"slice {what} must be less than or equal to operand shape, got "
+                            f"{vals} for operand shape {shape}")
+    if any(lo > hi for lo, hi in zip(start, limit)):
+        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, "
+                        f"got start_indices {start} and limit_indices {limit}")
+    if any(st < 1 for st in strides):
+        raise TypeError(f"slice strides must be positive, got {strides}")
+    return bind("slice", _asarray(operand), start=start, limit=limit, strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """lax.slice along one axis; None means the whole extent, negative bounds count from the
+    end (once, as in JAX)."""
+    shape = _aval(operand).shape
+    axis = int(axis)
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis {axis} is out of bounds for an operand of rank {len(shape)}")
+    axis %= len(shape)
+    n = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = n if limit_index is None else int(limit_index)
+    start, limit = start + n if start < 0 else start, limit + n if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand's entry `index` along `axis` (negative counts from the end)."""
+    shape = _aval(operand).shape
+    axis = int(axis)
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis {axis} is out of bounds for an operand of rank {len(shape)}")
+    axis %= len(shape)
+    n, index = shape[axis], int(index)
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    index %= n
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    if keepdims:
+        return out
+    return bind("squeeze", out, dimensions=(axis,))
+
+
+def _batched_map(f, xs, batch_size):
+    """lax.map(f, xs, batch_size=b) as JAX computes it: xs in len // b batches of b rows
+    (an outer loop over batches, an inner one over their rows), then the len % b remaining
+    rows. Without a vmap, a batch runs row by row; the values are those of JAX."""
+    if isinstance(batch_size, Tracer) or int(batch_size) != batch_size or batch_size < 0:
+        raise ValueError(f"lax.map batch_size must be a static non-negative int, got "
+                         f"{batch_size!r}")
+    b = int(batch_size)
+    leaves, tree = _flat(xs, "xs")
+    if not leaves:
+        return map(f, xs)
+    n = _aval(leaves[0]).shape[0] if _aval(leaves[0]).shape else 0
+    nb, rem = divmod(n, b) if b else (0, n)
+    if nb == 0:
+        return map(f, xs)
+    from .numpy import concatenate, reshape
+    cut = nb * b
+    body = pytree.unflatten(tree, [reshape(slice_in_dim(x, 0, cut), (nb, b) + _aval(x).shape[1:])
+                                   for x in leaves])
+    ys = map(lambda batch: map(f, batch), body)
+    y_leaves, y_tree, _ = pytree.flatten(ys)
+    y_leaves = [reshape(y, (cut,) + _aval(y).shape[2:]) for y in y_leaves]
+    if rem:
+        tail = map(f, pytree.unflatten(tree, [slice_in_dim(x, cut, n) for x in leaves]))
+        t_leaves, _, _ = pytree.flatten(tail)
+        y_leaves = [concatenate([y, t]) for y, t in zip(y_leaves, t_leaves)]
+    return pytree.unflatten(y_tree, y_leaves)

@@ -83,7 +83,7 @@ def _post_run_cell(result=None):
 
 # ---------------------------------------------------------------- display objects
 
-def _notice_line(ev):
+def _notice_line(ev, measure=True):
     if ev.kind == "storm":
         return f"jit ⚠ {ev.message}"
     if ev.kind == "evict":
@@ -94,7 +94,29 @@ def _notice_line(ev):
     name = ev.function if ev.backend == "jitmagic" else f"{ev.function} [{ev.backend}]"
     return (f"jit · compiled {name} variant {ev.variant}"
             + (f" ({statics})" if statics else "")
-            + (f" in {ms:.1f} ms" if ms is not None else "") + f" — {why}")
+            + (f" in {ms:.1f} ms" if ms is not None else "") + f" — {why}"
+            + _figures_note(ev, measure))
+
+
+NOTICE_MEASURE_S = 1.0   # time the notices after one cell may spend measuring baselines
+
+
+def _figures_note(ev, measure):
+    """` · speedup 0.23x over NumPy, break-even never`: the figures %jit_cache shows, when
+    the variant is still live and its baseline is measured (or `measure` allows it now)."""
+    if ev.kind not in ("compile", "miss") or not config.eager_baseline:
+        return ""
+    from . import baseline
+    v = next((v for f in tracker.all_functions() if f._state.fid == ev.fid
+              for v in list(f._state.cache.values()) if v.id == ev.variant), None)
+    if v is None or (v.baseline is None and not measure):
+        return ""
+    fig = baseline.figures(v, v.compile_ms)
+    if fig.speedup is None:
+        return ""
+    be = fig.break_even_text()
+    return (f" · speedup {fig.speedup_text()} over NumPy, break-even {be}"
+            + ("" if be == "never" else " calls"))
 
 
 class Notices:
@@ -106,7 +128,9 @@ class Notices:
         events = list(events)
         self.events = events[:self.MAX_LINES - 1] if len(events) > self.MAX_LINES else events
         rest = events[len(self.events):]
-        self.lines = [_notice_line(e) for e in self.events]
+        start = time.perf_counter()
+        self.lines = [_notice_line(e, time.perf_counter() - start < NOTICE_MEASURE_S)
+                      for e in self.events]
         storms = [e for e in rest if e.kind == "storm"]
         if rest:
             self.lines.append(f"jit · … and {len(rest) - len(storms)} more compile(s); "
@@ -399,14 +423,22 @@ class JitMagics(Magics):
     @argument("--diff", type=int, nargs=2, metavar=("K1", "K2"),
               help="unified diff of two variants' code (IR unless --llvm/--asm)")
     @argument("--clear", action="store_true", help="drop the compiled variants")
+    @argument("--all-columns", action="store_true",
+              help="every column: compile phases, kernel mean/min/total, numeric speedup and "
+                   "break-even, and how each time was measured (call_how, eager_how)")
     @line_magic
     def jit_cache(self, line):
         """Table of every jitted function's compiled variants, or the code of one variant.
 
-        Columns: function, variant, statics, signature, compile_ms and its phases (trace,
-        passes, llvm_ir, llvm_opt, codegen), calls, run_ms_total, run_us_mean/min/median,
-        eager_us (one NumPy run of the same IR), speedup, break_even_calls (calls after which
-        the compile has paid for itself), last_used, reason (why it was compiled).
+        Columns: function, variant, statics, signature, compile_ms, calls, kernel_us_median
+        (the native code alone, median of the last 128 calls), call_us (the whole call as you
+        wait for it: dispatch, result allocation, kernel), eager (the same inputs run with
+        NumPy), speedup (eager / call), break_even (calls after which the compile has paid
+        for itself, or never), reason (why it was compiled). call_us and eager are warm
+        medians on the inputs of the variant's first call, measured when first shown; a
+        NumPy run that outlasts eager_baseline_budget_s (a long loop) gives bounds, marked
+        ≥ and ≤. --all-columns adds compile phases, kernel mean/min/total and how each time
+        was measured.
         """
         args = _parse(self.jit_cache, line)
         views = [k for k in ("ir", "llvm", "asm") if getattr(args, k)]
@@ -429,6 +461,9 @@ class JitMagics(Magics):
         df = dashboard.cache_table(fns)
         if df.empty:
             print("no compiled variants yet" + (f" for {args.name}" if args.name else ""))
+        if not args.all_columns:
+            from .inspection import short_table
+            df = short_table(df)
         return _rounded(df)
 
     def _code_text(self, f, view, variant):

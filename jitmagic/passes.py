@@ -1,5 +1,5 @@
-"""IR passes, each one loop over equations: constant folding, CSE, dead-code elimination.
-Each returns a new Function; the input is never modified."""
+"""IR passes, each one loop over equations: inlining of nested jit calls, constant folding,
+CSE, dead-code elimination. Each returns a new Function; the input is never modified."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +10,39 @@ from .primitives import PRIMITIVES
 
 def _subst(env, a):
     return env.get(a, a) if isinstance(a, Var) else a
+
+
+def _inline_param(v):
+    if isinstance(v, Function):
+        return inline_calls(v)
+    if isinstance(v, tuple) and v and all(isinstance(x, Function) for x in v):
+        return tuple(inline_calls(x) for x in v)
+    return v
+
+
+def inline_calls(fn: Function) -> Function:
+    """Splice the sub-IR of every `jit` equation (a nested jitted call) into its caller, with
+    fresh variables per call site, so the backend fuses across the call; sub-IRs of control
+    flow are inlined too."""
+    if not any(e.prim == "jit" or any(_inline_param(v) is not v for _, v in e.params)
+               for e in fn.eqns):
+        return fn
+    env, eqns = {}, []
+    for e in fn.eqns:
+        ins = tuple(_subst(env, a) for a in e.inputs)
+        if e.prim != "jit":
+            params = tuple((k, _inline_param(v)) for k, v in e.params)
+            eqns.append(Eqn(e.prim, ins, params, e.outvars))
+            continue
+        sub = inline_calls(e.kw["jaxpr"])
+        local = dict(zip(sub.invars, ins))
+        for se in sub.eqns:
+            outs = tuple(Var(v.aval) for v in se.outvars)
+            local.update(zip(se.outvars, outs))
+            eqns.append(Eqn(se.prim, tuple(_subst(local, a) for a in se.inputs), se.params, outs))
+        for v, a in zip(e.outvars, sub.outs):
+            env[v] = _subst(local, a)
+    return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
 
 
 def fold_constants(fn: Function) -> Function:
@@ -72,4 +105,4 @@ def dce(fn: Function) -> Function:
 
 
 def optimize(fn: Function) -> Function:
-    return dce(cse(fold_constants(fn)))
+    return dce(cse(fold_constants(inline_calls(fn))))

@@ -328,7 +328,9 @@ class Tracer:
             f"np.asarray() was called on a traced array {self.aval}: a traced value has no data "
             f"while the function is being traced. Use jitmagic.numpy (or NumPy functions, which "
             f"dispatch to it) instead of converting to a NumPy array; for a value that must be "
-            f"concrete, make the argument static.")
+            f"concrete, make the argument static. Indexing a NumPy array with a traced index "
+            f"(table[i]) converts the index like this, as in JAX: write jnp.asarray(table)[i] "
+            f"to gather from the array.")
 
     def __setitem__(self, idx, value):
         raise TypeError(

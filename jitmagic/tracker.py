@@ -364,7 +364,7 @@ def snapshot():
                              "signature": v.signature, "compile_ms": v.compile_ms,
                              "calls": v.calls, "run_ms_total": v.total_ns / 1e6,
                              "run_ms_mean": (v.total_ns / v.calls / 1e6) if v.calls else None,
-                             "eager_ms": v.eager_ns / 1e6 if v.eager_ns else None,
+                             **_figures(v),
                              "last_reason": v.reason})
         funcs.append({"name": jf.name, "qualname": jf.qualname, "where": jf.where,
                       "fid": jf._state.fid, "backend": getattr(jf, "backend", "jitmagic"),
@@ -374,6 +374,22 @@ def snapshot():
     # every compile counts; a miss is a recompile of a function that already had variants
     return {"functions": funcs, "compiles": counts.get("compile", 0) + counts.get("miss", 0),
             "misses": counts.get("miss", 0), "evictions": counts.get("evict", 0)}
+
+
+def _figures(v):
+    """Speedup and break-even for the panel, with how each time was measured (the same
+    figures as cache_info; see jitmagic.baseline)."""
+    from . import baseline, inspection
+    med = v.median_ns()
+    f = baseline.figures(v, v.compile_ms)
+    return {"kernel_ms_median": med / 1e6 if med is not None else None,
+            "call_ms": f.call_us / 1e3 if f.call_us else None,
+            "eager_ms": f.eager_us / 1e3 if f.eager_us else None,
+            "bound": f.bound, "speedup": f.speedup, "break_even_calls": f.break_even,
+            "never": f.never, "eager_text": f.eager_text(), "speedup_text": f.speedup_text(),
+            "break_even_text": f.break_even_text(), "kernel_how": inspection.kernel_how(v),
+            "call_how": f.call_how,
+            "eager_how": f.eager_how}
 
 
 def explain_text(jf) -> str:

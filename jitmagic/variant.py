@@ -9,8 +9,8 @@ import numpy as np
 
 from . import inspection, pytree
 from .backend import engine, interrupt, runstats
-from .config import config
-from .interpreter import eval_function
+from . import array
+from .array import Array
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 
@@ -42,8 +42,9 @@ class Variant:
         runstats.attach(module.engine, self.counters)
         interrupt.install()
         interrupt.attach(module.engine)
-        self.eager_ns = None
         self._strided = None
+        self.kept = None         # inputs kept for the lazy baseline (baseline.keep)
+        self.baseline = None     # measured when a view first asks (baseline.ensure)
         self.fast = self._make_fast()
 
     def __call__(self, leaves):
@@ -54,13 +55,13 @@ class Variant:
         """The hit path for plain calls: arguments go straight to native code, which keeps
         the run statistics itself (backend/runstats.py)."""
         cfunc, retry = self.cfunc, self._retry
-        empty, specs, consts = np.empty, self.out_specs, self.consts
+        empty, specs, consts = Array, self.out_specs, self.consts   # Array(shape, dtype)
         unflatten, tree = pytree.unflatten, self.out_tree
         if tree.kind == "leaf" and len(specs) == 1:
-            (shape, dtype), = specs
+            new = array.allocator(*specs[0])
 
             def fast(args):
-                out = empty(shape, dtype)
+                out = new()
                 rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
                 if rc:
                     retry(rc, consts + args, (out,))
@@ -111,38 +112,9 @@ class Variant:
     def describe_statics(self):
         return (inspection.statics_text(self.statics) + "; ") if self.statics else ""
 
-    def measure_eager(self, leaves):
-        """Time the IR run eagerly with NumPy once: the baseline for speedup/break-even.
-        Skipped for programs with loops: the interpreter would run every iteration in Python
-        (a while_loop may not even end)."""
-        args = [np.asarray(x) for x in leaves]
-        if sum(a.nbytes for a in args) > config.eager_baseline_max_bytes:
-            return
-        if _has_loops(self.optimized_ir):
-            return
-        t0 = time.perf_counter_ns()
-        eval_function(self.optimized_ir, *args)
-        self.eager_ns = time.perf_counter_ns() - t0
-
     def __repr__(self):
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
-
-
-
-_LOOPS = {"while_loop", "fori_loop", "scan"}
-
-
-def _has_loops(fn):
-    from .ir import Function
-    for e in fn.eqns:
-        if e.prim in _LOOPS:
-            return True
-        for _, v in e.params:
-            subs = v if isinstance(v, tuple) else (v,)
-            if any(isinstance(s, Function) and _has_loops(s) for s in subs):
-                return True
-    return False
 
 
 def _prepare(kind, x):

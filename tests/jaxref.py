@@ -35,7 +35,7 @@ from jitmagic import lax as _mlax  # noqa: E402
 JAX = types.SimpleNamespace(name="jax", top=jax, jit=jax.jit, jnp=_jjnp, lax=_jlax,
                             errors=jax.errors, tree=jax.tree_util)
 JM = types.SimpleNamespace(name="jitmagic", top=jm, jit=jm.jit, jnp=_mjnp, lax=_mlax,
-                           errors=jm.errors, tree=getattr(jm, "tree", None))
+                           errors=jm.errors, tree=jm.tree_util)
 
 # tolerances per dtype kind: both sides compute in the same precision but may reassociate
 RTOL = {"f2": 1e-2, "f4": 2e-5, "f8": 1e-12, "c8": 2e-5, "c16": 1e-12}

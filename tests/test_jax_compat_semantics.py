@@ -79,7 +79,32 @@ ERROR_PROGRAMS = {
     "range()": lambda ns: ns.jit(lambda x: [1 for _ in range(x[0].astype(int))])(X),
     "np.asarray()": lambda ns: ns.jit(lambda x: np.asarray(x))(X),
     "traced arange": lambda ns: ns.jit(lambda n: ns.jnp.arange(n))(3),
+    "traced axis of take": lambda ns: ns.jit(
+        lambda x, a: ns.jnp.take(x, np.array([0]), axis=a))(X, 0),
+    "traced slice bound": lambda ns: ns.jit(lambda x, n: x[:n])(X, 2),
+    "traced slice bound in .at": lambda ns: ns.jit(lambda x, n: x.at[1:n].set(0.0))(X, 2),
+    "traced reshape": lambda ns: ns.jit(lambda x, n: x.reshape(n, 3))(X, 2),
+    "traced shape": lambda ns: ns.jit(lambda n: ns.jnp.zeros(n))(3),
+    "traced slice size": lambda ns: ns.jit(
+        lambda x, n: ns.lax.dynamic_slice(x, (0,), (n,)))(X, 2),
+    "traced linspace num": lambda ns: ns.jit(lambda n: ns.jnp.linspace(0.0, 1.0, n))(3),
+    "float()": lambda ns: ns.jit(lambda x: float(x[0]))(X),
+    "int()": lambda ns: ns.jit(lambda x: int(x[0]))(X),
+    "list index": lambda ns: ns.jit(lambda x: [0, 1, 2][x[0].astype(int)])(X),
+    "escaped tracer in another jit": lambda ns: _leak(ns, lambda ns, t: ns.jit(
+        lambda y: y + t)(X)),
+    "escaped tracer outside jit": lambda ns: _leak(ns, lambda ns, t: t + 1),
 }
+
+
+def _leak(ns, use):
+    box = []
+
+    def f(x):
+        box.append(x)
+        return x
+    ns.jit(f)(X)
+    return use(ns, box[0])
 
 
 @pytest.mark.parametrize("name", list(ERROR_PROGRAMS))
@@ -360,3 +385,323 @@ def test_numpy_functions_return_strong_arrays():
     assert got.dtype == np.minimum(np.sin(0.5), f32).dtype == np.float64
     assert_same(lambda ns: ns.jit(lambda c, f: ns.jnp.minimum(ns.jnp.where(c, 0.1, -1e-310), f))(
         c, f32), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- the keyword audit
+#
+# Every keyword parameter of every public function (jitmagic.numpy, jitmagic.numpy.linalg,
+# jitmagic.lax, the methods of traced arrays and of x.at[...]) is listed here with a program
+# that exercises it: J compares with real JAX, N with NumPy, NI asserts NotImplementedError.
+# test_every_keyword_is_audited fails when a signature gains (or loses) a keyword the table
+# does not list: an accepted keyword must be honoured or raise NotImplementedError.
+
+import inspect  # noqa: E402
+
+XA = np.arange(12.0).reshape(3, 4) - 5.5
+XB = np.array([[3.0, 1.0, 3.0, 0.0], [2.0, 2.0, -1.0, 5.0], [0.0, 0.0, 4.0, 1.0]])
+
+
+class J:
+    """Compare with real JAX: prog(ns, x) under ns.jit, x = XA traced."""
+    def __init__(self, prog):
+        self.prog = prog
+
+    def check(self):
+        assert_same(lambda ns: ns.jit(lambda x: self.prog(ns, x))(XA))
+
+
+class N:
+    """Compare with NumPy: prog(jitmagic.numpy, x) under jm.jit vs ref(x) (default:
+    prog(numpy, x))."""
+    def __init__(self, prog, ref=None):
+        self.prog, self.ref = prog, ref
+
+    def check(self):
+        import jitmagic.numpy as mjnp
+        from jaxref import assert_close
+        got = jm.jit(lambda x: self.prog(mjnp, x))(XA)
+        want = self.ref(XA) if self.ref else self.prog(np, XA)
+        assert_close(got, want)
+
+
+class NI:
+    """The keyword raises NotImplementedError naming it (or what it asks for)."""
+    def __init__(self, prog, name):
+        self.prog, self.name = prog, name
+
+    def check(self):
+        import jitmagic.numpy as mjnp
+        from jaxref import JM
+        with pytest.raises(NotImplementedError, match=self.name):
+            jm.jit(lambda x: self.prog(JM, mjnp, x))(XA)
+
+
+def _jn(ns):
+    return ns.jnp
+
+
+_RED = {
+    ("axis", "keepdims"): J(lambda ns, x: (ns.jnp.sum(x, axis=1, keepdims=True),
+                                           ns.jnp.max(x, axis=(0, 1), keepdims=True))),
+    "out": NI(lambda ns, j, x: j.sum(x, out=np.zeros(())), "out"),
+}
+_WHERE = J(lambda ns, x: ns.jnp.sum(x, where=x > 0))
+
+
+def _red(*extra, **cases):
+    d = dict(_RED)
+    d.update(cases)
+    return d
+
+
+AUDIT = {
+    "sum": _red(dtype=J(lambda ns, x: ns.jnp.sum(x, dtype=np.float32)),
+                initial=J(lambda ns, x: ns.jnp.sum(x, initial=2.5)), where=_WHERE,
+                promote_integers=J(lambda ns, x: ns.jnp.sum(x.astype(np.int8),
+                                                            promote_integers=False))),
+    "prod": _red(dtype=J(lambda ns, x: ns.jnp.prod(x, axis=0, dtype=np.float32)),
+                 initial=J(lambda ns, x: ns.jnp.prod(x, initial=2.0, axis=1)),
+                 where=J(lambda ns, x: ns.jnp.prod(x, where=x > 0, axis=1)),
+                 promote_integers=J(lambda ns, x: ns.jnp.prod(x.astype(np.uint8),
+                                                              promote_integers=False))),
+    ("max", "amax"): _red(initial=J(lambda ns, x: ns.jnp.max(x, initial=7.0, axis=1)),
+                where=J(lambda ns, x: ns.jnp.max(x, where=x < 3, initial=-9.0, axis=0))),
+    ("min", "amin"): _red(initial=J(lambda ns, x: ns.jnp.min(x, initial=-7.0, axis=1)),
+                where=J(lambda ns, x: ns.jnp.min(x, where=x > -3, initial=9.0, axis=0))),
+    "any": _red(where=J(lambda ns, x: ns.jnp.any(x > 4, where=x < 3, axis=1))),
+    "all": _red(where=J(lambda ns, x: ns.jnp.all(x > -4, where=x > -3, axis=0))),
+    "mean": _red(dtype=J(lambda ns, x: ns.jnp.mean(x, dtype=np.float32)),
+                 where=J(lambda ns, x: ns.jnp.mean(x, where=x > 0, axis=1))),
+    "var": _red(dtype=J(lambda ns, x: ns.jnp.var(x, dtype=np.float32, axis=0)),
+                ddof=J(lambda ns, x: ns.jnp.var(x, ddof=1, axis=1)),
+                where=J(lambda ns, x: ns.jnp.var(x, where=x > -2)),
+                mean=J(lambda ns, x: ns.jnp.var(x, mean=np.ones((1, 4)), axis=0)),
+                correction=J(lambda ns, x: ns.jnp.var(x, correction=2))),
+    "std": _red(dtype=J(lambda ns, x: ns.jnp.std(x, dtype=np.float32, axis=0)),
+                ddof=J(lambda ns, x: ns.jnp.std(x, ddof=1, axis=1)),
+                where=J(lambda ns, x: ns.jnp.std(x, where=x > -2)),
+                mean=J(lambda ns, x: ns.jnp.std(x, mean=np.ones((3, 1)), axis=1)),
+                correction=J(lambda ns, x: ns.jnp.std(x, correction=1))),
+    "argmax": {("axis", "keepdims"): J(lambda ns, x: ns.jnp.argmax(x, axis=1, keepdims=True)),
+               "out": NI(lambda ns, j, x: j.argmax(x, out=np.zeros((), int)), "out")},
+    "argmin": {("axis", "keepdims"): J(lambda ns, x: ns.jnp.argmin(x, axis=0, keepdims=True)),
+               "out": NI(lambda ns, j, x: j.argmin(x, out=np.zeros((), int)), "out")},
+    "arange": {("stop", "step", "dtype"): J(lambda ns, x: ns.jnp.arange(1, 8, 2,
+                                                                         dtype=np.float32))},
+    ("argsort", "sort"): {
+        "axis": J(lambda ns, x: (ns.jnp.argsort(XB, axis=0), ns.jnp.sort(XB, axis=0))),
+        ("stable", "descending"): J(lambda ns, x: (
+            ns.jnp.argsort(XB, stable=True, descending=True),
+            ns.jnp.sort(XB, descending=True, axis=None), ns.jnp.argsort(XB, stable=False))),
+        "kind": N(lambda j, x: (j.argsort(XB, kind="stable"), j.sort(XB, kind="quicksort"))),
+        "order": NI(lambda ns, j, x: j.sort(x, order="a"), "order")},
+    ("nonzero", "argwhere", "flatnonzero"): {("size", "fill_value"): J(lambda ns, x: (
+        ns.jnp.nonzero(x > 2, size=7, fill_value=-1), ns.jnp.argwhere(x > 2, size=3),
+        ns.jnp.flatnonzero(x < 0, size=8, fill_value=99)))},
+    ("round", "around"): {"decimals": J(lambda ns, x: ns.jnp.round(x * 1.37, decimals=1)),
+                          "out": NI(lambda ns, j, x: j.round(x, out=x), "out")},
+    "array": {("dtype", "copy"): J(lambda ns, x: ns.jnp.array(x, dtype=np.float32, copy=True))},
+    "asarray": {"dtype": J(lambda ns, x: ns.jnp.asarray(x, dtype=np.int32))},
+    "astype": {"copy": J(lambda ns, x: ns.jnp.astype(x, np.int16, copy=True))},
+    "clip": {("min", "max"): J(lambda ns, x: ns.jnp.clip(x, min=-2.0, max=3.0)),
+             ("a_min", "a_max"): N(lambda j, x: j.clip(x, a_min=-1.0, a_max=2.5)),
+             "out": NI(lambda ns, j, x: j.clip(x, 0, 1, out=x), "out")},
+    "concatenate": {("axis", "dtype"): J(lambda ns, x: ns.jnp.concatenate(
+        [x, x.astype(np.int32)], axis=1, dtype=np.float32))},
+    "concat": {("axis", "dtype"): N(lambda j, x: j.concat([x, x], axis=None, dtype=np.float32))},
+    ("cumsum", "cumprod"): {
+        ("axis", "dtype"): J(lambda ns, x: (ns.jnp.cumsum(x, axis=1, dtype=np.float32),
+                                            ns.jnp.cumprod(x, axis=0, dtype=np.int64))),
+        "out": NI(lambda ns, j, x: (j.cumsum(x, out=x), j.cumprod(x, out=x)), "out")},
+    ("cumulative_sum", "cumulative_prod"): {
+        ("axis", "dtype"): N(lambda j, x: (j.cumulative_sum(x, axis=1, dtype=np.float32),
+                                           j.cumulative_prod(x, axis=0, dtype=np.int64))),
+        "out": NI(lambda ns, j, x: j.cumulative_sum(x, axis=0, out=x), "out")},
+    "diag": {"k": J(lambda ns, x: (ns.jnp.diag(x, k=1), ns.jnp.diag(x[0], k=-2)))},
+    "diagonal": {("offset", "axis1", "axis2"): J(lambda ns, x: ns.jnp.diagonal(
+        x.reshape(3, 2, 2), offset=-1, axis1=2, axis2=0))},
+    "einsum": {("optimize", "dtype"): N(lambda j, x: j.einsum("ij,kj->ik", x, x,
+                                                             optimize=True, dtype=np.float32))},
+    ("empty", "zeros", "ones", "identity"): {"dtype": J(lambda ns, x: (
+        ns.jnp.zeros(3, dtype=np.int8), ns.jnp.ones((2,), dtype=bool),
+        ns.jnp.identity(3, dtype=np.float32), ns.jnp.empty(2, dtype=np.int32).shape))},
+    "full": {"dtype": J(lambda ns, x: ns.jnp.full((2, 2), 3.7, dtype=np.int32))},
+    ("empty_like", "zeros_like", "ones_like", "full_like"): {("dtype", "shape"): J(
+        lambda ns, x: (ns.jnp.zeros_like(x, dtype=np.int8, shape=(2,)),
+                       ns.jnp.ones_like(x, shape=(1, 5)), ns.jnp.full_like(x, 2.5, dtype=int),
+                       ns.jnp.empty_like(x, dtype=bool, shape=(2, 2)).shape))},
+    "eye": {("M", "k", "dtype"): J(lambda ns, x: ns.jnp.eye(3, M=5, k=-1, dtype=np.int32))},
+    ("ravel", "flatten"): {"order": NI(lambda ns, j, x: (j.ravel(x, order="F"),
+                                                         j.flatten(x, order="F")), "order")},
+    "flip": {"axis": J(lambda ns, x: (ns.jnp.flip(x, axis=1), ns.jnp.flip(x, axis=(0, 1))))},
+    "geomspace": {("num", "endpoint", "dtype", "axis"): J(lambda ns, x: ns.jnp.geomspace(
+        x[0, :2] + 6.0, 100.0, num=4, endpoint=False, dtype=np.float32, axis=1))},
+    "linspace": {("num", "endpoint", "retstep", "dtype", "axis"): J(lambda ns, x: (
+        ns.jnp.linspace(x[0, :2], 9.0, num=4, endpoint=False, retstep=True, axis=-1),
+        ns.jnp.linspace(x[0, 0], 9.0, num=5, dtype=np.float32)))},
+    "logspace": {("num", "endpoint", "base", "dtype", "axis"): J(lambda ns, x: ns.jnp.logspace(
+        x[0, :2] / 4, 2.0, num=3, endpoint=False, base=3.0, dtype=np.float32, axis=1))},
+    "histogram": {("bins", "range", "weights", "density"): N(lambda j, x: (
+        j.histogram(x, bins=4, range=(-3, 4), weights=x * x, density=True),
+        j.histogram(x, bins=np.array([-6.0, 0.0, 1.0, 6.0]))))},
+    ("hstack", "vstack"): {"dtype": J(lambda ns, x: (ns.jnp.hstack([x, x], dtype=np.int32),
+                                                     ns.jnp.vstack([x, x], dtype=np.float32)))},
+    "meshgrid": {("sparse", "indexing"): J(lambda ns, x: (
+        ns.jnp.meshgrid(x[0], x[1, :3], indexing="ij", sparse=True),
+        ns.jnp.meshgrid(x[0], x[1, :3]))),
+        "copy": N(lambda j, x: j.meshgrid(x[0], x[1, :3], copy=False))},
+    "pad": {("mode", "constant_values"): J(lambda ns, x: (
+        ns.jnp.pad(x, 1, mode="constant", constant_values=7.0),
+        ns.jnp.pad(x, ((0, 1), (2, 0)), mode="reflect"))),
+        "kw": NI(lambda ns, j, x: j.pad(x, 1, mode="reflect", reflect_type="odd"),
+                 "reflect_type")},
+    "repeat": {("axis", "total_repeat_length"): J(lambda ns, x: (
+        ns.jnp.repeat(x, 2, axis=0, total_repeat_length=8),
+        ns.jnp.repeat(x, np.array([1, 0, 2, 1]), axis=1, total_repeat_length=3)))},
+    "reshape": {("shape", "copy"): J(lambda ns, x: ns.jnp.reshape(x, shape=(4, 3), copy=True)),
+                "newshape": N(lambda j, x: j.reshape(x, newshape=(2, 6)),
+                              lambda x: x.reshape(2, 6)),
+                "order": NI(lambda ns, j, x: j.reshape(x, (4, 3), order="F"), "order")},
+    "roll": {"axis": J(lambda ns, x: ns.jnp.roll(x, (1, -2), axis=(0, 1)))},
+    "size": {"axis": J(lambda ns, x: ns.jnp.size(x, axis=1))},
+    "squeeze": {"axis": J(lambda ns, x: ns.jnp.squeeze(x.reshape(3, 1, 4, 1), axis=(1, 3)))},
+    "stack": {("axis", "dtype"): J(lambda ns, x: ns.jnp.stack([x, x], axis=-1, dtype=np.int32))},
+    "take": {("axis", "mode", "fill_value", "unique_indices", "indices_are_sorted"): J(
+        lambda ns, x: ns.jnp.take(x, np.array([5, -1, 2]), axis=1, mode="fill", fill_value=-1.0,
+                                  unique_indices=True, indices_are_sorted=False)),
+             "out": NI(lambda ns, j, x: j.take(x, np.array([1]), out=x), "out")},
+    "take_along_axis": {("axis", "mode", "fill_value", "wrap_negative_indices"): J(
+        lambda ns, x: ns.jnp.take_along_axis(x, np.array([[5, -1, 2, 0]] * 3), axis=1,
+                                             mode="clip", fill_value=0.0,
+                                             wrap_negative_indices=False))},
+    "tensordot": {"axes": J(lambda ns, x: ns.jnp.tensordot(x, x, axes=([0], [0])))},
+    "trace": {("offset", "axis1", "axis2", "dtype"): J(lambda ns, x: ns.jnp.trace(
+        x, offset=1, axis1=1, axis2=0, dtype=np.int32)),
+              "out": NI(lambda ns, j, x: j.trace(x, out=x), "out")},
+    "transpose": {"axes": J(lambda ns, x: ns.jnp.transpose(x.reshape(3, 2, 2), axes=(2, 0, 1)))},
+    ("tril", "triu"): {"k": J(lambda ns, x: (ns.jnp.tril(x, k=-1), ns.jnp.triu(x, k=2)))},
+    "where": {("x", "y"): N(lambda j, x: j.where(x > 0, x=x, y=-x),
+                            lambda x: np.where(x > 0, x, -x)),
+              ("size", "fill_value"): J(lambda ns, x: ns.jnp.where(x > 1, size=6,
+                                                                   fill_value=-3))},
+    "linalg.norm": {("ord", "axis", "keepdims"): J(lambda ns, x: (
+        ns.jnp.linalg.norm(x, ord=1, axis=1, keepdims=True),
+        ns.jnp.linalg.norm(x, ord="fro")))},
+    "lax.cond": {"operand": N(lambda j, x: __import__("jitmagic").lax.cond(
+        True, lambda v: v * 2, lambda v: v, operand=x), lambda x: x * 2)},
+    "lax.fori_loop": {"unroll": J(lambda ns, x: ns.lax.fori_loop(0, 5, lambda i, c: c * 0.5 + i,
+                                                                 x, unroll=2))},
+    "lax.scan": {("xs", "length", "reverse", "unroll"): J(lambda ns, x: ns.lax.scan(
+        lambda c, r: (c + r, c * r), np.zeros(4), xs=x, length=3, reverse=True, unroll=2))},
+    "lax.dynamic_slice_in_dim": {("slice_size", "axis"): J(
+        lambda ns, x: ns.lax.dynamic_slice_in_dim(x, -3, slice_size=2, axis=1))},
+    "lax.dynamic_index_in_dim": {("axis", "keepdims"): J(
+        lambda ns, x: ns.lax.dynamic_index_in_dim(x, -1, axis=1, keepdims=False))},
+    "Tracer.reshape": {"order": NI(lambda ns, j, x: x.reshape(4, 3, order="F"), "order")},
+    "at.get": {("mode", "fill_value", "wrap_negative_indices", "indices_are_sorted",
+                "unique_indices"): J(lambda ns, x: x.at[np.array([0, 3, -1])].get(
+                    mode="fill", fill_value=-1.0, wrap_negative_indices=False,
+                    indices_are_sorted=False, unique_indices=True))},
+    ("at.set", "at.add", "at.subtract", "at.multiply", "at.mul", "at.divide", "at.power",
+     "at.min", "at.max"): {("mode", "wrap_negative_indices", "indices_are_sorted",
+                            "unique_indices"): J(lambda ns, x: [
+                                getattr(x.at[np.array([0, 3, -1]), 1:], op)(
+                                    2.0, mode="clip", wrap_negative_indices=False,
+                                    indices_are_sorted=True, unique_indices=True)
+                                for op in ("set", "add", "subtract", "multiply", "divide",
+                                           "power", "min", "max")])},
+}
+
+
+def _audit_table():
+    """{public name: {keyword: case}}"""
+    out = {}
+    for names, cases in AUDIT.items():
+        for name in (names if isinstance(names, tuple) else (names,)):
+            flat = out.setdefault(name, {})
+            for kws, case in cases.items():
+                for kw in (kws if isinstance(kws, tuple) else (kws,)):
+                    flat[kw] = case
+    return out
+
+
+def _keywords(fn):
+    out = set()
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind == p.VAR_KEYWORD:
+            out.add("kw")
+        elif p.kind == p.KEYWORD_ONLY or p.default is not inspect.Parameter.empty:
+            out.add(p.name)
+    return out
+
+
+def _public_functions():
+    import jitmagic.numpy as mjnp
+    from jitmagic import lax as mlax
+    from jitmagic.numpy import _advanced
+    from jitmagic.tracing import Tracer
+    out = {}
+    for name, fn in mjnp._FUNCTIONS.items():
+        if callable(fn) and inspect.isfunction(fn):
+            out[name] = fn
+    for name in mjnp.linalg.__all__:
+        out[f"linalg.{name}"] = getattr(mjnp.linalg, name)
+    for name in mlax.__all__:
+        out[f"lax.{name}"] = getattr(mlax, name)
+    for name, attr in vars(Tracer).items():
+        if not name.startswith("_") and inspect.isfunction(attr):
+            ps = list(inspect.signature(attr).parameters.values())
+            if name in mjnp._FUNCTIONS and [p.kind for p in ps[1:]] == [
+                    inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]:
+                continue        # x.sum(...) forwards to jnp.sum(x, ...), audited above
+            out[f"Tracer.{name}"] = attr
+    for name, attr in vars(_advanced._IndexUpdateRef).items():
+        if not name.startswith("_") and inspect.isfunction(attr):
+            out[f"at.{name}"] = attr
+    return out
+
+
+def test_every_keyword_is_audited():
+    table = _audit_table()
+    problems = []
+    for name, fn in sorted(_public_functions().items()):
+        kws, listed = _keywords(fn), set(table.get(name, {}))
+        if kws != listed:
+            problems.append(f"{name}: signature keywords {sorted(kws)}, audited {sorted(listed)}")
+    stale = sorted(set(table) - set(_public_functions()))
+    assert not problems and not stale, (
+        "add a case to AUDIT in tests/test_jax_compat_semantics.py for every keyword (a "
+        "differential program, or NI if it raises NotImplementedError):\n  "
+        + "\n  ".join(problems + [f"{s}: not a public function" for s in stale]))
+
+
+_CASES = {}
+for _names, _cases in AUDIT.items():
+    for _kws, _case in _cases.items():
+        _CASES[f"{_names}:{_kws}"] = _case
+
+
+@pytest.mark.parametrize("key", list(_CASES))
+def test_audited_keyword(key):
+    _CASES[key].check()
+
+
+LAX_ERRORS = {
+    "update of another dtype": lambda ns: ns.jit(lambda x: ns.lax.dynamic_update_slice(
+        x, np.ones(2, np.float32), (1,)))(X),
+    "update of another rank": lambda ns: ns.jit(lambda x: ns.lax.dynamic_update_slice(
+        x, 1.0, (1,)))(X),
+    "float start": lambda ns: ns.jit(lambda x: ns.lax.dynamic_slice(x, (1.0,), (2,)))(X),
+    "too many starts": lambda ns: ns.jit(lambda x: ns.lax.dynamic_slice(x, (1, 2), (2,)))(X),
+    "slice larger than the operand": lambda ns: ns.jit(
+        lambda x: ns.lax.dynamic_slice(x, (1,), (7,)))(X),
+    "select of two dtypes": lambda ns: ns.jit(
+        lambda x: ns.lax.select(x > 2, x, x.astype(np.float32)))(X),
+    "select of mismatched shapes": lambda ns: ns.jit(
+        lambda x: ns.lax.select(np.array([True, False]), x, x))(X),
+}
+
+
+@pytest.mark.parametrize("name", list(LAX_ERRORS))
+def test_lax_errors_match_jax(name):
+    assert_same_error(LAX_ERRORS[name])

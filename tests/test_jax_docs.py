@@ -340,6 +340,20 @@ def sharp_boolean_mask_in_jit(ns):
 
 
 @case
+def sharp_oob_static_indices(ns):
+    @ns.jit
+    def f(x):
+        return x[11], x[-20], x[3], x[-1]
+    m = ns.jnp.arange(12).reshape(3, 4)
+    return f(ns.jnp.arange(10)), ns.jit(lambda m: (m[5, -9], m[-7]))(m)
+
+
+@raises
+def sharp_index_into_empty(ns):
+    return ns.jit(lambda x: x[0])(ns.jnp.zeros((0,)))
+
+
+@case
 def sharp_nansum_where(ns):
     @ns.jit
     def nansum_2(x):
@@ -564,27 +578,6 @@ def thinking_eager_at_chain(ns):
 # Cases that do not give JAX's answer yet, with the missing piece; strict, so a case that starts
 # passing fails here until it is taken off this list.
 PENDING = {
-    "at_doc_gather_repeated": "eager .at on arrays made by jitmagic.numpy",
-    "at_doc_get_add": "eager .at",
-    "at_doc_get_modes": "eager .at",
-    "at_doc_negative": "eager .at",
-    "at_doc_scatter_add": "eager .at",
-    "sharp_at_add_strided": "eager .at",
-    "sharp_at_set_row": "eager .at",
-    "thinking_eager_at_chain": "eager .at",
-    "thinking_block_until_ready": "block_until_ready on results",
-    "sharp_oob_fill": "eager .at get(mode='fill')",
-    "sharp_oob_gather_clamps": "static out-of-range index clamps as in JAX",
-    "faq_constant_table_gather": "constant indexed by a tracer",
-    "sharp_fori_closure_array": "constant indexed by a tracer",
-    "faq_jit_static_depth_recursion": "nested jit",
-    "faq_nested_jit": "nested jit",
-    "lax_index_in_dim_doc": "lax.index_in_dim",
-    "lax_slice_doc": "lax.slice",
-    "lax_slice_in_dim_doc": "lax.slice_in_dim",
-    "pytree_leaves_and_map": "jitmagic.tree",
-    "pytree_registered_class_carry": "jitmagic.tree",
-    "sharp_pytree_method": "jitmagic.tree",
 }
 
 

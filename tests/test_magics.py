@@ -61,6 +61,7 @@ def test_notice_names_the_changed_static_argument(ip):
     assert res.success
     (line,) = notices(cap)
     assert "cube_n variant 2" in line and "static argument 'n' changed: 1 -> 2" in line
+    assert " · speedup " in line and "over NumPy, break-even " in line   # as %jit_cache
     res, cap = run(ip, "cube_n(x, 2)")
     assert notices(cap) == []
 
@@ -136,10 +137,16 @@ def test_jit_cache_table_and_code_views(ip):
     run(ip, "%%jit --static-argnums 1\ndef scale(x, k):\n    return x * k\n"
             "scale(x, 2)\nscale(x, 3)")
     df = ip.run_line_magic("jit_cache", "")
+    assert list(df.columns) == ["function", "variant", "statics", "signature", "compile_ms",
+                                "calls", "kernel_us_median", "call_us", "eager", "speedup",
+                                "break_even", "reason"]
+    full = ip.run_line_magic("jit_cache", "--all-columns")
     for col in ("function", "variant", "statics", "signature", "compile_ms", "trace_ms",
-                "llvm_opt_ms", "codegen_ms", "calls", "run_ms_total", "run_us_mean",
-                "speedup", "break_even_calls", "reason"):
-        assert col in df.columns
+                "llvm_opt_ms", "codegen_ms", "calls", "kernel_ms_total", "kernel_us_mean",
+                "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
+                "kernel_how", "call_how", "eager_how", "reason"):
+        assert col in full.columns
+    assert full["eager_how"].str.contains("median of").all()
     one = ip.run_line_magic("jit_cache", "scale")
     assert list(one["variant"]) == [1, 2] and set(one["function"]) == {"scale"}
     assert "k=3" in one["statics"].iloc[1]

@@ -184,3 +184,53 @@ def test_huge_broadcast_is_read_not_copied():
         tracemalloc.stop()
     assert got == 1.5 * n
     assert peak < 16 << 20, f"{peak} bytes allocated while summing a broadcast"
+
+
+def _as_view(x, how):
+    """The same values as x, in a non-contiguous layout."""
+    x = np.asarray(x)
+    if x.ndim == 0 or x.size < 2:
+        return x
+    if how == 0:                                  # Fortran order: a transpose's layout
+        return np.ascontiguousarray(x.T).T
+    if how == 1:                                  # negative strides
+        return np.ascontiguousarray(x[::-1])[::-1]
+    padded = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)   # every other element
+    padded[..., ::2] = x
+    return padded[..., ::2]
+
+
+def test_random_programs_on_views_match_numpy():
+    """The first fuzzer's programs again, their inputs passed as views (derandomized)."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from fuzz import programs as P
+
+    @st.composite
+    def case(draw):
+        src = P.HypothesisSource(draw)
+        prog = P.draw_program(src)
+        return prog, P.draw_inputs(src, prog), draw(st.integers(0, 2))
+
+    @settings(max_examples=80, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case())
+    def run(c):
+        prog, inputs, how = c
+        views = [_as_view(x, (how + i) % 3) for i, x in enumerate(inputs)]
+        jitted, prog_env = P.make_jitted(prog)
+        problem = P.check(prog, jitted, prog_env, views)
+        assert problem is None, P.snippet(prog, inputs, problem)
+    run()
+
+
+def test_large_views_in_parallel_kernels():
+    x = np.random.default_rng(0).random((1024, 600))
+    f = jm.jit(lambda a, b: (jnp.exp(a) * b).sum(axis=1), )
+    np.testing.assert_allclose(f(x.T.T[::-1], x[:, ::-1]), (np.exp(x[::-1]) * x[:, ::-1])
+                               .sum(axis=1), rtol=1e-12)
+    y = x.T                                       # 600 x 1024, read by columns
+    np.testing.assert_allclose(jm.jit(lambda a: jnp.sin(a) + a.max())(y),
+                               np.sin(y) + y.max(), rtol=1e-13)

@@ -170,7 +170,7 @@ def test_cache_info_and_inspection():
     assert list(df.columns[:4]) == ["variant", "statics", "signature", "compile_ms"]
     row = df.iloc[0]
     assert row["calls"] == 3 and row["statics"] == "n=2" and row["compile_ms"] > 0
-    assert row["run_us_min"] <= row["run_us_median"]
+    assert row["kernel_us_min"] <= row["kernel_us_median"]
     assert "mul" in f.inspect_ir()
     assert "define" in f.inspect_llvm() and "define" in f.inspect_llvm(optimized=False)
     assert "ret" in f.inspect_asm()

@@ -178,3 +178,16 @@ def test_magics_on_numba_functions(ip):
     assert [f["backend"] for f in jm.tracker.snapshot()["functions"] if f["name"] == "gnb"] \
         == ["numba"]
     _run(ip, "%jit_config watch=off")
+
+
+def test_no_recompile_under_global_watching():
+    jm.config.update(watch="numba")
+
+    @numba.njit
+    def gfirst(a):
+        return a[0]
+
+    gfirst(np.ones(2))
+    with jm.no_recompile():
+        with pytest.raises(RecompilationError, match=r"gfirst would compile.*dtype"):
+            gfirst(np.ones(2, np.int32))

@@ -3,6 +3,11 @@
 A float32/float64 dot_general whose operands are (batches of) matrices becomes calls to
 ?gemm; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the
 loop nest in codegen.
+
+The library is not loaded into the global symbol namespace (RTLD_GLOBAL): its unprefixed
+internal symbols would then take precedence over those of another OpenBLAS loaded later
+(SciPy's LP64 one, which JAX calls for its LAPACK kernels) and corrupt its calls. Instead
+the addresses of the few routines compiled code calls are handed to LLVM by name.
 """
 from __future__ import annotations
 
@@ -18,22 +23,31 @@ from .scalar import F32, F64, I32, I64, PTR
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _found = {}
+# every routine generated code may call (gemm here, the rest from backend/lapack.py)
+_LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
+SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"]
+           + [f"scipy_cblas_{p}trsm64_" for p in "sdcz"]
+           + [f"scipy_LAPACKE_{p}{r}64_" for p in "sdcz" for r in _LAPACKE
+              if r not in (("syevd", "orgqr") if p in "cz" else ("heevd", "ungqr"))])
 
 
 def _library():
+    """The path of NumPy's OpenBLAS once its routines are known to LLVM, or None."""
     if "lib" in _found:
         return _found["lib"]
     _found["lib"] = None
     libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*"))):
         try:
-            lib = ctypes.CDLL(path)
-            getattr(lib, "scipy_cblas_dgemm64_")
-            getattr(lib, "scipy_cblas_sgemm64_")
+            lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+            addresses = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                         for name in SYMBOLS}
         except (OSError, AttributeError):
             continue
-        llvm.load_library_permanently(path)
+        for name, address in addresses.items():
+            llvm.add_symbol(name, address)
         _found["lib"] = path
+        _found["handle"] = lib      # keeps the library loaded
         break
     return _found["lib"]
 

@@ -84,6 +84,8 @@ class Codegen(ScalarOps):
         self.fail_bb = func.append_basic_block("not_contiguous")
         self.oom_bb = func.append_basic_block("out_of_memory")
         self.b = ir.IRBuilder(entry)
+        self._slot_builder = ir.IRBuilder(entry)
+        self._temp_slots = {}
         runstats.declare(self.module)
         interrupt.declare(self.module)
         self.abort_target = func.append_basic_block("interrupted")
@@ -119,16 +121,17 @@ class Codegen(ScalarOps):
         for a, buf in pending_copies:
             self._emit_elementwise_kernel(a, buf)
         for p in temps:
-            self.b.call(self._free(), [p])
+            self.release(p)
         runstats.emit_stop(self, timing)
         self.b.ret(ir.Constant(I32, 0))
         self.b.position_at_end(self.fail_bb)
         self.b.ret(ir.Constant(I32, 1))
-        self.b.position_at_end(self.oom_bb)
-        self.b.ret(ir.Constant(I32, 2))
-        # Ctrl-C: return at once (temporaries of an interrupted call are not freed)
-        self.b.position_at_end(self.abort_target)
-        self.b.ret(ir.Constant(I32, interrupt.ABORTED))
+        # out of memory or Ctrl-C: free the temporaries allocated so far, then return
+        for bb, rc in ((self.oom_bb, 2), (self.abort_target, interrupt.ABORTED)):
+            self.b.position_at_end(bb)
+            for slot in self._temp_slots.values():
+                self.b.call(self._free(), [self.b.load(slot, typ=PTR)])
+            self.b.ret(ir.Constant(I32, rc))
         return self._text()
 
     def _text(self):
@@ -191,11 +194,25 @@ class Codegen(ScalarOps):
         fn = self.module.globals.get("malloc") or ir.Function(
             self.module, ir.FunctionType(PTR, [I64]), "malloc")
         p = b.call(fn, [ir.Constant(I64, nbytes)])
+        # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
+        # out of memory) frees what was allocated on the path it took (free(NULL) is a no-op)
+        sb = self._slot_builder
+        sb.position_at_start(self.func.entry_basic_block)
+        slot = sb.alloca(PTR)
+        raw_store(sb, ir.Constant(PTR, None), slot)
+        raw_store(b, p, slot)
+        self._temp_slots[p] = slot
         ok = self.func.append_basic_block("alloc_ok")
         b.cbranch(b.icmp_unsigned("==", b.ptrtoint(p, I64), ir.Constant(I64, 0)), self.oom_bb, ok)
         b.position_at_end(ok)
         temps.append(p)
         return p
+
+    def release(self, p):
+        """Free a temporary from _malloc (and forget it: an early exit must not free it
+        again)."""
+        self.b.call(self._free(), [p])
+        raw_store(self.b, ir.Constant(PTR, None), self._temp_slots[p])
 
     def _free(self):
         return self.module.globals.get("free") or ir.Function(
@@ -246,10 +263,33 @@ class Codegen(ScalarOps):
         b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
 
     # ---------------------------------------------------------------- loops
-    def loop(self, n, body, carried=(), start=None, interruptible=False):
+    def loop(self, n, body, carried=(), start=None, interruptible=False, poll_every=None):
         """for i in range(start or 0, n): carried = body(i, *carried). Returns the final
-        carried values. An interruptible loop checks for Ctrl-C once per iteration (only for
-        outer loops: the check keeps a loop from being vectorized)."""
+        carried values. Ctrl-C is polled once per iteration when interruptible, or once per
+        block of poll_every iterations: the loop is then strip-mined, so the poll sits in the
+        block loop and the inner loop stays free of it (and vectorizes)."""
+        if interruptible:
+            poll_every = 1
+        if poll_every is not None and poll_every > 1:
+            if not (isinstance(n, int) and start is None and n <= poll_every):
+                return self._blocked_loop(n, body, carried, start, poll_every)
+            poll_every = None
+        return self._loop(n, body, carried, start, poll_every == 1)
+
+    def _blocked_loop(self, n, body, carried, start, block):
+        b = self.b
+        n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
+
+        def one_block(lo, *acc):
+            hi = b.add(lo, ir.Constant(I64, block), flags=["nsw"])
+            hi = b.select(b.icmp_signed("<", hi, n), hi, n)
+            return self._loop(hi, body, acc, start=lo)
+        if carried:
+            return self._loop(n, one_block, carried, start, True, step=block)
+        self._loop(n, lambda lo: None if one_block(lo) else None, (), start, True, step=block)
+        return []
+
+    def _loop(self, n, body, carried=(), start=None, poll=False, step=1):
         b = self.b
         n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
         pre = b.block
@@ -272,14 +312,14 @@ class Codegen(ScalarOps):
             phis.append(p)
         b.cbranch(b.icmp_signed("<", i, n), inner, done)
         b.position_at_end(inner)
-        if interruptible:
+        if poll:
             interrupt.check(self)
         saved = self.memo
         self.memo = {}
         new = body(i, *phis) if carried else body(i)
         self.memo = saved
         end = b.block
-        i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), end)
+        i.add_incoming(b.add(i, ir.Constant(I64, step), flags=["nsw", "nuw"]), end)
         for p, v in zip(phis, new or ()):
             if isinstance(p, tuple):
                 p[0].add_incoming(v[0], end)
@@ -290,15 +330,19 @@ class Codegen(ScalarOps):
         b.position_at_end(done)
         return phis
 
-    def loop_nest(self, shape, body, prefix=()):
+    def loop_nest(self, shape, body, prefix=(), inner_elems=1):
+        """Loops over shape; Ctrl-C is polled about every POLL_ELEMENTS elements (times
+        inner_elems, the work of one body call), at the level where that falls."""
         if not shape:
             saved = self.memo
             self.memo = {}
             body(list(prefix))
             self.memo = saved
             return
-        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,)),
-                  interruptible=not prefix and len(shape) >= 2)
+        per_iter = inner_elems * _prod(shape[1:])
+        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,),
+                                                     inner_elems),
+                  poll_every=_poll_interval(per_iter))
 
     # ---------------------------------------------------------------- fused values
     def emit_value(self, atom, idx):
@@ -381,7 +425,7 @@ class Codegen(ScalarOps):
                 out, = extra
                 self.loop(hi, lambda i: self.loop_nest(
                     shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
-                    prefix=(i,)), start=lo, interruptible=len(shape) >= 2)
+                    prefix=(i,)), start=lo, poll_every=_poll_interval(_prod(shape[1:])))
             parallel.run(self, shape[0], part, extra=[buf])
         else:
             self.loop_nest(shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
@@ -417,7 +461,7 @@ class Codegen(ScalarOps):
             return self.loop(shape[ds[0]] if start is None else start[1],
                              lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
                              start=None if start is None else start[0],
-                             interruptible=not ridx and len(ds) >= 2)
+                             poll_every=_poll_interval(_prod(shape[d] for d in ds[1:])))
 
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers
@@ -426,12 +470,14 @@ class Codegen(ScalarOps):
             kshape = [shape[d] for d in kept]
             if kept and parallel.worth_it(self, x.aval.size, kshape[0]):
                 # rows of the output are independent: split them between threads
+                row = _prod(kshape[1:]) * _prod(shape[d] for d in red)
                 parallel.run(self, kshape[0], lambda lo, hi, t, extra: self.loop(
-                    hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo))
+                    hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo,
+                    poll_every=_poll_interval(row)))
             elif not kept and red and parallel.worth_it(self, x.aval.size, shape[red[0]]):
                 self._parallel_full_reduction(x, out, shape, red, init, combine, reduce_dims)
             else:
-                self.loop_nest(kshape, outer)
+                self.loop_nest(kshape, outer, inner_elems=_prod(shape[d] for d in red))
         else:
             # innermost axis kept: accumulate into the output row by row (vectorizes over it)
             self.loop_nest(buf.aval.shape, lambda oidx: self.store(buf, oidx, init))
@@ -508,9 +554,13 @@ class Codegen(ScalarOps):
         saved, self.memo = self.memo, {}
         v = at(k)
         self.memo = saved
-        if dt.kind == "f":
-            hit = b.or_(b.fcmp_ordered("==", v, m),
-                        b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
+        def same(v, m):
+            return b.or_(b.fcmp_ordered("==", v, m),
+                         b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
+        if dt.kind == "c":        # m is the first element with a NaN part, if there is one
+            hit = b.and_(same(v[0], m[0]), same(v[1], m[1]))
+        elif dt.kind == "f":
+            hit = same(v, m)
         else:
             hit = b.icmp_unsigned("==", v, m)
         # at(k) may have opened blocks of its own (an integer power's loop): the back edge
@@ -571,6 +621,22 @@ class Codegen(ScalarOps):
                 s = PRIMITIVES["add"].lower(self, [dt, dt], dt, acc, prod)
             self.store(buf, oidx, s)
         self.loop_nest(dims, body)
+
+
+# Ctrl-C is polled about once per this many elements of work (tens of microseconds)
+POLL_ELEMENTS = 1 << 16
+
+
+def _poll_interval(elements_per_iteration):
+    """Iterations between two polls of a loop whose iterations each do this much work."""
+    return max(1, POLL_ELEMENTS // max(1, elements_per_iteration))
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
 
 
 def _place(n, *groups):

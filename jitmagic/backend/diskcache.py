@@ -1,11 +1,15 @@
 """The persistent compilation cache (opt-in: jm.config.update(disk_cache=True)).
 
-An entry is native object code plus JSON metadata, addressed by a hash of everything that
-determines the machine code: the optimised IR's canonical text (which spells out the traced
-computation, static values included), jitmagic's and LLVM's versions, and the CPU name and
-features. Nothing is unpickled or executed on load: the object file is linked by LLVM only
-after its SHA-256 matches the metadata. Writes go to a temporary file and are renamed into
-place, so concurrent writers and interrupted writes never leave a half entry.
+An entry is one file, `<key>.jmc`: a line of JSON metadata, then native object code. It is
+addressed by a hash of everything that determines the machine code: the optimised IR's
+canonical text (which spells out the traced computation, static values included), jitmagic's
+and LLVM's versions, and the CPU name and features. Nothing is unpickled or executed on load:
+the object code is linked by LLVM only after its SHA-256 matches the metadata.
+
+Several processes may share one directory. An entry is written to a private temporary file and
+renamed into place in one step, so a reader sees no entry or a whole one, never a half-written
+one or the metadata of one writer with the code of another (as two files could). A writer that
+dies before the rename leaves only its temporary file, which a later store removes.
 """
 from __future__ import annotations
 
@@ -18,7 +22,9 @@ import time
 from .._version import __version__
 from . import engine
 
-FORMAT = 1
+FORMAT = 2
+SUFFIX = ".jmc"
+_STALE_TMP_S = 3600      # a temporary file this old belongs to a writer that died
 
 
 def default_dir():
@@ -49,18 +55,21 @@ def entry_key(ir_text: str) -> str:
 
 def load(directory: str, key: str):
     """(object bytes, None) on a hit, (None, reason) on a miss."""
-    meta_path = os.path.join(directory, key + ".json")
-    obj_path = os.path.join(directory, key + ".o")
-    if not os.path.exists(meta_path):
-        return None, "not in the persistent cache"
+    path = os.path.join(directory, key + SUFFIX)
     try:
-        with open(meta_path, encoding="utf-8") as f:
-            meta = json.load(f)
-        with open(obj_path, "rb") as f:
-            obj = f.read()
-    except (OSError, ValueError) as e:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None, "not in the persistent cache"
+    except OSError as e:
         return None, f"unreadable cache entry ({type(e).__name__}: {e})"
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key:
+    head, sep, obj = data.partition(b"\n")
+    try:
+        meta = json.loads(head.decode("utf-8"))
+    except ValueError as e:
+        return None, f"unreadable cache entry ({type(e).__name__}: {e})"
+    if not sep or not isinstance(meta, dict) or meta.get("format") != FORMAT \
+            or meta.get("key") != key:
         return None, "cache entry from another jitmagic version or format"
     if meta.get("jitmagic") != __version__:
         return None, f"cache entry from jitmagic {meta.get('jitmagic')}"
@@ -84,11 +93,22 @@ def _atomic_write(path, data: bytes):
         raise
 
 
+def _remove_stale_temporaries(directory):
+    now = time.time()
+    for name in os.listdir(directory):
+        if name.startswith(".tmp-"):
+            p = os.path.join(directory, name)
+            try:
+                if now - os.stat(p).st_mtime > _STALE_TMP_S:
+                    os.unlink(p)
+            except OSError:
+                pass        # another process removed it first
+
+
 def store(directory: str, key: str, obj: bytes, description: dict):
     meta = {"format": FORMAT, "key": key, "jitmagic": __version__, "size": len(obj),
             "sha256": hashlib.sha256(obj).hexdigest(), "created": time.time(),
             **engine.host_info(), **description}
-    # object first, then metadata: a reader that sees the metadata finds the object in place
-    _atomic_write(os.path.join(directory, key + ".o"), obj)
-    _atomic_write(os.path.join(directory, key + ".json"),
-                  json.dumps(meta, indent=1, default=str).encode())
+    head = json.dumps(meta, default=str, separators=(",", ":")).encode()   # one line
+    _atomic_write(os.path.join(directory, key + SUFFIX), head + b"\n" + obj)
+    _remove_stale_temporaries(directory)

@@ -78,6 +78,8 @@ class CompiledModule:
 def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
     s = _init()
+    from . import blas
+    blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
     with _lock:
         t0 = time.perf_counter()
         mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
@@ -89,6 +91,29 @@ def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "
     if not addr:
         raise LoweringError(f"entry point {entry} not found in cached object")
     return CompiledModule(engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0})
+
+
+def _optimize(mod, tm, opt_level):
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_vectorization = opt_level >= 2
+    pto.slp_vectorization = opt_level >= 2
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    try:
+        pm.run(mod, pb)
+    finally:
+        _dispose_pass_manager(pm)
+
+
+def _dispose_pass_manager(pm):
+    """Free the pipeline. In llvmlite 0.50 ModulePassManager inherits ObjectRef's no-op
+    _dispose ahead of NewPassManager's (method resolution order), so without this every
+    compile leaked its whole O3 pipeline (30-70 KiB; tests/test_memory.py)."""
+    if type(pm)._dispose is llvm.ffi.ObjectRef._dispose and not pm.closed:
+        llvm.ffi.lib.LLVMPY_DisposeNewModulePassManger(pm)
+        pm.detach()
+    else:
+        pm.close()
 
 
 def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
@@ -103,12 +128,7 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
         mod.triple = s["triple"]
         mod.data_layout = s["layout"]
-        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-        pto.loop_vectorization = opt_level >= 2
-        pto.slp_vectorization = opt_level >= 2
-        pb = llvm.create_pass_builder(tm, pto)
-        pm = pb.getModulePassManager()
-        pm.run(mod, pb)
+        _optimize(mod, tm, opt_level)
         optimized = str(mod)
         t1 = time.perf_counter()
         engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))

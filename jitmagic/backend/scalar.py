@@ -270,6 +270,216 @@ class ScalarOps:
         both0 = b.and_(b.fcmp_ordered("==", abr, zero), b.fcmp_ordered("==", abi, zero))
         return (b.select(both0, b.fdiv(ar, abr), re), b.select(both0, b.fdiv(ai, abi), im))
 
+    # ------------------------------------------------------------ complex functions
+    # C99 Annex G special values (what NumPy gets from glibc): each function computes the
+    # textbook formula, then selects the prescribed result where an operand is 0, inf or NaN.
+
+    def _cparts(self, x):
+        t = x[0].type
+        return np.dtype(np.float32) if t == F32 else np.dtype(np.float64)
+
+    def _isinf(self, dt, v):
+        return self.b.fcmp_ordered("==", self.math("fabs", dt, v), self.const(dt, np.inf))
+
+    def _isnan(self, v):
+        return self.b.fcmp_unordered("uno", v, v)
+
+    def _finite(self, dt, v):
+        return self.b.fcmp_ordered("<", self.math("fabs", dt, v), self.const(dt, np.inf))
+
+    def complex_log(self, x):
+        """log|z| + i atan2(im, re); near |z| = 1, log1p(x^2 + y^2 - 1) / 2 with the squares
+        split exactly (fma), so the small real part keeps its relative accuracy."""
+        b = self.b
+        dt = self._cparts(x)
+        re, im = x
+        h = self.math("hypot", dt, re, im)
+        far = self.math("log", dt, h)
+        ax, ay = self.math("fabs", dt, re), self.math("fabs", dt, im)
+        x2, y2 = b.fmul(ax, ax), b.fmul(ay, ay)
+        ex = self.fp_intrinsic("llvm.fma", dt, ax, ax, b.fneg(x2))
+        ey = self.fp_intrinsic("llvm.fma", dt, ay, ay, b.fneg(y2))
+        m1 = b.fadd(b.fadd(b.fsub(x2, self.const(dt, 1)), y2), b.fadd(ex, ey))
+        near = b.fmul(self.const(dt, 0.5), self.math("log1p", dt, m1))
+        use_near = b.and_(b.fcmp_ordered(">=", h, self.const(dt, 0.5)),
+                          b.fcmp_ordered("<=", h, self.const(dt, 2.0)))
+        return (b.select(use_near, near, far), self.math("atan2", dt, im, re))
+
+    def complex_sqrt(self, x):
+        b = self.b
+        dt = self._cparts(x)
+        re, im = x
+        zero, half, inf = self.const(dt, 0), self.const(dt, 0.5), self.const(dt, np.inf)
+        h = self.math("hypot", dt, re, im)
+        t = self.math("sqrt", dt, b.fmul(b.fadd(self.math("fabs", dt, re), h), half))
+        two_t = b.fadd(t, t)
+        pos = b.fcmp_ordered(">=", re, zero)
+        r = b.select(pos, t, b.fdiv(self.math("fabs", dt, im), two_t))
+        i = b.select(pos, b.fdiv(im, two_t), self.math("copysign", dt, t, im))
+        nan = self.const(dt, np.nan)
+        # re = +-inf: (inf, +-0) or (0, +-inf); NaN parts where im is NaN
+        im_nan = self._isnan(im)
+        r = b.select(b.fcmp_ordered("==", re, inf), inf, r)
+        i = b.select(b.fcmp_ordered("==", re, inf),
+                     b.select(im_nan, nan, self.math("copysign", dt, zero, im)), i)
+        r = b.select(b.fcmp_ordered("==", re, b.fneg(inf)), b.select(im_nan, nan, zero), r)
+        i = b.select(b.fcmp_ordered("==", re, b.fneg(inf)),
+                     self.math("copysign", dt, inf, im), i)
+        re_nan = self._isnan(re)
+        r, i = b.select(re_nan, nan, r), b.select(re_nan, nan, i)
+        im_inf = self._isinf(dt, im)                        # sqrt(anything + inf i) = inf + inf i
+        r, i = b.select(im_inf, inf, r), b.select(im_inf, im, i)
+        is0 = b.and_(b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero))
+        return (b.select(is0, zero, r), b.select(is0, im, i))
+
+    def complex_sinh_cosh(self, x, which):
+        """sinh(x + iy) = sinh x cos y + i cosh x sin y; cosh = cosh x cos y + i sinh x sin y."""
+        b = self.b
+        dt = self._cparts(x)
+        re, im = x
+        sh, ch = self.math("sinh", dt, re), self.math("cosh", dt, re)
+        c, s = self.math("cos", dt, im), self.math("sin", dt, im)
+        zero, nan = self.const(dt, 0), self.const(dt, np.nan)
+        re_inf, im_fin = self._isinf(dt, re), self._finite(dt, im)
+        re0, im0 = b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero)
+        if which == "sinh":
+            r, i = b.fmul(sh, c), b.fmul(ch, s)
+            r = b.select(re0, b.select(im_fin, r, re), r)            # sinh(+-0 + i inf) = +-0
+            r = b.select(b.and_(re_inf, b.not_(im_fin)), re, r)     # (+-inf, nan)
+            i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
+        else:
+            r, i = b.fmul(ch, c), b.fmul(sh, s)
+            i = b.select(re0, b.select(im_fin, i, zero), i)          # cosh(0 + i inf) = nan + 0i
+            r = b.select(b.and_(re_inf, b.not_(im_fin)), self.math("fabs", dt, re), r)
+            i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
+        # a zero imaginary part: a real result (inf * 0 would be NaN), sign as C99
+        one = self.const(dt, 1)
+        i = b.select(im0, im if which == "sinh" else
+                     b.fmul(self.math("copysign", dt, one, re), im), i)
+        return r, i
+
+    def complex_tanh(self, x):
+        """Kahan's formula (as FreeBSD's ctanh): t = tan y, s = sinh x,
+        tanh z = (s sqrt(1 + s^2) (1 + t^2) + i t) / (1 + (1 + t^2) s^2)."""
+        b = self.b
+        dt = self._cparts(x)
+        re, im = x
+        one, zero, nan = self.const(dt, 1), self.const(dt, 0), self.const(dt, np.nan)
+        t = self.math("tan", dt, im)
+        beta = b.fadd(one, b.fmul(t, t))
+        s = self.math("sinh", dt, re)
+        rho = self.math("sqrt", dt, b.fadd(one, b.fmul(s, s)))
+        den = b.fadd(one, b.fmul(beta, b.fmul(s, s)))
+        r = b.fdiv(b.fmul(b.fmul(beta, rho), s), den)
+        i = b.fdiv(t, den)
+        # |x| >= 22: tanh x is +-1 to double precision; the imaginary part underflows
+        big = b.fcmp_ordered(">=", self.math("fabs", dt, re), self.const(dt, 22.0 if dt ==
+                                                                          np.float64 else 9.0))
+        em = self.math("exp", dt, b.fneg(self.math("fabs", dt, re)))
+        sc = b.fmul(self.math("sin", dt, im), self.math("cos", dt, im))
+        r = b.select(big, self.math("copysign", dt, one, re), r)
+        i = b.select(big, b.fmul(b.fmul(self.const(dt, 4), sc), b.fmul(em, em)), i)
+        # y not finite, x finite: NaN (x = 0 keeps x)
+        im_fin = self._finite(dt, im)
+        r = b.select(im_fin, r, b.select(b.fcmp_ordered("==", re, zero), re, nan))
+        i = b.select(im_fin, i, nan)
+        # x = +-inf: +-1 + i 0 with the sign of sin(2y)
+        re_inf = self._isinf(dt, re)
+        r = b.select(re_inf, self.math("copysign", dt, one, re), r)
+        i = b.select(re_inf, self.math("copysign", dt, zero,
+                                        b.select(self._isinf(dt, im), im, sc)), i)
+        # x NaN: NaN, with a zero imaginary part kept
+        re_nan = self._isnan(re)
+        im0 = b.fcmp_ordered("==", im, zero)
+        r = b.select(re_nan, re, r)
+        i = b.select(re_nan, b.select(im0, im, nan), i)
+        return r, i
+
+    def complex_mul(self, x, y):
+        b = self.b
+        return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
+                b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
+
+    def complex_mul_c99(self, x, y):
+        """x * y with C99's recovery of infinities (libgcc's __muldc3): when the plain product
+        is NaN + NaN i but an operand is infinite, the result is an infinity, not NaN."""
+        b = self.b
+        dt = self._cparts(x)
+        zero, one, inf = self.const(dt, 0), self.const(dt, 1), self.const(dt, np.inf)
+        (a, bb), (c, d) = x, y
+        ac, bd, ad, bc = b.fmul(a, c), b.fmul(bb, d), b.fmul(a, d), b.fmul(bb, c)
+        re, im = b.fsub(ac, bd), b.fadd(ad, bc)
+        both_nan = b.and_(self._isnan(re), self._isnan(im))
+        isinf, isnan = (lambda v: self._isinf(dt, v)), self._isnan
+        cs = lambda m, v: self.math("copysign", dt, m, v)                   # noqa: E731
+        box = lambda v: cs(b.select(isinf(v), one, zero), v)                # noqa: E731
+        unnan = lambda v: b.select(isnan(v), cs(zero, v), v)                # noqa: E731
+        x_inf = b.or_(isinf(a), isinf(bb))
+        a1, b1 = b.select(x_inf, box(a), a), b.select(x_inf, box(bb), bb)
+        c1, d1 = b.select(x_inf, unnan(c), c), b.select(x_inf, unnan(d), d)
+        y_inf = b.or_(isinf(c1), isinf(d1))
+        c2, d2 = b.select(y_inf, box(c1), c1), b.select(y_inf, box(d1), d1)
+        a2, b2 = b.select(y_inf, unnan(a1), a1), b.select(y_inf, unnan(b1), b1)
+        partial_inf = b.and_(b.not_(b.or_(x_inf, y_inf)),
+                             b.or_(b.or_(isinf(ac), isinf(bd)), b.or_(isinf(ad), isinf(bc))))
+        a3, b3 = b.select(partial_inf, unnan(a2), a2), b.select(partial_inf, unnan(b2), b2)
+        c3, d3 = b.select(partial_inf, unnan(c2), c2), b.select(partial_inf, unnan(d2), d2)
+        recalc = b.and_(both_nan, b.or_(b.or_(x_inf, y_inf), partial_inf))
+        re2 = b.fmul(inf, b.fsub(b.fmul(a3, c3), b.fmul(b3, d3)))
+        im2 = b.fmul(inf, b.fadd(b.fmul(a3, d3), b.fmul(b3, c3)))
+        return (b.select(recalc, re2, re), b.select(recalc, im2, im))
+
+    def complex_pow(self, x, y, cexp):
+        """NumPy's nc_pow: 1 for y = 0; 0 or NaN for x = 0; repeated multiplication for an
+        integer y with |y| < 100; else exp(y log x)."""
+        b = self.b
+        dt = self._cparts(x)
+        zero, one = self.const(dt, 0), self.const(dt, 1)
+        (xr, xi), (yr, yi) = x, y
+        general = cexp(self.complex_mul_c99(y, self.complex_log(x)))
+        # integer exponents: square-and-multiply over the 7 bits of |n| < 100
+        yi0 = b.fcmp_ordered("==", yi, zero)
+        is_int = b.and_(b.and_(yi0, b.fcmp_ordered("==", yr, self.math("trunc", dt, yr))),
+                        b.fcmp_ordered("<", self.math("fabs", dt, yr), self.const(dt, 100)))
+        n = b.fptosi(b.select(is_int, self.math("fabs", dt, yr), zero), I64)
+        acc, p = (one, zero), x
+        for bit in range(7):
+            on = b.icmp_unsigned("!=", b.and_(n, ir.Constant(I64, 1 << bit)), ir.Constant(I64, 0))
+            acc = self.select(on, self.complex_mul(acc, p), acc)
+            p = self.complex_mul(p, p)
+        acc = self.select(b.fcmp_ordered("<", yr, zero), self.complex_div((one, zero), acc), acc)
+        sq = self.complex_mul(x, x)
+        acc = self.select(b.fcmp_ordered("==", yr, self.const(dt, 3)),
+                          self.complex_mul(x, sq), acc)
+        acc = self.select(b.fcmp_ordered("==", yr, self.const(dt, 2)), sq, acc)
+        acc = self.select(b.fcmp_ordered("==", yr, one), x, acc)
+        out = self.select(is_int, acc, general)
+        x0 = b.and_(b.fcmp_ordered("==", xr, zero), b.fcmp_ordered("==", xi, zero))
+        y_pos_real = b.fcmp_ordered(">", yr, zero)     # NumPy: 0 ** y = 0 for Re y > 0
+        nan = self.const(dt, np.nan)
+        out = self.select(x0, self.select(y_pos_real, (zero, zero), (nan, nan)), out)
+        y0 = b.and_(b.fcmp_ordered("==", yr, zero), yi0)
+        return self.select(y0, (one, zero), out)
+
+    def complex_sign(self, x):
+        """NumPy 2's sign: z / |z|; 0 for 0, NaN for NaN, +-1 (or +-i) for one infinite part."""
+        b = self.b
+        dt = self._cparts(x)
+        re, im = x
+        zero, one, nan = self.const(dt, 0), self.const(dt, 1), self.const(dt, np.nan)
+        h = self.math("hypot", dt, re, im)
+        r, i = b.fdiv(re, h), b.fdiv(im, h)
+        re_inf, im_inf = self._isinf(dt, re), self._isinf(dt, im)
+        unit = lambda v: b.select(b.fcmp_ordered(">", v, zero), one, b.fneg(one))  # noqa: E731
+        r = b.select(re_inf, unit(re), b.select(im_inf, zero, r))
+        i = b.select(re_inf, zero, b.select(im_inf, unit(im), i))
+        both = b.and_(re_inf, im_inf)
+        r, i = b.select(both, nan, r), b.select(both, nan, i)
+        h0 = b.fcmp_ordered("==", h, zero)
+        r, i = b.select(h0, zero, r), b.select(h0, zero, i)
+        hnan = self._isnan(h)
+        return (b.select(hnan, nan, r), b.select(hnan, nan, i))
+
     def int_pow(self, dt, x, y):
         """Exponentiation by squaring in a small loop; negative exponents give 0 (NumPy raises)."""
         b = self.b

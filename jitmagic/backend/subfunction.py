@@ -46,9 +46,8 @@ def control_lowering(prepare, emit):
         try:
             st.scratch[eqn] = prepare(cg, eqn, outs)
             emit(cg, eqn, outs, st.scratch[eqn])
-            free = cg._free()
             for p in st.temps:
-                cg.b.call(free, [p])
+                cg.release(p)
         finally:
             st.temps = outer_temps
     lower.prepare = prepare

@@ -2,18 +2,25 @@
 evaluated with NumPy), and NumPy's own functions dispatch here when given a tracer."""
 from __future__ import annotations
 
+import types as _types
+
 import numpy as _np
 
 from . import _linalg, _reductions, _shape, _ufuncs
-from . import _advanced, _cumulative, _manipulate, linalg
+from . import _advanced, _convolve, _cumulative, _manipulate, linalg
 from ._interop import _install
+from ..array import as_array as _as_array, returns_arrays as _returns_arrays
 
 _FUNCTIONS: dict = {}
-for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate):
+for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate,
+           _convolve):
     _FUNCTIONS.update(_m.FUNCTIONS)
 _FUNCTIONS["flatten"] = _shape.ravel
 _FUNCTIONS["linalg"] = linalg
 globals().update(_FUNCTIONS)
+# called by the user (not through NumPy's dispatch), concrete results are jitmagic Arrays
+globals().update({_k: _returns_arrays(_f) for _k, _f in _FUNCTIONS.items()
+                  if isinstance(_f, _types.FunctionType)})
 
 
 class _ScalarType:
@@ -24,7 +31,7 @@ class _ScalarType:
         self.__name__ = self.dtype.name
 
     def __call__(self, x):
-        return _shape.astype(x, self.dtype)
+        return _as_array(_shape.astype(x, self.dtype))
 
     def __repr__(self):
         return f"jnp.{self.dtype.name}"
@@ -48,4 +55,6 @@ result_type = _np.result_type
 pi, e, inf, nan, newaxis, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, None, _np.euler_gamma
 ndarray = _np.ndarray
 
-_install(_FUNCTIONS)
+# NumPy's own functions on tracers keep NumPy's result dtypes where jnp's differ
+_install({**_FUNCTIONS, **{f.__name__: g for m in (_convolve, _manipulate)
+                           for f, g in m.NUMPY_OVERRIDES.items()}})

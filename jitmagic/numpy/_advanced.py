@@ -71,6 +71,8 @@ def plan(x, idx) -> _Plan:
     from ._indexing import _expand_ellipsis
     if not isinstance(idx, tuple):
         idx = (idx,)
+    from ._indexing import check_static_slices
+    check_static_slices(idx)
     entries = _prepare_entries(idx)
     shape = shape_of(x)
     entries = _expand_ellipsis(entries, len(shape))

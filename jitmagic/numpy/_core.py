@@ -87,9 +87,12 @@ def broadcast_to(x, shape):
 
 
 def normalize_axis(axis, ndim, what="axis"):
-    if isinstance(axis, Tracer):         # JAX raises ConcretizationTypeError for this too
+    if isinstance(axis, Tracer):
+        # JAX raises ConcretizationTypeError or TracerIntegerConversionError, by function;
+        # the second derives from the first here, so both `except` clauses catch it
+        from ..errors import TracerIntegerConversionError
         from ..tracing import concretization_error
-        raise concretization_error(axis, what)
+        raise concretization_error(axis, what, TracerIntegerConversionError)
     try:
         axis = int(axis)
     except TypeError:

@@ -31,11 +31,18 @@ def _cum(op, a, axis, dtype):
     return _along_last(a, axis, lambda x: bind("cumulative", x, op=op))
 
 
+def _no_out(out, fname):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{fname} is not supported.")
+
+
 def cumsum(a, axis=None, dtype=None, out=None):
+    _no_out(out, "cumsum")
     return _cum("add", a, axis, dtype)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
+    _no_out(out, "cumprod")
     return _cum("mul", a, axis, dtype)
 
 
@@ -53,11 +60,15 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     if order is not None:
         raise UnsupportedOperationError("argsort(order=...) is not supported")
     if descending:
+        # reverse, sort stably, reverse back: equal keys keep their order, NaN comes first
+        # and unsigned / most-negative integers need no negation (JAX's definition)
+        from ._shape import flip
         from ._ufuncs import apply_ufunc
-        a = asarray(a)
-        if aval(a).dtype.kind == "b":
-            a = convert(a, np.int8)
-        a = apply_ufunc(np.negative, a)
+
+        def desc(x):
+            n = aval(x).shape[-1]
+            return flip(apply_ufunc(np.subtract, n - 1, bind("argsort", flip(x, -1))), -1)
+        return _along_last(a, axis, desc)
     return _along_last(a, axis, lambda x: bind("argsort", x))
 
 

@@ -30,9 +30,21 @@ def _expand_ellipsis(idx, ndim):
     return out
 
 
+def check_static_slices(idx):
+    """Slice bounds fix the result shape, so they must be static (JAX: IndexError)."""
+    for i in idx:
+        if isinstance(i, slice):
+            for t in (i.start, i.stop, i.step):
+                if isinstance(t, Tracer):
+                    from ..errors import TracerSliceError
+                    from ..tracing import concretization_error
+                    raise concretization_error(t, "slice", TracerSliceError)
+
+
 def getitem(x, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    check_static_slices(idx)
     for i in idx:
         if isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) and not np.ndim(i) == 0:
             from . import _advanced
@@ -67,9 +79,10 @@ def getitem(x, idx):
             out_shape_plan.append(dim)
         else:
             k = int(i)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
-            k %= n
+            if n == 0:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size 0")
+            # as JAX: a negative index counts from the end, then an out-of-range one clamps
+            k = min(max(k + n if k < 0 else k, 0), n - 1)
             start.append(k), limit.append(k + 1), strides.append(1)
             squeeze_dims.append(dim)
         dim += 1

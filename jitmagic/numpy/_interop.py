@@ -114,8 +114,8 @@ def _strong(res):
     from ._core import convert
     if isinstance(res, Tracer):
         return convert(res, res.dtype) if res.weak_type else res
-    if isinstance(res, tuple):
-        return tuple(_strong(r) for r in res)
+    if isinstance(res, (tuple, list)):
+        return type(res)(_strong(r) for r in res)
     return res
 
 

@@ -114,6 +114,8 @@ def diag(v, k=0):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     from ._reductions import sum as asum
     return asum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -153,8 +155,10 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim)
     idx = np.repeat(np.arange(shape_of(a)[axis]), np.asarray(repeats))
-    if total_repeat_length is not None:
-        idx = np.resize(idx, total_repeat_length) if len(idx) else np.zeros(0, int)
+    if total_repeat_length is not None:      # JAX: truncate, or pad with the last element
+        n = int(total_repeat_length)
+        idx = idx[:n] if len(idx) >= n or not len(idx) else \
+            np.concatenate([idx, np.full(n - len(idx), idx[-1])])
     return _take_static(a, idx, axis)
 
 
@@ -176,6 +180,8 @@ def tile(A, reps):
 
 def pad(array, pad_width, mode="constant", constant_values=0, **kw):
     """np.pad for modes constant, edge, wrap, reflect, symmetric (static widths)."""
+    if kw:
+        raise NotImplementedError(f"pad: keyword arguments {sorted(kw)} are not supported")
     from ._shape import where
     a = asarray(array)
     nd = aval(a).ndim
@@ -215,6 +221,75 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kw):
     return a
 
 
+# ---------------------------------------------------------------- split family
+
+def _split_points(n, indices_or_sections, equal):
+    """Static [start, stop) bounds of each piece along an axis of length n, as NumPy."""
+    ios = indices_or_sections
+    if isinstance(ios, Tracer):
+        from ..tracing import concretization_error
+        raise concretization_error(ios, "split indices")
+    if np.ndim(ios) == 0:
+        sections = int(ios)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if equal and n % sections:
+            raise ValueError(f"array split does not result in an equal division: rest is "
+                             f"{n % sections}")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        return list(zip(bounds[:-1], bounds[1:]))
+    cuts = [int(i) for i in np.asarray(ios).ravel()]
+    edges = [0] + cuts + [n]
+    # Python slice semantics: negative indices count from the end, out-of-range ones clip
+    return [tuple(slice(a, b).indices(n)[:2]) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _split(ary, indices_or_sections, axis, equal):
+    from ._indexing import getitem
+    a = asarray(ary)
+    nd = aval(a).ndim
+    axis = normalize_axis(axis, nd)
+    n = shape_of(a)[axis]
+    return [getitem(a, (slice(None),) * axis + (slice(s, max(s, e)),))
+            for s, e in _split_points(n, indices_or_sections, equal)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, False)
+
+
+def hsplit(ary, indices_or_sections):
+    nd = aval(ary).ndim
+    if nd == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if nd > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """As JAX: a 1-d array splits along its only axis (NumPy raises, see np_vsplit)."""
+    if aval(ary).ndim < 1:
+        raise ValueError("vsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def np_vsplit(ary, indices_or_sections):
+    if aval(ary).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    if aval(ary).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
 # ---------------------------------------------------------------- ufunc methods
 
 def _install_ufunc_methods():
@@ -252,4 +327,7 @@ _install_ufunc_methods()
 
 FUNCTIONS = dict(roll=roll, triu=triu, tril=tril, diag=diag, diagonal=diagonal, trace=trace,
                  meshgrid=meshgrid, mgrid=mgrid, ogrid=ogrid, repeat=repeat, tile=tile,
-                 pad=pad)
+                 pad=pad, split=split, array_split=array_split, hsplit=hsplit,
+                 vsplit=vsplit, dsplit=dsplit)
+# what NumPy's own functions become when handed a tracer, where NumPy and JAX differ
+NUMPY_OVERRIDES = {np.vsplit: np_vsplit}

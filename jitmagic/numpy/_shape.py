@@ -346,6 +346,8 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.clip is not supported.")
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     if lo is not None:
@@ -356,6 +358,8 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
 
 
 def round(a, decimals=0, out=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     decimals = static_int(decimals, "decimals")
     if aval(a).dtype.kind in "biu":
         if decimals >= 0:

@@ -67,8 +67,6 @@ def apply_ufunc(ufunc, *xs):
     in_dts, out_dts = resolve(ufunc, *xs)
     weak = [aval(x).weak_type for x in xs]
     ins = [convert(x, dt, w) for x, dt, w in zip(xs, in_dts, weak)]
-    if prim == "pow" and in_dts[0].kind == "c":
-        return _complex_int_pow(ins[0], xs[1], aval(ins[0]).weak_type and weak[1])
     if prim == "conj" and in_dts[0].kind != "c":
         return convert(ins[0], out_dts[0])            # conjugate of a real number is itself
     if prim == "rint" and in_dts[0].kind == "c":      # rounds both parts
@@ -84,40 +82,6 @@ def apply_ufunc(ufunc, *xs):
         return bind("and", a, b) if prim == "isfinite" else bind("or", a, b)
     out = bind(prim, *ins)
     return convert(out, out_dts[0], aval(out).weak_type)
-
-
-def _static_value(x):
-    from ..ir import Lit
-    from ..tracing import Tracer
-    if isinstance(x, Tracer):
-        return np.asarray(x._var.val) if isinstance(x._var, Lit) else None
-    return np.asarray(x)
-
-
-def _complex_int_pow(x, y, weak):
-    """x ** n for complex x and a static integer n, |n| < 100, as NumPy's npy_cpow."""
-    n = _static_value(y)
-    if n is None or n.ndim or n.imag != 0 or n.real != int(n.real) or abs(int(n.real)) >= 100:
-        raise UnsupportedOperationError(
-            "complex power is supported for a static integer exponent with |n| < 100 only "
-            "(e.g. z ** 2); write exp(w * log(z)) for other exponents")
-    n = int(n.real)
-    one = convert(1, aval(x).dtype, weak)
-    if n == 0:          # 1 for every z, NaN and infinities included
-        from ._shape import full
-        return full(aval(x).shape, one, aval(x).dtype)
-    if n in (1, 2, 3):
-        r = x if n == 1 else apply_ufunc(np.multiply, x, x)
-        return apply_ufunc(np.multiply, x, r) if n == 3 else r
-    acc, p, k, mask = one, x, abs(n), 1
-    while True:
-        if k & mask:
-            acc = apply_ufunc(np.multiply, acc, p)
-        mask <<= 1
-        if k < mask:
-            break
-        p = apply_ufunc(np.multiply, p, p)
-    return apply_ufunc(np.true_divide, one, acc) if n < 0 else acc
 
 
 def _full_like_bool(x, value):
@@ -180,11 +144,24 @@ COMPOSITES[np.radians] = COMPOSITES[np.deg2rad]
 COMPOSITES[np.degrees] = COMPOSITES[np.rad2deg]
 
 
+def angle(z, deg=False):
+    """The argument of z: arctan2(imag, real) (0 or pi for real z), in degrees with deg."""
+    if aval(z).dtype.kind == "c":
+        re, im = bind("real", z), bind("imag", z)
+    else:
+        re, im = z, convert(0, aval(z).dtype, True)
+    a = apply_ufunc(np.arctan2, im, re)
+    return apply_ufunc(np.multiply, a, 180 / np.pi) if deg else a
+
+
 def _export():
     out = {}
+    def wrapper(uf):
+        def fn(*xs):
+            return apply_ufunc(uf, *xs)
+        return fn
     for uf in list(UFUNC_PRIMS) + list(COMPOSITES):
-        def fn(*xs, _uf=uf):
-            return apply_ufunc(_uf, *xs)
+        fn = wrapper(uf)
         fn.__name__ = uf.__name__
         fn.__doc__ = f"jitmagic version of np.{uf.__name__}."
         out[uf.__name__] = fn
@@ -192,7 +169,7 @@ def _export():
 
 
 FUNCTIONS = _export()
-FUNCTIONS.update(mod=FUNCTIONS["remainder"], true_divide=FUNCTIONS["divide"],
+FUNCTIONS.update(angle=angle, mod=FUNCTIONS["remainder"], true_divide=FUNCTIONS["divide"],
                  abs=FUNCTIONS["absolute"], conj=FUNCTIONS["conjugate"], pow=FUNCTIONS["power"],
                  asin=FUNCTIONS["arcsin"], acos=FUNCTIONS["arccos"], atan=FUNCTIONS["arctan"],
                  atan2=FUNCTIONS["arctan2"], asinh=FUNCTIONS["arcsinh"],

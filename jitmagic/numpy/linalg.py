@@ -1,10 +1,20 @@
-"""jnp.linalg: norms (vector and matrix, without SVD-based orders)."""
+"""jnp.linalg: factorizations (LAPACK primitives, batched over leading axes) and what is
+built on them, with JAX's conventions: integer inputs promote to float (64-bit ints to
+float64, others to float32), float16 is computed in float32, a numerical failure gives NaNs
+rather than an exception, and `det` of a singular matrix is 0."""
 from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, convert, normalize_axis
+from .. import dtypes
 from ..errors import UnsupportedOperationError
+from ..tracing import bind
+from ._core import aval, asarray, broadcast_to, convert, normalize_axis
+
+
+def _jnp():
+    from .. import numpy as jnp     # the package namespace, complete once imported
+    return jnp
 
 
 def _u(uf, *xs):
@@ -12,12 +22,388 @@ def _u(uf, *xs):
     return apply_ufunc(uf, *xs)
 
 
+class _Result(tuple):
+    """A tuple with JAX's field names. Not a namedtuple on purpose: jit flattens it as a
+    tuple, so it can be returned from a jitted function (as a plain tuple)."""
+    _names: tuple = ()
+
+    def __new__(cls, *items):
+        return super().__new__(cls, items)
+
+    def __getattr__(self, name):
+        try:
+            return self[type(self)._names.index(name)]
+        except ValueError:
+            raise AttributeError(name) from None
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + ", ".join(
+            f"{n}={v!r}" for n, v in zip(self._names, self)) + ")"
+
+
+class EighResult(_Result):
+    _names = ("eigenvalues", "eigenvectors")
+
+
+class QRResult(_Result):
+    _names = ("Q", "R")
+
+
+class SVDResult(_Result):
+    _names = ("U", "S", "Vh")
+
+
+class SlogdetResult(_Result):
+    _names = ("sign", "logabsdet")
+
+
+# ---------------------------------------------------------------- helpers
+def _inexact(*xs):
+    """Promote to one inexact dtype as JAX does. Returns (arrays in the dtype LAPACK works
+    in, the dtype of the results)."""
+    xs = [asarray(x) for x in xs]
+    dt, _ = dtypes.result_type(*[aval(x) for x in xs])
+    if dt.kind in "biu":
+        dt = np.dtype(np.float64 if dt.itemsize == 8 else np.float32)
+    work = np.dtype(np.float32) if dt == np.float16 else dt
+    return [convert(x, work) for x in xs], dt
+
+
+def _matrix(x, what, square=False):
+    shape = aval(x).shape
+    if len(shape) < 2:
+        raise ValueError(f"{what}: the argument must have at least 2 dimensions, got shape "
+                         f"{shape}")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"{what}: the last two dimensions must be equal (a square matrix), "
+                         f"got shape {shape}")
+    return shape[:-2], shape[-2], shape[-1]
+
+
+def _mT(x):
+    return _jnp().swapaxes(x, -1, -2)
+
+
+def _H(x):
+    x = _mT(x)
+    return bind("conj", x) if aval(x).dtype.kind == "c" else x
+
+
+def _symmetrize(x):
+    return _u(np.divide, _u(np.add, x, _H(x)), 2)
+
+
+def _out(x, dt):
+    return convert(x, dt) if aval(x).dtype != dt else x
+
+
+def _real_dtype(dt):
+    return np.zeros((), dt).real.dtype
+
+
+def _eye(n, batch, dt):
+    return broadcast_to(_jnp().eye(n, dtype=dt), tuple(batch) + (n, n))
+
+
+def _zeros(shape, dt):
+    return _jnp().zeros(shape, dtype=dt)
+
+
+def _diagonal(x):
+    return _jnp().diagonal(x, axis1=-2, axis2=-1)
+
+
+# ---------------------------------------------------------------- factorizations
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """The lower factor L with a = L L^H (reading the lower triangle, or the symmetrized
+    matrix); NaNs where a is not positive definite, as JAX."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "cholesky", square=True)
+    if n == 0:
+        return _out(a, dt)
+    if symmetrize_input:
+        a = _symmetrize(a)
+    l = bind("cholesky", a)
+    return _out(_H(l) if upper else l, dt)
+
+
+def solve(a, b):
+    (a, b), dt = _inexact(a, b)
+    batch, n, _ = _matrix(a, "solve", square=True)
+    bs = aval(b).shape
+    vector = len(bs) == 1
+    if vector:
+        if bs[0] != n:
+            raise ValueError(f"solve: shapes {aval(a).shape} and {bs} do not match")
+        b = _jnp().expand_dims(b, -1)
+        bs = aval(b).shape
+    elif len(bs) < 2 or bs[-2] != n:
+        raise ValueError(f"Invalid shapes for solve: {aval(a).shape}, {bs}: b must be a "
+                         f"vector of length {n} or a batch of matrices with {n} rows; for a "
+                         f"batch of vectors use solve(a, b[..., None])[..., 0]")
+    try:
+        batch = tuple(np.broadcast_shapes(batch, bs[:-2]))
+    except ValueError:
+        raise ValueError(f"solve: batch shapes of {aval(a).shape} and {bs} do not "
+                         f"broadcast") from None
+    a = broadcast_to(a, batch + (n, n))
+    b = broadcast_to(b, batch + (n, bs[-1]))
+    if n == 0 or bs[-1] == 0 or 0 in batch:
+        x = _zeros(batch + (n, bs[-1]), aval(a).dtype)
+    else:
+        x = bind("solve", a, b)
+    return _out(x[..., 0] if vector else x, dt)
+
+
+def inv(a):
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "inv", square=True)
+    return _out(solve(a, _eye(n, batch, aval(a).dtype)), dt)
+
+
+def _lu(a):
+    return bind("lu", a)
+
+
+def slogdet(a, *, method=None):
+    if method not in (None, "lu"):
+        raise NotImplementedError(f"slogdet(method={method!r}): only method='lu' is "
+                                  f"implemented")
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "slogdet", square=True)
+    jnp = _jnp()
+    wdt = aval(a).dtype
+    rdt = _real_dtype(wdt)
+    if n == 0 or 0 in batch:
+        return SlogdetResult(_out(jnp.ones(batch, wdt), dt),
+                             _out(jnp.zeros(batch, rdt), _real_dtype(dt)))
+    lu, piv = _lu(a)
+    diag = _diagonal(lu)
+    is_zero = jnp.any(_u(np.equal, diag, 0), axis=-1)
+    swaps = jnp.sum(convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32),
+                    axis=-1)
+    absdiag = _u(np.absolute, diag)
+    if wdt.kind == "c":
+        sign = jnp.prod(_u(np.divide, diag, convert(absdiag, wdt)), axis=-1)
+    else:
+        sign = jnp.ones(batch, wdt)
+        swaps = _u(np.add, swaps, jnp.sum(convert(_u(np.less, diag, 0), np.int32), axis=-1))
+    odd = _u(np.equal, _u(np.remainder, swaps, 2), 1)
+    sign = jnp.where(is_zero, convert(0, wdt), jnp.where(odd, _u(np.negative, sign), sign))
+    logdet = jnp.where(is_zero, convert(-np.inf, rdt),
+                       jnp.sum(_u(np.log, absdiag), axis=-1))
+    return SlogdetResult(_out(sign, dt), _out(logdet, _real_dtype(dt)))
+
+
+def det(a):
+    """The product of U's diagonal with the sign of the row permutation: exactly 0 for an
+    exactly singular matrix."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "det", square=True)
+    jnp = _jnp()
+    wdt = aval(a).dtype
+    if n == 0 or 0 in batch:
+        return _out(jnp.ones(batch, wdt), dt)
+    lu, piv = _lu(a)
+    swaps = jnp.sum(convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32),
+                    axis=-1)
+    diag = _diagonal(lu)
+    p = jnp.prod(diag, axis=-1)
+    odd = _u(np.equal, _u(np.remainder, swaps, 2), 1)
+    p = jnp.where(odd, _u(np.negative, p), p)
+    # +0 rather than -0 for a singular matrix, as JAX's sign * exp(logabsdet)
+    return _out(jnp.where(jnp.any(_u(np.equal, diag, 0), axis=-1), convert(0, wdt), p), dt)
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "eigh", square=True)
+    rdt = _real_dtype(dt)
+    if n == 0 or 0 in batch:
+        return EighResult(_zeros(batch + (n,), rdt), _zeros(batch + (n, n), dt))
+    if symmetrize_input:
+        a = _symmetrize(a)
+    w, v = bind("eigh", a, lower=UPLO != "U")
+    return EighResult(_out(w, rdt), _out(v, dt))
+
+
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    return eigh(a, UPLO, symmetrize_input)[0]
+
+
+def qr(a, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"qr(mode={mode!r}): modes 'reduced', 'complete' and 'r' "
+                                  f"are implemented")
+    (a,), dt = _inexact(a)
+    batch, m, n = _matrix(a, "qr")
+    full = mode == "complete"
+    k = min(m, n)
+    if k == 0 or 0 in batch:
+        qc, rr = (m, m) if full else (k, k)
+        q = _eye(m, batch, dt) if full and 0 not in batch else _zeros(batch + (m, qc), dt)
+        r = _zeros(batch + (rr, n), dt)
+    else:
+        q, r = bind("qr", a, full_matrices=full)
+        q, r = _out(q, dt), _out(r, dt)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    if hermitian:
+        raise NotImplementedError("svd(hermitian=True) is not implemented; "
+                                  "use hermitian=False (the general SVD gives the same values)")
+    if subset_by_index is not None:
+        raise NotImplementedError("svd(subset_by_index=...) is not implemented")
+    (a,), dt = _inexact(a)
+    batch, m, n = _matrix(a, "svd")
+    k = min(m, n)
+    rdt = _real_dtype(dt)
+    if k == 0 or 0 in batch:
+        s = _zeros(batch + (k,), rdt)
+        if not compute_uv:
+            return s
+        if full_matrices and 0 not in batch:
+            return SVDResult(_eye(m, batch, dt), s, _eye(n, batch, dt))
+        uc, vr = (m, n) if full_matrices else (k, k)
+        return SVDResult(_zeros(batch + (m, uc), dt), s, _zeros(batch + (vr, n), dt))
+    outs = bind("svd", a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return _out(outs[0], rdt)
+    s, u, vh = outs
+    return SVDResult(_out(u, dt), _out(s, rdt), _out(vh, dt))
+
+
+def svdvals(x):
+    return svd(x, compute_uv=False)
+
+
+def _finfo_eps(dt):
+    return float(np.finfo(dt).eps)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """As JAX: through the SVD; residuals are always returned (numpy_resid=False), rank as
+    an int64 (x64) array."""
+    if numpy_resid:
+        raise NotImplementedError("lstsq(numpy_resid=True) gives a shape that depends on "
+                                  "values, which jit cannot compile")
+    (a, b), dt = _inexact(a, b)
+    jnp = _jnp()
+    sa, sb = aval(a).shape, aval(b).shape
+    if len(sa) != 2:
+        raise TypeError(f"{len(sa)}-dimensional array given. Array must be two-dimensional")
+    if len(sb) == 0 or sa[0] != sb[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vector = len(sb) == 1
+    if vector:
+        b = jnp.expand_dims(b, -1)
+    if aval(b).ndim != 2:
+        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or "
+                        f"two-dimensional")
+    m, n = sa
+    wdt = aval(a).dtype
+    rdt = _real_dtype(wdt)
+    if m == 0 or n == 0:
+        s = _zeros((0,), rdt)
+        rank = jnp.asarray(0, dtype=np.int64)
+        x = _zeros((n, aval(b).shape[1]), wdt)
+    else:
+        if rcond is None:
+            rcond = _finfo_eps(wdt) * max(n, m)
+        else:
+            rcond = jnp.where(_u(np.less, rcond, 0), _finfo_eps(wdt), rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        big = _u(np.greater_equal, s, _u(np.multiply, convert(rcond, rdt), s[0]))
+        mask = _u(np.logical_and, _u(np.greater, s, 0), big)
+        rank = jnp.sum(convert(mask, np.int64))
+        safe_s = convert(jnp.where(mask, s, convert(1, rdt)), wdt)
+        s_inv = jnp.where(mask, _u(np.divide, convert(1, wdt), safe_s), convert(0, wdt))
+        uTb = jnp.matmul(_H(u), b)
+        x = jnp.matmul(_H(vt), _u(np.multiply, s_inv[:, None], uTb))
+    resid = _u(np.square, norm(_u(np.subtract, b, jnp.matmul(a, x)), axis=0))
+    if vector:
+        x = jnp.ravel(x)
+    return (_out(x, dt), _out(resid, _real_dtype(dt)), rank, _out(s, _real_dtype(dt)))
+
+
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    if hermitian:
+        raise NotImplementedError("pinv(hermitian=True) is not implemented")
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be given")
+        rtol = rcond
+    (a,), dt = _inexact(a)
+    batch, m, n = _matrix(a, "pinv")
+    jnp = _jnp()
+    if m == 0 or n == 0:
+        return _zeros(batch + (n, m), dt)
+    wdt = aval(a).dtype
+    rdt = _real_dtype(wdt)
+    a = bind("conj", a) if wdt.kind == "c" else a
+    if rtol is None:
+        rtol = 10.0 * max(m, n) * _finfo_eps(wdt)
+    rtol = convert(asarray(rtol), rdt)
+    u, s, vh = svd(a, full_matrices=False)
+    cutoff = _u(np.multiply, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol,
+                s[..., 0:1])
+    s = convert(jnp.where(_u(np.greater, s, cutoff), s, convert(np.inf, rdt)), wdt)
+    res = jnp.matmul(_mT(vh), _u(np.divide, _mT(u), jnp.expand_dims(s, -1)))
+    return _out(res, dt)
+
+
+def matrix_power(a, n):
+    from ._core import static_int
+    n = static_int(n, "matrix_power exponent")
+    a = asarray(a)
+    batch, m, _ = _matrix(a, "matrix_power", square=True)
+    jnp = _jnp()
+    if n == 0:
+        return _eye(m, batch, aval(a).dtype)
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:            # binary exponentiation, unrolled at trace time
+        if n & 1:
+            result = base if result is None else jnp.matmul(result, base)
+        n >>= 1
+        if n:
+            base = jnp.matmul(base, base)
+    return result
+
+
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
+        rtol = tol
+    (M,), dt = _inexact(M)
+    jnp = _jnp()
+    if aval(M).ndim < 2:
+        return convert(jnp.any(_u(np.not_equal, M, 0)), np.int32)
+    if hermitian:
+        raise NotImplementedError("matrix_rank(hermitian=True) is not implemented")
+    s = svd(M, full_matrices=False, compute_uv=False)
+    rdt = aval(s).dtype
+    m, n = aval(M).shape[-2:]
+    if rtol is None:
+        rtol = _finfo_eps(rdt) * max(m, n)
+    rtol = convert(asarray(rtol), rdt)
+    smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else _zeros(aval(s).shape[:-1] + (1,), rdt)
+    tol = _u(np.multiply, smax, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol)
+    return jnp.sum(convert(_u(np.greater, s, tol), np.int32), axis=-1)
+
+
+# ---------------------------------------------------------------- norms
 def norm(x, ord=None, axis=None, keepdims=False):
     from ._reductions import max as amax, min as amin, sum as asum
     x = asarray(x)
     a = aval(x)
     if a.dtype.kind in "biu":
-        x = convert(x, np.float64)
+        x = convert(x, np.float64 if a.dtype.itemsize == 8 else np.float32)
     nd = a.ndim
     if axis is None:
         axes = tuple(range(nd))
@@ -57,17 +443,118 @@ def norm(x, ord=None, axis=None, keepdims=False):
                 from ._shape import squeeze
                 out = squeeze(out, axis=axes)
             return out
-        raise UnsupportedOperationError(f"matrix norm ord={ord!r} needs an SVD, which jitmagic "
-                                        f"does not provide")
+        if ord in (2, -2, "nuc"):
+            jnp = _jnp()
+            y = jnp.moveaxis(x, axes, (-2, -1))
+            s = svd(y, compute_uv=False)
+            out = asum(s, axis=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, axis=-1)
+            if keepdims:
+                for d in sorted(axes):
+                    out = jnp.expand_dims(out, d)
+            return out
+        raise ValueError(f"Invalid order {ord!r} for matrix norm")
     raise ValueError("improper number of dimensions to norm")
 
 
 def _abs2(x):
     if aval(x).dtype.kind == "c":
-        from ._core import bind
         re, im = bind("real", x), bind("imag", x)
         return _u(np.add, _u(np.multiply, re, re), _u(np.multiply, im, im))
     return _u(np.multiply, x, x)
 
 
-__all__ = ["norm"]
+def cond(x, p=None):
+    if p not in (None, 2):
+        raise NotImplementedError(f"cond(p={p!r}): only the 2-norm condition number is "
+                                  f"implemented")
+    s = svd(x, compute_uv=False)
+    jnp = _jnp()
+    return _u(np.divide, s[..., 0], s[..., -1]) if aval(s).shape[-1] else \
+        jnp.full(aval(s).shape[:-1], np.nan, aval(s).dtype)
+
+
+# ---------------------------------------------------------------- array-API style helpers
+def _no_preferred(what, preferred_element_type):
+    if preferred_element_type is not None:
+        raise NotImplementedError(f"{what}(preferred_element_type=...) is not implemented")
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """precision is a hint for reduced-precision hardware: jitmagic always computes in the
+    operands' own precision (JAX's HIGHEST)."""
+    _no_preferred("matmul", preferred_element_type)
+    return _jnp().matmul(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    _no_preferred("tensordot", preferred_element_type)
+    return _jnp().tensordot(x1, x2, axes=axes)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    _no_preferred("vecdot", preferred_element_type)
+    jnp = _jnp()
+    x1, x2 = asarray(x1), asarray(x2)
+    if aval(x1).dtype.kind == "c":
+        x1 = bind("conj", x1)
+    return jnp.sum(_u(np.multiply, x1, x2), axis=axis)
+
+
+def outer(x1, x2, /):
+    if aval(x1).ndim != 1 or aval(x2).ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={aval(x1).ndim} and x2.ndim={aval(x2).ndim}")
+    return _jnp().outer(x1, x2)
+
+
+def diagonal(x, /, *, offset=0):
+    return _jnp().diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    return _jnp().sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def matrix_transpose(x, /):
+    if aval(x).ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={aval(x).ndim}")
+    return _mT(x)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    x = asarray(x)
+    nd = aval(x).ndim
+    axes = tuple(range(nd)) if axis is None else \
+        (tuple(axis) if isinstance(axis, (tuple, list)) else (axis,))
+    if len(axes) == 1:
+        return norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
+    if ord not in (2, None):
+        raise NotImplementedError(f"vector_norm(ord={ord!r}) over several axes is not "
+                                  f"implemented (ord=2 is)")
+    (x,), _ = _inexact(x)
+    axes = tuple(normalize_axis(a, nd) for a in axes)
+    return _u(np.sqrt, _jnp().sum(_abs2(x), axis=axes, keepdims=keepdims))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def multi_dot(arrays, *, precision=None):
+    """Left to right (JAX picks the cheapest order: the same product up to rounding)."""
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays, got {len(arrays)}")
+    jnp = _jnp()
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = jnp.matmul(out, x)
+    return out
+
+
+__all__ = ["matmul", "tensordot", "vecdot", "outer", "diagonal", "trace", "matrix_transpose",
+           "vector_norm", "matrix_norm", "multi_dot",
+           "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr", "svd",
+           "svdvals", "lstsq", "pinv", "matrix_power", "matrix_rank", "norm", "cond",
+           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]

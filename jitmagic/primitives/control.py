@@ -18,7 +18,9 @@ from . import register
 
 
 def _interp(fn, *args):
+    global _interp
     from ..interpreter import eval_function
+    _interp = eval_function   # loops call this every iteration: import once (a cycle otherwise)
     return eval_function(fn, *args)
 
 

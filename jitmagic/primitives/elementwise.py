@@ -110,11 +110,11 @@ def _mod(cg, ins, out, x, y):
     return cg.divmod(ins[0], x, y)[1]
 
 
-# Complex powers are not a primitive: jitmagic.numpy expands x ** n for a static integer n
-# into multiplications, as NumPy's npy_cpow does.
-@elementwise("pow", np.power, "iuf", expensive=True)
+@elementwise("pow", np.power, NUM, expensive=True)
 def _pow(cg, ins, out, x, y):
     dt = ins[0]
+    if _is_cplx(dt):
+        return cg.complex_pow(x, y, lambda z: _cexp(cg, real_dtype(dt), *z))
     if dt.kind == "f":
         return cg.math("pow", dt, x, y)
     if dt.kind in "iu":
@@ -142,10 +142,12 @@ def _abs(cg, ins, out, x):
     return x
 
 
-@elementwise("sign", np.sign, "iuf")
+@elementwise("sign", np.sign, NUM)
 def _sign(cg, ins, out, x):
     dt = ins[0]
     b = cg.b
+    if _is_cplx(dt):
+        return cg.complex_sign(x)
     zero, one = cg.const(dt, 0), cg.const(dt, 1)
     if dt.kind == "f":
         pos = b.select(b.fcmp_ordered(">", x, zero), one, zero)
@@ -160,6 +162,8 @@ def _sign(cg, ins, out, x):
 def _minmax(name, nan_propagating):
     def rule(cg, ins, out, x, y):
         dt = ins[0]
+        if _is_cplx(dt):
+            return _complex_minmax(cg, name, nan_propagating, x, y)
         if dt.kind == "f":
             op = ("llvm.maximum" if name == "max" else "llvm.minimum") if nan_propagating \
                 else ("llvm.maxnum" if name == "max" else "llvm.minnum")
@@ -174,10 +178,37 @@ def _minmax(name, nan_propagating):
     return rule
 
 
-elementwise("max", np.maximum, REAL)(_minmax("max", True))
-elementwise("min", np.minimum, REAL)(_minmax("min", True))
-elementwise("fmax", np.fmax, REAL)(_minmax("max", False))
-elementwise("fmin", np.fmin, REAL)(_minmax("min", False))
+def _complex_minmax(cg, name, nan_propagating, x, y):
+    """NumPy's complex maximum/minimum: lexicographic; a NaN part in x (maximum) or in y
+    (fmax, where the other operand wins) decides."""
+    b = cg.b
+    keep_x = _complex_order(cg, ">=" if name == "max" else "<=", x, y)
+    if nan_propagating:
+        keep_x = b.or_(keep_x, b.or_(_isnan(cg, x[0]), _isnan(cg, x[1])))
+    else:
+        keep_x = b.or_(keep_x, b.or_(_isnan(cg, y[0]), _isnan(cg, y[1])))
+    return cg.select(keep_x, x, y)
+
+
+def _isnan(cg, v):
+    return cg.b.fcmp_unordered("uno", v, v)
+
+
+def _complex_order(cg, op, x, y):
+    """NumPy's lexicographic complex comparison (CLT & co): real parts decide unless either
+    imaginary part is NaN; equal real parts defer to the imaginary parts."""
+    b = cg.b
+    strict = op[0]
+    by_re = b.and_(b.fcmp_ordered(strict, x[0], y[0]),
+                   b.and_(b.fcmp_ordered("ord", x[1], x[1]), b.fcmp_ordered("ord", y[1], y[1])))
+    by_im = b.and_(b.fcmp_ordered("==", x[0], y[0]), b.fcmp_ordered(op, x[1], y[1]))
+    return b.or_(by_re, by_im)
+
+
+elementwise("max", np.maximum, ALL)(_minmax("max", True))
+elementwise("min", np.minimum, ALL)(_minmax("min", True))
+elementwise("fmax", np.fmax, ALL)(_minmax("max", False))
+elementwise("fmin", np.fmin, ALL)(_minmax("min", False))
 
 
 # ---------------------------------------------------------------- comparisons
@@ -192,7 +223,7 @@ def _cmp_rule(op):
         b = cg.b
         if _is_cplx(dt):
             if op not in ("==", "!="):
-                _unsupported(f"ordering comparison {op}", dt)
+                return _complex_order(cg, op, x, y)
             if op == "==":
                 return b.and_(b.fcmp_ordered("==", x[0], y[0]), b.fcmp_ordered("==", x[1], y[1]))
             return b.or_(b.fcmp_unordered("!=", x[0], y[0]), b.fcmp_unordered("!=", x[1], y[1]))
@@ -205,7 +236,7 @@ def _cmp_rule(op):
 
 
 for _name, (_op, _np) in _CMP.items():
-    elementwise(_name, _np, ALL if _name in ("eq", "ne") else REAL, out=BOOL)(_cmp_rule(_op))
+    elementwise(_name, _np, ALL, out=BOOL)(_cmp_rule(_op))
 
 
 # ---------------------------------------------------------------- logic and bits
@@ -280,19 +311,50 @@ def _float_unary(name, np_fn, math_name=None, expensive=True, kinds=FLT):
     elementwise(name, np_fn, kinds, expensive=expensive)(rule)
 
 
-for _n, _f, _m in [("sin", np.sin, None), ("cos", np.cos, None), ("tan", np.tan, None),
-                   ("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
-                   ("arctan", np.arctan, "atan"), ("sinh", np.sinh, None),
-                   ("cosh", np.cosh, None), ("tanh", np.tanh, None),
+for _n, _f, _m in [("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
+                   ("arctan", np.arctan, "atan"),
                    ("arcsinh", np.arcsinh, "asinh"), ("arccosh", np.arccosh, "acosh"),
                    ("arctanh", np.arctanh, "atanh"), ("exp2", np.exp2, None),
-                   ("expm1", np.expm1, None), ("log", np.log, None), ("log1p", np.log1p, None),
+                   ("expm1", np.expm1, None), ("log1p", np.log1p, None),
                    ("log2", np.log2, None), ("log10", np.log10, None), ("cbrt", np.cbrt, None)]:
     _float_unary(_n, _f, _m)
 
-for _n, _f, _m in [("sqrt", np.sqrt, None), ("floor", np.floor, None), ("ceil", np.ceil, None),
+for _n, _f, _m in [("floor", np.floor, None), ("ceil", np.ceil, None),
                    ("trunc", np.trunc, None), ("rint", np.rint, "rint")]:
     _float_unary(_n, _f, _m, expensive=False)
+
+
+# float and complex: complex arguments go through the C99 special-value code in the backend
+def _complex_unary(name, np_fn, complex_rule, expensive=True):
+    def rule(cg, ins, out, x):
+        if _is_cplx(ins[0]):
+            return complex_rule(cg, x)
+        return cg.math(name, ins[0], x)
+    elementwise(name, np_fn, FC, expensive=expensive)(rule)
+
+
+def _times_i(cg, z):
+    return (cg.b.fneg(z[1]), z[0])
+
+
+def _csin(cg, z):              # sin z = -i sinh(i z)
+    r, i = cg.complex_sinh_cosh(_times_i(cg, z), "sinh")
+    return (i, cg.b.fneg(r))
+
+
+def _ctan(cg, z):              # tan z = -i tanh(i z)
+    r, i = cg.complex_tanh(_times_i(cg, z))
+    return (i, cg.b.fneg(r))
+
+
+_complex_unary("sin", np.sin, _csin)
+_complex_unary("cos", np.cos, lambda cg, z: cg.complex_sinh_cosh(_times_i(cg, z), "cosh"))
+_complex_unary("tan", np.tan, _ctan)
+_complex_unary("sinh", np.sinh, lambda cg, z: cg.complex_sinh_cosh(z, "sinh"))
+_complex_unary("cosh", np.cosh, lambda cg, z: cg.complex_sinh_cosh(z, "cosh"))
+_complex_unary("tanh", np.tanh, lambda cg, z: cg.complex_tanh(z))
+_complex_unary("log", np.log, lambda cg, z: cg.complex_log(z))
+_complex_unary("sqrt", np.sqrt, lambda cg, z: cg.complex_sqrt(z), expensive=False)
 
 
 @elementwise("exp", np.exp, FC, expensive=True)

@@ -1,5 +1,14 @@
-"""dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsum
-build on it. Output axes are batch, then lhs free, then rhs free (as in JAX)."""
+"""Linear algebra primitives.
+
+dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsum build on
+it. Output axes are batch, then lhs free, then rhs free (as in JAX).
+
+The factorizations (cholesky, lu, solve, triangular_solve, eigh, qr, svd) work on the last
+two axes, batched over the leading ones, and lower to LAPACK calls (backend/lapack.py).
+Their NumPy references use np.linalg where it has the routine, and short textbook
+algorithms where it has not (LU with partial pivoting, substitution), with the same
+conventions: a numerical failure gives NaNs (as JAX), never an exception.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -42,10 +51,224 @@ def _dot_impl(lhs, rhs, *, contract, batch):
         rs[b] = next(letters)
     out = [ls[a] for a in lb] + [ls[a] for a in lf] + [rs[b] for b in rf]
     spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs).astype(lhs.dtype)
+    # optimize=True contracts through BLAS (tensordot), as NumPy code would with `@`
+    return np.einsum(spec, lhs, rhs, optimize=True).astype(lhs.dtype)
 
 
 register("dot_general", "custom", _dot_abstract, _dot_impl,
          lambda cg, eqn, outs: cg.lower_dot(eqn, outs))
 
 free_axes = _free
+
+
+# ---------------------------------------------------------------- factorizations
+_LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
+
+
+def _matrix(prim, a, square=False):
+    if a.ndim < 2:
+        raise ValueError(f"{prim}: the operand must have at least 2 dimensions, got {a}")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{prim}: the last two dimensions must be square, got {a.shape}")
+    if a.dtype.name not in _LAPACK_DTYPES:
+        raise TypeError(f"{prim}: needs float32, float64, complex64 or complex128, got {a.dtype}")
+    return a.shape[:-2], a.shape[-2], a.shape[-1]
+
+
+def _real(dt):
+    return np.dtype(dt).type(0).real.dtype
+
+
+def _batched(fn, *arrays):
+    """fn on each matrix of a batch; fn returns a tuple of arrays."""
+    batch = arrays[0].shape[:-2]
+    flat = [x.reshape((-1,) + x.shape[len(batch):]) for x in arrays]
+    results = [fn(*(x[i] for x in flat)) for i in range(flat[0].shape[0])]
+    return results, batch
+
+
+def _stack(results, batch, like):
+    """Stack per-matrix tuples into batched arrays shaped like the abstract outputs."""
+    return tuple(np.asarray([r[j] for r in results], dtype=o.dtype).reshape(o.shape)
+                 if results else np.zeros(o.shape, o.dtype) for j, o in enumerate(like))
+
+
+def _reference(abstract, per_matrix, multiple_results):
+    def impl(*arrays, **kw):
+        outs = abstract(*[shaped(x.shape, x.dtype) for x in arrays], **kw)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        with np.errstate(all="ignore"):
+            results, batch = _batched(lambda *m: per_matrix(*m, **kw), *arrays)
+        res = _stack(results, batch, outs)
+        return res if multiple_results else res[0]
+    return impl
+
+
+def _nan(x):
+    return np.full_like(x, complex(np.nan, np.nan) if x.dtype.kind == "c" else np.nan)
+
+
+def _cholesky_abstract(a):
+    _matrix("cholesky", a, square=True)
+    return shaped(a.shape, a.dtype)
+
+
+def _has_nan(*xs):
+    """LAPACKE rejects an operand holding a NaN (in the part it reads): the lowering then
+    gives NaN results, and so do the references."""
+    return any(np.isnan(x).any() for x in xs)
+
+
+def _cholesky_ref(a):
+    if _has_nan(np.tril(a)):
+        return (np.tril(_nan(a)),)
+    try:
+        return (np.linalg.cholesky(a),)
+    except np.linalg.LinAlgError:
+        return (np.tril(_nan(a)),)
+
+
+def _lu_abstract(a):
+    batch, m, n = _matrix("lu", a)
+    return shaped(a.shape, a.dtype), shaped(batch + (min(m, n),), np.int32)
+
+
+def _lu_ref(a):
+    """Partial pivoting, the largest |a| (first on a tie) as LAPACK's getrf."""
+    lu = a.astype(a.dtype, copy=True)
+    m, n = lu.shape
+    piv = np.zeros(min(m, n), np.int32)
+    if _has_nan(a):
+        return _nan(a), np.arange(min(m, n), dtype=np.int32)
+    for j in range(min(m, n)):
+        col = lu[j:, j]
+        # LAPACK's i?amax compares |re| + |im| for complex numbers
+        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag)))
+        piv[j] = p
+        lu[[j, p]] = lu[[p, j]]
+        if lu[j, j] != 0:
+            lu[j + 1:, j] /= lu[j, j]
+        lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+    return lu, piv
+
+
+def _substitute(t, b, lower, unit):
+    """t x = b for a triangular t (only its triangle is read); no check of the diagonal."""
+    n = t.shape[0]
+    x = np.array(b, dtype=np.result_type(t, b), copy=True)
+    order = range(n) if lower else range(n - 1, -1, -1)
+    for i in order:
+        lo, hi = (0, i) if lower else (i + 1, n)
+        x[i] = x[i] - t[i, lo:hi] @ x[lo:hi]
+        if not unit:
+            x[i] = x[i] / t[i, i]
+    return x
+
+
+def _solve_abstract(a, b):
+    batch, n, _ = _matrix("solve", a, square=True)
+    if b.dtype != a.dtype or b.ndim != a.ndim or b.shape[:-2] != batch or b.shape[-2] != n:
+        raise ValueError(f"solve: operands {a} and {b} do not match")
+    return shaped(b.shape, a.dtype)
+
+
+def _solve_ref(a, b):
+    if _has_nan(a, b):
+        return (_nan(b),)
+    lu, piv = _lu_ref(a)
+    x = np.array(b, copy=True)
+    for j, p in enumerate(piv):
+        x[[j, p]] = x[[p, j]]
+    x = _substitute(lu, x, lower=True, unit=True)
+    return (_substitute(lu, x, lower=False, unit=False),)
+
+
+def _trsolve_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    _, n, _ = _matrix("triangular_solve", a, square=True)
+    if b.dtype != a.dtype or b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or \
+            b.shape[-2 if left_side else -1] != n:
+        raise ValueError(f"triangular_solve: operands {a} and {b} do not match "
+                         f"(left_side={left_side})")
+    return shaped(b.shape, a.dtype)
+
+
+def _trsolve_ref(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    t = np.tril(a) if lower else np.triu(a)
+    if conjugate_a:
+        t = t.conj()
+    if transpose_a:
+        t, lower = t.T, not lower
+    if not left_side:       # x t = b  <=>  t^T x^T = b^T
+        return (_substitute(t.T, b.T, not lower, unit_diagonal).T,)
+    return (_substitute(t, b, lower, unit_diagonal),)
+
+
+def _eigh_abstract(a, *, lower):
+    batch, n, _ = _matrix("eigh", a, square=True)
+    return shaped(batch + (n,), _real(a.dtype)), shaped(a.shape, a.dtype)
+
+
+def _eigh_ref(a, *, lower):
+    if _has_nan(np.tril(a) if lower else np.triu(a)):
+        return _nan(a.real[0]), _nan(a)
+    try:
+        return np.linalg.eigh(a, UPLO="L" if lower else "U")
+    except np.linalg.LinAlgError:
+        return _nan(a.real[0]), _nan(a)
+
+
+def _qr_abstract(a, *, full_matrices):
+    batch, m, n = _matrix("qr", a)
+    k = min(m, n)
+    qc, rr = (m, m) if full_matrices else (k, k)
+    return shaped(batch + (m, qc), a.dtype), shaped(batch + (rr, n), a.dtype)
+
+
+def _qr_ref(a, *, full_matrices):
+    if _has_nan(a):
+        q, r = _qr_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices)
+        return _nan(np.zeros(q.shape, a.dtype)), _nan(np.zeros(r.shape, a.dtype))
+    return np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+
+
+def _svd_abstract(a, *, full_matrices, compute_uv):
+    batch, m, n = _matrix("svd", a)
+    k = min(m, n)
+    s = shaped(batch + (k,), _real(a.dtype))
+    if not compute_uv:
+        return (s,)
+    uc, vr = (m, n) if full_matrices else (k, k)
+    return s, shaped(batch + (m, uc), a.dtype), shaped(batch + (vr, n), a.dtype)
+
+
+def _svd_ref(a, *, full_matrices, compute_uv):
+    try:
+        if _has_nan(a):
+            raise np.linalg.LinAlgError("NaN operand")
+        if not compute_uv:
+            return (np.linalg.svd(a, compute_uv=False),)
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        return s, u, vh
+    except np.linalg.LinAlgError:
+        outs = _svd_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices,
+                             compute_uv=compute_uv)
+        return tuple(_nan(np.zeros(o.shape, o.dtype)) for o in outs)
+
+
+def _lapack(name):
+    def lower(cg, eqn, outs):
+        from ..backend import lapack
+        return getattr(lapack, "lower_" + name)(cg, eqn, outs)
+    return lower
+
+
+for _name, _abs, _ref in [("cholesky", _cholesky_abstract, _cholesky_ref),
+                          ("lu", _lu_abstract, _lu_ref),
+                          ("solve", _solve_abstract, _solve_ref),
+                          ("triangular_solve", _trsolve_abstract, _trsolve_ref),
+                          ("eigh", _eigh_abstract, _eigh_ref),
+                          ("qr", _qr_abstract, _qr_ref),
+                          ("svd", _svd_abstract, _svd_ref)]:
+    _multi = _name in ("lu", "eigh", "qr", "svd")
+    register(_name, "custom", _abs, _reference(_abs, _ref, _multi), _lapack(_name),
+             multiple_results=_multi)

@@ -60,8 +60,6 @@ register("cumulative", "custom", _cum_abstract, _cum_impl, _cum_lower)
 def _sort_abstract(x):
     if x.ndim == 0:
         raise ValueError("sort needs at least one axis")
-    if x.dtype.kind == "c":
-        raise TypeError("sorting complex arrays is not supported")
     return shaped(x.shape, x.dtype, x.weak_type)
 
 
@@ -71,8 +69,18 @@ def _argsort_abstract(x):
 
 
 def _less(cg, dt, a, b):
-    """a < b in NumPy's sort order (NaN after everything)."""
+    """a < b in NumPy's sort order (NaN after everything; complex numbers lexicographic,
+    ordered R + Rj, R + nanj, nan + Rj, nan + nanj)."""
     bld = cg.b
+    if dt.kind == "c":
+        (ar, ai), (br, bi) = a, b
+        isnan = lambda v: bld.fcmp_unordered("uno", v, v)           # noqa: E731
+        ai_num, bi_nan = bld.not_(isnan(ai)), isnan(bi)
+        im_lt = bld.or_(bld.fcmp_ordered("<", ai, bi), bld.and_(bi_nan, ai_num))
+        same_re = bld.or_(bld.fcmp_ordered("==", ar, br), bld.and_(isnan(ar), isnan(br)))
+        return bld.select(bld.fcmp_ordered("<", ar, br), bld.or_(ai_num, bi_nan),
+                          bld.select(bld.fcmp_ordered(">", ar, br), bld.and_(bi_nan, ai_num),
+                                     bld.select(same_re, im_lt, isnan(br))))
     if dt.kind == "f":
         lt = bld.fcmp_ordered("<", a, b)
         return bld.or_(lt, bld.and_(bld.fcmp_ordered("ord", a, a), bld.fcmp_unordered("uno", b, b)))
@@ -93,8 +101,13 @@ def _comparator(cg, dt, by_key):
     saved = cg.b
     cg.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
     st = storage_type(dt)
+    if dt.kind == "c":                      # an element is a pair of parts
+        part, st = st, ir.ArrayType(st, 2)
 
     def value(p):
+        if dt.kind == "c":
+            return tuple(b.load(b.gep(p, [ir.Constant(I64, 0), ir.Constant(I32, k)],
+                                      source_etype=st), typ=part) for k in (0, 1))
         v = b.load(p, typ=st, align=1)
         return b.icmp_unsigned("!=", v, ir.Constant(st, 0)) if dt.kind == "b" else v
     if by_key:

@@ -23,6 +23,8 @@ def _reduce_abstract(x, *, axes):
 
 
 def _identity_max(dt):
+    if dt.kind == "c":      # lexicographic order: below every number
+        return complex(-np.inf, -np.inf)
     if dt.kind == "f":
         return -np.inf
     if dt.kind == "b":
@@ -31,6 +33,8 @@ def _identity_max(dt):
 
 
 def _identity_min(dt):
+    if dt.kind == "c":
+        return complex(np.inf, np.inf)
     if dt.kind == "f":
         return np.inf
     if dt.kind == "b":
@@ -59,8 +63,8 @@ def _reduction(name, np_fn, identity, combine_prim, kinds):
 
 _reduction("reduce_sum", np.sum, lambda dt: 0, "add", "biufc")
 _reduction("reduce_prod", np.prod, lambda dt: 1, "mul", "biufc")
-_reduction("reduce_max", np.max, _identity_max, "max", "biuf")
-_reduction("reduce_min", np.min, _identity_min, "min", "biuf")
+_reduction("reduce_max", np.max, _identity_max, "max", "biufc")
+_reduction("reduce_min", np.min, _identity_min, "min", "biufc")
 _reduction("reduce_or", np.any, lambda dt: False, "or", "b")
 _reduction("reduce_and", np.all, lambda dt: True, "and", "b")
 

@@ -117,15 +117,18 @@ class WatchedJax(WatchedFunction):
     def __call__(self, *args, **kwargs):
         fn = self._fn
         before = self._size()
-        key = self._fast_key(args, kwargs)
-        v = self._fast.get(key) if key is not None else None
+        try:
+            key = self._fast_key(args, kwargs)
+            v = self._fast.get(key) if key is not None else None
+        except Exception:   # e.g. an unhashable static value: JAX itself says what is wrong
+            key = v = None
         prev = getattr(_local, "sink", None)
         sink = _local.sink = []
         # a call that may compile listens to JAX's phase events for its duration only: no hook
         # outlives it (a known key is a cache hit unless JAX's own cache was cleared)
-        listen = v is None and prev is None
+        listen = v is None
         if listen:
-            register_listener(_to_sink)
+            _listening(+1)
         try:
             if config.tracking:
                 t0 = _perf_ns()
@@ -141,7 +144,7 @@ class WatchedJax(WatchedFunction):
         finally:
             _local.sink = prev
             if listen:
-                unregister_listener(_to_sink)
+                _listening(-1)
         try:
             if self._size() != before:
                 self._on_compile(args, kwargs, sink, key)
@@ -287,6 +290,21 @@ register_listener = jax.monitoring.register_event_duration_secs_listener
 unregister_listener = jax.monitoring.unregister_event_duration_listener
 
 
+_listen_lock = threading.Lock()
+_listen_count = [0]
+
+
+def _listening(delta):
+    """Wrapped calls that may compile, in every thread: _to_sink is registered while any runs."""
+    with _listen_lock:
+        n = _listen_count[0]
+        _listen_count[0] = n + delta
+        if n == 0 and delta > 0:
+            register_listener(_to_sink)
+        elif n + delta == 0 and delta < 0:
+            unregister_listener(_to_sink)
+
+
 def _to_sink(event, duration, **kw):
     """A wrapped call's listener: this thread's events go to the call's sink."""
     sink = getattr(_local, "sink", None)
@@ -353,7 +371,8 @@ class _GlobalAdapter:
                          f"jm.watch to see its jaxpr and lowered text")
 
     def clear(self, wf):
-        pass
+        return ("jitmagic sees this function only through JAX's events and cannot reach its "
+                "cache: jitmagic forgot its records, JAX still has its compiles")
 
 
 class _MissFilter(logging.Filter):

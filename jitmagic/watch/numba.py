@@ -14,7 +14,6 @@ import io
 import threading
 import weakref
 
-import numba
 from numba.core import event as nb_event
 from numba._dispatcher import compute_fingerprint
 
@@ -76,7 +75,8 @@ class NumbaAdapter:
         return self.disp.inspect_asm(types)
 
     def clear(self, wf):
-        pass   # Numba cannot drop a dispatcher's compiled versions; jitmagic forgets its records
+        return ("Numba cannot drop a dispatcher's compiled versions: jitmagic forgot its "
+                "records, Numba still has them")
 
     def seed(self, wf, skip=None):
         """Versions compiled before watching began: known keys, and rows of the cache table."""

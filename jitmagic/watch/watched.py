@@ -11,6 +11,9 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import os
+import sys
+import threading
 import time
 import warnings
 
@@ -89,12 +92,17 @@ class WatchedFunction:
         self._state = WatchState()
         self._variants = {}             # key -> WatchedVariant
         self._next_id = 0
+        self._lock = threading.RLock()
         tracker.register_function(self)
 
     # ------------------------------------------------------------ compiles
     def compiled(self, info, timings, peer_key=None, reasons=None, signature=None):
         """Record one compile the peer reported; returns its variant. Raises
         RecompilationError inside jm.no_recompile() (after recording it)."""
+        with self._lock:
+            return self._compiled(info, timings, peer_key, reasons, signature)
+
+    def _compiled(self, info, timings, peer_key, reasons, signature):
         st = self._state
         if reasons is None:
             reasons = tracker.explain_miss(st.history, info, self.adapter.diff)
@@ -120,7 +128,8 @@ class WatchedFunction:
             if culprit is not None:
                 msg = storm_message(self, len(st.storm.misses), *culprit)
                 tracker.record("storm", self, variant=v.id, reasons=reasons, message=msg)
-                warnings.warn(msg, tracker.RecompilationStormWarning, stacklevel=4)
+                warnings.warn(msg, tracker.RecompilationStormWarning,
+                              stacklevel=_user_stacklevel())
         try:
             tracker.check_compile_allowed(self, reasons)
         except RecompilationError as e:
@@ -130,6 +139,10 @@ class WatchedFunction:
 
     def variant_for(self, info, peer_key=None):
         """The variant that serves a key; one compiled before watching began is adopted."""
+        with self._lock:
+            return self._variant_for(info, peer_key)
+
+    def _variant_for(self, info, peer_key):
         key = self.adapter.key_of(info)
         v = self._variants.get(key)
         if v is None:
@@ -165,10 +178,10 @@ class WatchedFunction:
 
     def clear_cache(self):
         n = len(self._variants)
-        self.adapter.clear(self)
+        note = self.adapter.clear(self)
         self._variants.clear()
         tracker.record("evict", self, message=f"{self.name} ({self.backend}): cache cleared "
-                                              f"({n} variants)")
+                                              f"({n} variants)" + (f"; {note}" if note else ""))
 
     def explain(self):
         tracker.explain(self)
@@ -193,6 +206,23 @@ def storm_message(wf, n, arg, kind):
         return (f"{wf.name} recompiled {n} times in {config.storm_window:g} s; the argument "
                 f"that keeps changing is '{arg}'. " + _PEER_FIXES[kind].format(arg=arg))
     return tracker.storm_message(wf, n, arg, kind)
+
+
+_PEER_DIRS = tuple(os.sep + d + os.sep for d in ("jax", "jaxlib", "numba"))
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """The stacklevel (for a warning issued by our caller) of the first frame of user code:
+    a storm warning should point at the user's call, not inside JAX or Numba."""
+    f, level = sys._getframe(1), 1
+    while f is not None:
+        name = f.f_code.co_filename
+        if not (name.startswith(_OWN_DIR) or any(d in name for d in _PEER_DIRS)
+                or name.startswith("<frozen")):
+            return level
+        f, level = f.f_back, level + 1
+    return 1
 
 
 def warn_once(where, exc):

@@ -5,7 +5,7 @@
  * Every mark carries its record as a tooltip; a click on a variant's mark selects it in the panel.
  * Axes switch to a log scale when values span more than two decades. Any field may be missing.
  */
-import { count, eventLine, logTicks, ms, niceTicks, reasonText, statics } from './format';
+import { count, eventLine, figuresHow, figuresText, logTicks, ms, niceTicks, reasonText, statics } from './format';
 import { functionKey } from './model';
 import { IDashboard, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
 import { registry } from './registry';
@@ -166,7 +166,9 @@ function variantTip(name: string, v: IVariantInfo, phases?: { [p: string]: numbe
     `signature: ${v.signature || '–'}`,
     `compile: ${ms(v.compile_ms)} · calls: ${v.calls ?? '–'} · run: ${ms(v.run_ms_total)} total, ${ms(v.run_ms_mean)} mean`
   ];
-  if (positive(v.speedup)) {
+  if (v.speedup_text) {
+    lines.push(figuresText(v), ...figuresHow(v));
+  } else if (positive(v.speedup)) {
     const be = typeof v.break_even_calls === 'number' ? `break-even after ${v.break_even_calls} calls` : 'never pays off';
     lines.push(`speedup over NumPy: ${(v.speedup as number).toFixed(2)}x · ${be}`);
   }

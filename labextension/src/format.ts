@@ -1,5 +1,5 @@
 /** Pure text formatting shared by the panel, the status item and the dashboard. */
-import { IJitEvent, IReason } from './protocol';
+import { IJitEvent, IReason, IVariantInfo } from './protocol';
 
 export function plural(n: number, word: string, many?: string): string {
   return `${n} ${n === 1 ? word : many ?? word + 's'}`;
@@ -187,4 +187,21 @@ export function clock(time: number | undefined): string {
   const d = new Date(time * 1000);
   const two = (n: number) => String(n).padStart(2, '0');
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** `speedup 0.23x · break-even never`, the figures %jit_cache shows (bounds keep their ≥/≤). */
+export function figuresText(v: IVariantInfo): string {
+  const be = v.break_even_text || '–';
+  return `speedup ${v.speedup_text || '–'} · break-even ${be}${
+    be === 'never' || be === '–' ? '' : ' calls'
+  }`;
+}
+
+/** How each figure was measured, one line each (tooltips). */
+export function figuresHow(v: IVariantInfo): string[] {
+  return [
+    `call: ${ms(v.call_ms)} (${v.call_how || 'not measured'})`,
+    `NumPy: ${v.eager_text || '–'} (${v.eager_how || 'not measured'})`,
+    `kernel: ${ms(v.kernel_ms_median)} (${v.kernel_how || 'native timer, no dispatch'})`
+  ];
 }

@@ -11,6 +11,8 @@ import { Widget } from '@lumino/widgets';
 import {
   callsText,
   clock,
+  figuresHow,
+  figuresText,
   eventLine,
   location,
   ms,
@@ -314,10 +316,11 @@ export class JitPanel extends Widget {
       stat('compile', `compile ${ms(v.compile_ms)}`),
       stat('calls', callsText(calls, v.run_ms_mean, v.run_ms_total))
     );
-    const payoff = payoffText(v.speedup, v.break_even_calls);
+    // the kernel's own words for the figures (bounds keep their ≥), else the bare numbers
+    const payoff = v.speedup_text ? figuresText(v) : payoffText(v.speedup, v.break_even_calls);
     if (payoff) {
       const p = stat('payoff', payoff);
-      p.title = v.provenance || 'speedup of the jitted call over NumPy, and the calls after which compiling paid for itself';
+      p.title = v.speedup_text ? figuresHow(v).join('\n') : v.provenance || '';
       stats.append(p);
     }
     stats.dataset.calls = String(calls ?? '');

@@ -48,8 +48,6 @@ export interface IVariantInfo {
   calls?: number | null;
   run_ms_total?: number | null;
   run_ms_mean?: number | null;
-  /** one warm NumPy run of the same program, when measured */
-  eager_ms?: number | null;
   /** eager time over the jitted call time; with how it was measured */
   speedup?: number | null;
   break_even_calls?: number | null;
@@ -58,6 +56,17 @@ export interface IVariantInfo {
   /** which JIT compiled it: jitmagic (default), jax, numba */
   backend?: string | null;
   last_reason?: string | null;
+  // speedup and break-even over NumPy, as %jit_cache shows them (jitmagic/baseline.py)
+  kernel_ms_median?: number | null;
+  call_ms?: number | null;
+  eager_ms?: number | null;
+  bound?: boolean;
+  speedup_text?: string;
+  break_even_text?: string;
+  eager_text?: string;
+  kernel_how?: string;
+  call_how?: string;
+  eager_how?: string;
 }
 
 export interface IFunctionInfo {

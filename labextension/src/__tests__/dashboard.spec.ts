@@ -11,8 +11,22 @@ const measured: IDashboard = {
       ...snapshot.functions![0],
       fid: 3,
       variants: [
-        { ...snapshot.functions![0].variants![0], speedup: 0.5, break_even_calls: null, provenance: 'median of 7 warm runs' },
-        { ...snapshot.functions![0].variants![1], calls: 4000, speedup: 30, break_even_calls: 1200 }
+        {
+          ...snapshot.functions![0].variants![0],
+          speedup: 0.5,
+          break_even_calls: null,
+          speedup_text: '0.50x',
+          break_even_text: 'never',
+          provenance: 'median of 7 warm runs'
+        },
+        {
+          ...snapshot.functions![0].variants![1],
+          calls: 4000,
+          speedup: 30,
+          break_even_calls: 1200,
+          speedup_text: '30x',
+          break_even_text: '1200'
+        }
       ]
     }
   ],
@@ -79,7 +93,8 @@ describe('renderDashboard', () => {
     expect(tooltip.textContent).toContain('static: n=3');
     expect(tooltip.textContent).toContain("reason: static argument 'n' changed: 2 -> 3");
     expect(tooltip.textContent).toContain('phases: trace 330 µs');
-    expect(tooltip.textContent).toContain('speedup over NumPy: 30.00x · break-even after 1200 calls');
+    expect(tooltip.textContent).toContain('speedup 30x · break-even 1200 calls');
+    expect(tooltip.textContent).toContain('call: 5.20 µs (median of 15 batches of 19, warm)');
     const slow = node.querySelectorAll('.jp-JitDashboard-bar')[0];
     slow.dispatchEvent(new MouseEvent('mousemove', { bubbles: true }));
     expect(tooltip.textContent).toContain('measured: median of 7 warm runs');

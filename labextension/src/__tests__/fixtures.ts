@@ -55,7 +55,16 @@ export const snapshot: ISnapshot = {
           calls: 2,
           run_ms_total: 0.0076,
           run_ms_mean: 0.0038,
-          last_reason: "static argument 'n' changed: 2 -> 3"
+          last_reason: "static argument 'n' changed: 2 -> 3",
+          kernel_ms_median: 0.00003,
+          call_ms: 0.0052,
+          eager_ms: 0.0012,
+          bound: false,
+          speedup_text: '0.23x',
+          break_even_text: 'never',
+          eager_text: '1.2 µs',
+          call_how: 'median of 15 batches of 19, warm',
+          eager_how: 'median of 15 batches of 57, warm'
         }
       ]
     }

@@ -1,0 +1,125 @@
+"""1-d convolution and correlation (modes full, same, valid) as one static gather, a product
+and a sum: out[k] = sum_j a[k - j] * v[j] over the j where a[k - j] exists.
+
+jnp.convolve/jnp.correlate follow JAX (integer inputs give a float result); np.convolve and
+np.correlate on tracers follow NumPy (the result dtype of a * v)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import aval, asarray, convert, shape_of
+from ..errors import UnsupportedOperationError
+
+_MODES = ("full", "same", "valid")
+
+
+def _check(a, v, mode, name):
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {list(_MODES)}, got {mode!r}")
+    sa, sv = shape_of(a), shape_of(v)
+    if len(sa) != 1 or len(sv) != 1:
+        raise ValueError(f"{name}() only supports 1-dimensional inputs, got shapes {sa} "
+                         f"and {sv}")
+    if sa[0] == 0 or sv[0] == 0:
+        raise ValueError(f"{name}: inputs cannot be empty, got shapes {sa} and {sv}.")
+
+
+def _full_conv(a, v):
+    """sum_j a[k - j] v[j] for k in [0, n + m - 1): a gather of a zero-padded copy of a."""
+    from ._advanced import getitem
+    from ._manipulate import pad
+    from ._reductions import sum as asum
+    from ._ufuncs import apply_ufunc
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    padded = pad(a, (m - 1, m - 1))                           # a[i] sits at i + m - 1
+    k, j = np.arange(n + m - 1)[:, None], np.arange(m)[None, :]
+    windows = getitem(padded, (k + (m - 1) - j,))             # (n + m - 1, m), in bounds
+    prod = apply_ufunc(np.multiply, windows, v)
+    return asum(prod, axis=1, dtype=aval(prod).dtype)     # int32 sums stay int32, as NumPy
+
+
+def _crop(full, n, m, mode):
+    from ._indexing import getitem
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (min(n, m) - 1) // 2
+        return getitem(full, slice(start, start + max(n, m)))
+    return getitem(full, slice(min(n, m) - 1, max(n, m)))
+
+
+def _convolve(a, v, mode, dtype):
+    a, v = convert(asarray(a), dtype), convert(asarray(v), dtype)
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    if m > n:                      # convolution commutes; the shorter one is the kernel
+        a, v, n, m = v, a, m, n
+    return _crop(_full_conv(a, v), n, m, mode)
+
+
+def _correlate(a, v, mode, dtype):
+    """NumPy's correlate: conj(v) slid along a, c[k] = sum_i a[i + k] conj(v[i]); with the
+    longer operand second, the two swap roles and the result is reversed (as NumPy and JAX)."""
+    from ._shape import flip
+    from ._ufuncs import apply_ufunc
+    a, v = convert(asarray(a), dtype), convert(asarray(v), dtype)
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    w = apply_ufunc(np.conjugate, v) if dtype.kind == "c" else v
+    if n >= m:
+        return _crop(_full_conv(a, flip(w, 0)), n, m, mode)
+    return flip(_crop(_full_conv(w, flip(a, 0)), m, n, mode), 0)
+
+
+def _jax_dtype(a, v, preferred_element_type):
+    from .. import dtypes
+    if preferred_element_type is not None:
+        raise UnsupportedOperationError(
+            "convolve/correlate: preferred_element_type= is not supported; cast the inputs "
+            "with .astype instead")
+    dt, _ = dtypes.result_type(aval(a), aval(v))
+    if dt.kind in "biu":            # JAX's to_inexact: 64-bit integers to f64, others to f32
+        return np.dtype(np.float64 if dt.itemsize == 8 else np.float32)
+    return dt
+
+
+def _check_precision(precision, name):
+    # JAX's precision chooses the TPU/GPU matmul passes; on the CPU every product is computed
+    # in the operand dtype already, which is what 'highest' asks for
+    if precision not in (None, "highest", "float32", "HIGHEST", "FLOAT32") and \
+            str(precision) not in ("Precision.HIGHEST", "HIGHEST"):
+        raise NotImplementedError(
+            f"{name}(precision={precision!r}): jitmagic computes convolutions in the operand "
+            f"dtype (precision='highest'); other precisions are not implemented")
+
+
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    a, v = asarray(a), asarray(v)
+    _check(a, v, mode, "convolve")
+    _check_precision(precision, "convolve")
+    return _convolve(a, v, mode, _jax_dtype(a, v, preferred_element_type))
+
+
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
+    a, v = asarray(a), asarray(v)
+    _check(a, v, mode, "correlate")
+    _check_precision(precision, "correlate")
+    return _correlate(a, v, mode, _jax_dtype(a, v, preferred_element_type))
+
+
+def np_convolve(a, v, mode="full"):
+    """np.convolve(tracer, ...): NumPy's result dtype."""
+    from .. import dtypes
+    a, v = asarray(a), asarray(v)
+    _check(a, v, mode, "convolve")
+    return _convolve(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])
+
+
+def np_correlate(a, v, mode="valid"):
+    from .. import dtypes
+    a, v = asarray(a), asarray(v)
+    _check(a, v, mode, "correlate")
+    return _correlate(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])
+
+
+FUNCTIONS = dict(convolve=convolve, correlate=correlate)
+# what NumPy's own functions become when handed a tracer (see _interop)
+NUMPY_OVERRIDES = {np.convolve: np_convolve, np.correlate: np_correlate}

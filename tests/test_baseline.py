@@ -1,0 +1,250 @@
+"""The method behind speedup and break-even (jitmagic.baseline): warm-up done, median taken,
+budgets of time and memory honoured, bounds marked, "never" when the call is not faster.
+No test asserts a timing: the clock is injected where a duration matters."""
+import numpy as np
+import pytest
+
+import jitmagic as jm
+from jitmagic import baseline, interpreter, lax, passes
+from jitmagic.baseline import Baseline, Timing
+
+
+@pytest.fixture(autouse=True)
+def _config():
+    saved = jm.config.as_dict()
+    yield
+    jm.config.update(**saved)
+
+
+class FakeClock:
+    """Seconds that pass only when a fake run says so."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def runner(clock, durations):
+    """A run that takes durations[0], then durations[1], ... (the last one repeats)."""
+    calls = []
+
+    def run():
+        d = durations[min(len(calls), len(durations) - 1)]
+        calls.append(d)
+        clock.now += d
+    return run, calls
+
+
+def test_warm_up_is_not_counted_and_the_median_is_taken():
+    clock = FakeClock()
+    warm = [0.01 * (1 + (i * 7) % 15) for i in range(baseline.MAX_SAMPLES)]
+    run, calls = runner(clock, [5.0] + warm)
+    t = baseline.time_runs(run, 100.0, clock)
+    assert len(calls) == 1 + baseline.MAX_SAMPLES          # warm-up, then the samples
+    assert t.warm and not t.bound and t.samples == baseline.MAX_SAMPLES and t.per_batch == 1
+    assert t.us == pytest.approx(sorted(warm)[len(warm) // 2] * 1e6)
+    assert "median of 15 runs, warm" in t.how
+
+
+def test_runs_are_timed_with_the_garbage_collector_off_as_timeit_does():
+    import gc
+    seen = []
+    clock = FakeClock()
+
+    def run():
+        seen.append(gc.isenabled())
+        clock.now += 0.01
+    assert gc.isenabled()
+    baseline.time_runs(run, 1.0, clock)
+    assert seen and not any(seen) and gc.isenabled()
+
+
+def test_short_runs_are_timed_in_batches():
+    clock = FakeClock()
+    run, calls = runner(clock, [1e-3, 1e-6])
+    t = baseline.time_runs(run, 100.0, clock)
+    assert t.per_batch > 1 and t.us == pytest.approx(1.0)
+    assert len(calls) == 2 + t.per_batch * t.samples   # warm-up, a sizing run, the batches
+    assert f"batches of {t.per_batch}" in t.how
+
+
+def test_the_time_budget_is_honoured():
+    clock = FakeClock()
+    run, calls = runner(clock, [0.1])
+    t = baseline.time_runs(run, 0.35, clock)
+    assert clock.now <= 0.35 and 1 <= t.samples < baseline.MAX_SAMPLES and t.warm
+    # a run longer than the whole budget: one cold run, said so, and not a bound (it ended)
+    clock = FakeClock()
+    run, calls = runner(clock, [1.0])
+    t = baseline.time_runs(run, 0.5, clock)
+    assert len(calls) == 1 and t.samples == 1 and not t.warm and not t.bound
+    assert "cold" in t.how
+    # a warm-up within the budget is always followed by one timed (warm) run
+    clock = FakeClock()
+    run, calls = runner(clock, [0.4])
+    t = baseline.time_runs(run, 0.5, clock)
+    assert len(calls) == 2 and t.samples == 1 and t.warm
+
+
+def _ir(f, *args):
+    return passes.optimize(jm.make_ir(f)(*args))
+
+
+def test_a_while_loop_that_never_ends_is_stopped_and_reported_as_a_lower_bound():
+    forever = _ir(lambda x: lax.while_loop(lambda c: c > -1.0, lambda c: c + 1.0, x), 0.0)
+    with pytest.raises(interpreter.BudgetExceeded):
+        with interpreter.deadline(0.01):
+            interpreter.eval_function(forever, 0.0)
+    x = np.asarray(0.0)
+    t = baseline.time_runs(lambda: interpreter.plan(forever, [x]), 0.02)
+    assert t.bound and t.samples == 1 and t.us >= 0.02 * 1e6
+    assert t.how.startswith("lower bound: budget 0.02 s ran out after")
+
+
+def test_plan_is_straight_line_numpy_with_fix_ups_only_where_needed():
+    def f(x, y):
+        s = (x * 2 + y).sum(axis=0) / 3
+        return s, x, 1.5
+    x, y = np.arange(6.0).reshape(2, 3), np.asarray(3, np.int32)
+    fn = _ir(f, x, y)
+    run, first = interpreter.plan(fn, [x, y])
+    assert run.source.startswith("def run(") and "for " not in run.source
+    again = run(np.ones((2, 3)), y)
+    want = interpreter.eval_function(fn, np.ones((2, 3)), y)
+    for got, exp in zip(again, want):
+        np.testing.assert_array_equal(got, exp)
+        assert np.asarray(got).dtype == exp.dtype
+    assert [copy for _, copy in run.outs] == [False, True, True]   # inputs and literals copied
+    out = interpreter.eval_function(fn, x, y)
+    assert out[1] is not x and np.shares_memory(out[1], x) is False
+
+
+def _variant_with(call_us, eager_us, bound=False):
+    f = jm.jit(lambda x: x + 1)
+    f(np.ones(2))
+    (v,) = f.variants
+    v.baseline = Baseline(Timing(call_us, 15, 1, True),
+                          Timing(eager_us, 1 if bound else 15, 1, not bound, bound,
+                                 "budget 0.25 s ran out" if bound else ""))
+    return v
+
+
+def test_break_even_says_never_when_the_call_is_not_faster():
+    v = _variant_with(call_us=5.0, eager_us=1.0)
+    fig = baseline.figures(v, compile_ms=10.0)
+    assert fig.never and fig.break_even is None and fig.break_even_text() == "never"
+    assert fig.speedup == pytest.approx(0.2) and fig.speedup_text() == "0.2x"
+
+
+def test_break_even_uses_the_call_time():
+    v = _variant_with(call_us=1.0, eager_us=3.0)
+    fig = baseline.figures(v, compile_ms=1.0)
+    assert fig.break_even == 500 and not fig.never and fig.break_even_text() == "500"
+
+
+def test_bounds_are_marked():
+    v = _variant_with(call_us=1.0, eager_us=3.0, bound=True)
+    fig = baseline.figures(v, compile_ms=1.0)
+    assert fig.bound and fig.eager_text() == "≥ 3 µs" and fig.speedup_text() == "≥ 3x"
+    assert fig.break_even_text() == "≤ 500" and fig.eager_how.startswith("lower bound")
+    # a bound not above the call time says nothing about break-even, and never "never"
+    v = _variant_with(call_us=4.0, eager_us=3.0, bound=True)
+    fig = baseline.figures(v, compile_ms=1.0)
+    assert not fig.never and fig.break_even_text() == "–"
+
+
+def test_a_long_loop_gets_a_bounded_baseline_in_every_view():
+    jm.config.update(eager_baseline_budget_s=0.02)
+    f = jm.jit(lambda x: lax.fori_loop(0, 3_000_000, lambda i, c: c * 0.5 + 1.0, x))
+    f(1.0)
+    row = f.cache_info().iloc[0]
+    assert row["bound"] and row["eager_how"].startswith("lower bound")
+    assert row["break_even"] == "–" or row["break_even"].startswith("≤")
+    from jitmagic import inspection, tracker
+    from jitmagic.dashboard import cache_table
+    short = inspection.short_table(cache_table([f]))
+    assert short["eager"].iloc[0].startswith("≥ ") and short["speedup"].iloc[0].startswith("≥ ")
+    snap = [d for d in tracker.snapshot()["functions"] if d["fid"] == f._state.fid][0]
+    (sv,) = snap["variants"]
+    assert sv["bound"] and sv["eager_text"].startswith("≥ ")
+    assert sv["eager_how"] == row["eager_how"]
+
+
+def test_measurement_is_lazy_warm_and_leaves_the_users_counters_alone():
+    f = jm.jit(lambda x, n: x * n, static_argnames=("n",))
+    x = np.ones(3)
+    for _ in range(5):
+        f(x, n=2)
+    (v,) = f.variants
+    assert v.baseline is None and v.kept is not None      # nothing measured on the call path
+    calls, total = v.calls, v.total_ns
+    row = f.cache_info().iloc[0]
+    assert v.calls == calls and v.total_ns == total          # measurement calls not counted
+    assert row["kernel_how"].endswith("median of the last 5 of 5 calls")
+    assert row["call_how"].startswith("median of") and "warm" in row["call_how"]
+    assert "through the variant" not in row["call_how"]      # through f(x, n=2) itself
+    assert row["eager_how"].startswith("median of") and row["speedup"] > 0
+    assert v.kept is None and v.baseline is not None         # measured once, inputs freed
+
+
+def test_kept_inputs_are_copies():
+    f = jm.jit(lambda x: x * 2)
+    x = np.ones(4)
+    f(x)
+    x[:] = np.nan
+    (v,) = f.variants
+    np.testing.assert_array_equal(v.kept.leaves[0], np.ones(4))
+
+
+def test_memory_budgets_are_honoured():
+    jm.config.update(eager_baseline_max_bytes=100)
+    f = jm.jit(lambda x: x + 1)
+    f(np.ones(100))
+    row = f.cache_info().iloc[0]
+    assert np.isnan(row["eager_us"]) and "eager_baseline_max_bytes" in row["eager_how"]
+    assert row["break_even"] == "–"
+    jm.config.update(eager_baseline_max_bytes=1 << 20)
+    before = baseline.kept_bytes()
+    jm.config.update(eager_baseline_keep_bytes=before + 1000)
+    g = jm.jit(lambda x: x - 1)
+    g(np.ones(100))                       # 800 bytes: kept
+    g(np.ones(101))                       # 808 more would pass the total: not kept
+    v1, v2 = g.variants
+    assert v1.kept is not None and v2.kept is None
+    assert "eager_baseline_keep_bytes" in v2.baseline.eager.how
+    assert baseline.kept_bytes() == before + 800
+    g.cache_info()
+    assert baseline.kept_bytes() == before                # freed once measured
+
+
+def test_evicted_variants_free_their_kept_inputs():
+    import gc
+    before = baseline.kept_bytes()
+    f = jm.jit(lambda x: x * 3, max_variants=1)
+    f(np.ones(50))
+    f(np.ones(60))
+    gc.collect()
+    assert baseline.kept_bytes() == before + 60 * 8
+
+
+def test_baseline_off_says_so():
+    jm.config.update(eager_baseline=False)
+    f = jm.jit(lambda x: x + 2)
+    f(np.ones(3))
+    row = f.cache_info().iloc[0]
+    assert row["eager_how"] == "eager_baseline is off" and row["break_even"] == "–"
+
+
+def test_plan_reuses_dying_temporaries_like_numpy_elision_but_never_an_input():
+    x = np.linspace(0.0, 1.0, 100_000)          # 800 kB, above NumPy's elision threshold
+    keep = x.copy()
+    fn = _ir(lambda x: jm.numpy.sin(x) * jm.numpy.cos(2.0 * x) + 0.5 * x, x)
+    run, _ = interpreter.plan(fn, [x])
+    assert "out=" in run.source and "del " in run.source
+    (got,) = run(x)
+    np.testing.assert_allclose(got, np.sin(keep) * np.cos(2.0 * keep) + 0.5 * keep)
+    np.testing.assert_array_equal(x, keep)       # the kept input is never written
+    small = _ir(lambda x: jm.numpy.sin(x) * 2.0 + 1.0, np.ones(8))
+    assert "out=" not in interpreter.plan(small, [np.ones(8)])[0].source
