@@ -44,8 +44,9 @@ FLAGS = {
     # x.at[].op(mode=...) other than the default: modes were accepted and ignored (issue 11,
     # fixed in 6b8afac)
     "at_modes": True,
-    # jit called inside jit (issue 11: a nested jitted function fails on tracers)
-    "nested_jit": False,
+    # jit called inside jit (issue 11: a nested jitted function failed on tracers with
+    # TracerArrayConversionError; fixed in f482ac1)
+    "nested_jit": True,
     # fori_loop's index used in arithmetic without a cast: with Python-int bounds JAX's index is
     # weakly typed; jitmagic's was a strong int64 (issue 13 reproducer, fixed in df06c23)
     "fori_index": True,
@@ -1018,4 +1019,4 @@ def snippet(prog: LaxProgram, seeds, problem) -> str:
             f"import jax.numpy as jnp, jax.lax as lax\njit = jax.jit\n"
             f"with jax.disable_jit():\n    want = prog(*map(jnp.asarray, "
             f"({', '.join(prog.params)},)))\n"
-            f"for g, w in zip(got, want):\n    print(repr(g), repr(np.asarray(w)))\n")
+            f"for g, w in zip(got, want):\n    print(repr(np.asarray(g)), repr(np.asarray(w)))\n")
