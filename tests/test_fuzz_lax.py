@@ -56,7 +56,8 @@ def test_generator_reaches_what_it_claims():
                       "lax.dynamic_slice(", "lax.dynamic_update_slice(", "lambda j, d",
                       "mode='clip'", "mode='fill'", "mode='drop'", "jnp.take(", "[:, np.array",
                       "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim",
-                      "lax.map(", "lax.cond(i % 2", "lax.switch(s[0]", " + i, "]:
+                      "lax.map(", "lax.cond(i % 2", "lax.switch(s[0]", " + i, ",
+                      "jit(lambda u"]:
         assert construct in allsrc, construct
     assert big / n >= 0.05 and zero_d / n >= 0.1 and empty / n >= 0.1, (big, zero_d, empty)
     layouts = [L.draw_array((3, 4), "float64", seed) for seed in range(200)]

@@ -44,8 +44,9 @@ FLAGS = {
     # x.at[].op(mode=...) other than the default: modes were accepted and ignored (issue 11,
     # fixed in 6b8afac)
     "at_modes": True,
-    # jit called inside jit (issue 11: a nested jitted function fails on tracers)
-    "nested_jit": False,
+    # jit called inside jit (issue 11: a nested jitted function failed on tracers with
+    # TracerArrayConversionError; fixed in f482ac1)
+    "nested_jit": True,
     # fori_loop's index used in arithmetic without a cast: with Python-int bounds JAX's index is
     # weakly typed; jitmagic's was a strong int64 (issue 13 reproducer, fixed in df06c23)
     "fori_index": True,
@@ -151,9 +152,9 @@ def inputs_from_seeds(prog, seeds):
 
 
 # ---------------------------------------------------------------- expression templates
-# Elementwise bodies used at top level and inside lambdas. Each is (text, transfer) where
-# transfer maps the operand's (err, mag) to the result's; None in the text's kind list means
-# the template needs a bit-exact (det) operand.
+# Elementwise bodies used at top level and inside lambdas. Each is (text, transfer, needs_det):
+# transfer maps the operand's (err, mag) to the result's; needs_det marks a template that
+# compares or floors its operand, so it takes only a bit-exact one.
 
 def _r(m):           # one correctly rounded result of magnitude <= m (in eps units)
     return m
@@ -438,7 +439,7 @@ class _Gen:
             if start == "0":
                 n.kind = "w"            # a weak Python int carry: JAX keeps it int64 (x64)
             self.emit(f"{v.name}, {n.name} = lax.fori_loop({lo}, {hi}, lambda i, cn: "
-                      f"(({t.replace('c', 'cn[0]') if False else _sub(t, 'cn[0]')}), "
+                      f"(({_sub(t, 'cn[0]')}), "
                       f"cn[1] + 1), ({c.name}, {start}))")
         else:
             v = self.new(c.shape, c.kind)
@@ -1018,4 +1019,4 @@ def snippet(prog: LaxProgram, seeds, problem) -> str:
             f"import jax.numpy as jnp, jax.lax as lax\njit = jax.jit\n"
             f"with jax.disable_jit():\n    want = prog(*map(jnp.asarray, "
             f"({', '.join(prog.params)},)))\n"
-            f"for g, w in zip(got, want):\n    print(repr(g), repr(np.asarray(w)))\n")
+            f"for g, w in zip(got, want):\n    print(repr(np.asarray(g)), repr(np.asarray(w)))\n")
