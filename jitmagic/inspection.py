@@ -72,8 +72,13 @@ def short_table(df):
                                                                           df["bound"])]
     out["speedup"] = [_marked(s, b, "≥ ", lambda x: f"{x:.3g}x") for s, b in zip(df["speedup"],
                                                                                   df["bound"])]
-    lead = [c for c in ("function", "backend") if c in df]
-    return out[lead + SHORT_COLUMNS]
+    lead = ["function"] if "function" in df else []
+    if "backend" in df and (df["backend"] != "jitmagic").any():
+        lead.append("backend")
+    # a watched JIT's own compile phases (jm.watch adds them next to compile_ms)
+    peer = [c for c in df.columns if c.endswith("_ms") and c not in CACHE_COLUMNS]
+    at = SHORT_COLUMNS.index("compile_ms") + 1
+    return out[lead + SHORT_COLUMNS[:at] + peer + SHORT_COLUMNS[at:]]
 
 
 def _marked(x, bound, mark, fmt):
