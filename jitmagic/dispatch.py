@@ -228,21 +228,7 @@ class JitFunction:
             st.cache[key] = variant
             st.history.append(info)
             del st.history[:-64]
-            first = reasons[0].kind in ("new_function", "redefined")
-            tracker.record("compile" if first else "miss", self, variant=variant.id,
-                           statics=info.statics, signature=variant.signature, reasons=reasons,
-                           timings_ms={**{k: v * 1e3 for k, v in variant.timings.items()},
-                                       "total": variant.compile_ms},
-                           message=f"{self.name}: compiled variant {variant.id} in "
-                                   f"{variant.compile_ms:.1f} ms ({reasons[0].text})")
-            if not first:
-                culprit = st.storm.add(time.time(), reasons)
-                if culprit is not None:
-                    msg = tracker.storm_message(self, len(st.storm.misses), *culprit)
-                    tracker.record("storm", self, variant=variant.id, reasons=reasons,
-                                   message=msg)
-                    import warnings
-                    warnings.warn(msg, tracker.RecompilationStormWarning, stacklevel=4)
+            tracker.record_compile(self, variant, reasons, stacklevel=4)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             return variant

@@ -276,6 +276,27 @@ class StormDetector:
         return arg, kinds[arg]
 
 
+def record_compile(fn, variant, reasons, *, label=None, storm_text=None, stacklevel=2):
+    """Record one compile of fn (a miss when it had compiled before) and, when misses crowd
+    into the storm window, one storm event and one warning naming the argument to blame.
+    stacklevel is the caller's, as for warnings.warn."""
+    first = reasons[0].kind in ("new_function", "redefined")
+    record("compile" if first else "miss", fn, variant=variant.id, statics=variant.statics,
+           signature=variant.signature, reasons=reasons,
+           timings_ms={**{k: t * 1e3 for k, t in variant.timings.items()},
+                       "total": variant.compile_ms},
+           message=f"{label or fn.name}: compiled variant {variant.id} in "
+                   f"{variant.compile_ms:.1f} ms ({reasons[0].text})")
+    if first:
+        return
+    storm = fn._state.storm
+    culprit = storm.add(time.time(), reasons)
+    if culprit is not None:
+        msg = (storm_text or storm_message)(fn, len(storm.misses), *culprit)
+        record("storm", fn, variant=variant.id, reasons=reasons, message=msg)
+        warnings.warn(msg, RecompilationStormWarning, stacklevel=stacklevel + 1)
+
+
 def storm_message(jf, n, arg, kind):
     window = config.storm_window
     head = f"{jf.name} recompiled {n} times in {window:g} s"

@@ -137,9 +137,11 @@ def test_jit_cache_table_and_code_views(ip):
     run(ip, "%%jit --static-argnums 1\ndef scale(x, k):\n    return x * k\n"
             "scale(x, 2)\nscale(x, 3)")
     df = ip.run_line_magic("jit_cache", "")
-    assert list(df.columns) == ["function", "variant", "statics", "signature", "compile_ms",
-                                "calls", "kernel_us_median", "call_us", "eager", "speedup",
-                                "break_even", "reason"]
+    short = ["function", "variant", "statics", "signature", "compile_ms", "calls",
+             "kernel_us_median", "call_us", "eager", "speedup", "break_even", "reason"]
+    # watched jax/numba functions of earlier tests add a backend column and their phases
+    assert [c for c in df.columns if c in short] == short
+    assert all(c == "backend" or c.endswith("_ms") for c in df.columns if c not in short)
     full = ip.run_line_magic("jit_cache", "--all-columns")
     for col in ("function", "variant", "statics", "signature", "compile_ms", "trace_ms",
                 "llvm_opt_ms", "codegen_ms", "calls", "kernel_ms_total", "kernel_us_mean",

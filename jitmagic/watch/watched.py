@@ -118,20 +118,8 @@ class WatchedFunction:
             v.signature = signature
         v.backend = self.backend
         self._variants[key] = v
-        first = reasons[0].kind in ("new_function", "redefined")
-        tracker.record("compile" if first else "miss", self, variant=v.id, statics=v.statics,
-                       signature=v.signature, reasons=reasons,
-                       timings_ms={**{k: s * 1e3 for k, s in timings.items()},
-                                   "total": v.compile_ms},
-                       message=f"{self.name} ({self.backend}): compiled variant {v.id} in "
-                               f"{v.compile_ms:.1f} ms ({reasons[0].text})")
-        if not first:
-            culprit = st.storm.add(time.time(), reasons)
-            if culprit is not None:
-                msg = storm_message(self, len(st.storm.misses), *culprit)
-                tracker.record("storm", self, variant=v.id, reasons=reasons, message=msg)
-                warnings.warn(msg, tracker.RecompilationStormWarning,
-                              stacklevel=_user_stacklevel())
+        tracker.record_compile(self, v, reasons, label=f"{self.name} ({self.backend})",
+                               storm_text=storm_message, stacklevel=_user_stacklevel())
         try:
             tracker.check_compile_allowed(self, reasons)
         except RecompilationError as e:
