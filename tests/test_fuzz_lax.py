@@ -156,3 +156,16 @@ def test_redefined_global_helper_is_not_stale():
     second = jm.jit(ns["f"])(np.ones(2))
     assert first.tolist() == [2.0, 2.0]
     assert second.tolist() == [5.0, 5.0]
+
+
+def test_eager_reference_runs_zero_length_scans():
+    """Found by the campaign (seed 3, program 3607): a zero-length scan kept eager JAX from
+    deciding, so jax.jit's short while_loop stood as the reference against jitmagic's right
+    answer. The reference's lax.scan now runs zero-length scans eagerly too."""
+    prog = L.LaxProgram("float32", "int64", [((), "float32"), ((), "int64")], [
+        "v3, v2 = lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 3, s[1] + a1), (-2, a1))",
+        "(v7, v9), v8 = lax.scan(lambda cn, _: ((jnp.tanh(cn[0]) - 0.5, cn[1] + 1), cn[0]), "
+        "(a0, 0), None, length=0, reverse=True)"], [L.Val("v2", (), "i")])
+    inputs = [np.array(0.5, np.float32), np.array(1, np.int64)]
+    assert L.check(prog, L.make_jitted(prog), inputs) is None
+    assert int(L.reference(prog, inputs, eager=True)[0]) == 3

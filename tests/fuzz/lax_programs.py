@@ -855,6 +855,28 @@ class _NumpyRuleJnp:
         return self._nan_rule("max", x, axis)
 
 
+class _EagerLax:
+    """jax.lax whose scan also runs a zero-length scan op by op (eager JAX refuses one: its
+    output type is unknown), so eager JAX can decide every program."""
+
+    def __init__(self, lax):
+        self._lax = lax
+
+    def __getattr__(self, name):
+        return getattr(self._lax, name)
+
+    def scan(self, f, init, xs=None, length=None, reverse=False):
+        import jax
+        n = length if xs is None else jax.tree_util.tree_leaves(xs)[0].shape[0]
+        if n != 0 or not jax.config.jax_disable_jit:
+            return self._lax.scan(f, init, xs, length=length, reverse=reverse)
+        row = None if xs is None else jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
+        _, y = jax.eval_shape(f, init, row)
+        ys = jax.tree_util.tree_map(lambda a: jax.numpy.zeros((0,) + a.shape, a.dtype), y)
+        return init, ys
+
+
 _NS = {}
 
 
@@ -862,7 +884,8 @@ def _namespaces():
     if not _NS:
         import types
         import jaxref  # x64 and CPU are set there
-        _NS["jax"] = types.SimpleNamespace(jnp=_NumpyRuleJnp(jaxref.JAX.jnp), lax=jaxref.JAX.lax,
+        _NS["jax"] = types.SimpleNamespace(jnp=_NumpyRuleJnp(jaxref.JAX.jnp),
+                                           lax=_EagerLax(jaxref.JAX.lax),
                                            jit=jaxref.JAX.jit)
         _NS["jm"] = jaxref.JM
     return _NS["jax"], _NS["jm"]
