@@ -33,17 +33,37 @@ def _code_objects(code):
             yield from _code_objects(c)
 
 
+def _user_function(v, g):
+    """The plain function behind v when v is a function (or a jitted one) defined in the
+    namespace g, as a notebook helper is: redefining it changes what its callers compute."""
+    f = getattr(v, "fun", None) if type(v).__name__ == "JitFunction" else v
+    return f if isinstance(f, types.FunctionType) and f.__globals__ is g else None
+
+
 def referenced_globals(fun) -> tuple:
-    """Global names read by fun (and code nested in it) that hold simple values now."""
+    """Global names read by fun, by code nested in it and by the helper functions of its
+    namespace that it calls (transitively), that hold simple values or those helpers now: all
+    are part of the cache key, so redefining a helper or changing a constant recompiles."""
     code = getattr(fun, "__code__", None)
     g = getattr(fun, "__globals__", None)
     if code is None or g is None:
         return ()
-    names = []
-    for c in _code_objects(code):
-        for n in c.co_names:
-            if n in g and is_simple(g[n]) and n not in names:
-                names.append(n)
+    names, seen, todo = [], set(), [fun]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for c in _code_objects(f.__code__):
+            for n in c.co_names:
+                if n not in g or n in names:
+                    continue
+                v = g[n]
+                helper = _user_function(v, g)
+                if is_simple(v) or helper is not None:
+                    names.append(n)
+                if helper is not None:
+                    todo.append(helper)
     return tuple(names)
 
 
