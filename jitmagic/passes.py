@@ -105,4 +105,5 @@ def dce(fn: Function) -> Function:
 
 
 def optimize(fn: Function) -> Function:
-    return dce(cse(fold_constants(inline_calls(fn))))
+    from .primitives.linalg import fold_transposes
+    return dce(fold_transposes(cse(fold_constants(inline_calls(fn)))))

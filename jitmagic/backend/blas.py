@@ -25,7 +25,9 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _found = {}
 # every routine generated code may call (gemm here, the rest from backend/lapack.py)
 _LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
-SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"]
+_THREADS = "openblas_set_num_threads_local"    # sets the count, returns the previous one
+SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_", "scipy_cblas_sgemv64_",
+            "scipy_cblas_dgemv64_", _THREADS]
            + [f"scipy_cblas_{p}trsm64_" for p in "sdcz"]
            + [f"scipy_LAPACKE_{p}{r}64_" for p in "sdcz" for r in _LAPACKE
               if r not in (("syevd", "orgqr") if p in "cz" else ("heevd", "ungqr"))])
@@ -75,6 +77,10 @@ def plan(lhs_shape, rhs_shape, contract, batch):
     elif len(la) == 2:
         trans_a = lcd == 0
         m, k = (la[1], la[0]) if trans_a else (la[0], la[1])
+    elif lcd == len(la) - 1:
+        # (..., K) contracted on its last axis: row-major, the leading axes are the rows of
+        # one M x K matrix, and the output's (..., N) is the M x N product
+        m, k, trans_a = int(np.prod(la[:-1], dtype=np.int64)), la[-1], False
     else:
         return None
     if len(ra) == 1:
@@ -93,6 +99,8 @@ def plan(lhs_shape, rhs_shape, contract, batch):
 def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     nbatch, m, n, k, ta, tb = gemm
     t = F64 if dtype == np.float64 else F32
+    if m == 1 or n == 1:
+        return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
         symbol)
@@ -114,3 +122,44 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
         one(ir.Constant(I64, 0))
     else:
         cg.loop(nbatch, one)
+
+
+def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """A product with one row or one column is a matrix-vector product: ?gemv streams the
+    matrix once, where ?gemm with m or n = 1 goes through its blocked path (packing)."""
+    nbatch, m, n, k, ta, tb = gemm
+    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
+        ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]), symbol)
+    if n == 1:
+        # out (m) = op(lhs) x, lhs stored m x k (or k x m when transposed); rhs is k values
+        # in a row (k x 1, 1 x k, or a vector: contiguous either way)
+        mat, vec, trans = lhs_buf, rhs_buf, ta
+        rows, cols = (k, m) if ta else (m, k)
+    else:
+        # out (n) = x op(rhs) = op(rhs)^T x, rhs stored k x n (or n x k when transposed)
+        mat, vec, trans = rhs_buf, lhs_buf, not tb
+        rows, cols = (n, k) if tb else (k, n)
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, ir.Constant(I64, stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if trans else _NO_TRANS),
+                    ir.Constant(I64, rows), ir.Constant(I64, cols), ir.Constant(t, 1.0),
+                    at(mat, rows * cols), ir.Constant(I64, max(cols, 1)), at(vec, k),
+                    ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    ir.Constant(I64, 1)])
+    # one thread: a matrix-vector product is bound by memory traffic, which a second
+    # thread on the same memory bus barely shortens, while OpenBLAS's threads wait for each
+    # other when the cores are shared (1000x1000, two other busy processes on the 2 cores:
+    # 16-36 ms with 2 threads, 0.1 ms with 1). The count is OpenBLAS's global one, put back
+    # after the call.
+    setn = cg.module.globals.get(_THREADS) or ir.Function(
+        cg.module, ir.FunctionType(I32, [I32]), _THREADS)
+    prev = b.call(setn, [ir.Constant(I32, 1)])
+    if nbatch == 1:
+        one(ir.Constant(I64, 0))
+    else:
+        cg.loop(nbatch, one)
+    b.call(setn, [prev])
