@@ -38,7 +38,10 @@ NOISY = 0.25        # a workload whose interquartile range exceeds this fraction
 
 
 def _err(e):
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    msg = lines[0] if lines else ""
+    if msg.startswith("Failed in nopython mode pipeline") and len(lines) > 1:
+        msg += " " + lines[1]          # Numba's first line names the stage, the next the cause
     return f"{type(e).__name__}: {msg}"[:300]
 
 
