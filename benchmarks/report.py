@@ -155,6 +155,35 @@ def targets_table(tgts, markdown=False):
                    [[t["target"], t["status"], str(t["measured"])] for t in tgts], markdown)
 
 
+# --------------------------------------------------------------------------- kernel suite
+def kernels_table(suite_res, markdown=False):
+    """The real-kernel suite: steady medians of the four systems, jitmagic/peer ratios, and the
+    first call (trace + compile + run) of the three compilers."""
+    import suite as S
+    notes = []
+    head = ["kernel", "jitmagic", "numpy", "numba", "jax", "jm/np", "jm/nb", "jm/jax",
+            "1st jm", "1st nb", "1st jax", "1st jm/jax"]
+    body = []
+    for row in suite_res["kernels"]:
+        sy, fi = row["systems"], row["first"]
+        body.append([row["name"]] + [_cell_text(sy.get(s), notes) for s in S.SYSTEMS]
+                    + [fmt_ratio(S.steady_ratio(row, p)) for p in PEERS]
+                    + [fmt_ns(median(fi.get(s))) for s in S.COMPILERS]
+                    + [fmt_ratio(S.first_ratio(row, "jax"))])
+    sm = suite_res["summary"]
+    g = lambda k: fmt_ratio(sm[k]["geomean"])
+    body.append(["geomean", "", "", "", "", g("steady_vs_numpy"), g("steady_vs_numba"),
+                 g("steady_vs_jax"), "", "", "", g("first_vs_jax")])
+    return _render(head, body, markdown), notes
+
+
+def kernels_goals_table(suite_res, markdown=False):
+    import suite as S
+    return _render(["goal (issue 17)", "status", "measured"],
+                   [[t, "MET" if ok else "MISSED", m]
+                    for t, m, ok in S.goals(suite_res["summary"])], markdown)
+
+
 # --------------------------------------------------------------------------- plots
 COLORS = {"jitmagic": "#d62728", "numpy": "#1f77b4", "numba": "#2ca02c", "jax": "#9467bd"}
 
@@ -233,7 +262,7 @@ def _save(fig, outdir, name):
 def markdown(results):
     """The README section's tables from a results record."""
     m = results["meta"]
-    text, notes = table(results, markdown=True)
+    text, notes = table(results, markdown=True) if results.get("workloads") else ("", [])
     out = [f"Measured {m['date'][:10]} on {m['cpu']} ({m['cores']} cores, {m['memory']}), "
            f"jitmagic @ {m['commit']}{' (dirty tree)' if m.get('dirty') else ''}, "
            f"numpy {m['versions']['numpy']}, numba {m['versions']['numba']}, "
@@ -242,6 +271,11 @@ def markdown(results):
     out += [f"\n[{i}] unsupported: `{n}`" for i, n in enumerate(notes, 1)]
     if results.get("targets"):
         out += ["", targets_table(results["targets"], markdown=True)]
+    if results.get("kernels"):
+        text, knotes = kernels_table(results["kernels"], markdown=True)
+        out += ["", text]
+        out += [f"\n[k{i}] unsupported: `{n}`" for i, n in enumerate(knotes, 1)]
+        out += ["", kernels_goals_table(results["kernels"], markdown=True)]
     return "\n".join(out)
 
 

@@ -3,6 +3,7 @@
     make bench                        # or: .venv/bin/python benchmarks/run.py
     python benchmarks/run.py --quick  # small budgets, no 1e8 point: a smoke run
     python benchmarks/run.py --only tiny,chain --no-scaling
+    python benchmarks/run.py --suite kernels [--kernels gemver,histogram]   # the real kernels
 
 Prints the table and the targets check, writes benchmarks/results/bench-<date>.json (and
 latest.json) and PNG plots, and copies the plots to docs/figures/.
@@ -30,13 +31,17 @@ import numpy as np  # noqa: E402
 
 import harness  # noqa: E402
 import report  # noqa: E402
+import suite  # noqa: E402
 import workloads as W  # noqa: E402
 
 NOISY = 0.25        # a workload whose interquartile range exceeds this fraction is rerun once
 
 
 def _err(e):
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    msg = lines[0] if lines else ""
+    if msg.startswith("Failed in nopython mode pipeline") and len(lines) > 1:
+        msg += " " + lines[1]          # Numba's first line names the stage, the next the cause
     return f"{type(e).__name__}: {msg}"[:300]
 
 
@@ -235,6 +240,10 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated workload names")
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--suite", choices=("all", "micro", "kernels"), default="all",
+                    help="micro: the workloads, compile latency and scaling; kernels: the "
+                         "real-kernel suite (benchmarks/kernels.py); all: both")
+    ap.add_argument("--kernels", default="", help="comma-separated kernel names (--suite kernels)")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"),
                     help="where the plots are copied ('' to skip)")
@@ -252,12 +261,14 @@ def main(argv=None):
         f"| numba {m['versions']['numba']} | jax {m['versions']['jax']} | {m['cpu']}, "
         f"{m['cores']} cores | load {m['loadavg_start'][0]:.2f}")
     res["workloads"] = []
-    for w in W.run_workloads(scale=0.4 if a.quick else 1.0):
+    micro = a.suite in ("all", "micro")
+    for w in W.run_workloads(scale=0.4 if a.quick else 1.0) if micro else ():
         if only and w.name not in only:
             continue
         log(f"  {w.name}: {w.title}")
         res["workloads"].append(measure(w, log))
-    if not a.no_compile and (not only or {"compile10", "recompile", "compile_scaling"} & only):
+    if micro and not a.no_compile and (
+            not only or {"compile10", "recompile", "compile_scaling"} & only):
         reps = 3 if a.quick else 5
         log("  compile latency, 10 small functions")
         res["compile_set"] = compile_set(reps, log)
@@ -266,9 +277,19 @@ def main(argv=None):
         log("  compile time vs function size")
         res["compile_scaling"] = compile_scaling(
             (10, 30, 100, 300) if a.quick else (10, 30, 100, 300, 1000), 3, log)
-    if not a.no_scaling and (not only or "scaling" in only):
+    if micro and not a.no_scaling and (not only or "scaling" in only):
         log("  time vs size")
         res["scaling"] = scaling([10.0 ** k for k in range(3, 8 if a.quick else 9)], log)
+    if a.suite in ("all", "kernels"):
+        names = [s for s in a.kernels.split(",") if s] or list(suite.KERNELS_ORDER)
+        unknown = [n for n in names if n not in suite.K.KERNELS]
+        if unknown:
+            ap.error(f"unknown kernel(s) {', '.join(unknown)}; known: "
+                     + ", ".join(suite.K.KERNELS))
+        log(f"  real-kernel suite, {len(names)} kernels (first call, then steady)")
+        # --quick: a quarter of the data (compile time does not shrink), one first call
+        res["kernels"] = suite.run(names, 0.25 if a.quick else 1.0, 1 if a.quick else 3,
+                                   0.3 if a.quick else 2.0, agrees, _err, log)
     res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} \
         else []
     m["loadavg_end"] = os.getloadavg()
@@ -277,18 +298,30 @@ def main(argv=None):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in (f"bench-{stamp}.json", "latest.json"):
         (out / name).write_text(json.dumps(res, indent=1, default=float))
-    text, notes = report.table(res)
     print(f"\njitmagic benchmarks, {m['date']}, {m['cpu']} ({m['cores']} cores), "
           f"load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, {m['wall_s']} s")
     print("medians; ± is half the interquartile range when above 5%; ratios < 1: jitmagic "
           "faster\n")
-    print(text)
-    for i, n in enumerate(notes, 1):
-        print(f"  [{i}] unsupported: {n}")
+    if micro:
+        text, notes = report.table(res)
+        print(text)
+        for i, n in enumerate(notes, 1):
+            print(f"  [{i}] unsupported: {n}")
+    if res.get("kernels"):
+        k = res["kernels"]
+        print(f"\nreal-kernel suite (benchmarks/kernels.py, data scale {k['scale']}): steady "
+              f"medians, then the first call of a fresh function (trace + compile + run, median "
+              f"of {k['first_reps']})\n")
+        text, notes = report.kernels_table(k)
+        print(text)
+        for i, n in enumerate(notes, 1):
+            print(f"  [k{i}] unsupported: {n}")
+        print()
+        print(report.kernels_goals_table(k))
     if res["targets"]:
         print("\ntargets (issue 7)\n")
         print(report.targets_table(res["targets"]))
-    plots = report.plot_all(res, out)
+    plots = report.plot_all(res, out) if micro else []
     if a.figures:
         fig_dir = Path(a.figures)
         fig_dir.mkdir(parents=True, exist_ok=True)

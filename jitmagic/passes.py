@@ -121,4 +121,5 @@ def dce(fn: Function) -> Function:
 
 
 def optimize(fn: Function) -> Function:
-    return dce(cse(fold_constants(fn)))
+    from .primitives.linalg import fold_transposes
+    return dce(fold_transposes(cse(fold_constants(fn))))

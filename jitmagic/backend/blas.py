@@ -25,7 +25,9 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _found = {}
 # every routine generated code may call (gemm here, the rest from backend/lapack.py)
 _LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
-SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"]
+_THREADS = "openblas_set_num_threads_local"    # sets the count, returns the previous one
+SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_", "scipy_cblas_sgemv64_",
+            "scipy_cblas_dgemv64_", _THREADS]
            + [f"scipy_cblas_{p}trsm64_" for p in "sdcz"]
            + [f"scipy_LAPACKE_{p}{r}64_" for p in "sdcz" for r in _LAPACKE
               if r not in (("syevd", "orgqr") if p in "cz" else ("heevd", "ungqr"))])
@@ -59,7 +61,8 @@ def gemm_symbol(dtype):
 
 
 def plan(lhs_shape, rhs_shape, contract, batch):
-    """(nbatch, M, N, K, trans_a, trans_b) when the product is a (batched) gemm, else None.
+    """(nbatch, M, N, K, trans_a, trans_b, rhs_shared) when the product is a (batched) gemm,
+    else None. rhs_shared: every product of the batch uses the same right matrix.
 
     Operands are row-major buffers; batch dimensions must lead in both."""
     (lc, rc), (lb, rb) = contract, batch
@@ -70,11 +73,21 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         return None
     la, ra = lhs_shape[nb:], rhs_shape[nb:]
     lcd, rcd = lc[0] - nb, rc[0] - nb
+    outer = 1                   # left-operand axes before the contracted one, with no batch
     if len(la) == 1:
         m, k, trans_a = 1, la[0], False
     elif len(la) == 2:
         trans_a = lcd == 0
         m, k = (la[1], la[0]) if trans_a else (la[0], la[1])
+    elif lcd == len(la) - 1:
+        # (..., K) contracted on its last axis: row-major, the leading axes are the rows of
+        # one M x K matrix, and the output's (..., N) is the M x N product
+        m, k, trans_a = int(np.prod(la[:-1], dtype=np.int64)), la[-1], False
+    elif nb == 0:
+        # (P..., K, Q...) contracted on K: for each index into P, a K x prod(Q) matrix read
+        # transposed, times the one right matrix (an einsum such as "bchw,oc->bhwo")
+        outer = int(np.prod(la[:lcd], dtype=np.int64))
+        m, k, trans_a = int(np.prod(la[lcd + 1:], dtype=np.int64)), la[lcd], True
     else:
         return None
     if len(ra) == 1:
@@ -86,13 +99,15 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         return None
     if min(m, n, k) == 0:
         return None
-    nbatch = int(np.prod(lhs_shape[:nb], dtype=np.int64)) if nb else 1
-    return nbatch, m, n, k, trans_a, trans_b
+    nbatch = int(np.prod(lhs_shape[:nb], dtype=np.int64)) if nb else outer
+    return nbatch, m, n, k, trans_a, trans_b, outer > 1
 
 
 def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
-    nbatch, m, n, k, ta, tb = gemm
+    nbatch, m, n, k, ta, tb, shared = gemm
     t = F64 if dtype == np.float64 else F32
+    if m == 1 or n == 1:
+        return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
         symbol)
@@ -107,10 +122,69 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
         b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
                     ir.Constant(I32, _TRANS if tb else _NO_TRANS), ir.Constant(I64, m),
                     ir.Constant(I64, n), ir.Constant(I64, k), ir.Constant(t, 1.0),
-                    at(lhs_buf, m * k), ir.Constant(I64, max(lda, 1)), at(rhs_buf, k * n),
+                    at(lhs_buf, m * k), ir.Constant(I64, max(lda, 1)),
+                    at(rhs_buf, 0 if shared else k * n),
                     ir.Constant(I64, max(ldb, 1)), ir.Constant(t, 0.0), at(out_buf, m * n),
                     ir.Constant(I64, max(n, 1))])
+    if m * n * k >= SMALL_GEMM:
+        _batch(cg, nbatch, one)
+    else:
+        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+
+
+# below this many multiply-adds per product (~0.3 ms on one core), OpenBLAS's threads cost more
+# than they save once the cores are shared: conv2d_layer's 288 products of 1024x16 by 16x32
+# took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM
+SMALL_GEMM = 1 << 21
+
+
+def _batch(cg, nbatch, one):
     if nbatch == 1:
         one(ir.Constant(I64, 0))
     else:
         cg.loop(nbatch, one)
+
+
+def _one_thread(cg, body):
+    """body() between setting OpenBLAS's thread count to 1 and putting the previous count back
+    (the count is OpenBLAS's global one; results never depend on it)."""
+    setn = cg.module.globals.get(_THREADS) or ir.Function(
+        cg.module, ir.FunctionType(I32, [I32]), _THREADS)
+    prev = cg.b.call(setn, [ir.Constant(I32, 1)])
+    body()
+    cg.b.call(setn, [prev])
+
+
+def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """A product with one row or one column is a matrix-vector product: ?gemv streams the
+    matrix once, where ?gemm with m or n = 1 goes through its blocked path (packing)."""
+    nbatch, m, n, k, ta, tb, shared = gemm
+    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
+        ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]), symbol)
+    if n == 1:
+        # out (m) = op(lhs) x, lhs stored m x k (or k x m when transposed); rhs is k values
+        # in a row (k x 1, 1 x k, or a vector: contiguous either way)
+        mat, vec, trans = lhs_buf, rhs_buf, ta
+        rows, cols = (k, m) if ta else (m, k)
+        mat_step, vec_step = rows * cols, 0 if shared else k
+    else:
+        # out (n) = x op(rhs) = op(rhs)^T x, rhs stored k x n (or n x k when transposed)
+        mat, vec, trans = rhs_buf, lhs_buf, not tb
+        rows, cols = (n, k) if tb else (k, n)
+        mat_step, vec_step = 0 if shared else rows * cols, k
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, ir.Constant(I64, stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if trans else _NO_TRANS),
+                    ir.Constant(I64, rows), ir.Constant(I64, cols), ir.Constant(t, 1.0),
+                    at(mat, mat_step), ir.Constant(I64, max(cols, 1)), at(vec, vec_step),
+                    ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    ir.Constant(I64, 1)])
+    # one thread: a matrix-vector product is bound by memory traffic, which a second
+    # thread on the same memory bus barely shortens, while OpenBLAS's threads wait for each
+    # other when the cores are shared (1000x1000, two other busy processes on the 2 cores:
+    # 16-36 ms with 2 threads, 0.1 ms with 1)
+    _one_thread(cg, lambda: _batch(cg, nbatch, one))

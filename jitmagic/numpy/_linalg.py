@@ -33,8 +33,10 @@ def matmul(a, b):
         return _squeeze_matmul(a, b, 1)
     if bn == 1:
         return _squeeze_matmul(a, b, 2)
-    if an == 2 and bn == 2:
-        return _dot_general(a, b, ((1,), (0,)))
+    if bn == 2:
+        # a stack of matrices times one matrix: the stack is one tall matrix, so one GEMM
+        # (dot_general keeps a's leading axes in order), not b broadcast to every batch
+        return _dot_general(a, b, ((an - 1,), (0,)))
     batch = tuple(np.broadcast_shapes(aval(a).shape[:-2], aval(b).shape[:-2]))
     a = broadcast_to(a, batch + aval(a).shape[-2:])
     b = broadcast_to(b, batch + aval(b).shape[-2:])

@@ -61,6 +61,38 @@ register("dot_general", "custom", _dot_abstract, _dot_impl,
 free_axes = _free
 
 
+def fold_transposes(fn):
+    """A pass: dot_general reading a transposed operand reads the untransposed one, with its
+    contracting and batch dimensions renamed, so `a.T @ y` costs no copy of `a` (BLAS reads
+    it transposed). Done when the operand's free dimensions keep their order, as the output
+    lists them in operand order."""
+    from ..ir import Eqn, Var
+    producer, eqns, changed = {}, [], False
+    for e in fn.eqns:
+        if e.prim == "dot_general":
+            (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
+            ins, dims = list(e.inputs), [[lc, lb], [rc, rb]]
+            for side in (0, 1):
+                while True:
+                    t = producer.get(ins[side]) if isinstance(ins[side], Var) else None
+                    if t is None or t.prim != "transpose" or not isinstance(t.inputs[0], Var):
+                        break
+                    perm = t.kw["permutation"]
+                    c, bt = dims[side]
+                    free = _free(len(perm), c, bt)
+                    if [perm[d] for d in free] != sorted(perm[d] for d in free):
+                        break
+                    dims[side] = [tuple(perm[d] for d in c), tuple(perm[d] for d in bt)]
+                    ins[side] = t.inputs[0]
+            if ins != list(e.inputs):
+                kw = dict(e.kw, contract=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
+                e = Eqn(e.prim, tuple(ins), tuple(sorted(kw.items())), e.outvars)
+                changed = True
+        eqns.append(e)
+        producer.update((v, e) for v in e.outvars)
+    return fn.replace(eqns=tuple(eqns)) if changed else fn
+
+
 # ---------------------------------------------------------------- factorizations
 _LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
 
