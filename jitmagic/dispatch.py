@@ -155,7 +155,8 @@ class JitFunction:
             if variant is not None:
                 if self._native_wait:
                     self._native_hit()
-                return variant.leaf_call(*leaves)
+                call = variant.leaf_call
+                return call(*leaves) if call is not None else variant.leaf_call_python(*leaves)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
@@ -247,14 +248,20 @@ class JitFunction:
             entries = [(v, *pattern) for pattern, v in st.native.items()]
             if not entries or not native_call.ENABLED:
                 return
-            fn = native_call.build(entries, JitFunction.__call__.__get__(self), Variant.raise_status,
-                                   Array)
+            # weak references only: a class lives until the cycle collector runs, and must not
+            # keep this function, its variants and their kept inputs alive that long
+            ref, python_call = weakref.ref(self), JitFunction.__call__
+
+            def slow(*args, **kwargs):
+                return python_call(ref(), *args, **kwargs)
+            fn = native_call.build(entries, slow, Variant.raise_status, Array)
             cls = type(self)
             if not cls.__dict__.get("_native_class"):
                 cls = type(cls.__name__, (cls,), {"__slots__": (), "_native_class": True,
                                                   "__module__": cls.__module__,
                                                   "__qualname__": cls.__qualname__})
                 self.__class__ = cls
+                cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
             cls.__call__ = fn
             st.native_owners.add(self)
 
@@ -548,6 +555,11 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _drop_class_call(cls, _ref):
+    """A JitFunction with a native entry is gone: free the entry (and what it holds) now."""
+    cls.__dict__.get("__call__") is not None and delattr(cls, "__call__")
 
 
 class _NotQuick(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+import weakref
 
 import numpy as np
 
@@ -46,9 +47,10 @@ class Variant:
         self.kept = None         # inputs kept for the lazy baseline (baseline.keep)
         self.baseline = None     # measured when a view first asks (baseline.ensure)
         self.fast = self._make_fast()
-        # leaf_call(*leaves): the hit path for calls found by quick key (dispatch._quick_key);
-        # Python first, a native entry for this variant after a few hits
-        self.leaf_call = self._leaf_call_python
+        # leaf_call(*leaves): the hit path for calls found by quick key (dispatch._quick_key),
+        # a native entry for this variant after a few hits; None before (then
+        # leaf_call_python; not stored as a bound method: no reference cycle)
+        self.leaf_call = None
         self._leaf_hits = 0
 
     def __call__(self, leaves):
@@ -79,13 +81,14 @@ class Variant:
                 return unflatten(tree, outs)
         return fast
 
-    def _leaf_call_python(self, *leaves):
+    def leaf_call_python(self, *leaves):
         self._leaf_hits += 1
         if self._leaf_hits == native_call.AFTER_HITS and native_call.ENABLED and \
                 native_call.servable(self, self.key[2]):
-            fast = self.fast
+            me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
             self.leaf_call = native_call.build(
-                [(self, self.key[2], (), ())], lambda *ls: fast(ls), Variant.raise_status, Array)
+                [(self, self.key[2], (), ())], lambda *ls: me().fast(ls), Variant.raise_status,
+                Array)
         return self.fast(leaves)
 
     calls = property(lambda self: self.counters[runstats.CALLS])
@@ -110,7 +113,8 @@ class Variant:
         if rc:
             raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
-    def raise_status(self, rc):
+    @staticmethod
+    def raise_status(rc):
         """A nonzero status from the native entry point (backend/native_call) as the exception
         the Python path raises for it."""
         if rc == 2:

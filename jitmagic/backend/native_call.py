@@ -14,7 +14,8 @@ dtype, views, subclasses, NumPy scalars, an int beyond int64, an equal static th
 object, ...) goes to the Python path unchanged, so its results and errors are those of the
 general path. A shape that does not match is never passed to a kernel.
 
-Only variants with one array output are served here; the others stay on the Python hit path.
+Variants returning one array or a flat tuple of arrays are served here; the others (nested or
+dict outputs) stay on the Python hit path.
 Code generation runs at LLVM -O0: a few milliseconds, on the second hit of a new pattern.
 """
 from __future__ import annotations
@@ -74,6 +75,7 @@ def _c_api():
             save=_fn_addr(py.PyEval_SaveThread), restore=_fn_addr(py.PyEval_RestoreThread),
             dict_size=_fn_addr(py.PyDict_Size), dict_get=_fn_addr(py.PyDict_GetItem),
             from_long=_fn_addr(py.PyLong_FromLong),
+            tuple_new=_fn_addr(py.PyTuple_New), tuple_set=_fn_addr(py.PyTuple_SetItem),
             )
         _api["cfunction"] = ctypes.PYFUNCTYPE(
             ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object)(
@@ -82,9 +84,12 @@ def _c_api():
 
 
 def eligible(variant) -> bool:
-    """Whether the native entry can serve this variant (one array output)."""
-    return variant.out_tree.kind == "leaf" and len(variant.out_specs) == 1 and \
-        all(d.isnative or d.byteorder == "|" for _, d in variant.out_specs)
+    """Whether the native entry can serve this variant (one array output, or a flat tuple)."""
+    tree, specs = variant.out_tree, variant.out_specs
+    flat = (tree.kind == "leaf" and len(specs) == 1) or \
+        (tree.kind == "tuple" and len(tree.children) == len(specs) >= 1 and
+         all(c.kind == "leaf" for c in tree.children))
+    return flat and all(d.isnative or d.byteorder == "|" for _, d in specs)
 
 
 STATIC = ("static",)   # marks a static value in a call pattern (see `build`)
@@ -132,8 +137,8 @@ def build(entries, slow, failed, array_type):
     array leaf; int, bool or float for a weak scalar; (STATIC, type, value) for a static value
     (matched by identity); None; (tuple or list, parts) and (dict, sorted str keys, parts) for
     containers. Leaves are passed in pattern order, which is pytree order. `slow(*args,
-    **kwargs)` handles every other call; `failed(variant, rc)` raises for a nonzero status
-    from native code (out of memory, Ctrl-C)."""
+    **kwargs)` handles every other call; `failed(rc)` raises for a nonzero status from native
+    code (out of memory, Ctrl-C)."""
     api = _c_api()
     keep = [slow, failed, array_type]
     mod = ir.Module(name=NAME)
@@ -162,6 +167,10 @@ def build(entries, slow, failed, array_type):
     def is_obj(a, obj):
         return b.icmp_unsigned("==", b.ptrtoint(a, I64), ir.Constant(I64, id(obj)))
 
+    def release(objs):
+        for o in objs:
+            call(api["decref"], ir.VoidType(), [PTR], [o])
+
     def has_type(a, t):
         return b.icmp_unsigned("==", field(a, _OB_TYPE, I64), ir.Constant(I64, id(t)))
 
@@ -174,7 +183,7 @@ def build(entries, slow, failed, array_type):
     for vi, (variant, pos_parts, kw_names, kw_parts) in enumerate(entries):
         b.position_at_end(nxt)
         nxt = func.append_basic_block(f"v{vi + 1}")
-        keep.append(variant)
+        keep.extend((variant.module, variant.consts))   # not the variant: it may own this entry
         keep.extend(kw_names)
 
         def require(cond):
@@ -262,44 +271,56 @@ def build(entries, slow, failed, array_type):
             check(part, item(argv, j))
         for j, part in enumerate(kw_parts):
             check(part, item(argv, len(pos_parts) + j))   # keyword values follow positionals
-        (shape, dtype), = variant.out_specs
-        descr = _canonical(dtype)
-        keep.append(descr)
-        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-        keep.append(dims)
-        call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])   # stolen below
-        out = call(api["new"], PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
-                   [const_ptr(id(array_type)), const_ptr(id(descr)), ir.Constant(I32, len(shape)),
-                    const_ptr(ctypes.addressof(dims)), ir.Constant(PTR, None),
-                    ir.Constant(PTR, None), ir.Constant(I32, 0), ir.Constant(PTR, None)])
-        got = func.append_basic_block(f"v{vi}_allocated")
-        null = func.append_basic_block(f"v{vi}_no_memory")
-        b.cbranch(b.icmp_unsigned("==", out, ir.Constant(PTR, None)), null, got)
-        b.position_at_end(null)
-        b.ret(ir.Constant(PTR, None))        # NumPy set MemoryError
-        b.position_at_end(got)
+        outs = []
+        for shape, dtype in variant.out_specs:
+            descr = _canonical(dtype)
+            dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+            keep.extend((descr, dims))
+            call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])   # stolen below
+            out = call(api["new"], PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
+                       [const_ptr(id(array_type)), const_ptr(id(descr)),
+                        ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims)),
+                        ir.Constant(PTR, None), ir.Constant(PTR, None), ir.Constant(I32, 0),
+                        ir.Constant(PTR, None)])
+            got, null = func.append_basic_block(), func.append_basic_block()
+            b.cbranch(b.icmp_unsigned("==", out, ir.Constant(PTR, None)), null, got)
+            b.position_at_end(null)
+            release(outs)
+            b.ret(ir.Constant(PTR, None))        # NumPy set MemoryError
+            b.position_at_end(got)
+            outs.append(out)
         consts = [const_ptr(id(c)) for c in variant.consts]
         kinds = [PTR] * len(consts) + [PTR if k == "array" else (I64 if k == "i64" else F64)
-                                       for k in variant._arg_kinds] + [PTR]
+                                       for k in variant._arg_kinds] + [PTR] * len(outs)
         # the GIL is released while the kernel runs, as ctypes did: other threads (a timer,
         # a progress bar, the kernel's own) keep running during a long call
         ts = call(api["save"], PTR, [], [])
-        rc = call(variant.module.address, I32, kinds, consts + vals + [out])
+        rc = call(variant.module.address, I32, kinds, consts + vals + outs)
         call(api["restore"], ir.VoidType(), [PTR], [ts])
         done = func.append_basic_block(f"v{vi}_done")
         bad = func.append_basic_block(f"v{vi}_status")
         b.cbranch(b.icmp_signed("==", rc, ir.Constant(I32, 0)), done, bad)
         b.position_at_end(done)
-        b.ret(out)
+        if variant.out_tree.kind == "leaf":
+            b.ret(outs[0])
+        else:
+            tup = call(api["tuple_new"], PTR, [I64], [ir.Constant(I64, len(outs))])
+            made, lost = func.append_basic_block(), func.append_basic_block()
+            b.cbranch(b.icmp_unsigned("==", tup, ir.Constant(PTR, None)), lost, made)
+            b.position_at_end(lost)
+            release(outs)
+            b.ret(ir.Constant(PTR, None))
+            b.position_at_end(made)
+            for k, out in enumerate(outs):    # PyTuple_SetItem steals the reference
+                call(api["tuple_set"], I32, [PTR, I64, PTR], [tup, ir.Constant(I64, k), out])
+            b.ret(tup)
         b.position_at_end(bad)
-        call(api["decref"], ir.VoidType(), [PTR], [out])
+        release(outs)
         status = func.append_basic_block()
         # 1 (an input the kernel will not read in place) cannot follow the checks above; if
         # it ever does, the Python path copes with it as it does for its own calls
         b.cbranch(b.icmp_signed("==", rc, ir.Constant(I32, 1)), fallback, status)
         b.position_at_end(status)
-        handler = _bind(failed, variant)
-        keep.append(handler)
         code = call(api["from_long"], PTR, [I64], [b.sext(rc, I64)])
         made = func.append_basic_block()
         lost = func.append_basic_block()
@@ -307,7 +328,7 @@ def build(entries, slow, failed, array_type):
         b.position_at_end(lost)
         b.ret(ir.Constant(PTR, None))        # MemoryError is set
         b.position_at_end(made)
-        res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(handler)), code])
+        res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(failed)), code])
         call(api["decref"], ir.VoidType(), [PTR], [code])
         b.ret(res)           # the handler raised (NULL) or ran the call again (its result)
     b.position_at_end(nxt)
@@ -332,9 +353,3 @@ def _canonical(dtype):
     except TypeError:
         return dtype
     return canon if canon == dtype else dtype
-
-
-def _bind(failed, variant):
-    def handler(rc):
-        return failed(variant, rc)
-    return handler
