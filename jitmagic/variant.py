@@ -88,7 +88,7 @@ class Variant:
             me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
             self.leaf_call = native_call.build(
                 [(self, self.key[2], (), ())], lambda *ls: me().fast(ls), Variant.raise_status,
-                Array)
+                array.Array)
         return self.fast(leaves)
 
     calls = property(lambda self: self.counters[runstats.CALLS])
