@@ -10,15 +10,17 @@ import inspect
 import itertools
 import threading
 import time
+import weakref
 
 import numpy as np
 
 from . import baseline, identity, inspection, passes, pytree, tracker
 from .array import Array
-from .backend import codegen, engine
+from .backend import codegen, engine, native_call
 from .config import config
 from .ir import Function, typecheck
 from .tracing import Tracer, aval_of, bind, current_trace, new_trace
+from .tracing import _state as _tracing_state
 from .variant import Variant
 
 _ndarray = np.ndarray
@@ -62,6 +64,14 @@ class FunctionState:
         self.next_id = 0
         self.lock = threading.RLock()
         self.redefined = None            # a Reason for the next compile, after a redefinition
+        # call patterns the native entry serves ((positional parts, keyword names, keyword
+        # parts) -> variant, in arrival order; backend/native_call.build), and the
+        # JitFunctions that have one installed (reset when a variant goes away)
+        self.native: dict = {}
+        # the quick key of a call with statics, keywords or containers -> its variant
+        # (JitFunction._quick_key; filled by the general path, which stays the authority)
+        self.quick: dict = {}
+        self.native_owners = weakref.WeakSet()
 
 
 class JitFunction:
@@ -98,6 +108,11 @@ class JitFunction:
             text = "redefined: source changed" + (f": `{old}` -> `{new}`" if old or new else "")
             self._state.redefined = tracker.Reason("redefined", None, old, new, text)
         tracker.register_function(self)
+        # calls that miss the plain hit path can use quick keys (negative static_argnums are
+        # resolved per call, and globals are part of the key: those take the general path)
+        self._static_pos = frozenset(self.static_argnums)
+        self._quick_ok = not self._env_names and all(i >= 0 for i in self.static_argnums)
+        self._native_wait = 0   # Python hits left before the native entry is (re)built
 
     @staticmethod
     def _new_state():
@@ -111,6 +126,8 @@ class JitFunction:
                 a = args[0]
                 fast = self._fast1.get((a.shape, a.dtype))
                 if fast is not None:
+                    if self._native_wait:
+                        self._native_hit()
                     return fast(args)
             sig = []
             for a in args:
@@ -126,7 +143,20 @@ class JitFunction:
             else:
                 fast = self._fast.get(tuple(sig))
                 if fast is not None:
+                    if self._native_wait:
+                        self._native_hit()
                     return fast(args)
+        if self._quick_ok and not getattr(_tracing_state, "stack", None):
+            try:
+                qk, leaves = self._quick_key(args, kwargs)
+                variant = self._state.quick.get(qk)
+            except (_NotQuick, TypeError):   # TypeError: an unhashable static value
+                variant = None
+            if variant is not None:
+                if self._native_wait:
+                    self._native_hit()
+                call = variant.leaf_call
+                return call(*leaves) if call is not None else variant.leaf_call_python(*leaves)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
@@ -137,7 +167,116 @@ class JitFunction:
             self._fast[key[2]] = variant.fast
             if len(args) == 1 and type(args[0]) in _ARRAYS:
                 self._fast1[key[2][0]] = variant.fast
+            self._note_native((key[2], (), ()), variant)
+        elif self._quick_ok:
+            self._note_quick(args, kwargs, leaves, variant)
         return variant(leaves)
+
+    # ------------------------------------------------------------------ quick keys
+    def _quick_key(self, args, kwargs):
+        """A key for a call with statics, keywords or containers, cheaper than _key: the call's
+        exact structure (container types, lengths, dict keys in call order, keyword names in
+        call order), each static value with its type, and (shape, dtype) or the Python type of
+        each leaf; with the leaves in pytree order. Equal quick keys imply equal cache keys.
+        Raises _NotQuick for anything else (registered pytree nodes, NumPy scalars, ...)."""
+        leaves = []
+        parts = []
+        statics = self._static_pos
+        for i, a in enumerate(args):
+            t = type(a)
+            if i in statics:
+                parts.append((_STATIC, t, a))
+            elif t is _ndarray or t is Array:     # the common leaf, inline
+                leaves.append(a)
+                parts.append((a.shape, a.dtype))
+            else:
+                parts.append(_walk(a, leaves))
+        if kwargs:
+            names = self.static_argnames
+            for k, v in kwargs.items():
+                parts.append(k)
+                t = type(v)
+                if k in names:
+                    parts.append((_STATIC, t, v))
+                elif t is _ndarray or t is Array:
+                    leaves.append(v)
+                    parts.append((v.shape, v.dtype))
+                else:
+                    parts.append(_walk(v, leaves))
+        return tuple(parts), tuple(leaves)
+
+    def _note_quick(self, args, kwargs, leaves, variant):
+        """Remember this call's quick key, when its leaves are exactly the general path's."""
+        try:
+            qk, quick_leaves = self._quick_key(args, kwargs)
+            hash(qk)
+        except (_NotQuick, TypeError):
+            return
+        if len(quick_leaves) == len(leaves) and all(a is b for a, b in zip(quick_leaves, leaves)):
+            st = self._state
+            with st.lock:
+                if variant.key in st.cache:
+                    st.quick[qk] = variant
+            n = len(args)
+            self._note_native((qk[:n], tuple(qk[n::2]), qk[n + 1::2]), variant)
+
+    def _note_native(self, pattern, variant):
+        st = self._state
+        if pattern in st.native or not native_call.ENABLED or \
+                not native_call.servable(variant, pattern[0] + pattern[2]):
+            return
+        with st.lock:
+            if variant.key in st.cache:    # not evicted meanwhile
+                st.native[pattern] = variant
+        self._native_wait = native_call.AFTER_HITS
+
+    # ------------------------------------------------------------------ native entry
+    def _native_hit(self):
+        self._native_wait -= 1
+        if not self._native_wait:
+            self._install_native()
+
+    def _install_native(self):
+        """Serve this function's plain hits from a native entry point (backend/native_call):
+        a per-instance subclass whose __call__ is that builtin, which hands every call it
+        cannot serve to JitFunction.__call__ (the Python path)."""
+        if type(self).__call__ is not JitFunction.__call__ and \
+                not type(self).__dict__.get("_native_class"):
+            return      # a subclass with its own __call__: leave it alone
+        st = self._state
+        with st.lock:
+            entries = [(v, *pattern) for pattern, v in st.native.items()]
+            if not entries or not native_call.ENABLED:
+                return
+            # weak references only: a class lives until the cycle collector runs, and must not
+            # keep this function, its variants and their kept inputs alive that long
+            ref, python_call = weakref.ref(self), JitFunction.__call__
+
+            def slow(*args, **kwargs):
+                return python_call(ref(), *args, **kwargs)
+            fn = native_call.build(entries, slow, Variant.raise_status, Array)
+            cls = type(self)
+            if not cls.__dict__.get("_native_class"):
+                cls = type(cls.__name__, (cls,), {"__slots__": (), "_native_class": True,
+                                                  "__module__": cls.__module__,
+                                                  "__qualname__": cls.__qualname__})
+                self.__class__ = cls
+                cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
+            cls.__call__ = fn
+            st.native_owners.add(self)
+
+    def _drop_native(self, victims=None):
+        """Stop serving `victims` (all variants when None) natively: every owner goes back to
+        the Python path, and rebuilds after a few hits if variants remain."""
+        st = self._state
+        for pattern in [p for p, v in st.native.items() if victims is None or v in victims]:
+            del st.native[pattern]
+        for owner in list(st.native_owners):
+            cls = type(owner)
+            if cls.__dict__.get("_native_class") and "__call__" in cls.__dict__:
+                del cls.__call__
+            owner._native_wait = native_call.AFTER_HITS if st.native else 0
+        st.native_owners.clear()
 
     def _call_traced(self, args, kwargs):
         """Called while another function is traced (nested jit): trace into the caller's IR
@@ -239,6 +378,9 @@ class JitFunction:
         while len(st.cache) > limit:
             k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
             del st.cache[k]
+            self._drop_native([victim])
+            for q in [q for q, v in st.quick.items() if v is victim]:
+                del st.quick[q]
             for table in (st.fast, st.fast1):
                 for s in [s for s, f in table.items() if f is victim.fast]:
                     del table[s]
@@ -385,6 +527,8 @@ class JitFunction:
             st.cache.clear()
             st.fast.clear()
             st.fast1.clear()
+            st.quick.clear()
+            self._drop_native()
         tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def explain(self):
@@ -397,6 +541,45 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _drop_class_call(cls, _ref):
+    """A JitFunction with a native entry is gone: free the entry (and what it holds) now."""
+    cls.__dict__.get("__call__") is not None and delattr(cls, "__call__")
+
+
+class _NotQuick(Exception):
+    pass
+
+
+_STATIC = native_call.STATIC      # marks a static value in a quick key
+
+
+def _walk(x, leaves):
+    """The quick-key part for one traced argument (see JitFunction._quick_key)."""
+    t = type(x)
+    if t is _ndarray or t is Array:
+        leaves.append(x)
+        return (x.shape, x.dtype)
+    if t is float or t is bool:
+        leaves.append(x)
+        return t
+    if t is int:
+        if not _I64_MIN <= x <= _I64_MAX:
+            raise _NotQuick   # the general path raises OverflowError
+        leaves.append(x)
+        return t
+    if t is tuple or t is list:
+        return (t, tuple([_walk(e, leaves) for e in x]))
+    if t is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:
+            raise _NotQuick from None
+        return (t, tuple(keys), tuple([_walk(x[k], leaves) for k in keys]))
+    if x is None:
+        return None
+    raise _NotQuick
 
 
 class _Missing:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import time
+import weakref
 
 import numpy as np
 
 from . import inspection, pytree
-from .backend import engine, interrupt, runstats
+from .backend import engine, interrupt, native_call, runstats
 from . import array
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -45,6 +46,11 @@ class Variant:
         self.kept = None         # inputs kept for the lazy baseline (baseline.keep)
         self.baseline = None     # measured when a view first asks (baseline.ensure)
         self.fast = self._make_fast()
+        # leaf_call(*leaves): the hit path for calls found by quick key (dispatch._quick_key),
+        # a native entry for this variant after a few hits; None before (then
+        # leaf_call_python; not stored as a bound method: no reference cycle)
+        self.leaf_call = None
+        self._leaf_hits = 0
 
     def __call__(self, leaves):
         """The general path: leaves may need converting (NumPy scalars, lists, ...)."""
@@ -75,6 +81,16 @@ class Variant:
                 return unflatten(tree, outs)
         return fast
 
+    def leaf_call_python(self, *leaves):
+        self._leaf_hits += 1
+        if self._leaf_hits == native_call.AFTER_HITS and native_call.ENABLED and \
+                native_call.servable(self, self.key[2]):
+            me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
+            self.leaf_call = native_call.build(
+                [(self, self.key[2], (), ())], lambda *ls: me().fast(ls), Variant.raise_status,
+                array.Array)
+        return self.fast(leaves)
+
     calls = property(lambda self: self.counters[runstats.CALLS])
     total_ns = property(lambda self: self.counters[runstats.TOTAL])
     min_ns = property(lambda self: self.counters[runstats.MIN])
@@ -96,6 +112,17 @@ class Variant:
                                     "discarded")
         if rc:
             raise RuntimeError(f"jitmagic: native code failed with status {rc}")
+
+    @staticmethod
+    def raise_status(rc):
+        """A nonzero status from the native entry point (backend/native_call) as the exception
+        the Python path raises for it."""
+        if rc == 2:
+            raise MemoryError("jitmagic: could not allocate a temporary buffer")
+        if rc == interrupt.ABORTED:
+            raise KeyboardInterrupt("the jitted function was interrupted; its results are "
+                                    "discarded")
+        raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
     def median_ns(self):
         """Median of the last (up to) 128 calls."""

@@ -40,9 +40,9 @@ def _init():
     return _state
 
 
-def _target_machine(cpu, features):
+def _target_machine(cpu, features, opt=3):
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault", jit=True)
+        cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True)
 
 
 def host_info() -> dict:
@@ -116,7 +116,9 @@ def _dispose_pass_manager(pm):
         pm.close()
 
 
-def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
+def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 3) -> CompiledModule:
+    """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
+    such as backend/native_call's entry points, where compile time is what counts)."""
     s = _init()
     tm = s["tm"]
     with _lock:
@@ -131,7 +133,8 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3) -> CompiledModule:
         _optimize(mod, tm, opt_level)
         optimized = str(mod)
         t1 = time.perf_counter()
-        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))
+        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"],
+                                                                 codegen_opt))
         objects = []
         engine.set_object_cache(lambda _mod, buf: objects.append(bytes(buf)), None)
         engine.finalize_object()
