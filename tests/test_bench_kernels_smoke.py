@@ -12,6 +12,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import run  # noqa: E402
 
 
+import pytest  # noqa: E402
+
+import jitmagic as jm  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _config_restored():
+    # the runner configures jitmagic for timing (live notices off, no disk cache): in-process,
+    # that must not leak into the tests that run after this one
+    saved = jm.config.as_dict()
+    yield
+    jm.config.update(**saved)
+
+
 def test_kernel_suite_quick(tmp_path, capsys):
     run.main(["--suite", "kernels", "--quick", "--kernels", "gesummv,horner",
               "--out", str(tmp_path), "--figures", ""])
