@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -54,36 +53,22 @@ def worker(seed, start, stop, n_inputs):
 
 
 def _run_range(seed, start, stop, n_inputs, failures):
+    from .isolated import run_range
     counts = {"programs": 0, "mismatches": 0, "crashes": 0}
-    k = start
-    while k < stop:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.fuzz.campaign", "--worker",
-                                 str(seed), str(k), str(stop), str(n_inputs)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=ROOT)
-        running = None
-        for line in proc.stdout:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "start" in rec:
-                running = rec["start"]
-                continue
-            counts["programs"] += 1
-            running = None
-            k = rec["done"] + 1
-            if "mismatch" in rec:
-                counts["mismatches"] += 1
-                failures.append(("mismatch", seed, rec["done"], rec["mismatch"]))
-        err = proc.stderr.read()
-        rc = proc.wait()
-        if running is not None or rc != 0:
-            bad = running if running is not None else k
-            counts["programs"] += 1
-            counts["crashes"] += 1
-            failures.append(("crash", seed, bad, f"worker exit status {rc}\n{err[-2000:]}"))
-            k = bad + 1
+
+    def record(rec):
+        counts["programs"] += 1
+        if "mismatch" in rec:
+            counts["mismatches"] += 1
+            failures.append(("mismatch", seed, rec["done"], rec["mismatch"]))
+
+    def crash(k, rc, err):
+        counts["programs"] += 1
+        counts["crashes"] += 1
+        failures.append(("crash", seed, k, f"worker exit status {rc}\n{err[-2000:]}"))
+
+    run_range(lambda k: [sys.executable, "-m", "tests.fuzz.campaign", "--worker", str(seed),
+                         str(k), str(stop), str(n_inputs)], start, stop, record, crash, cwd=ROOT)
     return counts
 
 

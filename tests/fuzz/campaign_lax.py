@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -70,40 +69,28 @@ def worker(seed, start, stop, n_inputs, flags):
 
 
 def _run_range(seed, start, stop, n_inputs, flags, failures):
+    from .isolated import run_range
     counts = {"programs": 0, "big": 0, "zero_d": 0, "empty": 0, "crash": 0,
               **{k: 0 for k in KINDS}, "harness": 0, "other": 0}
-    k = start
-    while k < stop:
-        cmd = [sys.executable, "-m", "tests.fuzz.campaign_lax", "--worker", str(seed), str(k),
-               str(stop), str(n_inputs)] + [a for f in flags for a in ("--flag", f)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=ROOT)
-        running = None
-        for line in proc.stdout:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "start" in rec:
-                running = rec["start"]
-                continue
-            running, k = None, rec["done"] + 1
-            counts["programs"] += 1
-            for f in ("big", "zero_d", "empty"):
-                counts[f] += rec[f]
-            if "kind" in rec:
-                counts[rec["kind"]] += 1
-                failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
-        err = proc.stderr.read()
-        rc = proc.wait()
-        if running is not None or rc != 0:
-            bad = running if running is not None else k
-            counts["programs"] += 1
-            counts["crash"] += 1
-            failures.append(("crash", seed, bad, f"# worker exit status {rc}\n# program {bad} "
-                             f"of seed {seed}\n" + "".join(f"# {ln}\n" for ln in
-                                                            err[-2000:].splitlines())))
-            k = bad + 1
+
+    def record(rec):
+        counts["programs"] += 1
+        for f in ("big", "zero_d", "empty"):
+            counts[f] += rec[f]
+        if "kind" in rec:
+            counts[rec["kind"]] += 1
+            failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
+
+    def crash(k, rc, err):
+        counts["programs"] += 1
+        counts["crash"] += 1
+        failures.append(("crash", seed, k, f"# worker exit status {rc}\n# program {k} "
+                         f"of seed {seed}\n" + "".join(f"# {ln}\n" for ln in
+                                                        err[-2000:].splitlines())))
+
+    run_range(lambda k: [sys.executable, "-m", "tests.fuzz.campaign_lax", "--worker", str(seed),
+                         str(k), str(stop), str(n_inputs)]
+              + [a for f in flags for a in ("--flag", f)], start, stop, record, crash, cwd=ROOT)
     return counts
 
 

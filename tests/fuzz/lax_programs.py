@@ -32,7 +32,6 @@ Features still being built by others are generated behind FLAGS (see the comment
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
