@@ -173,3 +173,21 @@ def test_eager_reference_runs_zero_length_scans():
     inputs = [np.array(0.5, np.float32), np.array(1, np.int64)]
     assert L.check(prog, L.make_jitted(prog), inputs) is None
     assert int(L.reference(prog, inputs, eager=True)[0]) == 3
+
+
+def test_a_program_both_jits_reject_is_invalid_not_a_jitmagic_error():
+    """Found by the campaign (seed 5, program 2147): a scan whose carry changes dtype (int32 in,
+    int64 out). jax.jit and jitmagic both raise TypeError; only eager JAX (disable_jit runs
+    the scan as a Python loop) accepts it, so it is an invalid program."""
+    from jaxref import JAX, JM
+
+    def prog(ns):
+        def f(a):
+            v4 = ns.jnp.sum(a, axis=-1)
+            return ns.lax.scan(lambda c, r: (c * 3 + r, r), ns.jnp.zeros((), ns.jnp.int32), v4)
+        return ns.jit(f)(np.ones((3, 4), bool))
+    for ns in (JM, JAX):
+        with pytest.raises(TypeError, match="carry"):
+            prog(ns)
+    assert L._same_builtin(TypeError("x"), TypeError("y"))
+    assert not L._same_builtin(ValueError("x"), TypeError("y"))

@@ -948,7 +948,11 @@ def check(prog, jitted, inputs):
     try:
         want = reference(prog, inputs)
         problem = _verdict(prog, got, want)
-    except Exception:  # noqa: BLE001  (jax.jit failed: eager decides)
+    except Exception as e:  # noqa: BLE001  (jax.jit failed: eager decides)
+        if isinstance(got, Exception) and _same_builtin(got, e):
+            # both compilers reject it (eager JAX skips some checks, e.g. scan carry types
+            # under disable_jit): an invalid program, not a jitmagic error
+            return f"invalid program: jax.jit raised {type(e).__name__}: {str(e)[:300]}"
         problem = "jax.jit failed"
     if problem is None:
         return None
@@ -959,6 +963,12 @@ def check(prog, jitted, inputs):
             return problem
         return f"invalid program: JAX raised {type(e).__name__}: {str(e)[:300]}"
     return _verdict(prog, got, want)
+
+
+def _same_builtin(a, b):
+    builtin = next((c for c in type(b).__mro__ if c.__module__ == "builtins"
+                    and c is not Exception and c is not BaseException), None)
+    return builtin is not None and isinstance(a, builtin)
 
 
 def _verdict(prog, got, want):
