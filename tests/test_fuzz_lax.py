@@ -191,3 +191,16 @@ def test_a_program_both_jits_reject_is_invalid_not_a_jitmagic_error():
             prog(ns)
     assert L._same_builtin(TypeError("x"), TypeError("y"))
     assert not L._same_builtin(ValueError("x"), TypeError("y"))
+
+
+def test_scaled_sum_keeps_infinities():
+    """Found by the campaign (seed 5, program 5312): with nsz on the accumulation LLVM rewrote
+    sum(s * a) as s * sum(a), so inf * [-0.75, 3.5, inf, 8] summed to inf instead of NaN."""
+    import jitmagic as jm
+    import jitmagic.numpy as jnp
+    a = np.array([-0.75, 3.5, np.inf, 8.0], np.float32)
+    for dt in (np.float32, np.float64):
+        got = jm.jit(lambda s, a: jnp.sum(s * a, axis=0))(dt(np.inf), a.astype(dt))
+        assert np.isnan(got), dt
+        big = np.tile(a.astype(dt), 1 << 16)          # the vectorised and parallel path
+        assert np.isnan(jm.jit(lambda s, a: (s * a).sum())(dt(np.inf), big)), dt

@@ -650,7 +650,9 @@ def _place(n, *groups):
 
 
 def _reassoc(instr):
-    instr.flags.extend(["reassoc", "nsz", "contract"])
+    # reassoc lets LLVM vectorise the accumulation; no nsz: with it, InstCombine factors
+    # sum(s * a) into s * sum(a), which turns inf * [-1, 1] into inf instead of NaN
+    instr.flags.extend(["reassoc", "contract"])
     return instr
 
 
