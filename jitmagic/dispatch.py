@@ -111,7 +111,7 @@ class JitFunction:
         # calls that miss the plain hit path can use quick keys (negative static_argnums are
         # resolved per call, and globals are part of the key: those take the general path)
         self._static_pos = frozenset(self.static_argnums)
-        self._quick_ok = not self._env_names and all(i >= 0 for i in self.static_argnums)
+        self._quick_ok = all(i >= 0 for i in self.static_argnums)
         self._native_wait = 0   # Python hits left before the native entry is (re)built
 
     @staticmethod
@@ -203,6 +203,10 @@ class JitFunction:
                     parts.append((v.shape, v.dtype))
                 else:
                     parts.append(_walk(v, leaves))
+        if self._env_names:     # the referenced globals, as the cache key holds them
+            g = self._globals
+            parts.append(tuple((type(v), v) for v in (g.get(n, _MISSING)
+                                                      for n in self._env_names)))
         return tuple(parts), tuple(leaves)
 
     def _note_quick(self, args, kwargs, leaves, variant):
@@ -217,8 +221,9 @@ class JitFunction:
             with st.lock:
                 if variant.key in st.cache:
                     st.quick[qk] = variant
-            n = len(args)
-            self._note_native((qk[:n], tuple(qk[n::2]), qk[n + 1::2]), variant)
+            if not self._env_names:     # native code cannot check the globals
+                n = len(args)
+                self._note_native((qk[:n], tuple(qk[n::2]), qk[n + 1::2]), variant)
 
     def _note_native(self, pattern, variant):
         st = self._state

@@ -253,3 +253,19 @@ def test_statics_keywords_and_pytrees_are_served_natively(monkeypatch):
             f(*args, **kwargs)
         monkeypatch.undo()
         assert len(seen) == python_path.get(fun, 0), (fun.__name__, seen)
+
+
+def test_quick_path_sees_a_changed_global_or_helper():
+    """Functions that read globals take the quick key path, which carries the globals' values:
+    a hit never serves a variant compiled for an old constant or an old helper."""
+    ns = {"jm": jm, "np": np}
+    exec("def g(a):\n    return a + 1\nK = 2.0\n@jm.jit\ndef f(a):\n    return g(a) * K\n", ns)
+    f, x = ns["f"], np.ones(2)
+    for _ in range(8):
+        assert f(x).tolist() == [4.0, 4.0]
+    ns["K"] = 3.0
+    assert f(x).tolist() == [6.0, 6.0]
+    exec("def g(a):\n    return a - 1\n", ns)
+    for _ in range(3):
+        assert f(x).tolist() == [0.0, 0.0]
+    assert len(f.variants) == 3
