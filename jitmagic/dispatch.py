@@ -430,23 +430,18 @@ class JitFunction:
         return fn, out_tree, leaves
 
     def _label(self, path, s_pos):
-        # path looks like [0][1]['w'] for (d_pos, d_kw); map position back to the parameter name
-        import re
-        m = re.match(r"\[(\d)\]\[([^\]]+)\](.*)", path)
-        if not m:
-            return path
-        which, first, rest = m.groups()
-        if which == "1":
-            return first.strip("'\"") + rest
-        pos = int(first)
         static = sorted(i for i, _ in s_pos)
-        for i in static:
-            if i <= pos:
-                pos += 1
-        name = self._static_name_for(pos) if self._sig is not None else None
-        if name is None or self._sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
-            name = f"args[{pos}]"
-        return name + rest
+
+        def name_of(pos):      # a position among the traced arguments -> the parameter name
+            for i in static:
+                if i <= pos:
+                    pos += 1
+            name = self._static_name_for(pos) if self._sig is not None else None
+            if name is None or \
+                    self._sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                name = f"args[{pos}]"
+            return name
+        return pytree.arg_label(path, name_of)
 
     def compile_variant(self, key, args, kwargs, info, reasons):
         t0 = time.perf_counter()

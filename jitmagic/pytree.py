@@ -284,3 +284,22 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
 
     register(Node(nodetype, to_parts, from_parts, data_fields, meta_fields))
     return nodetype
+
+
+_ARG_PATH = None
+
+
+def arg_label(path, positional_name):
+    """A leaf path of the flattened (positional args, keyword args) pair as the user names it:
+    `[0][1]['w']` -> positional_name(1) + "['w']", `[1]['k'][0]` -> "k[0]"."""
+    global _ARG_PATH
+    if _ARG_PATH is None:
+        import re
+        _ARG_PATH = re.compile(r"\[(\d)\]\[([^\]]+)\](.*)")
+    m = _ARG_PATH.match(path)
+    if not m:
+        return path
+    which, first, rest = m.groups()
+    if which == "1":
+        return first.strip("'\"") + rest
+    return positional_name(int(first)) + rest

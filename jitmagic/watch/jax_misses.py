@@ -11,7 +11,7 @@ import inspect
 import re
 import sys
 
-from .. import tracker
+from .. import pytree, tracker
 from . import keys
 
 _HEAD = re.compile(r"TRACING CACHE MISS at (?P<callsite>.*?):\n")
@@ -135,12 +135,4 @@ def _where_text(defined_at):
 
 
 def _path_name(path, params=()):
-    # [0][i] is the i-th positional argument, [1]['k'] the keyword k; deeper keys follow
-    m = re.match(r"\[(\d)\]\[([^\]]+)\](.*)", path)
-    if not m:
-        return path
-    which, first, rest = m.groups()
-    if which == "1":
-        return first.strip("'\"") + rest
-    i = int(first)
-    return (params[i] if i < len(params) else f"args[{i}]") + rest
+    return pytree.arg_label(path, lambda i: params[i] if i < len(params) else f"args[{i}]")
