@@ -7,6 +7,7 @@ with its type (1 and 1.0 differ), and shown by name when a miss is explained."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -286,16 +287,12 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     return nodetype
 
 
-_ARG_PATH = None
+_ARG_PATH = re.compile(r"\[(\d)\]\[([^\]]+)\](.*)")
 
 
 def arg_label(path, positional_name):
     """A leaf path of the flattened (positional args, keyword args) pair as the user names it:
     `[0][1]['w']` -> positional_name(1) + "['w']", `[1]['k'][0]` -> "k[0]"."""
-    global _ARG_PATH
-    if _ARG_PATH is None:
-        import re
-        _ARG_PATH = re.compile(r"\[(\d)\]\[([^\]]+)\](.*)")
     m = _ARG_PATH.match(path)
     if not m:
         return path
