@@ -4,6 +4,8 @@ Each program is written once against a namespace and run under jitmagic and unde
 (tests/jaxref.py)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -316,6 +318,35 @@ def test_at_apply_matches_jax(mode):
 def test_at_bad_mode_is_a_value_error():
     assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].set(9.0, mode="wrap"))(X))
     assert_same_error(lambda ns: ns.jit(lambda x: x.at[1].get(mode="wrap"))(X))
+
+
+UPDATES = {"mul": 2.5, "multiply": np.float64(2.5), "add": -1.3, "subtract": 1.3,
+           "min": 2.5, "max": 3.5, "divide": 2.5, "power": 2.5, "set": 7.5}
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.float32, np.bool_])
+@pytest.mark.parametrize("op", list(UPDATES))
+def test_at_updates_combine_in_the_promoted_dtype(op, dtype):
+    # JAX computes x[i] op v in the promoted dtype and casts back: int [2, 3] .at[0].mul(2.5)
+    # is [5, 3]; casting 2.5 to int first gave [4, 3]
+    x = np.array([4, 3, 6, 1], dtype)   # results stay in range: float -> uint8 of a
+    # negative value is undefined (NumPy wraps, XLA saturates)
+    v = UPDATES[op]
+    if dtype == np.bool_ and op in ("subtract", "divide", "power"):
+        return                          # a TypeError in NumPy's rules and JAX's alike
+    if op == "divide" and dtype in (np.int32, np.uint8):
+        return                          # int32 / int32 is float64 in NumPy, float32 in JAX
+
+    def prog(ns):
+        @ns.jit
+        def f(x):
+            i = ns.jnp.array([0, 1, 1])
+            return (getattr(x.at[0], op)(v), getattr(x.at[i], op)(v),
+                    getattr(x.at[1:3], op)(ns.jnp.asarray(v)))
+        return f(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # JAX warns about the unsafe cast
+        assert_same(prog)
 
 
 @pytest.mark.parametrize("mode", [None, "fill", "clip"], ids=str)

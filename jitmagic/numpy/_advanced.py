@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
 from ..errors import (DataDependentShapeError, NonConcreteBooleanIndexError,
                       UnsupportedOperationError)
@@ -209,8 +210,24 @@ def _scatter(x, idx, values, op, mode=None, wrap=True):
     xa = aval(x)
     if p.x is not x:
         raise UnsupportedOperationError("x.at[...] with None (newaxis) in the index")
-    v = convert(asarray(values) if not isinstance(values, (int, float, complex, bool))
-                else values, xa.dtype, xa.weak_type)
+    if not isinstance(values, (int, float, complex, bool)):
+        values = asarray(values)
+    # JAX combines in the promoted dtype of x and the values and casts the result back:
+    # int x .at[i].mul(2.5) is int(x * 2.5), not x * int(2.5)
+    work, work_weak = ((xa.dtype, xa.weak_type) if op == "set"
+                       else dtypes.result_type(xa, aval(values)))
+    v = convert(values, work, work_weak)
+    if op == "sub":
+        from ._ufuncs import apply_ufunc
+        v, op = apply_ufunc(np.negative, v), "add"
+    if work != xa.dtype:
+        out = _scatter_in(convert(x, work, work_weak), p, v, op, mode, wrap)
+        return convert(out, xa.dtype, xa.weak_type)
+    return _scatter_in(x, p, v, op, mode, wrap)
+
+
+def _scatter_in(x, p, v, op, mode, wrap):
+    xa = aval(x)
     v = broadcast_to(asarray(v), p.numpy_shape())
     perm = p.perm_to_numpy()
     if perm != tuple(range(len(perm))):
@@ -270,10 +287,7 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  wrap_negative_indices=True):
-        from ._ufuncs import apply_ufunc
-        xa = aval(self.x)
-        v = apply_ufunc(np.negative, convert(asarray(values), xa.dtype))
-        return self._update(v, "add", indices_are_sorted, unique_indices, mode,
+        return self._update(values, "sub", indices_are_sorted, unique_indices, mode,
                             wrap_negative_indices)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
