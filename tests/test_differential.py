@@ -299,12 +299,6 @@ _UFUNC_EXACT = {np.add, np.subtract, np.multiply, np.true_divide, np.floor_divid
                 np.logical_not, np.fabs, np.divmod}
 
 
-# NumPy defines these on complex numbers but jitmagic has no complex version yet: tracing
-# must fail with an error that says complex, never compile something wrong.
-NO_COMPLEX = {np.arcsin, np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh,
-              np.exp2, np.expm1, np.log1p, np.log2, np.log10}
-
-
 @pytest.mark.parametrize("uf", list(_ufunc_table()))
 def test_numpy_ufunc_on_tracers(uf):
     """np.<ufunc>(tracer, ...) for every dtype NumPy defines it on: values and result dtypes."""
@@ -313,11 +307,6 @@ def test_numpy_ufunc_on_tracers(uf):
     for dt in UFUNC_DTYPES:
         dts = (dt,) * uf.nin
         if not _numpy_defines(uf, dts):
-            continue
-        if dt.kind == "c" and uf in NO_COMPLEX:
-            args = (special_values(dt),) * uf.nin
-            with pytest.raises((TypeError, NotImplementedError), match="complex"):
-                jm.make_ir(lambda *a: uf(*a))(*args)
             continue
         if uf is np.reciprocal and dt.kind in "iu":
             # C's 1 / 0 in NumPy's integer loop is undefined behaviour

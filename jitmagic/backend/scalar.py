@@ -287,6 +287,25 @@ class ScalarOps:
     def _finite(self, dt, v):
         return self.b.fcmp_ordered("<", self.math("fabs", dt, v), self.const(dt, np.inf))
 
+    def complex_libm(self, name, x):
+        """C99's complex function `name` from the C library (casin, catanh, ...): the same
+        code NumPy's loops call, special values included. double complex travels as two
+        doubles and comes back as a pair; float complex as one <2 x float>, as the x86-64
+        calling convention has them."""
+        b = self.b
+        if self._cparts(x) == np.float64:
+            fn = self._declare(name, ir.LiteralStructType([F64, F64]), [F64, F64])
+            r = b.call(fn, list(x))
+            return b.extract_value(r, 0), b.extract_value(r, 1)
+        v2 = ir.VectorType(F32, 2)
+        fn = self._declare(name + "f", v2, [v2])
+        v = b.insert_element(b.insert_element(ir.Constant(v2, ir.Undefined), x[0],
+                                              ir.Constant(ir.IntType(32), 0)),
+                             x[1], ir.Constant(ir.IntType(32), 1))
+        r = b.call(fn, [v])
+        return (b.extract_element(r, ir.Constant(ir.IntType(32), 0)),
+                b.extract_element(r, ir.Constant(ir.IntType(32), 1)))
+
     def complex_log(self, x):
         """log|z| + i atan2(im, re); near |z| = 1, log1p(x^2 + y^2 - 1) / 2 with the squares
         split exactly (fma), so the small real part keeps its relative accuracy."""

@@ -310,13 +310,7 @@ def _float_unary(name, np_fn, math_name=None, expensive=True, kinds=FLT):
     elementwise(name, np_fn, kinds, expensive=expensive)(rule)
 
 
-for _n, _f, _m in [("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
-                   ("arctan", np.arctan, "atan"),
-                   ("arcsinh", np.arcsinh, "asinh"), ("arccosh", np.arccosh, "acosh"),
-                   ("arctanh", np.arctanh, "atanh"), ("exp2", np.exp2, None),
-                   ("expm1", np.expm1, None), ("log1p", np.log1p, None),
-                   ("log2", np.log2, None), ("log10", np.log10, None), ("cbrt", np.cbrt, None)]:
-    _float_unary(_n, _f, _m)
+_float_unary("cbrt", np.cbrt)
 
 for _n, _f, _m in [("floor", np.floor, None), ("ceil", np.ceil, None),
                    ("trunc", np.trunc, None), ("rint", np.rint, "rint")]:
@@ -354,6 +348,59 @@ _complex_unary("cosh", np.cosh, lambda cg, z: cg.complex_sinh_cosh(z, "cosh"))
 _complex_unary("tanh", np.tanh, lambda cg, z: cg.complex_tanh(z))
 _complex_unary("log", np.log, lambda cg, z: cg.complex_log(z))
 _complex_unary("sqrt", np.sqrt, lambda cg, z: cg.complex_sqrt(z), expensive=False)
+
+
+def _libm_unary(name, np_fn, math_name):
+    """Float: libm's math_name; complex: the C library's c<math_name>, which NumPy calls."""
+    def rule(cg, ins, out, x):
+        if _is_cplx(ins[0]):
+            return cg.complex_libm("c" + math_name, x)
+        return cg.math(math_name, ins[0], x)
+    elementwise(name, np_fn, FC, expensive=True)(rule)
+
+
+for _n, _f, _m in [("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
+                   ("arctan", np.arctan, "atan"), ("arcsinh", np.arcsinh, "asinh"),
+                   ("arccosh", np.arccosh, "acosh"), ("arctanh", np.arctanh, "atanh")]:
+    _libm_unary(_n, _f, _m)
+
+
+def _scaled_clog(scale):
+    def rule(cg, z):                # NumPy: log z times log2(e) or log10(e), part by part
+        r, i = cg.complex_log(z)
+        k = cg.const(cg._cparts(z), scale)
+        return cg.b.fmul(r, k), cg.b.fmul(i, k)
+    return rule
+
+
+def _cexp2(cg, z):                  # NumPy: exp(z ln 2)
+    k = cg.const(cg._cparts(z), np.log(2.0))
+    return _cexp(cg, cg._cparts(z), cg.b.fmul(z[0], k), cg.b.fmul(z[1], k))
+
+
+def _cexpm1(cg, z):
+    """NumPy's formula: expm1(re) cos(im) - 2 sin^2(im/2) + i exp(re) sin(im), which keeps
+    the accuracy of small arguments."""
+    b, dt = cg.b, cg._cparts(z)
+    re, im = z
+    a = cg.math("sin", dt, b.fmul(im, cg.const(dt, 0.5)))
+    real = b.fsub(b.fmul(cg.math("expm1", dt, re), cg.math("cos", dt, im)),
+                  b.fmul(cg.const(dt, 2.0), b.fmul(a, a)))
+    return real, b.fmul(cg.math("exp", dt, re), cg.math("sin", dt, im))
+
+
+def _clog1p(cg, z):                 # NumPy: log|z + 1| + i atan2(im, re + 1)
+    b, dt = cg.b, cg._cparts(z)
+    re1 = b.fadd(z[0], cg.const(dt, 1.0))
+    return (cg.math("log", dt, cg.math("hypot", dt, re1, z[1])),
+            cg.math("atan2", dt, z[1], re1))
+
+
+_complex_unary("log2", np.log2, _scaled_clog(1 / np.log(2.0)))
+_complex_unary("log10", np.log10, _scaled_clog(1 / np.log(10.0)))
+_complex_unary("exp2", np.exp2, _cexp2)
+_complex_unary("expm1", np.expm1, _cexpm1)
+_complex_unary("log1p", np.log1p, _clog1p)
 
 
 @elementwise("exp", np.exp, FC, expensive=True)
