@@ -8,7 +8,6 @@ non-contiguous layouts of the same values, so the whole file stays at a few hund
 from __future__ import annotations
 
 import inspect
-import itertools
 
 import numpy as np
 import pytest

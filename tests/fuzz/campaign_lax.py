@@ -1,7 +1,7 @@
 """A long campaign of lax programs (tests/fuzz/lax_programs.py) against real JAX, in worker
 processes.
 
-    python -m tests.fuzz.campaign_lax --programs N [--workers 2] [--seed S] [--inputs 2]
+    python -m tests.fuzz.campaign_lax --programs N [--workers 2] [--seed S] [--inputs 2] [--start K]
 
 Program k of seed S is drawn from RandomSource(S * 10**9 + k), so any program can be
 regenerated. A worker is a child process running a range of programs; if it dies (a segfault
@@ -94,12 +94,13 @@ def _run_range(seed, start, stop, n_inputs, flags, failures):
     return counts
 
 
-def campaign(n_programs, workers, seed, n_inputs, flags=()):
-    """Runs the programs; the summary is rewritten after every finished range, so a campaign
-    stopped early still records what it ran ("finished": false)."""
+def campaign(n_programs, workers, seed, n_inputs, flags=(), start=0):
+    """Runs programs start..n_programs-1; the summary is rewritten after every finished range
+    (ranges finish in order), so a campaign stopped early still records what it ran
+    ("finished": false) and a later one can resume with start = the first program not run."""
     t0 = time.time()
     failures = []
-    ranges = [(s, min(s + CHUNK, n_programs)) for s in range(0, n_programs, CHUNK)]
+    ranges = [(s, min(s + CHUNK, n_programs)) for s in range(start, n_programs, CHUNK)]
     total = None
     summary = {}
     with ThreadPoolExecutor(workers) as pool:
@@ -111,12 +112,12 @@ def campaign(n_programs, workers, seed, n_inputs, flags=()):
                   f"{total['harness'] + total['invalid program']} harness/invalid, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr, flush=True)
             summary = _record(total, failures, n_inputs, seed, workers, flags, t0,
-                              finished=i == len(ranges) - 1)
+                              finished=i == len(ranges) - 1, start=start)
     print(json.dumps(summary, indent=1))
     return summary
 
 
-def _record(total, failures, n_inputs, seed, workers, flags, t0, finished):
+def _record(total, failures, n_inputs, seed, workers, flags, t0, finished, start=0):
     out_dir = os.path.join(HERE, "failures_lax")
     if failures:
         os.makedirs(out_dir, exist_ok=True)
@@ -126,7 +127,8 @@ def _record(total, failures, n_inputs, seed, workers, flags, t0, finished):
         names.append(name)
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(text)
-    summary = {**total, "inputs_per_program": n_inputs, "seed": seed, "workers": workers,
+    summary = {**total, "first_program": start, "inputs_per_program": n_inputs, "seed": seed,
+               "workers": workers,
                "flags": sorted(flags), "seconds": round(time.time() - t0, 1),
                "finished": finished, "failures": sorted(names)}
     with open(os.path.join(HERE, "last_campaign_lax.json"), "w") as f:
@@ -139,6 +141,7 @@ def main(argv=None):
     ap.add_argument("--programs", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0, help="first program (to resume a campaign)")
     ap.add_argument("--inputs", type=int, default=2, help="random inputs per compiled program")
     ap.add_argument("--flag", action="append", default=[],
                     help="turn on a construct lax_programs.FLAGS keeps off")
@@ -147,7 +150,7 @@ def main(argv=None):
     if a.worker:
         worker(*a.worker, a.flag)
         return 0
-    s = campaign(a.programs, a.workers, a.seed, a.inputs, a.flag)
+    s = campaign(a.programs, a.workers, a.seed, a.inputs, a.flag, a.start)
     bad = sum(s.get(k, 0) for k in ("crash", "harness", "other") + KINDS)
     return 1 if bad else 0
 

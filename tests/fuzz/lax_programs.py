@@ -899,8 +899,13 @@ def reference(prog: LaxProgram, inputs, eager=False):
         with jax.disable_jit():
             out = fn(*[JAX.jnp.asarray(x) for x in inputs])
     else:
-        out = jax.jit(fn)(*inputs)
+        if _JAX_JITTED[0] is not prog:   # the input sets of a program share one compile
+            _JAX_JITTED[:] = [prog, jax.jit(fn)]
+        out = _JAX_JITTED[1](*inputs)
     return [np.asarray(o) for o in out]
+
+
+_JAX_JITTED = [None, None]
 
 
 def bad_positions(o: Val, g, w):
