@@ -575,7 +575,10 @@ STRUCTURAL = [
                             jnp.linspace(0.0, 1.0, 7), jnp.linspace(-3, 5, 4, endpoint=False),
                             jnp.linspace(2, 3, 1), jnp.eye(3), jnp.eye(3, 4, k=1),
                             jnp.eye(4, 3, k=-2, dtype=np.int32), jnp.zeros_like(x),
-                            jnp.ones_like(x, dtype=np.int32), jnp.full_like(x, 3))),
+                            jnp.ones_like(x, dtype=np.int32), jnp.full_like(x, 3),
+                            # past 4096 elements the length and dtype come from NumPy's formula
+                            jnp.arange(5000.0), jnp.arange(-3, 5000, 0.5),
+                            jnp.arange(0, 1000, 0.1), jnp.arange(10 ** 5, 0, -7))),
     ("where/clip/round", lambda x: (np.where(x > 0, x, -x), np.where(x > 1, x, 0.0),
                                     np.where(x > 0, 1, 0), np.clip(x, -1, 1),
                                     np.clip(x, None, 0.5), np.round(x), np.round(x, 1),

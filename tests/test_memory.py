@@ -98,3 +98,17 @@ def test_event_store_stays_bounded_over_a_million_events():
     assert len(tracker.event_list()) == 10_000
     df = jm.events()
     assert len(df) == 10_000 and df["seq"].is_monotonic_increasing
+
+
+def test_a_huge_arange_is_not_built_at_trace_time():
+    import tracemalloc
+    import jitmagic.numpy as jnp
+    f = jm.jit(lambda x: jnp.arange(10 ** 9)[:3] + x)   # 8 GB if NumPy built it
+    tracemalloc.start()
+    try:
+        out = f(np.ones(3))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    assert peak < 50 * 2 ** 20, f"{peak / 2 ** 20:.0f} MiB traced while compiling"

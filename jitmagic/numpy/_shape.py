@@ -215,9 +215,7 @@ def arange(start, stop=None, step=None, dtype=None):
         start, stop = 0, start
     stop = _static_number(stop, "stop")
     step = 1 if step is None else _static_number(step, "step")
-    ref = np.arange(start, stop, step, dtype=dtype)   # static: NumPy knows length and dtype
-    n = ref.shape[0]
-    idt = ref.dtype
+    n, idt = _arange_length_dtype(start, stop, step, dtype)
     if idt.kind in "iu":
         idx = bind("iota", shape=(n,), dimension=0, dtype=idt)
         if step != 1:
@@ -226,6 +224,20 @@ def arange(start, stop=None, step=None, dtype=None):
     idx = bind("iota", shape=(n,), dimension=0, dtype=idt)
     return apply_ufunc(np.add, apply_ufunc(np.multiply, idx, convert(step, idt)),
                        convert(start, idt))
+
+
+def _arange_length_dtype(start, stop, step, dtype):
+    """NumPy's length and dtype for arange, without building the values on the host (a
+    jnp.arange(10**9) inside jit would allocate 8 GB at trace time)."""
+    try:
+        n = math.ceil((stop - start) / step)       # NumPy's own formula, in double
+    except (TypeError, ZeroDivisionError, OverflowError, ValueError):
+        n = None                                   # complex, step 0, inf: NumPy decides
+    if n is None or n < 4096:
+        ref = np.arange(start, stop, step, dtype=dtype)
+        return ref.shape[0], ref.dtype
+    # an empty arange from the same types: same dtype rule, no values
+    return n, np.arange(start, stop - (stop - start), step, dtype=dtype).dtype
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
