@@ -383,3 +383,91 @@ def test_a_loop_body_runs_without_per_iteration_interpretation():
     finally:
         interpreter.plan = real
     assert calls == [3]      # the body once, for the outermost quiet() block
+
+
+# ---------------------------------------------------------------- the call as the user makes it
+
+def _scale(x, n):
+    return x * n
+
+
+def test_the_call_time_is_measured_in_the_form_the_user_calls_with():
+    by_name = jm.jit(_scale, static_argnames=("n",))
+    by_pos = jm.jit(_scale, static_argnums=(1,))    # the same statics: they share variants
+    x = np.ones(3)
+    for _ in range(3):
+        by_name(x, n=2)
+    first = by_name.cache_info().iloc[0]
+    assert first["call_how"].startswith("median of") and "n= by keyword" in first["call_how"]
+    for _ in range(3):
+        by_pos(x, 2)
+    (v,) = by_pos.variants
+    assert v.kept is not None and v.kept.call_only       # kept on the first positional call
+    row = by_pos.cache_info().iloc[0]
+    assert "called with 2 by position" in row["call_how"]
+    assert row["eager_us"] == first["eager_us"]           # the eager run is not measured again
+    assert set(v.call_forms) == {(1, ("n",)), (2, ())} and v.kept is None
+    assert row["call_us"] == v.call_forms[(2, ())].us
+    assert by_name.cache_info().iloc[0]["call_us"] == row["call_us"]   # one variant, one figure
+
+
+def test_call_and_eager_runs_are_timed_in_turns():
+    clock = FakeClock()
+    order = []
+
+    def run_of(name, d):
+        def run():
+            order.append(name)
+            clock.now += d
+        return run
+    call, eager = baseline.time_interleaved(
+        [(run_of("call", 0.01), None), (run_of("eager", 0.02), None)], 100.0, clock)
+    assert order[:2] == ["call", "eager"]                        # the warm-ups
+    rounds = [tuple(order[i:i + 2]) for i in range(2, len(order), 2)]
+    assert rounds[:3] == [("call", "eager"), ("eager", "call"), ("call", "eager")]
+    assert call.samples == eager.samples == baseline.MAX_SAMPLES
+    assert call.us == pytest.approx(1e4) and eager.us == pytest.approx(2e4)
+
+
+def test_a_view_measures_the_call_between_eager_runs(monkeypatch):
+    seen = []
+    real = baseline.time_interleaved
+
+    def spy(runs, budget_s, clock=None):
+        seen.append(len(runs))
+        return real(runs, budget_s) if clock is None else real(runs, budget_s, clock)
+    monkeypatch.setattr(baseline, "time_interleaved", spy)
+    f = jm.jit(lambda x: x * 3.0)
+    f(np.ones(5))
+    f.cache_info()
+    assert seen == [2]
+
+
+def test_every_view_shows_the_figures_of_cache_info():
+    """%jit_cache (cache_info), the dashboard (its table, text and the panel's JSON records),
+    the panel's snapshot and the live notice after a cell read the same records."""
+    from jitmagic import dashboard, inspection, magics, tracker
+    f = jm.jit(lambda x, k: x * k + 1.0, static_argnums=(1,))
+    x = np.linspace(0.0, 1.0, 50)
+    f(x, 3)
+    for _ in range(3):
+        f(x, 3)
+    row = f.cache_info().iloc[0]
+    assert row["speedup"] > 0 and row["call_how"] and row["eager_how"]
+    be = row["break_even"]
+    snap = [d for d in tracker.snapshot()["functions"] if d["fid"] == f._state.fid][0]
+    (sv,) = snap["variants"]
+    assert sv["speedup"] == row["speedup"] and sv["break_even_text"] == be
+    assert sv["call_how"] == row["call_how"] and sv["eager_how"] == row["eager_how"]
+    assert sv["call_ms"] == pytest.approx(row["call_us"] / 1e3)
+    table = dashboard.cache_table([f])
+    assert table["speedup"].iloc[0] == row["speedup"] and table["break_even"].iloc[0] == be
+    text = dashboard.summary_text(table, tracker.events(f))
+    assert f"speedup {row['speedup']:.3g}x over NumPy" in text and f"break-even {be}" in text
+    short = inspection.short_table(table)
+    assert short["break_even"].iloc[0] == be
+    records = dashboard.Dashboard(table, tracker.events(f), (), [snap]).data
+    assert records["functions"][0]["variants"][0]["speedup"] == row["speedup"]
+    (ev,) = [e for e in tracker.event_list(f) if e.kind in ("compile", "miss")]
+    line = magics.Notices([ev]).lines[0]
+    assert f"speedup {row['speedup']:.3g}x over NumPy, break-even {be}" in line
