@@ -5,6 +5,7 @@ Tests compare compiled code against it, and the tracker times it as the eager Nu
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from contextlib import contextmanager
@@ -105,6 +106,7 @@ class LoopBody:
         self.fn, self.carry = fn, tuple(carry)
         self.carry_outs = tuple(range(len(self.carry)) if carry_outs is None else carry_outs)
         self.fast = self
+        self.shared = frozenset()
         self._quiet = None
 
     def __enter__(self):
@@ -120,6 +122,12 @@ class LoopBody:
         """Copies of the initial carry values, which the loop then owns."""
         return [np.array(x, dtype=self.fn.invars[j].aval.dtype)
                 for x, j in zip(values, self.carry)]
+
+    def finish(self, carry):
+        """The final carry values, none sharing memory with anything but the loop (a body may
+        pass an input or a constant through): the caller may be the user, eagerly."""
+        shared = self.shared
+        return [np.array(x) if j in shared else x for j, x in enumerate(carry)]
 
     def cast(self, values, start):
         """Loop-invariant inputs (at positions start, ...) as arrays of the body's dtypes."""
@@ -148,6 +156,7 @@ class LoopBody:
         fix = frozenset(j for j in self.carry_outs if not run.owned[j]) \
             if run.mutates else frozenset()
         self.fast = _step(run, b, fix)
+        self.shared = frozenset(j for j in self.carry_outs if not run.owned[j]) - fix
         return outs if not fix else [o.copy() if j in fix else o for j, o in enumerate(outs)]
 
 
@@ -261,8 +270,8 @@ def plan(fn: Function, args, donate=()):
                 # a weakly typed literal was a Python number in the user's code: a ufunc gets
                 # it as one (same NEP 50 promotion, and the cost NumPy code pays for it)
                 if scalar and a.aval.weak_type:
+                    lit = _python_number(a, e.inputs)
                     a = (a, "py")
-                    lit = a[0].val.item()
                 else:
                     lit = np.asarray(a.val)
                 env[bind(a, lit)] = lit
@@ -363,6 +372,20 @@ def plan(fn: Function, args, donate=()):
                  for j, a in enumerate(fn.outs)]
     run.mutates = frozenset(mutates)
     return run, [env[r] for r in results]
+
+
+def _python_number(lit, inputs):
+    """A weak literal as the Python number NumPy code would have written: an integral value
+    next to float arrays as an int (`x * 2 + 1`; the IR only kept the promoted 2.0), which
+    gives the same result and dtype (NEP 50) and costs NumPy its int conversion, as the
+    user's code does."""
+    v = lit.val.item()
+    if type(v) is not float or not v.is_integer() or abs(v) >= 2 ** 31 or \
+            math.copysign(1.0, v) < 0 and v == 0:      # -0.0 is not 0
+        return v
+    if all(a.aval.dtype.kind == "f" for a in inputs if isinstance(a, Var)):
+        return int(v)
+    return v
 
 
 _FOLD_BYTES = 64 * 1024     # equations of constants computed once, when their value is small

@@ -471,3 +471,31 @@ def test_every_view_shows_the_figures_of_cache_info():
     (ev,) = [e for e in tracker.event_list(f) if e.kind in ("compile", "miss")]
     line = magics.Notices([ev]).lines[0]
     assert f"speedup {row['speedup']:.3g}x over NumPy, break-even {be}" in line
+
+
+def test_the_plan_writes_literals_as_the_numpy_code_would():
+    x = np.array([1.5, -2.0, 0.0])
+    fn = _ir(lambda x: x * 2 + 1 - 0.5 * x + x * -0.0, x)
+    run, first = interpreter.plan(fn, [x])
+    assert "(v0 * v" in run.source and "_f" not in run.source   # operators, as NumPy code
+    ints = [v for k, v in run.__globals__.items() if k.startswith("v") and type(v) is int]
+    assert sorted(ints) == [1, 2]                # 2 and 1 as ints; 0.5 and -0.0 stay floats
+    (got,) = run(x)
+    want = x * 2 + 1 - 0.5 * x + x * -0.0
+    np.testing.assert_array_equal(got, want)
+    neg, _ = interpreter.plan(_ir(lambda x: x * -0.0, x), [x])
+    assert np.signbit(neg(np.ones(3))[0]).all()          # x * -0.0 is -0.0, x * 0 would not be
+    # next to an integer array a float literal stays a float (int * int would stay int)
+    k = np.arange(3)
+    run, _ = interpreter.plan(_ir(lambda k: k * 2.0, k), [k])
+    assert run(k)[0].dtype == np.float64
+
+
+def test_an_eager_loop_never_hands_back_or_writes_the_callers_arrays():
+    k, x = np.arange(4.0), np.ones(4)
+    out = lax.fori_loop(0, 3, lambda i, c: (c[0].at[1:3].set(i), k), (x, x))
+    assert not np.shares_memory(out[1], k) and not np.shares_memory(out[0], x)
+    np.testing.assert_array_equal(out[0], [1.0, 2.0, 2.0, 1.0])
+    np.testing.assert_array_equal(x, np.ones(4))
+    h, ys = lax.scan(lambda h, r: (h, h.at[0].set(r)), x, k)
+    assert not np.shares_memory(h, x) and ys[:, 0].tolist() == k.tolist()

@@ -149,7 +149,7 @@ def _while_impl(*args, cond_fn, body_fn, n_cond, n_body):
         while test(*cc, *carry)[0]:
             carry = step(*bc, *carry)
             test, step = t.fast, s.fast
-    return list(carry)
+        return s.finish(carry)
 
 
 def _while_prepare(cg, eqn, outs):
@@ -217,7 +217,7 @@ def _fori_impl(lower, upper, *args, body, n_consts):
         for i in range(int(lower), int(upper)):
             carry = call(*consts, np.asarray(i, dtype=dt), *carry)
             call = step.fast
-    return list(carry)
+        return step.finish(carry)
 
 
 def _fori_prepare(cg, eqn, outs):
@@ -289,7 +289,7 @@ def _scan_impl(*args, body, n_consts, n_carry, length, reverse):
             carry = out[:n_carry]
             for y, v in zip(ys, out[n_carry:]):
                 y[t] = v
-    return list(carry) + ys
+        return step.finish(carry) + ys
 
 
 def _scan_prepare(cg, eqn, outs):
