@@ -282,13 +282,14 @@ def _scan_impl(*args, body, n_consts, n_carry, length, reverse):
         order = range(length)
         if reverse:
             rows, order = reversed(list(rows)), reversed(order)
+        stack = list(enumerate(ys, n_carry))    # (output position, stacked array)
         call = step
         for t, row in zip(order, rows):
             out = call(*consts, *carry, *row)
             call = step.fast
             carry = out[:n_carry]
-            for y, v in zip(ys, out[n_carry:]):
-                y[t] = v
+            for j, y in stack:
+                y[t] = out[j]
         return step.finish(carry) + ys
 
 
