@@ -407,11 +407,12 @@ _ELIDE_BYTES = 256 * 1024   # NumPy's own threshold for reusing a temporary (tem
 
 def _elidable(p, e, k, out, writable, name):
     """[`out=<name>`] when this ufunc may write into a dying input, as NumPy's temporary
-    elision does for `a * b + c`: the input is an array the plan owns, of the output's shape
-    and dtype, at least _ELIDE_BYTES, used for the last time here, not a result, and shares
-    its memory with nothing used later. Without it the plan would allocate (and page-fault)
-    memory that the user's NumPy expression does not."""
-    if not isinstance(p.impl, np.ufunc) or p.impl.nout != 1 or e.kw or \
+    elision does for `a * b + c`: an arithmetic operator (NumPy elides for operators, not for
+    function calls such as np.cos(2.0 * x)), the input an array the plan owns, of the output's
+    shape and dtype, at least _ELIDE_BYTES, used for the last time here, not a result, and
+    sharing its memory with nothing used later. Without it the plan would allocate (and
+    page-fault) memory that the user's NumPy expression does not; with more, less."""
+    if p.impl not in _OPERATORS or e.kw or \
             type(out) is not np.ndarray or out.nbytes < _ELIDE_BYTES:
         return []
     (v,) = e.outvars
