@@ -2,16 +2,19 @@
 what %jit_cache, the dashboard, the panel and the live notices show) against NumPy's time and
 the jitted call's time measured independently, on the same machine, interleaved.
 
-    .venv/bin/python benchmarks/reported_vs_measured.py          # about 40 s
+    .venv/bin/python benchmarks/reported_vs_measured.py          # about 80 s
     .venv/bin/python benchmarks/reported_vs_measured.py --only tiny,chain
+    .venv/bin/python benchmarks/reported_vs_measured.py --label "quiet rerun"
 
 For each workload: NumPy's function and the jitted function are timed by the benchmark
 harness (rotated samples, medians; harness.interleaved; the garbage collector off, as in
 timeit), as the user calls them. The independent
 speedup is numpy / jitted, the independent break-even ceil(compile / (numpy - jitted)) or
 "never". The ratio reported / independent speedup is the figure of merit (goal: within 1.5x
-either way). Sizes are smaller than run.py's so the whole check stays under a minute.
-Writes benchmarks/results/reported-<date>.json and prints a Markdown table.
+either way). "never" should agree wherever the measured speedup is clearly away from 1 (outside
+1/1.5 .. 1.5); near 1 either answer is within the noise. Sizes are smaller than run.py's.
+Prints a line saying which run this is (label, commit, load average before and after), the
+Markdown table for benchmarks/README.md, and writes benchmarks/results/reported-<date>.json.
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ import datetime
 import gc
 import json
 import math
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -122,14 +127,27 @@ def table(results):
     return "\n".join(lines)
 
 
+def commit():
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated workload names")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds of timing per workload")
+    ap.add_argument("--label", default="", help="what this run is, for the README's table")
     opts = ap.parse_args()
     only = set(opts.only.split(",")) if opts.only else None
     results = []
     t0 = time.time()
+    meta = {"label": opts.label, "commit": commit(),
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            "load_before": os.getloadavg()[0]}
     for name, what, make, args, jit_kw, kwargs in cases():
         if only and name not in only:
             continue
@@ -140,17 +158,28 @@ def main():
         print(f"  {name}: numpy {fmt_us(r['numpy_us'])}, jitted {fmt_us(r['jitted_us'])}, "
               f"reported speedup {r['reported_speedup']}, measured {r['speedup']:.3g} "
               f"({r['eager_how']})", file=sys.stderr)
+    meta["load_after"] = os.getloadavg()[0]
+    print(f"**{meta['label'] or 'run'}** ({meta['date']}, jitmagic {meta['commit']}, "
+          f"load average {meta['load_before']:.1f} before, {meta['load_after']:.1f} after)\n")
     print(table(results))
     ratios = [r["ratio"] for r in results if r["ratio"] and not r["reported_bound"]]
-    worst = max((max(x, 1 / x) for x in ratios), default=None)
-    agree = all((r["break_even"] == "never") == (r["reported_break_even"] == "never")
-                for r in results if not r["reported_bound"])
-    print(f"\nworst reported/measured speedup ratio (values, bounds excluded): "
-          f"{worst:.2f}x; 'never' agrees on every workload: {agree}; {time.time() - t0:.0f} s")
+    off = [r["workload"] for r in results if r["ratio"] and not r["reported_bound"]
+           and max(r["ratio"], 1 / r["ratio"]) > 1.5]
+    worst = max((max(x, 1 / x) for x in ratios), default=float("nan"))
+    clear = [r for r in results if not r["reported_bound"] and
+             max(r["speedup"], 1 / r["speedup"]) > 1.5]
+    disagree = [r["workload"] for r in clear
+                if (r["break_even"] == "never") != (r["reported_break_even"] == "never")]
+    print(f"\n{len(ratios) - len(off)} of {len(ratios)} within 1.5x (worst {worst:.2f}x"
+          f"{'; off: ' + ', '.join(off) if off else ''}); 'never' agrees on "
+          f"{len(clear) - len(disagree)} of {len(clear)} workloads whose speedup is clearly "
+          f"away from 1{' (not on ' + ', '.join(disagree) + ')' if disagree else ''}; "
+          f"{time.time() - t0:.0f} s")
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    (out / f"reported-{stamp}.json").write_text(json.dumps(results, indent=1, default=str))
+    (out / f"reported-{stamp}.json").write_text(
+        json.dumps({"meta": meta, "results": results}, indent=1, default=str))
 
 
 if __name__ == "__main__":

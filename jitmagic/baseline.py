@@ -64,50 +64,92 @@ def time_runs(run, budget_s, clock=time.perf_counter, warmup=None):
     warm-up always runs, and so does one timed run when the warm-up ended within the budget).
     A run stopped by the interpreter's deadline gives a lower bound. The cyclic garbage
     collector is off meanwhile, as in timeit."""
+    return time_interleaved([(run, warmup)], budget_s, clock)[0]
+
+
+def time_interleaved(runs, budget_s, clock=time.perf_counter):
+    """time_runs for several (run, warmup) pairs at once, each with `budget_s`: after the
+    warm-ups, their batches take turns, the order rotated every round, as the benchmark
+    harness times NumPy against the jitted call. A run timed in a tight loop of its own would
+    find its caches, its freed result memory (no page faults) and its threads as it left them,
+    and be faster than a call made between other work, which is how a user calls."""
     gc_was_on = gc.isenabled()
     gc.disable()   # as timeit does: a cyclic collection is not the function's time
     try:
-        return _time_runs(run, budget_s, clock, warmup)
+        return _time_interleaved(runs, budget_s, clock)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _time_runs(run, budget_s, clock, warmup):
-    t_start = clock()
-    end = t_start + budget_s
-    with interpreter.deadline(budget_s, clock):
-        try:
-            (warmup or run)()
-        except interpreter.BudgetExceeded as e:
-            return Timing(e.elapsed * 1e6, 1, 1, False, True,
-                          f"budget {budget_s:g} s ran out after {e.runs} loop-body runs")
-        cold = clock() - t_start
-        if cold > budget_s:
-            return Timing(cold * 1e6, 1, 1, False)
-        samples = []
-        per, sized = 1, False
-        try:
-            while len(samples) < MAX_SAMPLES:
-                t0 = clock()
-                for _ in range(per):
-                    run()
-                dt = clock() - t0
-                if not sized and dt < MIN_BATCH_S:
-                    # a short run: this first warm sample only sizes the batches
-                    per = max(1, min(10_000, int(MIN_BATCH_S / max(dt, 1e-9))))
-                    sized = True
-                    continue
-                sized = True
-                samples.append(dt / per)
-                if clock() + dt > end:
-                    break
-        except interpreter.BudgetExceeded:
-            pass   # a later run of a loop outlasted the budget: the samples so far stand
-    if not samples:
-        return Timing(cold * 1e6, 1, 1, False)
-    samples.sort()
-    return Timing(samples[len(samples) // 2] * 1e6, len(samples), per, True)
+class _Slot:
+    """One run's state while runs are timed in turns."""
+
+    def __init__(self, run):
+        self.run, self.per, self.sized, self.samples = run, 1, False, []
+        self.cold = 0.0
+        self.result = None      # a Timing once it is settled without samples, or stopped
+        self.stopped = False
+
+
+def _time_interleaved(runs, budget_s, clock):
+    slots = [_Slot(run) for run, _ in runs]
+    for slot, (run, warmup) in zip(slots, runs):
+        t0 = clock()
+        with interpreter.deadline(budget_s, clock):
+            try:
+                (warmup or run)()
+            except interpreter.BudgetExceeded as e:
+                slot.result = Timing(e.elapsed * 1e6, 1, 1, False, True,
+                                     f"budget {budget_s:g} s ran out after {e.runs} "
+                                     f"loop-body runs")
+                continue
+        slot.cold = clock() - t0
+        if slot.cold > budget_s:
+            slot.result = Timing(slot.cold * 1e6, 1, 1, False)
+    active = [s for s in slots if s.result is None]
+    end = clock() + budget_s * len(active) - sum(s.cold for s in active)
+    with interpreter.deadline(max(end - clock(), 0.0), clock):
+        rnd = 0
+        while active:
+            k = rnd % len(active)
+            for slot in active[k:] + active[:k]:
+                _sample(slot, clock)
+            rnd += 1
+            last = sum(s.samples[-1] * s.per for s in active if s.samples)
+            active = [s for s in active if not s.stopped and len(s.samples) < MAX_SAMPLES]
+            if clock() + last > end:
+                break
+    out = []
+    for slot in slots:
+        if slot.result is not None:
+            out.append(slot.result)
+        elif not slot.samples:
+            out.append(Timing(slot.cold * 1e6, 1, 1, False))
+        else:
+            xs = sorted(slot.samples)
+            out.append(Timing(xs[len(xs) // 2] * 1e6, len(xs), slot.per, True))
+    return out
+
+
+def _sample(slot, clock):
+    """One timed batch of slot's run; the first of a short run only sizes the batches."""
+    try:
+        while True:
+            per, run = slot.per, slot.run
+            t0 = clock()
+            for _ in range(per):
+                run()
+            dt = clock() - t0
+            if not slot.sized and dt < MIN_BATCH_S:
+                slot.per = max(1, min(10_000, int(MIN_BATCH_S / max(dt, 1e-9))))
+                slot.sized = True
+                continue
+            slot.sized = True
+            slot.samples.append(dt / per)
+            return
+    except interpreter.BudgetExceeded:
+        slot.stopped = True   # a later run of a loop outlasted the budget: its samples stand
 
 
 # ---------------------------------------------------------------- kept inputs
@@ -127,6 +169,8 @@ class Kept:
     def __init__(self, jf, args, kwargs, leaves, nbytes):
         self.jf = weakref.ref(jf)
         self.args, self.kwargs, self.leaves, self.nbytes = args, kwargs, leaves, nbytes
+        self.form = call_form(args, kwargs)
+        self.call_only = False   # kept by new_form: for the call time of a new call form
 
     def release(self):
         global _kept_bytes
@@ -157,26 +201,59 @@ def _nbytes(x):
     return 0
 
 
+def call_form(args, kwargs):
+    """How a call passes its arguments: (how many by position, keyword names in order). A
+    static passed by keyword costs the call more than one passed by position, and a variant
+    is shared by both (its key names statics), so the call time is measured per form."""
+    return len(args), tuple(kwargs)
+
+
+def form_text(form):
+    n, names = form
+    parts = [f"{n} by position"] if n else []
+    parts += [f"{k}= by keyword" for k in names]
+    return "called with " + (", ".join(parts) or "no arguments")
+
+
 def keep(variant, jf, args, kwargs):
     """On a compile: keep a copy of the call's inputs for the lazy measurement, or say why
     not (variant.baseline then holds the reason). Never fails the user's call."""
     variant.kept = None
+    variant.form = call_form(args, kwargs)
     try:
-        _keep(variant, jf, args, kwargs)
+        why = _keep(variant, jf, args, kwargs)
     except Exception as e:   # noqa: BLE001  (the baseline is a nicety)
-        variant.baseline = _not_measured(f"inputs not kept: {type(e).__name__}: {e}")
+        why = f"inputs not kept: {type(e).__name__}: {e}"
+    if why:
+        variant.baseline = _not_measured(why)
+
+
+def new_form(variant, jf, args, kwargs):
+    """A cache hit on the general path whose call form differs from the variant's last one
+    (once per new form: the quick path serves it afterwards). The views show the call time of
+    the form the user calls with now, so keep this call's inputs to measure it, unless it is
+    measured already or another measurement is pending. Never fails the user's call."""
+    form = variant.form = call_form(args, kwargs)
+    kept = variant.kept
+    if form in variant.call_forms or (kept is not None and kept.args is not None) or \
+            not config.eager_baseline:
+        return
+    try:
+        if _keep(variant, jf, args, kwargs) is None:
+            variant.kept.call_only = True
+    except Exception:   # noqa: BLE001  (the figures then say which form they measured)
+        pass
 
 
 def _keep(variant, jf, args, kwargs):
+    """Keep copies of the inputs (variant.kept), or return why not."""
     global _kept_bytes
     if not config.eager_baseline:
-        variant.baseline = _not_measured("eager_baseline is off")
-        return
+        return "eager_baseline is off"
     n = _nbytes((args, kwargs))
     if n > config.eager_baseline_max_bytes:
-        variant.baseline = _not_measured(
-            f"inputs {_mib(n)} > eager_baseline_max_bytes {_mib(config.eager_baseline_max_bytes)}")
-        return
+        return (f"inputs {_mib(n)} > eager_baseline_max_bytes "
+                f"{_mib(config.eager_baseline_max_bytes)}")
     with _lock:
         if _kept_bytes + n > config.eager_baseline_keep_bytes:
             full = True
@@ -184,10 +261,8 @@ def _keep(variant, jf, args, kwargs):
             full = False
             _kept_bytes += n
     if full:
-        variant.baseline = _not_measured(
-            f"the inputs kept for other variants' baselines fill eager_baseline_keep_bytes "
-            f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)")
-        return
+        return (f"the inputs kept for other variants' baselines fill eager_baseline_keep_bytes "
+                f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)")
     try:
         args_c, kwargs_c = _copy(args), _copy(kwargs)
         leaves = jf._key(args_c, kwargs_c)[1]
@@ -198,6 +273,7 @@ def _keep(variant, jf, args, kwargs):
     kept = Kept(jf, args_c, kwargs_c, leaves, n)
     variant.kept = kept
     weakref.finalize(variant, kept.release)
+    return None
 
 
 def _mib(n):
@@ -233,13 +309,14 @@ def view_budget(seconds):
 
 
 def ensure(variant, budget_s=None, clock=time.perf_counter):
-    """The variant's Baseline, measured now if a view asks for the first time."""
+    """The variant's Baseline, measured now if a view asks for the first time (and the call
+    time of a call form first seen since, see new_form)."""
     b = getattr(variant, "baseline", None)
-    if b is not None:
-        return b
     kept = getattr(variant, "kept", None)
     if kept is None or kept.args is None:
-        return _not_measured("no inputs kept")
+        return b if b is not None else _not_measured("no inputs kept")
+    if b is not None and (not kept.call_only or kept.form in variant.call_forms):
+        return b
     deadline = getattr(_view, "deadline", None)
     if deadline is not None and time.perf_counter() > deadline:
         return _not_measured("not measured yet: this view's time for measuring ran out "
@@ -248,39 +325,66 @@ def ensure(variant, budget_s=None, clock=time.perf_counter):
     try:
         with interpreter.quiet(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            call = _time_call(variant, kept, budget, clock)
-            eager = _time_eager(variant, kept, budget, clock)
-        variant.baseline = Baseline(call, eager)
+            m = _measure(variant, kept, budget, clock)
+        variant.call_forms[kept.form] = m.call
+        if b is None:
+            variant.baseline = m    # a later form's measurement keeps the first eager time
     except Exception as e:   # the baseline is a nicety; never let a view fail on it
-        variant.baseline = _not_measured(f"measurement failed: {type(e).__name__}: {e}")
+        if b is None:
+            variant.baseline = _not_measured(f"measurement failed: {type(e).__name__}: {e}")
     finally:
         kept.release()
         variant.kept = None
     return variant.baseline
 
 
-def _time_eager(variant, kept, budget, clock):
+def _measure(variant, kept, budget, clock):
+    """The call and the eager run, timed in turns (time_interleaved) as the benchmark harness
+    times the jitted call against NumPy; the native counters are restored afterwards, so these
+    calls do not count as the user's."""
+    eager_run, eager_warmup = _eager_runner(variant, kept)
+    med = variant.median_ns()
+    if med is not None and med / 1e9 > budget / 4:
+        call = Timing(med / 1e3, min(variant.calls, 128), 1, True, False,
+                      "the kernel median of the user's calls (too long to repeat within the "
+                      "budget; dispatch is negligible at this length)")
+        return Baseline(call, time_runs(eager_run, budget, clock, eager_warmup))
+    call_run, note = _call_runner(variant, kept)
+    note = form_text(kept.form) + ("; " + note if note else "")
+    saved = bytes(variant.counters)
+    try:
+        call, eager = time_interleaved([(call_run, None), (eager_run, eager_warmup)],
+                                       budget, clock)
+    finally:
+        ctypes.memmove(variant.counters, saved, len(saved))
+    kernel = variant.median_ns()
+    if kernel is not None and call.us and kernel / 1e3 > 2 * call.us:
+        # the user's own calls were slower than the whole call now: say so, do not hide it
+        note = (note + "; " if note else "") + \
+            f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
+    if note:
+        call = Timing(call.us, call.samples, call.per_batch, call.warm, call.bound, note)
+    return Baseline(call, eager)
+
+
+def _eager_runner(variant, kept):
+    """(run, warm-up): the optimised IR through interpreter.plan; the warm-up, the first run,
+    writes the straight-line plan the others use."""
     fn = variant.optimized_ir
     leaves = [np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, kept.leaves)]
     fast = None
 
-    def warmup():   # the first run also writes the straight-line plan the others use
+    def warmup():
         nonlocal fast
         fast = interpreter.plan(fn, leaves)[0]
 
     def run():
         fast(*leaves)
-    return time_runs(run, budget, clock, warmup)
+    return run, warmup
 
 
-def _time_call(variant, kept, budget, clock):
-    """End to end through the jitted function, as the user calls it; the native counters are
-    restored afterwards, so these calls do not count as the user's."""
-    med = variant.median_ns()
-    if med is not None and med / 1e9 > budget / 4:
-        return Timing(med / 1e3, min(variant.calls, 128), 1, True, False,
-                      "the kernel median of the user's calls (too long to repeat within the "
-                      "budget; dispatch is negligible at this length)")
+def _call_runner(variant, kept):
+    """(run, note): end to end through the jitted function, as the user calls it."""
     jf = kept.jf()
     if jf is not None and jf._state.cache.get(variant.key) is variant and \
             jf._key(kept.args, kept.kwargs)[0] == variant.key:
@@ -288,26 +392,12 @@ def _time_call(variant, kept, budget, clock):
 
         def run():
             jf(*args, **kwargs)
-        note = ""
-    else:   # the function was redefined or a global it reads changed: call the variant itself
-        leaves = kept.leaves
+        return run, ""
+    leaves = kept.leaves    # the function was redefined or a global it reads changed
 
-        def run():
-            variant(leaves)
-        note = "through the variant (the function's current key differs)"
-    saved = bytes(variant.counters)
-    try:
-        t = time_runs(run, budget, clock)
-    finally:
-        ctypes.memmove(variant.counters, saved, len(saved))
-    kernel = variant.median_ns()
-    if kernel is not None and t.us and kernel / 1e3 > 2 * t.us:
-        # the user's own calls were slower than the whole call now: say so, do not hide it
-        note = (note + "; " if note else "") + \
-            f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
-    if note:
-        t = Timing(t.us, t.samples, t.per_batch, t.warm, t.bound, note)
-    return t
+    def run():
+        variant(leaves)
+    return run, "through the variant (the function's current key differs)"
 
 
 # ---------------------------------------------------------------- the figures
@@ -343,7 +433,9 @@ class Figures:
 
 def figures(variant, compile_ms):
     b = ensure(variant)
-    call, eager = b.call, b.eager
+    # the call as the user calls it now (new_form), when measured; else the first form's
+    call = getattr(variant, "call_forms", {}).get(getattr(variant, "form", None), b.call)
+    eager = b.eager
     c, e = call.us, eager.us
     speedup = be = None
     never = False

@@ -163,6 +163,8 @@ class JitFunction:
         variant = self._state.cache.get(key)
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
+        elif variant.form != (len(args), tuple(kwargs)):
+            baseline.new_form(variant, self, args, kwargs)   # measured when a view asks
         if self._plain and not kwargs and leaves is args:
             self._fast[key[2]] = variant.fast
             if len(args) == 1 and type(args[0]) in _ARRAYS:

@@ -45,6 +45,8 @@ class Variant:
         self._strided = None
         self.kept = None         # inputs kept for the lazy baseline (baseline.keep)
         self.baseline = None     # measured when a view first asks (baseline.ensure)
+        self.form = None         # the call form of the user's latest new form (baseline.new_form)
+        self.call_forms = {}     # call form -> the call's Timing (baseline.ensure)
         self.fast = self._make_fast()
         # leaf_call(*leaves): the hit path for calls found by quick key (dispatch._quick_key),
         # a native entry for this variant after a few hits; None before (then

@@ -273,3 +273,229 @@ def test_a_view_stops_measuring_when_its_time_is_up_and_the_next_view_measures()
     assert row["eager_how"].startswith("not measured yet") and row["break_even"] == "–"
     assert v.baseline is None and v.kept is not None
     assert f.cache_info().iloc[0]["eager_how"].startswith("median of")
+
+
+# ---------------------------------------------------------------- loop references as NumPy loops
+
+def _body_of(fn):
+    """The body sub-IR of the one loop equation in fn."""
+    (e,) = [e for e in fn.eqns if e.prim in ("fori_loop", "scan", "while_loop")]
+    kw = e.kw
+    return kw.get("body") or kw["body_fn"]
+
+
+def test_a_slice_update_in_a_loop_is_an_in_place_slice_assignment():
+    def stencil(u):
+        return lax.fori_loop(0, 5, lambda i, u: u.at[1:-1, 1:-1].set(
+            0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])), u)
+    u0 = np.random.default_rng(1).random((9, 7))
+    keep = u0.copy()
+    fn = _ir(stencil, u0)
+    body = _body_of(fn)
+    run, _ = interpreter.plan(body, [np.asarray(0), u0.copy()], donate=(1,))
+    # the index range is computed once, the scatter writes its operand: as NumPy code does
+    assert run.mutates == {1} and "iota" not in run.source and run.owned == [True]
+    assert "_f" in run.source and ".copy" not in run.source
+    ref = u0.copy()
+    for _ in range(5):
+        ref[1:-1, 1:-1] = 0.25 * (ref[:-2, 1:-1] + ref[2:, 1:-1] + ref[1:-1, :-2] + ref[1:-1, 2:])
+    top, _ = interpreter.plan(fn, [u0])
+    for _ in range(3):          # repeated runs: the caller's input is never written
+        (got,) = top(u0)
+        np.testing.assert_allclose(got, ref, rtol=1e-15)
+        np.testing.assert_array_equal(u0, keep)
+    np.testing.assert_allclose(jm.jit(stencil)(u0), ref, rtol=1e-15)
+
+
+def test_no_update_in_place_while_a_view_of_the_operand_is_still_used():
+    def body(i, u):
+        top = u[0]                               # a view, read after the update
+        v = u.at[1:3, :2].set(top[:2] + 1.0)
+        return v + top.sum()
+    u0 = np.arange(12.0).reshape(4, 3)
+    fn = _ir(lambda u: lax.fori_loop(0, 3, body, u), u0)
+    run, _ = interpreter.plan(_body_of(fn), [np.asarray(0), u0.copy()], donate=(1,))
+    assert not run.mutates
+    want = jm.jit(lambda u: lax.fori_loop(0, 3, body, u))(u0)
+    top, _ = interpreter.plan(fn, [u0])
+    for _ in range(2):
+        np.testing.assert_allclose(top(u0)[0], want)
+    np.testing.assert_array_equal(u0, np.arange(12.0).reshape(4, 3))
+
+
+@pytest.mark.parametrize("case", ["twice", "constant", "literal", "dus", "while", "scan"])
+def test_loop_references_agree_with_the_compiled_loop_on_aliased_carries(case):
+    """Carries that share memory (the same array twice, a constant, a literal) must not be
+    corrupted by an update in place in the next iteration."""
+    c = np.linspace(0.0, 1.0, 6)
+    x0 = np.arange(6.0)
+
+    def progs():
+        if case == "twice":
+            return lambda x: lax.fori_loop(0, 4, lambda i, xy: (
+                xy[0].at[1:4].add(xy[1][:3]), xy[0].at[2:].set(1.0)), (x, x))
+        if case == "constant":
+            k = jm.numpy.asarray(c)
+            return lambda x: lax.fori_loop(0, 4, lambda i, xy: (
+                xy[1].at[0:2].mul(2.0), k), (x, x))
+        if case == "literal":
+            return lambda x: lax.fori_loop(0, 3, lambda i, xy: (
+                xy[1].at[1:].set(xy[0][:-1] + i), jm.numpy.zeros(6)), (x, x))
+        if case == "dus":
+            return lambda x: lax.fori_loop(0, 5, lambda i, x: lax.dynamic_update_slice(
+                x, x[:2] * 2.0 + i, (i,)), x)
+        if case == "while":
+            return lambda x: lax.while_loop(
+                lambda s: s[0] < 4, lambda s: (s[0] + 1, lax.dynamic_update_slice(
+                    s[1], s[1][1:3] + 1.0, (s[0],))), (0, x))[1]
+        return lambda x: lax.scan(lambda h, r: (h.at[::2].set(h[1::2] + r[0]), h),
+                                  x, jm.numpy.stack([x, -x, x * 2]), reverse=True)
+    f = progs()
+    fn = _ir(f, x0)
+    want = jm.tree.leaves(jm.jit(f)(x0))
+    top, _ = interpreter.plan(fn, [x0])
+    for _ in range(2):
+        got = top(x0)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-15)
+    np.testing.assert_array_equal(x0, np.arange(6.0))
+    for g, w in zip(interpreter.eval_function(fn, x0), want):
+        np.testing.assert_allclose(g, w, rtol=1e-15)
+
+
+def test_a_loop_body_runs_without_per_iteration_interpretation():
+    """The scan's body is planned once and then called directly, like a NumPy loop's body."""
+    calls = []
+    real = interpreter.plan
+
+    def counting(fn, args, donate=()):
+        calls.append(len(fn.eqns))
+        return real(fn, args, donate)
+    h0, xs = np.zeros(4), np.ones((50, 4))
+    fn = _ir(lambda h, xs: lax.scan(lambda h, x: (jm.numpy.tanh(0.9 * h + x),) * 2, h, xs),
+             h0, xs)
+    try:
+        interpreter.plan = counting
+        with interpreter.quiet():
+            run, _ = real(fn, [h0, xs])
+            run(h0, xs)
+            run(h0, xs)
+    finally:
+        interpreter.plan = real
+    assert calls == [3]      # the body once, for the outermost quiet() block
+
+
+# ---------------------------------------------------------------- the call as the user makes it
+
+def _scale(x, n):
+    return x * n
+
+
+def test_the_call_time_is_measured_in_the_form_the_user_calls_with():
+    by_name = jm.jit(_scale, static_argnames=("n",))
+    by_pos = jm.jit(_scale, static_argnums=(1,))    # the same statics: they share variants
+    x = np.ones(3)
+    for _ in range(3):
+        by_name(x, n=2)
+    first = by_name.cache_info().iloc[0]
+    assert first["call_how"].startswith("median of") and "n= by keyword" in first["call_how"]
+    for _ in range(3):
+        by_pos(x, 2)
+    (v,) = by_pos.variants
+    assert v.kept is not None and v.kept.call_only       # kept on the first positional call
+    row = by_pos.cache_info().iloc[0]
+    assert "called with 2 by position" in row["call_how"]
+    assert row["eager_us"] == first["eager_us"]           # the eager run is not measured again
+    assert set(v.call_forms) == {(1, ("n",)), (2, ())} and v.kept is None
+    assert row["call_us"] == v.call_forms[(2, ())].us
+    assert by_name.cache_info().iloc[0]["call_us"] == row["call_us"]   # one variant, one figure
+
+
+def test_call_and_eager_runs_are_timed_in_turns():
+    clock = FakeClock()
+    order = []
+
+    def run_of(name, d):
+        def run():
+            order.append(name)
+            clock.now += d
+        return run
+    call, eager = baseline.time_interleaved(
+        [(run_of("call", 0.01), None), (run_of("eager", 0.02), None)], 100.0, clock)
+    assert order[:2] == ["call", "eager"]                        # the warm-ups
+    rounds = [tuple(order[i:i + 2]) for i in range(2, len(order), 2)]
+    assert rounds[:3] == [("call", "eager"), ("eager", "call"), ("call", "eager")]
+    assert call.samples == eager.samples == baseline.MAX_SAMPLES
+    assert call.us == pytest.approx(1e4) and eager.us == pytest.approx(2e4)
+
+
+def test_a_view_measures_the_call_between_eager_runs(monkeypatch):
+    seen = []
+    real = baseline.time_interleaved
+
+    def spy(runs, budget_s, clock=None):
+        seen.append(len(runs))
+        return real(runs, budget_s) if clock is None else real(runs, budget_s, clock)
+    monkeypatch.setattr(baseline, "time_interleaved", spy)
+    f = jm.jit(lambda x: x * 3.0)
+    f(np.ones(5))
+    f.cache_info()
+    assert seen == [2]
+
+
+def test_every_view_shows_the_figures_of_cache_info():
+    """%jit_cache (cache_info), the dashboard (its table, text and the panel's JSON records),
+    the panel's snapshot and the live notice after a cell read the same records."""
+    from jitmagic import dashboard, inspection, magics, tracker
+    f = jm.jit(lambda x, k: x * k + 1.0, static_argnums=(1,))
+    x = np.linspace(0.0, 1.0, 50)
+    f(x, 3)
+    for _ in range(3):
+        f(x, 3)
+    row = f.cache_info().iloc[0]
+    assert row["speedup"] > 0 and row["call_how"] and row["eager_how"]
+    be = row["break_even"]
+    snap = [d for d in tracker.snapshot()["functions"] if d["fid"] == f._state.fid][0]
+    (sv,) = snap["variants"]
+    assert sv["speedup"] == row["speedup"] and sv["break_even_text"] == be
+    assert sv["call_how"] == row["call_how"] and sv["eager_how"] == row["eager_how"]
+    assert sv["call_ms"] == pytest.approx(row["call_us"] / 1e3)
+    table = dashboard.cache_table([f])
+    assert table["speedup"].iloc[0] == row["speedup"] and table["break_even"].iloc[0] == be
+    text = dashboard.summary_text(table, tracker.events(f))
+    assert f"speedup {row['speedup']:.3g}x over NumPy" in text and f"break-even {be}" in text
+    short = inspection.short_table(table)
+    assert short["break_even"].iloc[0] == be
+    records = dashboard.Dashboard(table, tracker.events(f), (), [snap]).data
+    assert records["functions"][0]["variants"][0]["speedup"] == row["speedup"]
+    (ev,) = [e for e in tracker.event_list(f) if e.kind in ("compile", "miss")]
+    line = magics.Notices([ev]).lines[0]
+    assert f"speedup {row['speedup']:.3g}x over NumPy, break-even {be}" in line
+
+
+def test_the_plan_writes_literals_as_the_numpy_code_would():
+    x = np.array([1.5, -2.0, 0.0])
+    fn = _ir(lambda x: x * 2 + 1 - 0.5 * x + x * -0.0, x)
+    run, first = interpreter.plan(fn, [x])
+    assert "(v0 * v" in run.source and "_f" not in run.source   # operators, as NumPy code
+    ints = [v for k, v in run.__globals__.items() if k.startswith("v") and type(v) is int]
+    assert sorted(ints) == [1, 2]                # 2 and 1 as ints; 0.5 and -0.0 stay floats
+    (got,) = run(x)
+    want = x * 2 + 1 - 0.5 * x + x * -0.0
+    np.testing.assert_array_equal(got, want)
+    neg, _ = interpreter.plan(_ir(lambda x: x * -0.0, x), [x])
+    assert np.signbit(neg(np.ones(3))[0]).all()          # x * -0.0 is -0.0, x * 0 would not be
+    # next to an integer array a float literal stays a float (int * int would stay int)
+    k = np.arange(3)
+    run, _ = interpreter.plan(_ir(lambda k: k * 2.0, k), [k])
+    assert run(k)[0].dtype == np.float64
+
+
+def test_an_eager_loop_never_hands_back_or_writes_the_callers_arrays():
+    k, x = np.arange(4.0), np.ones(4)
+    out = lax.fori_loop(0, 3, lambda i, c: (c[0].at[1:3].set(i), k), (x, x))
+    assert not np.shares_memory(out[1], k) and not np.shares_memory(out[0], x)
+    np.testing.assert_array_equal(out[0], [1.0, 2.0, 2.0, 1.0])
+    np.testing.assert_array_equal(x, np.ones(4))
+    h, ys = lax.scan(lambda h, r: (h, h.at[0].set(r)), x, k)
+    assert not np.shares_memory(h, x) and ys[:, 0].tolist() == k.tolist()

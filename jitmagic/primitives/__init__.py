@@ -29,15 +29,23 @@ class Primitive:
     # elementwise primitives whose lowering is expensive enough that recomputing them
     # per use costs more than a temporary buffer
     expensive: bool = False
+    # the eager plan's faster form (interpreter.plan), or None:
+    # specialize(avals, statics, inplace, **params) -> (impl, owned) or None. statics: each
+    # input's value when it is the same on every run (literals, constants), else None;
+    # inplace says input 0 belongs to the plan and dies here, so impl may write into it.
+    # owned: impl's result shares memory with nothing (a new array, or input 0 when inplace);
+    # otherwise it may be a view of the inputs, which the plan then never writes into.
+    specialize: Callable | None = None
 
 
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def register(name, kind, abstract, impl, lower=None, multiple_results=False, expensive=False):
+def register(name, kind, abstract, impl, lower=None, multiple_results=False, expensive=False,
+             specialize=None):
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} registered twice")
-    p = Primitive(name, kind, abstract, impl, lower, multiple_results, expensive)
+    p = Primitive(name, kind, abstract, impl, lower, multiple_results, expensive, specialize)
     PRIMITIVES[name] = p
     return p
 

@@ -11,6 +11,8 @@ backend.subfunction: nothing is unrolled, a body's code is emitted once.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import llvmlite.ir as ir
 
@@ -22,6 +24,13 @@ def _interp(fn, *args):
     from ..interpreter import eval_function
     _interp = eval_function   # loops call this every iteration: import once (a cycle otherwise)
     return eval_function(fn, *args)
+
+
+def _body(fn, carry, carry_outs=None):
+    global _body
+    from ..interpreter import LoopBody
+    _body = LoopBody
+    return LoopBody(fn, carry, carry_outs)
 
 
 def _same(a, b):
@@ -132,10 +141,15 @@ def _while_abstract(*args, cond_fn, body_fn, n_cond, n_body):
 
 
 def _while_impl(*args, cond_fn, body_fn, n_cond, n_body):
-    cc, bc, carry = args[:n_cond], args[n_cond:n_cond + n_body], list(args[n_cond + n_body:])
-    while bool(_interp(cond_fn, *cc, *carry)[0]):
-        carry = _interp(body_fn, *bc, *carry)
-    return carry
+    cc, bc, init = args[:n_cond], args[n_cond:n_cond + n_body], args[n_cond + n_body:]
+    n = len(init)
+    with _body(cond_fn, ()) as t, _body(body_fn, range(n_body, n_body + n)) as s:
+        cc, bc, carry = t.cast(cc, 0), s.cast(bc, 0), s.own(init)
+        test, step = t, s
+        while test(*cc, *carry)[0]:
+            carry = step(*bc, *carry)
+            test, step = t.fast, s.fast
+        return s.finish(carry)
 
 
 def _while_prepare(cg, eqn, outs):
@@ -195,11 +209,15 @@ def _fori_abstract(lower, upper, *args, body, n_consts):
 
 
 def _fori_impl(lower, upper, *args, body, n_consts):
-    consts, carry = args[:n_consts], list(args[n_consts:])
+    consts, init = args[:n_consts], args[n_consts:]
     dt = body.invars[n_consts].aval.dtype
-    for i in range(int(lower), int(upper)):
-        carry = _interp(body, *consts, np.asarray(i, dtype=dt), *carry)
-    return carry
+    with _body(body, range(n_consts + 1, n_consts + 1 + len(init))) as step:
+        consts, carry = step.cast(consts, 0), step.own(init)
+        call = step
+        for i in range(int(lower), int(upper)):
+            carry = call(*consts, np.asarray(i, dtype=dt), *carry)
+            call = step.fast
+        return step.finish(carry)
 
 
 def _fori_prepare(cg, eqn, outs):
@@ -253,15 +271,26 @@ def _scan_abstract(*args, body, n_consts, n_carry, length, reverse):
 
 
 def _scan_impl(*args, body, n_consts, n_carry, length, reverse):
-    consts, carry = args[:n_consts], list(args[n_consts:n_consts + n_carry])
+    consts, init = args[:n_consts], args[n_consts:n_consts + n_carry]
     xs = args[n_consts + n_carry:]
     ys = [np.empty((length,) + y.shape, y.dtype) for y in body.out_avals[n_carry:]]
-    for t in (range(length - 1, -1, -1) if reverse else range(length)):
-        out = _interp(body, *consts, *carry, *[x[t] for x in xs])
-        carry = out[:n_carry]
-        for y, v in zip(ys, out[n_carry:]):
-            y[t] = v
-    return list(carry) + ys
+    with _body(body, range(n_consts, n_consts + n_carry), range(n_carry)) as step:
+        consts, carry = step.cast(consts, 0), step.own(init)
+        xs = [np.asarray(x, dtype=v.aval.dtype)
+              for x, v in zip(xs, body.invars[n_consts + n_carry:])]
+        rows = zip(*xs) if xs else itertools.repeat((), length)
+        order = range(length)
+        if reverse:
+            rows, order = reversed(list(rows)), reversed(order)
+        stack = list(enumerate(ys, n_carry))    # (output position, stacked array)
+        call = step
+        for t, row in zip(order, rows):
+            out = call(*consts, *carry, *row)
+            call = step.fast
+            carry = out[:n_carry]
+            for j, y in stack:
+                y[t] = out[j]
+        return step.finish(carry) + ys
 
 
 def _scan_prepare(cg, eqn, outs):

@@ -89,10 +89,18 @@ def _dus_abstract(x, upd, *starts):
 
 
 def _dus_impl(x, upd, *starts):
-    out = x.copy()
-    st = _clamped_starts(starts, x.shape, upd.shape)
+    return _dus_into(x.copy(), upd, *starts)
+
+
+def _dus_into(out, upd, *starts):
+    st = _clamped_starts(starts, out.shape, upd.shape)
     out[tuple(slice(s, s + n) for s, n in zip(st, upd.shape))] = upd
     return out
+
+
+def _dus_specialize(avals, statics, inplace):
+    """The eager plan updates an operand it owns in place, as NumPy code assigns a slice."""
+    return (_dus_into, True) if inplace else None
 
 
 def _copy_operand(cg, x, buf):
@@ -111,7 +119,8 @@ def _dus_lower(cg, eqn, outs):
         buf, [b.add(s, i) for s, i in zip(st, idx)], cg.emit_value(upd, idx)))
 
 
-register("dynamic_update_slice", "custom", _dus_abstract, _dus_impl, _dus_lower)
+register("dynamic_update_slice", "custom", _dus_abstract, _dus_impl, _dus_lower,
+         specialize=_dus_specialize)
 
 
 # ---------------------------------------------------------------- gather / scatter
@@ -228,7 +237,11 @@ _NP_AT = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximu
 
 
 def _scatter_impl(x, upd, *idx, axes, windows, op):
-    out = x.copy()
+    return _scatter_into(x.copy(), upd, *idx, axes=axes, windows=windows, op=op)
+
+
+def _scatter_into(out, upd, *idx, axes, windows, op):
+    x = out
     if upd.size == 0:
         return out
     full, valid = _np_positions(x, idx, axes, windows)
@@ -242,6 +255,54 @@ def _scatter_impl(x, upd, *idx, axes, windows, op):
     else:
         _NP_AT[op].at(out, cols, vals)
     return out
+
+
+def _slice_of(x_shape, statics, axes, windows):
+    """The basic index (a tuple of slices) a scatter with these constant indices writes, and
+    the permutation taking the updates to x's axis order; None unless the one index array is
+    an in-bounds arithmetic progression (what x.at[a:b].set(v) traces to)."""
+    if len(axes) != 1 or statics[2] is None:
+        return None
+    (a,), i = axes, np.asarray(statics[2])
+    if i.ndim != 1 or i.size == 0:
+        return None
+    n = x_shape[a]
+    i = np.where(i < 0, i + n, i)
+    step = int(i[1] - i[0]) if i.size > 1 else 1
+    if step < 1 or i[0] < 0 or i[-1] >= n or np.any(np.diff(i) != step):
+        return None
+    rest = iter(slice(s, s + st * (k - 1) + 1, st) for s, st, k in windows)
+    index = tuple(slice(int(i[0]), int(i[-1]) + 1, step) if d == a else next(rest)
+                  for d in range(len(x_shape)))
+    perm = tuple(0 if d == a else d + (d < a) for d in range(len(x_shape)))
+    return index, perm
+
+
+def _scatter_specialize(avals, statics, inplace, *, axes, windows, op):
+    """The eager plan's scatter: a slice assignment when the indices are constants forming a
+    slice (as the NumPy code `u[1:-1, 1:-1] = v` is), into the operand itself when the plan
+    owns it and it dies here."""
+    found = _slice_of(avals[0].shape, statics, axes, windows) if len(statics) == 3 else None
+    if found is None:
+        if not inplace:
+            return None
+        return (lambda x, upd, *idx: _scatter_into(x, upd, *idx, axes=axes, windows=windows,
+                                                    op=op)), True
+    index, perm = found
+    moved = perm != tuple(range(len(perm)))
+    ufunc = _NP_AT.get(op)
+
+    def update(x, upd, *idx):
+        out = x if inplace else x.copy()
+        if moved:
+            upd = upd.transpose(perm)
+        if ufunc is None:
+            out[index] = upd
+        else:
+            view = out[index]
+            ufunc(view, upd, out=view)
+        return out
+    return update, True
 
 
 def _scatter_lower(cg, eqn, outs):
@@ -277,4 +338,5 @@ def _scatter_lower(cg, eqn, outs):
     cg.loop_nest(upd.aval.shape[:nb], outer)
 
 
-register("scatter", "custom", _scatter_abstract, _scatter_impl, _scatter_lower)
+register("scatter", "custom", _scatter_abstract, _scatter_impl, _scatter_lower,
+         specialize=_scatter_specialize)

@@ -31,7 +31,16 @@ def _bid_index(cg, in_aval, out_aval, idx, *, shape, broadcast_dimensions):
     return [zero if in_aval.shape[i] == 1 else idx[d] for i, d in enumerate(broadcast_dimensions)]
 
 
-register("broadcast_in_dim", "view", _bid_abstract, _bid_impl, _bid_index)
+def _bid_view(avals, statics, inplace, *, shape, broadcast_dimensions):
+    def view(x):
+        expanded = [1] * len(shape)
+        for i, d in enumerate(broadcast_dimensions):
+            expanded[d] = x.shape[i]
+        return np.broadcast_to(x.reshape(expanded), shape)
+    return view, False
+
+
+register("broadcast_in_dim", "view", _bid_abstract, _bid_impl, _bid_index, specialize=_bid_view)
 
 
 # ---------------------------------------------------------------- squeeze
@@ -68,7 +77,9 @@ def _transpose_index(cg, in_aval, out_aval, idx, *, permutation):
 
 
 register("transpose", "view", _transpose_abstract,
-         lambda x, *, permutation: np.transpose(x, permutation).copy(), _transpose_index)
+         lambda x, *, permutation: np.transpose(x, permutation).copy(), _transpose_index,
+         specialize=lambda avals, statics, inplace, *, permutation: (
+             lambda x: x.transpose(permutation), False))
 
 
 # ---------------------------------------------------------------- slice (positive strides)
@@ -95,7 +106,12 @@ def _slice_index(cg, in_aval, out_aval, idx, *, start, limit, strides):
     return out
 
 
-register("slice", "view", _slice_abstract, _slice_impl, _slice_index)
+def _slice_view(avals, statics, inplace, *, start, limit, strides):
+    index = tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))
+    return (lambda x: x[index]), False
+
+
+register("slice", "view", _slice_abstract, _slice_impl, _slice_index, specialize=_slice_view)
 
 
 # ---------------------------------------------------------------- rev
@@ -105,8 +121,13 @@ def _rev_index(cg, in_aval, out_aval, idx, *, dimensions):
             for d, i in enumerate(idx)]
 
 
+def _rev_view(avals, statics, inplace, *, dimensions):
+    return (lambda x: np.flip(x, axis=tuple(dimensions))), False
+
+
 register("rev", "view", lambda x, *, dimensions: shaped(x.shape, x.dtype, x.weak_type),
-         lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)).copy(), _rev_index)
+         lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)).copy(), _rev_index,
+         specialize=_rev_view)
 
 
 # ---------------------------------------------------------------- reshape
@@ -120,7 +141,9 @@ def _reshape_abstract(x, *, new_sizes):
 
 # The backend keeps reshape's operand in a contiguous buffer, so reshape reads it in place.
 register("reshape", "view", _reshape_abstract,
-         lambda x, *, new_sizes: np.reshape(x, new_sizes).copy(), None)
+         lambda x, *, new_sizes: np.reshape(x, new_sizes).copy(), None,
+         specialize=lambda avals, statics, inplace, *, new_sizes: (
+             lambda x: x.reshape(new_sizes), False))
 
 
 # ---------------------------------------------------------------- iota
