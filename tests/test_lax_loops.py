@@ -187,3 +187,31 @@ def test_loops_in_the_tiled_form_match_jax():
         x = np.linspace(-2, 2, 3001)
         return f(x, x[::-1] * 0.5), g(x[:7], np.outer(np.arange(5.0), x[:7]))
     assert_same(prog)
+
+
+def test_scalar_carries_of_while_fori_and_scan():
+    """0-d carries live in stack slots (registers once optimised), copied out at the end."""
+    xs = np.random.default_rng(6).random(1001)
+    w = jm.jit(lambda n, x: lax.while_loop(lambda c: c[0] < n,
+                                           lambda c: (c[0] + 1, c[1] * 0.5 + x), (0, 1.0)))
+    f = jm.jit(lambda x: lax.fori_loop(0, 25, lambda i, c: (c[0] * 0.5 + x * i, c[1] * 3 + i),
+                                       (0.5, np.int32(7))))
+    s = jm.jit(lambda xs: lax.scan(lambda c, x: (c * 0.25 + x, c), 0.0, xs))
+    k, v = w(5, 0.25)
+    wv = 1.0
+    for _ in range(5):
+        wv = wv * 0.5 + 0.25
+    assert int(k) == 5 and float(v) == wv
+    a, b = 0.5, np.int32(7)
+    with np.errstate(over="ignore"):
+        for i in range(25):
+            a, b = a * 0.5 + 0.25 * i, b * np.int32(3) + np.int32(i)   # wraps
+    got = f(0.25)
+    assert float(got[0]) == a and int(got[1]) == b and got[1].dtype == np.int32
+    c, ys = s(xs)
+    wc, wys = 0.0, []
+    for x in xs:
+        wys.append(wc)
+        wc = wc * 0.25 + x
+    assert float(c) == wc
+    np.testing.assert_array_equal(ys, wys)

@@ -24,8 +24,9 @@ import llvmlite.ir as ir
 from ..ir import Lit, Var
 from ..primitives import PRIMITIVES
 from . import parallel
-from .codegen import Buffer, ScalarArg, _prod
-from .scalar import I64, PTR, raw_store
+from .codegen import _prod
+from .scalar import I64
+from .subfunction import scalar_slot
 
 # elements of one carry per tile: a few carries and operands of 8 KB stay in L1
 TILE = 1024
@@ -88,11 +89,12 @@ def _reshape_reads_memory(e, produced, kernels):
 def emit(cg, plan, carries, inits, static_steps, per_step, outer):
     """Run the loop tile by tile. carries: {carry invar: its buffer} (updated in place);
     inits: the atom each carry starts from, copied into the tile's part of the buffer when
-    the tile starts (fused: an initial value such as zeros is never in memory); outer: {name: Buffer/ScalarArg} from outside the loop, "n_steps" (an i64
-    ScalarArg) among them; per_step(k, scope) -> ({invar: Buffer/ScalarArg}, [destination of
-    each body output]), scope being outer as seen where the code is emitted. Values from
-    outside reach the code only through scope and cg.buffers, so the same code can be
-    outlined into a parallel part."""
+    the tile starts (fused: an initial value such as zeros is never in memory); outer:
+    {name: Buffer/ScalarArg} from outside the loop, "n_steps" (an i64 ScalarArg) among them;
+    per_step(k, scope) -> ({invar: Buffer/ScalarArg}, [destination of each body output]),
+    scope being outer as seen where the code is emitted. Values from outside reach the code
+    only through scope and cg.buffers, so the same code can be outlined into a parallel
+    part."""
     shape = plan.shape
     if _prod(shape) == 0:
         return
@@ -111,7 +113,8 @@ def emit(cg, plan, carries, inits, static_steps, per_step, outer):
 
     def tiles(lo, hi, extra_in, in_part):
         scope = dict(zip(keys, extra_in))
-        temps = {v: Buffer(_entry_slot(cg, in_part), v.aval) for e in plan.kernels for v in e.outvars}
+        temps = {v: scalar_slot(cg, v.aval, cg.b if in_part else None)
+                 for e in plan.kernels for v in e.outvars}
         cg.loop(hi, lambda t: _tile(cg, plan, t, rows, lead, row, scope, temps, per_step,
                                     list(zip(carries, inits))), start=lo)
     if split and n_tiles > 1:
@@ -151,18 +154,3 @@ def _tile(cg, plan, t, rows, lead, row, scope, temps, per_step, inits):
     # polled once per iteration of a tile: about TILE elements of work between polls
     cg.loop(scope["n_steps"].value, step, interruptible=True)
 
-
-def _entry_slot(cg, here):
-    """16 bytes on the stack of the function being emitted (a 0-d value of any dtype),
-    promoted to a register by LLVM. Allocated where no loop repeats it: here (the start of
-    a parallel part) or else in the entry block."""
-    if here:
-        sb = cg.b
-    else:
-        entry = cg.func.entry_basic_block
-        sb = ir.IRBuilder(entry)
-        sb.position_at_start(entry)
-    arr = sb.alloca(ir.ArrayType(I64, 2))
-    slot = sb.alloca(PTR)            # read back as an opaque pointer, like every buffer's
-    raw_store(sb, arr, slot)
-    return sb.load(slot, typ=PTR)

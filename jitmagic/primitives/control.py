@@ -155,6 +155,7 @@ def _while_emit(cg, eqn, outs, scratch):
     b = cg.b
     consts = [sf.operand(cg, a) for a in eqn.inputs[:n]]
     cc, bc = consts[:kw["n_cond"]], consts[kw["n_cond"]:]
+    final, outs = outs, sf.register_carries(cg, outs, kw["body_fn"].outs)
     for a, dst in zip(eqn.inputs[n:], outs):
         sf.copy(cg, a, dst)
     head = cg.func.append_basic_block("while_cond")
@@ -176,6 +177,7 @@ def _while_emit(cg, eqn, outs, scratch):
     b.branch(head)
     cg.memo = saved
     b.position_at_end(done)
+    sf.flush_carries(cg, outs, final)
 
 
 register("while_loop", "custom", _while_abstract, _while_impl,
@@ -238,6 +240,7 @@ def _fori_emit(cg, eqn, outs, plan):
         carryloop.emit(cg, plan, dict(zip(carry_in, outs)), eqn.inputs[2 + nc:], static, per_step,
                        {"lo": ScalarArg(lo, None), "n_steps": ScalarArg(b.sub(hi, lo), None)})
         return
+    final, outs = outs, sf.register_carries(cg, outs, body.outs)
     for a, dst in zip(eqn.inputs[2 + nc:], outs):
         sf.copy(cg, a, dst)
 
@@ -246,6 +249,7 @@ def _fori_emit(cg, eqn, outs, plan):
         sf.emit_function(cg, plan, consts + [ScalarArg(i, i_aval)] + list(outs))
         sf.store_outputs(cg, plan, outs, carry_in)
     cg.loop(b.sub(hi, lo), step, interruptible=True)   # a count <= 0 runs no iteration
+    sf.flush_carries(cg, outs, final)
 
 
 register("fori_loop", "custom", _fori_abstract, _fori_impl,
@@ -319,6 +323,7 @@ def _scan_emit(cg, eqn, outs, plan):
         carryloop.emit(cg, plan, dict(zip(carry_in, carry)), eqn.inputs[nc:nc + nk], length,
                        per_step, outer)
         return
+    carry = sf.register_carries(cg, carry, body.outs[:nk])
     for a, dst in zip(eqn.inputs[nc:nc + nk], carry):
         sf.copy(cg, a, dst)
 
@@ -329,6 +334,7 @@ def _scan_emit(cg, eqn, outs, plan):
         y_rows = [sf.row(cg, y, t, av) for y, av in zip(ys, y_avals)]
         sf.store_outputs(cg, plan, carry + y_rows, carry_in)
     cg.loop(length, step, interruptible=True)
+    sf.flush_carries(cg, carry, outs[:nk])
 
 
 register("scan", "custom", _scan_abstract, _scan_impl,
