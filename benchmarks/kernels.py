@@ -403,13 +403,13 @@ def _scan(lax, step, init, xs, reverse=False):
 # recursion along the rows, summed, then the same along the columns
 _DA = 0.25
 _DK = (1 - math.exp(-_DA)) ** 2 / (1 + 2 * _DA * math.exp(-_DA) - math.exp(2 * _DA))
-_D = dict(a1=_DK, a2=_DK * math.exp(-_DA) * (_DA - 1), a3=_DK * math.exp(-_DA) * (_DA + 1),
-          a4=-_DK * math.exp(-2 * _DA), b1=2.0 ** -_DA, b2=-math.exp(-2 * _DA))
+_D1, _D2 = _DK, _DK * math.exp(-_DA) * (_DA - 1)
+_D3, _D4 = _DK * math.exp(-_DA) * (_DA + 1), -_DK * math.exp(-2 * _DA)
+_DB1, _DB2 = 2.0 ** -_DA, -math.exp(-2 * _DA)
 
 
 def _deriche_nb(img):
-    a1, a2, a3, a4, b1, b2 = _D["a1"], _D["a2"], _D["a3"], _D["a4"], _D["b1"], _D["b2"]
-    h, w = img.shape
+    a1, a2, a3, a4, b1, b2 = _D1, _D2, _D3, _D4, _DB1, _DB2
     out = img.copy()
     for _ in range(2):                   # rows of out, then rows of its transpose
         src = out.copy()
@@ -431,7 +431,7 @@ def _deriche_nb(img):
 @kernel(lambda rng, s: (rng.random((_n(540, s), _n(960, s))),), numba=_deriche_nb)
 def deriche(xp, lax):
     """Recurrences along an axis, written as scans over the other axis's vectors."""
-    a1, a2, a3, a4, b1, b2 = _D["a1"], _D["a2"], _D["a3"], _D["a4"], _D["b1"], _D["b2"]
+    a1, a2, a3, a4, b1, b2 = _D1, _D2, _D3, _D4, _DB1, _DB2
 
     def causal(c, x_t):
         xm1, ym1, ym2 = c
