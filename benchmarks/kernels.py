@@ -389,6 +389,71 @@ def _loop_from(lax, lo, hi, body, init):
     return lax.fori_loop(lo, hi, body, init)
 
 
+def _scan(lax, step, init, xs, reverse=False):
+    """lax.scan in jitmagic and JAX, a Python loop in NumPy."""
+    if lax is not None:
+        return lax.scan(step, init, xs, reverse=reverse)
+    c, ys = init, [None] * xs.shape[0]
+    for t in (range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])):
+        c, ys[t] = step(c, xs[t])
+    return c, np.stack(ys)
+
+
+# Deriche's recursive edge filter (alpha = 0.25): a causal and an anti-causal second-order
+# recursion along the rows, summed, then the same along the columns
+_DA = 0.25
+_DK = (1 - math.exp(-_DA)) ** 2 / (1 + 2 * _DA * math.exp(-_DA) - math.exp(2 * _DA))
+_D1, _D2 = _DK, _DK * math.exp(-_DA) * (_DA - 1)
+_D3, _D4 = _DK * math.exp(-_DA) * (_DA + 1), -_DK * math.exp(-2 * _DA)
+_DB1, _DB2 = 2.0 ** -_DA, -math.exp(-2 * _DA)
+
+
+def _deriche_nb(img):
+    a1, a2, a3, a4, b1, b2 = _D1, _D2, _D3, _D4, _DB1, _DB2
+    out = img.copy()
+    for _ in range(2):                   # rows of out, then rows of its transpose
+        src = out.copy()
+        y1 = np.empty_like(src)
+        y2 = np.empty_like(src)
+        for i in range(src.shape[0]):
+            xm1 = ym1 = ym2 = 0.0
+            for j in range(src.shape[1]):
+                y1[i, j] = a1 * src[i, j] + a2 * xm1 + b1 * ym1 + b2 * ym2
+                xm1, ym2, ym1 = src[i, j], ym1, y1[i, j]
+            xp1 = xp2 = yp1 = yp2 = 0.0
+            for j in range(src.shape[1] - 1, -1, -1):
+                y2[i, j] = a3 * xp1 + a4 * xp2 + b1 * yp1 + b2 * yp2
+                xp2, xp1, yp2, yp1 = xp1, src[i, j], yp1, y2[i, j]
+        out = (y1 + y2).T.copy()
+    return out
+
+
+@kernel(lambda rng, s: (rng.random((_n(540, s), _n(960, s))),), numba=_deriche_nb)
+def deriche(xp, lax):
+    """Recurrences along an axis, written as scans over the other axis's vectors."""
+    a1, a2, a3, a4, b1, b2 = _D1, _D2, _D3, _D4, _DB1, _DB2
+
+    def causal(c, x_t):
+        xm1, ym1, ym2 = c
+        y = a1 * x_t + a2 * xm1 + b1 * ym1 + b2 * ym2
+        return (x_t, y, ym1), y
+
+    def anticausal(c, x_t):
+        xp1, xp2, yp1, yp2 = c
+        y = a3 * xp1 + a4 * xp2 + b1 * yp1 + b2 * yp2
+        return (x_t, xp1, y, yp1), y
+
+    def along_axis0(x):
+        z = xp.zeros(x.shape[1:])
+        return (_scan(lax, causal, (z, z, z), x)[1]
+                + _scan(lax, anticausal, (z, z, z, z), x, reverse=True)[1])
+
+    def f(img):
+        h = along_axis0(img.T)           # along each row (h is the result transposed)
+        return along_axis0(h.T)          # then along each column
+    return f
+
+
 @kernel(lambda rng, s: (rng.random((_n(512, s), _n(512, s))),))
 def gelu_rowsum(xp, lax):
     def f(x):

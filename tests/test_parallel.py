@@ -70,5 +70,13 @@ def test_small_kernels_stay_on_one_thread():
 def test_parallel_kernels_inside_loops_stay_on_one_thread():
     from jitmagic import lax
     x = rng.standard_normal(N)
-    _check(lambda x: lax.fori_loop(0, 3, lambda i, v: v * 0.5 + 1.0, x), x,
+    _check(lambda x: lax.fori_loop(0, 3, lambda i, v: v[::-1] * 0.5 + 1.0, x), x,
            parallel_expected=False)
+
+
+def test_loops_elementwise_in_their_carries_split_tiles_over_threads():
+    from jitmagic import lax
+    x = rng.standard_normal(N)
+    from jitmagic.backend import carryloop
+    steps = -(-carryloop.MIN_SPLIT_WORK // N)      # enough element-steps to split the tiles
+    _check(lambda x: lax.fori_loop(0, steps, lambda i, v: v * 0.5 + 1.0, x), x)

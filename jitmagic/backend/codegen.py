@@ -16,7 +16,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
-from . import fusion, interrupt, parallel, runstats
+from . import fusion, interrupt, parallel, reductions, runstats
 from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, storage_type
 
 ENTRY = "jm_entry"
@@ -66,6 +66,7 @@ class Codegen(ScalarOps):
         self.materialized = fusion.plan(fn)
         self.buffers = {}
         self.memo = {}
+        self.reduce_groups, self.reduce_later = {}, set()
         self.kinds = [arg_kind(v.aval) for v in fn.constvars + fn.invars]
         # the strided entry reads these inputs through their own strides (views, no copy)
         self.strided = [strided and i >= len(fn.constvars) and k == "array" and
@@ -114,6 +115,7 @@ class Codegen(ScalarOps):
             for v in e.outvars:
                 if v in self.materialized and v not in self.buffers and e.prim != "reshape":
                     self.buffers[v] = Buffer(self._malloc(v.aval, temps), v.aval)
+        self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
         for e in fn.eqns:
             if not any(v in self.materialized for v in e.outvars):
                 continue
@@ -411,7 +413,12 @@ class Codegen(ScalarOps):
                 return
             self._emit_elementwise_kernel(v, buf, compute=True)
         elif p.kind == "reduce":
-            self._emit_reduce(e)
+            if e in self.reduce_later:          # emitted with the first of its group
+                return
+            if e in self.reduce_groups:
+                reductions.emit_group(self, self.reduce_groups[e])
+            else:
+                self._emit_reduce(e)
         else:
             p.lower(self, e, [self.buffers[v] for v in e.outvars])
 

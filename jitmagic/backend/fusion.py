@@ -22,7 +22,8 @@ def plan(fn: Function) -> set:
         if kind in ("reduce", "custom"):
             mat.update(e.outvars)
         if e.prim in _MATERIALIZED_OPERANDS or e.prim == "reshape":
-            mat.update(a for a in e.inputs if isinstance(a, Var))
+            copied = _copied_operands(e)
+            mat.update(a for k, a in enumerate(e.inputs) if isinstance(a, Var) and k not in copied)
         if e.prim == "broadcast_in_dim" and isinstance(e.inputs[0], Var):
             src = e.inputs[0]
             grows = e.outvars[0].aval.size > src.aval.size
@@ -60,6 +61,20 @@ def plan(fn: Function) -> set:
         if not shared:
             return mat
         mat |= shared
+
+
+def _copied_operands(e):
+    """Positions of a loop's initial carries: they are only copied into the carry (through
+    the fused loop that reads them), never read in place, so they need no buffer of their
+    own (`lax.fori_loop(0, n, f, jnp.zeros_like(x))` writes the zeros once)."""
+    kw = e.kw
+    if e.prim == "fori_loop":
+        return range(2 + kw["n_consts"], len(e.inputs))
+    if e.prim == "scan":
+        return range(kw["n_consts"], kw["n_consts"] + kw["n_carry"])
+    if e.prim == "while_loop":
+        return range(kw["n_cond"] + kw["n_body"], len(e.inputs))
+    return ()
 
 
 _MAX_FUSED_DEPTH = 128

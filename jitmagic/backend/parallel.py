@@ -99,6 +99,8 @@ def run(cg, n_outer, emit_range, extra=()):
     part = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]),
                        f"jm_part{k}")
     part.linkage = "internal"
+    # called twice (by a worker and inline for chunk 0): inlined, its code would be compiled twice
+    part.attributes.add("noinline")
     saved = (cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target)
     cg.func = part
     entry = part.append_basic_block("entry")

@@ -21,7 +21,7 @@ from ..ir import Lit, Var
 from ..primitives import PRIMITIVES
 from . import fusion
 from .codegen import Buffer, ScalarArg
-from .scalar import I8, I64
+from .scalar import I8, I64, PTR, raw_store
 
 
 class _State:
@@ -55,8 +55,41 @@ def control_lowering(prepare, emit):
 
 
 def alloc(cg, aval):
-    """A buffer for the duration of the outermost control-flow equation being lowered."""
+    """A buffer for the duration of the outermost control-flow equation being lowered; a 0-d
+    one on the stack, where LLVM keeps it in a register."""
+    if aval.shape == ():
+        return scalar_slot(cg, aval)
     return Buffer(cg._malloc(aval, _state(cg).temps), aval)
+
+
+def scalar_slot(cg, aval, builder=None):
+    """A 0-d buffer of 16 bytes (any dtype) on the stack of the function being emitted:
+    allocated by `builder` where no loop repeats it, by default at the start of the entry
+    block. Loads and stores of it become SSA values (LLVM's SROA)."""
+    sb = builder
+    if sb is None:
+        entry = cg.func.entry_basic_block
+        sb = ir.IRBuilder(entry)
+        sb.position_at_start(entry)
+    arr = sb.alloca(ir.ArrayType(I64, 2))
+    slot = sb.alloca(PTR)            # read back as an opaque pointer, like every buffer's
+    raw_store(sb, arr, slot)
+    return Buffer(sb.load(slot, typ=PTR), aval)
+
+
+def register_carries(cg, outs, body_outs):
+    """The buffers a loop carries its values in: a 0-d carry in a stack slot (a register
+    once optimised) rather than in its output array, which every iteration would store to
+    and reload (LLVM cannot tell that array from the loop's other memory). The others are
+    the outputs themselves, updated in place when the body allows it."""
+    return [scalar_slot(cg, o.aval) if o.aval.shape == () and cg.buffers.get(a) is not o
+            else o for o, a in zip(outs, body_outs)]
+
+
+def flush_carries(cg, carries, outs):
+    for c, o in zip(carries, outs):
+        if c is not o:
+            copy(cg, c, o)
 
 
 class Plan:

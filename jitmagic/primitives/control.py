@@ -169,6 +169,7 @@ def _while_emit(cg, eqn, outs, scratch):
     b = cg.b
     consts = [sf.operand(cg, a) for a in eqn.inputs[:n]]
     cc, bc = consts[:kw["n_cond"]], consts[kw["n_cond"]:]
+    final, outs = outs, sf.register_carries(cg, outs, kw["body_fn"].outs)
     for a, dst in zip(eqn.inputs[n:], outs):
         sf.copy(cg, a, dst)
     head = cg.func.append_basic_block("while_cond")
@@ -190,6 +191,7 @@ def _while_emit(cg, eqn, outs, scratch):
     b.branch(head)
     cg.memo = saved
     b.position_at_end(done)
+    sf.flush_carries(cg, outs, final)
 
 
 register("while_loop", "custom", _while_abstract, _while_impl,
@@ -221,16 +223,20 @@ def _fori_impl(lower, upper, *args, body, n_consts):
 
 
 def _fori_prepare(cg, eqn, outs):
-    from ..backend import subfunction as sf
+    from ..backend import carryloop, subfunction as sf
     kw = eqn.kw
     body = kw["body"]
+    tiled = carryloop.plan(cg, body, body.invars[1 + kw["n_consts"]:])
+    if tiled is not None:
+        return tiled
     return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[1 + kw["n_consts"]:]),
                                carry_bufs=outs)
 
 
 def _fori_emit(cg, eqn, outs, plan):
-    from ..backend import subfunction as sf
+    from ..backend import carryloop, subfunction as sf
     from ..backend.codegen import ScalarArg
+    from ..ir import Lit
     i64 = np.dtype(np.int64)
     kw = eqn.kw
     body, nc = kw["body"], kw["n_consts"]
@@ -239,16 +245,29 @@ def _fori_emit(cg, eqn, outs, plan):
     lo = cg.cast(cg.emit_value(lo_a, []), lo_a.aval.dtype, i64)
     hi = cg.cast(cg.emit_value(hi_a, []), hi_a.aval.dtype, i64)
     consts = [sf.operand(cg, a) for a in eqn.inputs[2:2 + nc]]
-    for a, dst in zip(eqn.inputs[2 + nc:], outs):
-        sf.copy(cg, a, dst)
     i_aval = body.invars[nc].aval
     carry_in = body.invars[1 + nc:]
+    if isinstance(plan, carryloop.Plan):
+        for v, c in zip(body.invars[:nc], consts):
+            cg.buffers[v] = c
+        static = (hi_a.val - lo_a.val) if isinstance(lo_a, Lit) and isinstance(hi_a, Lit) else None
+
+        def per_step(k, scope):
+            i = cg.cast(cg.b.add(scope["lo"].value, k), i64, i_aval.dtype)
+            return {body.invars[nc]: ScalarArg(i, i_aval)}, [cg.buffers[v] for v in carry_in]
+        carryloop.emit(cg, plan, dict(zip(carry_in, outs)), eqn.inputs[2 + nc:], static, per_step,
+                       {"lo": ScalarArg(lo, None), "n_steps": ScalarArg(b.sub(hi, lo), None)})
+        return
+    final, outs = outs, sf.register_carries(cg, outs, body.outs)
+    for a, dst in zip(eqn.inputs[2 + nc:], outs):
+        sf.copy(cg, a, dst)
 
     def step(k):
         i = cg.cast(b.add(lo, k), i64, i_aval.dtype)
         sf.emit_function(cg, plan, consts + [ScalarArg(i, i_aval)] + list(outs))
         sf.store_outputs(cg, plan, outs, carry_in)
     cg.loop(b.sub(hi, lo), step, interruptible=True)   # a count <= 0 runs no iteration
+    sf.flush_carries(cg, outs, final)
 
 
 register("fori_loop", "custom", _fori_abstract, _fori_impl,
@@ -294,15 +313,19 @@ def _scan_impl(*args, body, n_consts, n_carry, length, reverse):
 
 
 def _scan_prepare(cg, eqn, outs):
-    from ..backend import subfunction as sf
+    from ..backend import carryloop, subfunction as sf
     kw = eqn.kw
     body, nc, nk = kw["body"], kw["n_consts"], kw["n_carry"]
+    tiled = carryloop.plan(cg, body, body.invars[nc:nc + nk])
+    if tiled is not None:
+        return tiled
     return sf.prepare_function(cg, body, carry_invars=tuple(body.invars[nc:nc + nk]),
                                carry_bufs=outs[:nk])
 
 
 def _scan_emit(cg, eqn, outs, plan):
-    from ..backend import subfunction as sf
+    from ..backend import carryloop, subfunction as sf
+    from ..backend.codegen import ScalarArg
     from ..backend.scalar import I64
     kw = eqn.kw
     body, nc, nk, length = kw["body"], kw["n_consts"], kw["n_carry"], kw["length"]
@@ -310,11 +333,28 @@ def _scan_emit(cg, eqn, outs, plan):
     consts = [sf.operand(cg, a) for a in eqn.inputs[:nc]]
     xs = [sf.operand(cg, a) for a in eqn.inputs[nc + nk:]]
     carry, ys = list(outs[:nk]), outs[nk:]
-    for a, dst in zip(eqn.inputs[nc:nc + nk], carry):
-        sf.copy(cg, a, dst)
     x_avals = [v.aval for v in body.invars[nc + nk:]]
     y_avals = [a.aval for a in body.outs[nk:]]
     carry_in = body.invars[nc:nc + nk]
+    if isinstance(plan, carryloop.Plan):
+        for v, c in zip(body.invars[:nc], consts):
+            cg.buffers[v] = c
+        outer = {"n_steps": ScalarArg(ir.Constant(I64, length), None)}
+        outer.update({("x", j): x for j, x in enumerate(xs)})
+        outer.update({("y", j): y for j, y in enumerate(ys)})
+
+        def per_step(k, scope):
+            t = cg.b.sub(ir.Constant(I64, length - 1), k) if kw["reverse"] else k
+            rows = {v: sf.row(cg, scope[("x", j)], t, av)
+                    for j, (v, av) in enumerate(zip(body.invars[nc + nk:], x_avals))}
+            y_rows = [sf.row(cg, scope[("y", j)], t, av) for j, av in enumerate(y_avals)]
+            return rows, [cg.buffers[v] for v in carry_in] + y_rows
+        carryloop.emit(cg, plan, dict(zip(carry_in, carry)), eqn.inputs[nc:nc + nk], length,
+                       per_step, outer)
+        return
+    carry = sf.register_carries(cg, carry, body.outs[:nk])
+    for a, dst in zip(eqn.inputs[nc:nc + nk], carry):
+        sf.copy(cg, a, dst)
 
     def step(k):
         t = b.sub(ir.Constant(I64, length - 1), k) if kw["reverse"] else k
@@ -323,6 +363,7 @@ def _scan_emit(cg, eqn, outs, plan):
         y_rows = [sf.row(cg, y, t, av) for y, av in zip(ys, y_avals)]
         sf.store_outputs(cg, plan, carry + y_rows, carry_in)
     cg.loop(length, step, interruptible=True)
+    sf.flush_carries(cg, carry, outs[:nk])
 
 
 register("scan", "custom", _scan_abstract, _scan_impl,
