@@ -3,9 +3,9 @@ and, once it is hot, re-optimised with the full one in a background thread and s
 
 Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
 is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time. One daemon thread
-polls the light variants while there are any, compiles a hot one at O3 (llvmlite serialises
-LLVM calls, so a compile in the foreground waits for it), then swaps it in under the function's
-lock (Variant.swap_module): both the Python hit path and the native entry switch; a call
+polls the light variants while there are any, has a hot one compiled at O3 by a child process
+(backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
+links the object code here, then swaps it in under the function's lock (Variant.swap_module): both the Python hit path and the native entry switch; a call
 already running finishes on the code it started with, which it keeps alive. A variant evicted
 or cleared meanwhile is left alone. Each tier-up is a `tier_up` event with both compile
 timings and the kernel time before (the light tier's mean over its calls); the time after is
@@ -16,11 +16,12 @@ every variant then compiles at the full tier directly.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
 import weakref
 
-from .backend import codegen, engine
+from .backend import codegen, engine, o3worker
 from .config import config
 
 POLL_S = 0.05
@@ -37,6 +38,19 @@ def _shutdown():
     t = _thread
     if t is not None and t.is_alive():
         t.join(timeout=30)
+    _client.close()
+
+
+def _after_fork_in_child():
+    """A forked child has no tier-up thread and must not share the parent's compiler pipes."""
+    global _thread, _lock, _client
+    _thread, _lock = None, threading.Lock()
+    _pending.clear()
+    _client = o3worker.Client()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def first_tier() -> int:
@@ -90,8 +104,7 @@ def tier_up(jf, variant):
     """Compile `variant` at the full tier and swap it in (the background thread calls this;
     tests may call it directly)."""
     from . import tracker
-    module = engine.compile_ir(variant.module.llvm_ir, codegen.ENTRY,
-                               pipeline=engine.TIERS[2])
+    module = _compile_full(variant.module.llvm_ir)
     _store_best(jf, variant, module)
     st = jf._state
     with st.lock:
@@ -118,6 +131,23 @@ def tier_up(jf, variant):
                 + (f" ({before_us:.1f} µs per call at the light tier)" if before_us else "")
                 + f"; the light tier took {sum(light.values()) * 1e3:.1f} ms")
     return True
+
+
+_client = o3worker.Client()
+
+
+def _compile_full(text):
+    """The full tier, compiled in the child process (backend/o3worker.py: llvmlite's
+    process-wide lock is then never held by a tier-up) and linked here; in-process when the
+    child is unavailable."""
+    try:
+        timings, optimized, obj = _client.compile(text)
+    except o3worker.Unavailable:
+        return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[2])
+    module = engine.load_object(obj, codegen.ENTRY, text, optimized)
+    module.timings = {**timings, "link": module.timings["codegen"]}
+    module.object_code = obj
+    return module
 
 
 def after_us(variant):

@@ -265,3 +265,36 @@ def test_compile_phases_are_the_light_tiers():
     v = f.variants[-1]
     assert set(v.tier_timings) == {"llvm_opt", "codegen"}
     assert v.tier_timings["codegen"] == v.timings["codegen"]
+
+
+def test_the_full_tier_is_compiled_by_a_child_process_and_linked_here():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda a, b: (a @ b).sum() + np.exp(a).sum())     # BLAS and libmvec symbols
+    a = np.random.default_rng(1).random((20, 20))
+    want = f(a, a)
+    v = f.variants[-1]
+    assert tiering.tier_up(f, v)
+    proc = tiering._client.proc
+    assert proc is not None and proc.poll() is None and proc.pid != os.getpid()
+    e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
+    assert {"llvm_opt", "codegen", "link"} <= set(e.timings_ms)
+    np.testing.assert_allclose(f(a, a), want, rtol=1e-14)
+    assert "jm_entry" in f.inspect_asm()
+
+
+def test_without_the_child_process_the_tier_up_compiles_in_process(monkeypatch):
+    from jitmagic.backend import o3worker
+
+    class Broken(o3worker.Client):
+        def _start(self):
+            raise o3worker.Unavailable("no process today")
+    monkeypatch.setattr(tiering, "_client", Broken())
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda a: np.sqrt(a) + 1.0)
+    x = np.arange(10.0)
+    want = f(x)
+    v = f.variants[-1]
+    assert tiering.tier_up(f, v) and v.tier == 2
+    e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
+    assert "link" not in e.timings_ms
+    assert np.array_equal(f(x), want)
