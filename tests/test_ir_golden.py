@@ -267,6 +267,17 @@ def test_views_read_in_place_by_a_product_become_reshapes():
                                rtol=1e-13)
     prims = [e.prim for e in f.variants[0].optimized_ir.eqns]
     assert prims == ["reshape", "dot_general", "squeeze"], prims
+    assert "dgemm" in f.inspect_llvm(optimized=False)       # BLAS reads the reshape in place
+
+    @jm.jit
+    def gesummv(a, b, x):          # x[:, None] of an input feeds two products: BLAS, not loops
+        return 1.5 * (a @ x[:, None])[:, 0] + 1.2 * (b @ x[:, None])[:, 0]
+    m = rng.random((7, 7))
+    x = rng.random(7)
+    np.testing.assert_allclose(gesummv(m, m.T, x), 1.5 * m @ x + 1.2 * m.T @ x, rtol=1e-13)
+    assert [e.prim for e in gesummv.variants[0].optimized_ir.eqns][0] == "reshape"
+    assert gesummv.inspect_llvm(optimized=False).count("call void @\"scipy_cblas_dgemv64_\"") \
+        == 2
 
 
 def test_views_of_computed_values_stay_fused_views():
