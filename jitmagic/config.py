@@ -30,6 +30,14 @@ _SPEC = {
                             "naming the Python line that unrolls (use lax.fori_loop/scan)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the baseline when one variant's inputs are larger than this"),
+    "tiered": (True, bool, None,
+               "compile a new variant with a light LLVM pipeline (no loop unrolling) and "
+               "re-optimise it at O3 in a background thread once it is hot (needs tracking; "
+               "off: every variant compiles at O3)"),
+    "tier_up_calls": (100, int, lambda v: v >= 1,
+                      "calls after which a light variant is re-optimised at O3"),
+    "tier_up_ms": (100.0, float, lambda v: v >= 0,
+                   "cumulative kernel time (ms) after which a light variant is re-optimised"),
     "watch": ("", str, None, "record every compile of other JITs' functions too: jax, numba, "
                              "jax,numba, or off (see jm.watch for one function)"),
 }

@@ -116,6 +116,10 @@ def plot_timeline(ax, events, samples, c):
     for i, t in enumerate(secs(storms["time"]) if len(storms) else []):
         ax.axvline(t, color=c["warn"], linestyle="--", linewidth=1,
                    label="recompilation storm" if i == 0 else None)
+    ups = events[events["kind"] == "tier_up"] if len(events) else events
+    for i, t in enumerate(secs(ups["time"]) if len(ups) else []):
+        ax.axvline(t, color=c["ok"], linestyle=":", linewidth=1,
+                   label="tier-up to O3 (background)" if i == 0 else None)
     ax.set_xlabel("seconds since the first record")
     ax.set_ylabel("cumulative ms")
     leg = ax.legend(loc="upper left", fontsize=8, frameon=False)
@@ -202,6 +206,14 @@ def summary_text(cache, events):
             f"speedup {'≥ ' if r['bound'] else ''}{r['speedup']:.3g}x over NumPy, "
         lines.append(f"  {_label(r)}: compile {r['compile_ms']:.1f} ms, {int(r['calls'])} calls, "
                      f"kernel {r['kernel_ms_total']:.3f} ms, {sp}{be_text}")
+    ups = events[events["kind"] == "tier_up"] if len(events) and "run_before_us" in events \
+        else events.iloc[:0]
+    for _, e in ups.iterrows():
+        after = "not called since" if _isna(e["run_after_us"]) else \
+            f"{e['run_after_us']:.3g} µs after"
+        lines.append(f"  tier-up {e['function']} v{e['variant']}: O3 in {e['compile_ms']:.1f} ms "
+                     f"(light tier {e['tier1_ms']:.1f} ms); kernel {e['run_before_us']:.3g} µs "
+                     f"per call before, {after}")
     return "\n".join(lines)
 
 

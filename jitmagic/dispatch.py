@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from . import baseline, identity, inspection, passes, pytree, tracker
+from . import baseline, identity, inspection, passes, pytree, tiering, tracker
 from .array import Array
 from .backend import codegen, engine, native_call
 from .config import config
@@ -285,6 +285,22 @@ class JitFunction:
             owner._native_wait = native_call.AFTER_HITS if st.native else 0
         st.native_owners.clear()
 
+    def _retier(self, variant, old_fast):
+        """After a tier-up (tiering.py, under the state's lock): the hit tables point at the
+        variant's new code, and native entries built for the old address are rebuilt."""
+        st = self._state
+        for table in (st.fast, st.fast1):
+            for s, f in list(table.items()):
+                if f is old_fast:
+                    table[s] = variant.fast
+        if any(v is variant for v in st.native.values()):
+            for owner in list(st.native_owners):
+                cls = type(owner)
+                if cls.__dict__.get("_native_class") and "__call__" in cls.__dict__:
+                    del cls.__call__
+                owner._native_wait = native_call.AFTER_HITS
+            st.native_owners.clear()
+
     def _call_traced(self, args, kwargs):
         """Called while another function is traced (nested jit): trace into the caller's IR
         as one `jit` equation holding this function's sub-IR. Its own cache, variants and
@@ -377,6 +393,7 @@ class JitFunction:
             tracker.record_compile(self, variant, reasons, stacklevel=4)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
+            tiering.watch(self, variant)
             return variant
 
     def _evict_if_needed(self):
@@ -455,41 +472,44 @@ class JitFunction:
         t2 = time.perf_counter()
         text, kinds = codegen.lower_function(opt, self.name)
         t3 = time.perf_counter()
-        module = self._native(text, info)
+        module, tier = self._native(text, info, tiering.first_tier())
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
         st = self._state
         st.next_id += 1
         return Variant(st.next_id, key, info, fn, opt, module, kinds, out_tree, timings,
-                       "; ".join(r.text for r in reasons))
+                       "; ".join(r.text for r in reasons), tier)
 
-    def _native(self, text, info):
-        """Machine code for LLVM IR text: from the persistent cache when enabled and valid."""
+    def _native(self, text, info, tier):
+        """(machine code, its tier) for LLVM IR text: from the persistent cache when enabled
+        and valid (the entry's tier, the best one compiled so far), else compiled at `tier`."""
         if not config.disk_cache:
-            return engine.compile_ir(text, codegen.ENTRY)
+            return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier]), tier
         from .backend import diskcache
         directory = diskcache.cache_dir(config.disk_cache_dir)
         key = diskcache.entry_key(text)
-        obj, why = diskcache.load(directory, key)
+        meta = {}
+        obj, why = diskcache.load(directory, key, meta)
         fields = dict(statics=info.statics, signature=info.signature())
         if obj is not None:
             try:
                 module = engine.load_object(obj, codegen.ENTRY, text)
                 tracker.record("disk_hit", self, message=f"{self.name}: machine code loaded "
                                f"from the persistent cache ({key[:12]})", **fields)
-                return module
+                return module, max(tier, meta.get("tier", 2))
             except Exception as e:
                 why = f"cached object failed to load ({e})"
         tracker.record("disk_miss", self, message=f"{self.name}: {why}; compiling", **fields,
                        reasons=[tracker.Reason("disk", None, None, None, why)])
-        module = engine.compile_ir(text, codegen.ENTRY)
+        module = engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
         if module.object_code:
             try:
                 diskcache.store(directory, key, module.object_code,
                                 {"function": self.qualname, "signature": info.signature(),
+                                 "tier": tier,
                                  "statics": {k: repr(v) for k, v in info.statics.items()}})
             except OSError as e:
                 tracker.record("warning", self, message=f"could not write the disk cache: {e}")
-        return module
+        return module, tier
 
     def _lower(self, args, kwargs):
         fn, _ = self.trace(args, kwargs)

@@ -9,7 +9,7 @@ from .tracker import PHASES, fmt_value
 CACHE_COLUMNS = ["variant", "statics", "signature", "compile_ms"] + [f"{p}_ms" for p in PHASES] + \
     ["calls", "kernel_ms_total", "kernel_us_mean", "kernel_us_min", "kernel_us_median",
      "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
-     "kernel_how", "call_how", "eager_how", "last_used", "reason"]
+     "kernel_how", "call_how", "eager_how", "last_used", "reason", "tier"]
 
 # what %jit_cache shows without --all-columns (speedup, break-even and eager time as text,
 # a bound marked with ≥ or ≤)
@@ -36,7 +36,7 @@ def variant_row(v):
             med / 1e3 if med is not None else None,
             fig.call_us, fig.eager_us, fig.bound, fig.speedup, fig.break_even,
             fig.break_even_text(), kernel_how(v), fig.call_how, fig.eager_how,
-            v.last_used_time(), v.reason]
+            v.last_used_time(), v.reason, getattr(v, "tier", None)]
 
 
 def kernel_how(v):

@@ -120,6 +120,50 @@ def dce(fn: Function) -> Function:
     return fn.replace(eqns=tuple(reversed(kept)))
 
 
+def _keeps_layout(e) -> bool:
+    """A squeeze, or a broadcast_in_dim that only inserts size-1 axes: the same elements in
+    the same row-major order, another shape."""
+    if e.prim == "squeeze":
+        return True
+    if e.prim != "broadcast_in_dim":
+        return False
+    src, out = e.inputs[0].aval, e.outvars[0].aval
+    dims = e.kw["broadcast_dimensions"]
+    return (src.size == out.size and list(dims) == sorted(dims)
+            and all(src.shape[i] == out.shape[d] for i, d in enumerate(dims)))
+
+
+def views_to_reshapes(fn: Function) -> Function:
+    """A layout-keeping view of a value already in memory (an input, a reduction's or a
+    custom primitive's result) that a primitive reading its operands from memory (a product,
+    control flow) consumes becomes a reshape, read in place instead of copied into a
+    temporary; a view to the same shape disappears. (Other views stay views: they fuse into
+    the loop that reads them, and a strided input is read in place only through views.)"""
+    from .backend.fusion import _MATERIALIZED_OPERANDS
+    in_memory = set(fn.constvars) | set(fn.invars)
+    read_in_memory = {a for e in fn.eqns if e.prim in _MATERIALIZED_OPERANDS
+                      or PRIMITIVES[e.prim].kind == "custom" for a in e.inputs}
+    env, eqns = {}, []
+    for e in fn.eqns:
+        ins = tuple(_subst(env, a) for a in e.inputs)
+        src = ins[0] if ins else None
+        if isinstance(src, Var) and _keeps_layout(e):
+            out = e.outvars[0]
+            if out.aval.shape == src.aval.shape and out.aval.weak_type == src.aval.weak_type:
+                env[out] = src
+                continue
+            if src in in_memory and out in read_in_memory:
+                eqns.append(Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),),
+                                e.outvars))
+                in_memory.add(out)
+                continue
+        if PRIMITIVES[e.prim].kind in ("reduce", "custom") or e.prim == "reshape" and \
+                isinstance(src, Var) and src in in_memory:
+            in_memory.update(e.outvars)
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+    return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
+
+
 def optimize(fn: Function) -> Function:
     from .primitives.linalg import fold_transposes
-    return dce(fold_transposes(cse(fold_constants(fn))))
+    return dce(views_to_reshapes(fold_transposes(cse(fold_constants(fn)))))

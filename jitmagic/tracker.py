@@ -58,7 +58,8 @@ class KeyInfo:
 class Event:
     seq: int
     time: float
-    kind: str            # compile, miss, evict, storm, error, disk_hit, disk_miss, warning
+    kind: str            # compile, miss, evict, storm, error, disk_hit, disk_miss, warning,
+    #                      tier_up (jitmagic/tiering.py)
     function: str
     qualname: str
     where: str
@@ -70,6 +71,7 @@ class Event:
     message: str = ""
     fid: int | None = None     # which function (its cache, shared by identical redefinitions)
     backend: str = "jitmagic"  # which JIT compiled: jitmagic, or a watched jax / numba
+    run_us: dict = field(default_factory=dict)   # tier_up: kernel µs per call before
 
     def to_dict(self):
         return {"seq": self.seq, "fid": self.fid, "backend": self.backend, "time": self.time,
@@ -77,7 +79,8 @@ class Event:
                 "function": self.function, "qualname": self.qualname, "where": self.where,
                 "variant": self.variant, "statics": dict(self.statics),
                 "signature": self.signature, "reasons": [r.to_dict() for r in self.reasons],
-                "timings_ms": dict(self.timings_ms), "message": self.message}
+                "timings_ms": dict(self.timings_ms), "message": self.message,
+                "run_us": dict(self.run_us)}
 
 
 # ---------------------------------------------------------------- the store
@@ -352,7 +355,8 @@ def _frame(rows, columns):
 
 EVENT_COLUMNS = ["seq", "time", "kind", "function", "qualname", "where", "variant", "statics",
                  "signature", "reason", "reason_kinds", "changed_args"] + \
-    [f"{p}_ms" for p in PHASES + PEER_PHASES] + ["compile_ms", "message", "backend"]
+    [f"{p}_ms" for p in PHASES + PEER_PHASES] + ["compile_ms", "message", "backend",
+                                                 "tier1_ms", "run_before_us", "run_after_us"]
 
 
 def events(function=None):
@@ -367,11 +371,30 @@ def events(function=None):
                      ", ".join(dict.fromkeys(r.kind for r in e.reasons)),
                      ", ".join(dict.fromkeys(r.arg for r in e.reasons if r.arg)),
                      *[t.get(p, float("nan")) for p in PHASES + PEER_PHASES],
-                     t.get("total", float("nan")), e.message, e.backend])
+                     t.get("total", float("nan")), e.message, e.backend,
+                     *_tier_figures(e)])
     df = _frame(rows, EVENT_COLUMNS)
     df["time"] = pd.to_datetime(df["time"], unit="s")
     df["variant"] = df["variant"].astype("Int64")
     return df
+
+
+def _tier_figures(e):
+    """A tier_up event's light-tier compile ms and kernel µs per call before and after it
+    (after: the variant's mean since the swap, while it is alive and has been called)."""
+    nan = float("nan")
+    if e.kind != "tier_up":
+        return nan, nan, nan
+    from . import tiering
+    after = None
+    for jf in list(_functions):
+        if jf._state.fid == e.fid and getattr(jf, "backend", "jitmagic") == "jitmagic":
+            v = next((v for v in jf.variants if v.id == e.variant), None)
+            after = tiering.after_us(v) if v is not None else None
+            break
+    before = e.run_us.get("before")
+    return (e.timings_ms.get("tier1_total", nan), nan if before is None else before,
+            nan if after is None else after)
 
 
 def snapshot():

@@ -18,7 +18,8 @@ _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c
 class Variant:
     """One compiled specialisation of a jitted function, with its run statistics."""
 
-    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason):
+    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason,
+                 tier=2):
         self.id = vid
         self.key = key
         self.info = info
@@ -32,6 +33,9 @@ class Variant:
         self.timings = timings
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
+        self.tier = tier         # 1: light pipeline, 2: O3 (jitmagic/tiering.py)
+        self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
+        self.tier_up_info = None
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
@@ -58,9 +62,30 @@ class Variant:
         """The general path: leaves may need converting (NumPy scalars, lists, ...)."""
         return self.fast(tuple(_prepare(k, x) for k, x in zip(self._arg_kinds, leaves)))
 
+    def swap_module(self, module, tier):
+        """Serve calls from `module`, the same IR compiled again (a tier-up); returns the
+        hit-path function it replaces. Statistics continue in the same counters."""
+        runstats.attach(module.engine, self.counters)
+        interrupt.attach(module.engine)
+        self.cfunc = engine.make_cfunc(
+            module.address, [_KIND_CTYPE[k] for k in self.kinds]
+            + [ctypes.py_object] * len(self.out_specs))
+        old = self.fast
+        self.module, self.tier = module, tier
+        self.fast = self._make_fast()
+        self.leaf_call = None    # rebuilt for the new address after a few hits
+        self._leaf_hits = 0
+        return old
+
     def _make_fast(self):
         """The hit path for plain calls: arguments go straight to native code, which keeps
         the run statistics itself (backend/runstats.py)."""
+        fast = self._make_fast_fn()
+        # a call still running when a tier-up swaps the module in keeps its code alive
+        fast.module = self.module
+        return fast
+
+    def _make_fast_fn(self):
         cfunc, retry = self.cfunc, self._retry
         consts = self.consts
         news = [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays

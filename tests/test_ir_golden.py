@@ -251,3 +251,47 @@ def _bad_functions():
 def test_typecheck_rejects_malformed_ir(what, fn, match):
     with pytest.raises(IRTypeError, match=match):
         typecheck(fn)
+
+
+def test_views_read_in_place_by_a_product_become_reshapes():
+    """issue 17's batched product with a broadcast 2-D operand: the size-1 axis inserted for
+    the product is a reshape of the input (read in place, not copied), the identity view
+    disappears, and the squeeze that feeds the output stays a view (one copy, into it)."""
+    @jm.jit
+    def f(a, c):
+        n0, n1, k = a.shape
+        return (a.reshape(n0, n1, 1, k) @ c).reshape(n0, n1, c.shape[1])
+    rng = np.random.default_rng(0)
+    a, c = rng.random((3, 4, 5)), rng.random((5, 6))
+    np.testing.assert_allclose(f(a, c), (a.reshape(3, 4, 1, 5) @ c).reshape(3, 4, 6),
+                               rtol=1e-13)
+    prims = [e.prim for e in f.variants[0].optimized_ir.eqns]
+    assert prims == ["reshape", "dot_general", "squeeze"], prims
+    assert "dgemm" in f.inspect_llvm(optimized=False)       # BLAS reads the reshape in place
+
+    @jm.jit
+    def gesummv(a, b, x):          # x[:, None] of an input feeds two products: BLAS, not loops
+        return 1.5 * (a @ x[:, None])[:, 0] + 1.2 * (b @ x[:, None])[:, 0]
+    m = rng.random((7, 7))
+    x = rng.random(7)
+    np.testing.assert_allclose(gesummv(m, m.T, x), 1.5 * m @ x + 1.2 * m.T @ x, rtol=1e-13)
+    assert [e.prim for e in gesummv.variants[0].optimized_ir.eqns][0] == "reshape"
+    assert gesummv.inspect_llvm(optimized=False).count("call void @\"scipy_cblas_dgemv64_\"") \
+        == 2
+
+
+def test_views_of_computed_values_stay_fused_views():
+    a, s, b, m = _v((4,)), _v((4,)), _v((4, 1)), _v((4, 4))
+    c = _v((1, 4))
+    fn = Function((), (a,), (
+        _eqn("sin", [a], s),
+        _eqn("broadcast_in_dim", [s], b, shape=(4, 1), broadcast_dimensions=(0,)),
+        _eqn("broadcast_in_dim", [a], c, shape=(1, 4), broadcast_dimensions=(1,)),
+        _eqn("mul", [b, c], m),
+    ), (m,))
+    opt = passes.optimize(fn)
+    typecheck(opt)
+    # neither view feeds a primitive that reads memory: both stay views, fused into the loop
+    assert [e.prim for e in opt.eqns] == ["sin", "broadcast_in_dim", "broadcast_in_dim", "mul"]
+    x = np.linspace(-1, 1, 4)
+    np.testing.assert_array_equal(eval_function(opt, x)[0], eval_function(fn, x)[0])

@@ -593,6 +593,17 @@ class Codegen(ScalarOps):
             self.loop_nest(a.aval.shape, body)
             offset += n
 
+    def _memory_operand(self, a):
+        """The buffer an operand is in, a reshape of a buffer included (the same memory,
+        passes.views_to_reshapes); None for anything else."""
+        if not isinstance(a, Var):
+            return None
+        from .subfunction import operand
+        try:
+            return operand(self, a)
+        except (LoweringError, KeyError):
+            return None
+
     def lower_dot(self, e, outs):
         (lhs, rhs), (buf,) = e.inputs, outs
         (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
@@ -603,9 +614,9 @@ class Codegen(ScalarOps):
         from . import blas
         symbol = blas.gemm_symbol(dt)
         gemm = symbol and blas.plan(ls, rs, (lc, rc), (lb, rb))
-        if gemm and isinstance(lhs, Var) and isinstance(rhs, Var) and \
-                isinstance(self.buffers.get(lhs), Buffer) and isinstance(self.buffers.get(rhs), Buffer):
-            blas.emit(self, symbol, dt, self.buffers[lhs], self.buffers[rhs], buf, gemm)
+        lbuf, rbuf = self._memory_operand(lhs), self._memory_operand(rhs)
+        if gemm and isinstance(lbuf, Buffer) and isinstance(rbuf, Buffer):
+            blas.emit(self, symbol, dt, lbuf, rbuf, buf, gemm)
             return
         zero = self.const(dt, 0)
         b = self.b

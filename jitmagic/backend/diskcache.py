@@ -53,8 +53,9 @@ def entry_key(ir_text: str) -> str:
     return h.hexdigest()
 
 
-def load(directory: str, key: str):
-    """(object bytes, None) on a hit, (None, reason) on a miss."""
+def load(directory: str, key: str, meta_out: dict | None = None):
+    """(object bytes, None) on a hit, (None, reason) on a miss; a hit's metadata (its `tier`)
+    is copied into meta_out when given."""
     path = os.path.join(directory, key + SUFFIX)
     try:
         with open(path, "rb") as f:
@@ -75,6 +76,8 @@ def load(directory: str, key: str):
         return None, f"cache entry from jitmagic {meta.get('jitmagic')}"
     if len(obj) != meta.get("size") or hashlib.sha256(obj).hexdigest() != meta.get("sha256"):
         return None, "corrupt or tampered cache entry (checksum mismatch)"
+    if meta_out is not None:
+        meta_out.update(meta)
     return obj, None
 
 

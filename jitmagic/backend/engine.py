@@ -1,6 +1,10 @@
 """llvmlite plumbing: one host target machine, a fresh module and engine per variant.
 
 Compilation phases are timed separately (optimisation, machine code) for the tracker.
+A variant compiles at one of two tiers (jitmagic/tiering.py): the light one skips LLVM's loop
+unrolling, which on loop nests with static trip counts multiplied module size and compile time
+by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of O3 + code generation), while keeping
+the vectorizers; the full one is O3 as it was.
 """
 from __future__ import annotations
 
@@ -93,10 +97,27 @@ def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "
     return CompiledModule(engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0})
 
 
-def _optimize(mod, tm, opt_level):
+@dataclass(frozen=True)
+class Pipeline:
+    """An LLVM pass pipeline and code generator level."""
+    speed: int              # LLVM's -O level
+    unroll: bool = True     # loop unrolling (full unrolling of static trip counts included)
+    codegen: int = 3        # the code generator's level (0: fast instruction selection)
+
+
+FULL = Pipeline(3)
+# chosen on the kernel suite (benchmarks/README.md, issue 17, tiered compilation): -O2 without
+# unrolling halved the first calls at about the same steady speed; -O1 (no vectorizers) or
+# fast instruction selection (codegen 0) made steady calls 1.8x slower
+LIGHT = Pipeline(2, unroll=False, codegen=2)
+TIERS = {1: LIGHT, 2: FULL}
+
+
+def _optimize(mod, tm, opt_level, unroll=True):
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = opt_level >= 2
     pto.slp_vectorization = opt_level >= 2
+    pto.loop_unrolling = unroll
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     try:
@@ -116,9 +137,14 @@ def _dispose_pass_manager(pm):
         pm.close()
 
 
-def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 3) -> CompiledModule:
+def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 3,
+               pipeline: Pipeline | None = None) -> CompiledModule:
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
-    such as backend/native_call's entry points, where compile time is what counts)."""
+    such as backend/native_call's entry points, where compile time is what counts).
+    pipeline, when given, replaces both levels (a tier of TIERS)."""
+    unroll = True
+    if pipeline is not None:
+        opt_level, codegen_opt, unroll = pipeline.speed, pipeline.codegen, pipeline.unroll
     s = _init()
     tm = s["tm"]
     with _lock:
@@ -130,7 +156,7 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
         mod.triple = s["triple"]
         mod.data_layout = s["layout"]
-        _optimize(mod, tm, opt_level)
+        _optimize(mod, tm, opt_level, unroll)
         optimized = str(mod)
         t1 = time.perf_counter()
         engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"],

@@ -1,0 +1,175 @@
+"""Tiered compilation: a variant is first compiled with the light pipeline (backend/engine.LIGHT)
+and, once it is hot, re-optimised with the full one in a background thread and swapped in.
+
+Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
+is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time. One daemon thread
+polls the light variants while there are any, has a hot one compiled at O3 by a child process
+(backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
+links the object code here, then swaps it in under the function's lock (Variant.swap_module): both the Python hit path and the native entry switch; a call
+already running finishes on the code it started with, which it keeps alive. A variant evicted
+or cleared meanwhile is left alone. Each tier-up is a `tier_up` event with both compile
+timings and the kernel time before (the light tier's mean over its calls); the time after is
+the variant's mean since the swap, read by the views (`after_us`).
+With tracking off the native code keeps no statistics, so nothing could tell a hot variant:
+every variant then compiles at the full tier directly.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import weakref
+
+from .backend import codegen, engine, o3worker
+from .config import config
+
+POLL_S = 0.05
+_lock = threading.Lock()
+_pending: list = []          # (weakref to JitFunction, weakref to Variant)
+_thread = None
+_stopping = threading.Event()
+
+
+@atexit.register
+def _shutdown():
+    """At exit, let a compile in progress finish: LLVM must not be torn down under it."""
+    _stopping.set()
+    t = _thread
+    if t is not None and t.is_alive():
+        t.join(timeout=30)
+    _client.close()
+
+
+def _after_fork_in_child():
+    """A forked child has no tier-up thread and must not share the parent's compiler pipes."""
+    global _thread, _lock, _client
+    _thread, _lock = None, threading.Lock()
+    _pending.clear()
+    _client = o3worker.Client()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def first_tier() -> int:
+    """The tier a new variant compiles at."""
+    return 1 if config.tiered and config.tracking else 2
+
+
+def watch(jf, variant):
+    """Tier `variant` up when it gets hot."""
+    global _thread
+    if variant.tier >= 2 or _stopping.is_set():
+        return
+    with _lock:
+        _pending.append((weakref.ref(jf), weakref.ref(variant)))
+        if _thread is None:
+            _thread = threading.Thread(target=_run, name="jitmagic-tier-up", daemon=True)
+            _thread.start()
+
+
+def is_hot(variant) -> bool:
+    return (variant.calls >= config.tier_up_calls
+            or variant.total_ns >= config.tier_up_ms * 1e6)
+
+
+def _run():
+    global _thread
+    while not _stopping.wait(POLL_S):
+        with _lock:
+            live = [(j, v) for j, v in _pending
+                    if j() is not None and v() is not None and v().tier < 2
+                    and v().tier_up_info is None]
+            _pending[:] = live
+            if not live:
+                _thread = None       # under the lock: the next watch() starts a new one
+                return
+            hot = [(j(), v()) for j, v in live if config.tiered and is_hot(v())]
+        for jf, variant in hot:
+            if _stopping.is_set():
+                return
+            try:
+                tier_up(jf, variant)
+            except Exception as e:     # noqa: BLE001  (the light code keeps running)
+                variant.tier_up_info = {"failed": f"{type(e).__name__}: {e}"}   # not retried
+                from . import tracker
+                tracker.record("warning", jf, variant=variant.id,
+                               message=f"{jf.name}: tier-up of variant {variant.id} failed, "
+                                       f"keeping the light code: {type(e).__name__}: {e}")
+
+
+def tier_up(jf, variant):
+    """Compile `variant` at the full tier and swap it in (the background thread calls this;
+    tests may call it directly)."""
+    from . import tracker
+    module = _compile_full(variant.module.llvm_ir)
+    _store_best(jf, variant, module)
+    st = jf._state
+    with st.lock:
+        if st.cache.get(variant.key) is not variant or variant.tier >= 2 or \
+                variant.tier_up_info is not None:
+            return False          # evicted, cleared, or done meanwhile
+        calls, total = variant.calls, variant.total_ns
+        old_fast = variant.swap_module(module, tier=2)
+        jf._retier(variant, old_fast)
+    before_us = total / calls / 1e3 if calls else None
+    variant.tier_up_info = {"calls_before": calls, "total_ns_before": total,
+                            "before_us": before_us}
+    ms = {k: t * 1e3 for k, t in module.timings.items()}
+    light = variant.tier_timings
+    tracker.record(
+        "tier_up", jf, variant=variant.id, statics=variant.statics,
+        signature=variant.signature,
+        timings_ms={**ms, "total": sum(ms.values()),
+                    **{f"tier1_{k}": t * 1e3 for k, t in light.items()},
+                    "tier1_total": sum(light.values()) * 1e3},
+        run_us={"before": before_us, "calls_before": calls},
+        message=f"{jf.name}: variant {variant.id} re-optimised at O3 in "
+                f"{sum(ms.values()):.1f} ms after {calls} calls"
+                + (f" ({before_us:.1f} µs per call at the light tier)" if before_us else "")
+                + f"; the light tier took {sum(light.values()) * 1e3:.1f} ms")
+    return True
+
+
+_client = o3worker.Client()
+
+
+def _compile_full(text):
+    """The full tier, compiled in the child process (backend/o3worker.py: llvmlite's
+    process-wide lock is then never held by a tier-up) and linked here; in-process when the
+    child is unavailable."""
+    try:
+        timings, optimized, obj = _client.compile(text)
+    except o3worker.Unavailable:
+        return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[2])
+    module = engine.load_object(obj, codegen.ENTRY, text, optimized)
+    module.timings = {**timings, "link": module.timings["codegen"]}
+    module.object_code = obj
+    return module
+
+
+def after_us(variant):
+    """Mean kernel time since the tier-up (None before a call at the new tier)."""
+    info = getattr(variant, "tier_up_info", None)
+    if not info or "calls_before" not in info:
+        return None
+    n = variant.calls - info["calls_before"]
+    return (variant.total_ns - info["total_ns_before"]) / n / 1e3 if n > 0 else None
+
+
+def _store_best(jf, variant, module):
+    """The disk cache keeps the best tier: the O3 code replaces the light entry."""
+    if not config.disk_cache or not module.object_code:
+        return
+    from .backend import diskcache
+    from . import tracker
+    try:
+        directory = diskcache.cache_dir(config.disk_cache_dir)
+        diskcache.store(directory, diskcache.entry_key(module.llvm_ir), module.object_code,
+                        {"function": jf.qualname, "signature": variant.signature, "tier": 2,
+                         "statics": {k: repr(v) for k, v in variant.statics.items()}})
+    except OSError as e:
+        tracker.record("warning", jf, message=f"could not write the disk cache: {e}")
+
