@@ -586,6 +586,23 @@ class Codegen(ScalarOps):
             self.loop_nest(a.aval.shape, body)
             offset += n
 
+    def _gemm_operand(self, a):
+        """a's row-major Buffer, or None. A reshape (a.reshape(3600, 128) @ c) has no buffer
+        of its own: its source's memory, when that is a contiguous buffer, is the operand."""
+        if not isinstance(a, Var):
+            return None
+        if a not in self.buffers and a in self.producer and self.producer[a].prim == "reshape":
+            try:
+                src = self._reshape_source(a)
+            except LoweringError:
+                return None
+            sbuf = self.buffers.get(src) if isinstance(src, Var) else None
+            if isinstance(sbuf, Buffer) and sbuf.strides == _contiguous_strides(src.aval.shape):
+                return Buffer(sbuf.ptr, a.aval)
+            return None
+        buf = self.buffers.get(a)
+        return buf if isinstance(buf, Buffer) else None
+
     def lower_dot(self, e, outs):
         (lhs, rhs), (buf,) = e.inputs, outs
         (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
@@ -596,9 +613,9 @@ class Codegen(ScalarOps):
         from . import blas
         symbol = blas.gemm_symbol(dt)
         gemm = symbol and blas.plan(ls, rs, (lc, rc), (lb, rb))
-        if gemm and isinstance(lhs, Var) and isinstance(rhs, Var) and \
-                isinstance(self.buffers.get(lhs), Buffer) and isinstance(self.buffers.get(rhs), Buffer):
-            blas.emit(self, symbol, dt, self.buffers[lhs], self.buffers[rhs], buf, gemm)
+        lbuf, rbuf = self._gemm_operand(lhs), self._gemm_operand(rhs)
+        if gemm and lbuf is not None and rbuf is not None:
+            blas.emit(self, symbol, dt, lbuf, rbuf, buf, gemm)
             return
         zero = self.const(dt, 0)
         b = self.b
