@@ -199,7 +199,11 @@ SMALL_GEMM = 1 << 21
 # "one" runs them on one thread.
 # Measured in benchmarks/README.md (GEMM and BLAS threads).
 POLICY = "split"
-LOAD_AWARE = True           # start only as many threads as CPUs are idle at the call
+# start only as many threads as CPUs are idle at the call. Off: at load 11 on the shared VM
+# every policy gave the same medians (the slabs have no barrier to stall), and the runnable
+# count misleads right after NumPy's own products: its OpenBLAS worker spins, runnable, for
+# 50-200 ms after each call, which made a quiet machine look busy (benchmarks/README.md)
+LOAD_AWARE = False
 SLABS_PER_THREAD = 4        # work items per thread: the imbalance a late thread leaves is 1/4
 MIN_SLAB = 64               # rows (or columns) per slab: each slab packs the other operand again
 
@@ -310,9 +314,8 @@ def _split(cg, gemm, call, ptrs, axis):
 def _runnable(cg):
     """An I64: the threads the kernel says are runnable right now, machine-wide, this one
     included (the fourth field of /proc/loadavg, "runnable/total"); 1 when it cannot be
-    read, so a machine that does not say is treated as idle. A thread started on a CPU that
-    another process holds waits for its time slice while the caller waits for its slab: on
-    the shared 2-core VM that made a 512x512 product 4-12x slower than on one thread.
+    read, so a machine that does not say is treated as idle. (A thread started on a CPU that
+    another process holds waits for its time slice while the caller waits for its slab.)
     Reading the file costs 5-20 us, so a reading is reused for RECHECK_NS."""
     fn = cg.module.globals.get("jm_runnable_cached")
     if fn is None:
