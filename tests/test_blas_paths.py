@@ -79,3 +79,36 @@ def test_openblas_thread_count_is_put_back():
     for _ in range(2):
         f(a, x)
         assert lib.scipy_openblas_get_num_threads64_() == before
+
+
+def test_reshaped_operands_are_read_in_place():
+    # a reshape (or a unit-axis squeeze/broadcast, which reshape emits when only axes of
+    # length 1 move) of an input is the input's memory: BLAS reads it, no loop nest, no copy
+    from jitmagic.passes import optimize
+    rng = np.random.default_rng(8)
+    a, c = rng.random((6, 10, 16)), rng.random((16, 12))
+    fs = [lambda a, c: a.reshape(60, 16) @ c,
+          lambda a, c: (a.reshape(6, 10, 1, 16) @ c).reshape(6, 10, 12),
+          lambda a, c: c.T @ a.reshape(60, 16).T,
+          lambda a, c: a.reshape(6, 160).reshape(60, 16) @ c,
+          lambda a, c: a[:, None] @ c,
+          lambda a, c: jnp.squeeze(a[None], 0) @ c]
+    for i, f in enumerate(fs):
+        jf = jm.jit(f)
+        np.testing.assert_allclose(np.asarray(jf(a, c)), f(a, c), rtol=1e-12, err_msg=str(i))
+        assert "scipy_cblas_dgemm64_" in jf.inspect_llvm(optimized=False), i
+        fn = optimize(jm.make_ir(f)(a, c))
+        dot = next(e for e in fn.eqns if e.prim == "dot_general")
+        producers = {v: e.prim for e in fn.eqns for v in e.outvars}
+        assert all(producers.get(x, "input") in ("input", "reshape", "transpose")
+                   for x in dot.inputs), (i, str(fn))
+
+
+def test_reshape_of_a_computed_operand():
+    # the reshape's source is a temporary computed in the kernel, not an input
+    rng = np.random.default_rng(9)
+    a, c = rng.random((6, 10, 16)), rng.random((16, 12))
+    f = lambda a, c: (a * 2 + 1).reshape(60, 16) @ c
+    np.testing.assert_allclose(np.asarray(jm.jit(f)(a, c)), f(a, c), rtol=1e-12)
+    g = lambda a, c: (np.sin(a)[:, :, None, :] @ c)[:, :, 0] + 1
+    np.testing.assert_allclose(np.asarray(jm.jit(g)(a, c)), g(a, c), rtol=1e-12)

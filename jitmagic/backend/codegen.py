@@ -594,15 +594,22 @@ class Codegen(ScalarOps):
             offset += n
 
     def _memory_operand(self, a):
-        """The buffer an operand is in, a reshape of a buffer included (the same memory,
-        passes.views_to_reshapes); None for anything else."""
+        """a's Buffer, or None. A reshape (a.reshape(3600, 128) @ c, or a view that
+        passes.views_to_reshapes turned into one) has no buffer of its own: its source's
+        memory, when that is a contiguous buffer, is the operand."""
         if not isinstance(a, Var):
             return None
-        from .subfunction import operand
+        buf = self.buffers.get(a)
+        if buf is not None:
+            return buf if isinstance(buf, Buffer) else None
         try:
-            return operand(self, a)
+            src = self._reshape_source(a)
         except (LoweringError, KeyError):
             return None
+        sbuf = self.buffers.get(src) if isinstance(src, Var) else None
+        if isinstance(sbuf, Buffer) and sbuf.strides == _contiguous_strides(src.aval.shape):
+            return Buffer(sbuf.ptr, a.aval)
+        return None
 
     def lower_dot(self, e, outs):
         (lhs, rhs), (buf,) = e.inputs, outs
@@ -615,7 +622,7 @@ class Codegen(ScalarOps):
         symbol = blas.gemm_symbol(dt)
         gemm = symbol and blas.plan(ls, rs, (lc, rc), (lb, rb))
         lbuf, rbuf = self._memory_operand(lhs), self._memory_operand(rhs)
-        if gemm and isinstance(lbuf, Buffer) and isinstance(rbuf, Buffer):
+        if gemm and lbuf is not None and rbuf is not None:
             blas.emit(self, symbol, dt, lbuf, rbuf, buf, gemm)
             return
         zero = self.const(dt, 0)

@@ -84,6 +84,13 @@ def fold_transposes(fn):
                         break
                     dims[side] = [tuple(perm[d] for d in c), tuple(perm[d] for d in bt)]
                     ins[side] = t.inputs[0]
+            for side in (0, 1):
+                root = _unit_axis_source(ins[side], producer)
+                if root is not None:
+                    flat = Var(ins[side].aval)
+                    eqns.append(Eqn("reshape", (root,),
+                                    (("new_sizes", tuple(flat.aval.shape)),), (flat,)))
+                    ins[side] = flat
             if ins != list(e.inputs):
                 kw = dict(e.kw, contract=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
                 e = Eqn(e.prim, tuple(ins), tuple(sorted(kw.items())), e.outvars)
@@ -91,6 +98,28 @@ def fold_transposes(fn):
         eqns.append(e)
         producer.update((v, e) for v in e.outvars)
     return fn.replace(eqns=tuple(eqns)) if changed else fn
+
+
+def _unit_axis_source(v, producer):
+    """The array v is a unit-axis view of (squeezes and broadcasts that only add or drop axes
+    of length 1, reshapes), when there is one: the same elements in the same row-major order,
+    so a reshape of it, which reads its buffer in place, can stand for v. Otherwise None
+    (`a.reshape(60, 60, 1, 128) @ c` would copy `a` into a temporary first)."""
+    from ..ir import Var
+    root = v
+    while isinstance(root, Var) and root in producer:
+        e = producer[root]
+        src = e.inputs[0] if e.inputs else None
+        if not isinstance(src, Var) or src.aval.size != root.aval.size:
+            break
+        if e.prim == "broadcast_in_dim":
+            dims = e.kw["broadcast_dimensions"]
+            if list(dims) != sorted(dims):
+                break
+        elif e.prim not in ("squeeze", "reshape"):
+            break
+        root = src
+    return root if root is not v else None
 
 
 # ---------------------------------------------------------------- factorizations
