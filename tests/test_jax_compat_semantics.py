@@ -735,6 +735,11 @@ AUDIT = {
                                     indices_are_sorted=True, unique_indices=True)
                                 for op in ("set", "add", "subtract", "multiply", "divide",
                                            "power", "min", "max")])},
+    # jitmagic.lax's elementwise and structural surface (tests/test_lax_surface2.py)
+    ("lax.exp", "lax.exp2", "lax.expm1", "lax.log", "lax.log1p", "lax.sin", "lax.cos",
+     "lax.tan", "lax.tanh", "lax.sqrt", "lax.rsqrt", "lax.cbrt", "lax.logistic"): {
+        "accuracy": NI(lambda ns, j, x: ns.lax.exp(x, accuracy=1), "accuracy")},
+    "lax.round": {"rounding_method": J(lambda ns, x: ns.lax.round(x * 0.5, rounding_method=1))},
 }
 
 
