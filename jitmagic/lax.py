@@ -528,7 +528,9 @@ def _batched_map(f, xs, batch_size):
 
 # the rest of jax.lax's surface lives in modules of its own (they shadow max, abs, complex...)
 from . import lax_elementwise as _elementwise, lax_special as _special  # noqa: E402
+from . import lax_structural as _structural  # noqa: E402
 from .lax_elementwise import *  # noqa: E402,F401,F403
 from .lax_special import *  # noqa: E402,F401,F403
+from .lax_structural import *  # noqa: E402,F401,F403
 
-__all__ += _elementwise.__all__ + _special.__all__
+__all__ += _elementwise.__all__ + _special.__all__ + _structural.__all__

@@ -22,7 +22,7 @@ _KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f":
                "c": "complexfloating"}
 
 
-def _check(name, xs, kinds, same_dtype=True):
+def _check(name, xs, kinds, same_dtype=True, same_shape=True):
     """lax's operand rules: one dtype, accepted kinds, equal shapes or rank 0."""
     avals = [_aval(x) for x in xs]
     if same_dtype and len({a.dtype for a in avals}) > 1:
@@ -37,7 +37,7 @@ def _check(name, xs, kinds, same_dtype=True):
                             f"are subtypes of "
                             + ", ".join(_KIND_NAMES[k] for k in kinds) + ".")
     shapes = {a.shape for a in avals if a.shape != ()}
-    if len(shapes) > 1:
+    if same_shape and len(shapes) > 1:
         raise TypeError(f"{name}: arrays must have the same shape (or be scalars), got "
                         + ", ".join(str(a.shape) for a in avals))
     return avals

@@ -242,3 +242,115 @@ def test_accuracy_keyword_is_refused():
     with pytest.raises(NotImplementedError, match="accuracy"):
         lax.exp(np.ones(2), accuracy=1)
     assert lax.exp(np.ones(2), accuracy=None).shape == (2,)
+
+
+# ---------------------------------------------------------------- structural
+
+X23 = np.arange(6.0).reshape(2, 3)
+X234 = np.arange(24).reshape(2, 3, 4).astype(np.int32)
+
+
+def test_broadcasts_iotas_and_fills():
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(x, v):
+            return (lx.broadcast(x, (2, 1)), lx.broadcast_in_dim(x, (4, 2, 3), (1, 2)),
+                    lx.broadcast_in_dim(v, (2, 3), (1,)), lx.broadcast_in_dim(x[0:1], (5, 3), (0, 1)),
+                    lx.broadcast_to_rank(v, 3), lx.broadcasted_iota(np.int32, (2, 3), 1),
+                    lx.broadcasted_iota(np.float32, (3, 0), 0), lx.iota(np.int64, 4),
+                    lx.iota(np.float64, 0), lx.full((2, 3), 1.5), lx.full((2,), 1, np.float32),
+                    lx.full((), v[0]), lx.full_like(x, 7), lx.full_like(v, 2.5, np.float32, (4,)),
+                    lx.full_like(x, -1, shape=()), lx.broadcast(np.float32(2), ()))
+        return f(X23, np.arange(3.0)), lx.broadcast_shapes((2, 1), (3,))
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.broadcast_in_dim(np.ones(3), (2, 4), (1,)))
+    assert_same_error(lambda ns: ns.lax.full((2,), np.ones(2)))
+
+
+def test_reshapes_and_views():
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(x, y):
+            return (lx.reshape(x, (3, 2)), lx.reshape(x, (3, 2), dimensions=(1, 0)),
+                    lx.reshape(y, (4, 6), (2, 0, 1)), lx.reshape(x[:0], (0, 5)),
+                    lx.squeeze(lx.reshape(x, (1, 2, 1, 3)), (0, -2)), lx.expand_dims(x, (0, -1)),
+                    lx.expand_dims(y[0, 0, 0], (0,)), lx.collapse(y, 1), lx.collapse(y, 0, 2),
+                    lx.collapse(y, -2), lx.transpose(y, (2, 0, 1)), lx.rev(y, (0, 2)),
+                    lx.rev(x, ()), lx.tile(x, (2, 3)), lx.tile(y, (1, 0, 2)))
+        return f(X23, X234)
+    assert_same(prog)
+    for bad in (lambda lx: lx.reshape(X23, (4, 2)), lambda lx: lx.reshape(X23, (-1,)),
+                lambda lx: lx.squeeze(X23, (0,)), lambda lx: lx.transpose(X23, (0, 0)),
+                lambda lx: lx.tile(X23, (2,))):
+        assert_same_error(lambda ns: ns.jit(lambda x: bad(ns.lax))(X23))
+
+
+@pytest.mark.parametrize("config", [
+    [(1, 2, 0), (0, 0, 0)], [(-1, 2, 1), (2, -1, 2)], [(0, 0, 3), (-2, -1, 0)],
+    [(-2, 0, 1), (1, 1, 1)], [(3, 0, 0), (0, 0, 5)]])
+def test_pad(config):
+    def prog(ns):
+        return [ns.jit(lambda x: ns.lax.pad(x, -1.0, config))(X23),
+                ns.jit(lambda x, v: ns.lax.pad(x, v, config))(X23.astype(np.float32),
+                                                              np.float32(9)),
+                ns.jit(lambda x: ns.lax.pad(x, np.int32(0), config))(X234[0]),
+                ns.lax.pad(np.zeros((0, 2)), 5.0, [(1, 1, 2), (0, 0, 0)])]
+    assert_same(prog)
+
+
+def test_pad_errors():
+    assert_same_error(lambda ns: ns.lax.pad(np.arange(2.0), 0.0, [(-5, 0, 0)]))
+    assert_same_error(lambda ns: ns.lax.pad(np.arange(2.0), np.float32(0), [(1, 0, 0)]))
+    assert_same_error(lambda ns: ns.jit(lambda x: ns.lax.pad(x, 0, [(1, 0, 0)]))(np.ones(2)))
+
+
+def test_concatenate_split_stack():
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(x, y):
+            return (lx.concatenate([x, x * 2, x[:, :0]], 1), lx.concatenate([x], 0),
+                    lx.concatenate([y, y], 2), lx.split(x, (1, 0, 2), axis=1),
+                    lx.split(y, (2,)), lx.stack([x, x + 1], 1), lx.stack([x[0, 0], 2.0 * x[0, 1]]),
+                    lx.unstack(y, 2), lx.unstack(x))
+        return f(X23, X234)
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.concatenate([np.ones(2), np.ones(2, np.float32)], 0))
+    assert_same_error(lambda ns: ns.lax.split(np.arange(5.0), (2, 2)))
+    assert_same_error(lambda ns: ns.lax.concatenate([X23, X23], -1))
+
+
+def test_dot_general_and_friends():
+    a = np.arange(24.0).reshape(2, 3, 4) / 7
+    b = np.arange(40.0).reshape(2, 4, 5) / 3
+    i8 = (np.arange(24).reshape(4, 6) % 7 - 3).astype(np.int8)
+
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(a, b, i8):
+            return (lx.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
+                    lx.dot_general(a, b, (((2,), (1,)), ((), ()))),
+                    lx.dot_general(b, a, (((1,), (2,)), ((0,), (0,)))),
+                    lx.dot_general(a, a, (((0, 2), (0, 2)), ((), ()))),
+                    lx.dot_general(a, b.astype(np.float32), (((2,), (1,)), ((0,), (0,)))),
+                    lx.dot_general(i8, i8, (((1,), (1,)), ((), ())),
+                                   preferred_element_type=np.int32),
+                    lx.dot_general(i8, i8, (((0,), (0,)), ((), ())),
+                                   preferred_element_type=np.float32),
+                    lx.dot_general(i8 > 0, i8 < 0, (((1,), (1,)), ((), ()))),
+                    lx.dot(a[0], b[0]), lx.dot(a[0, 0], b[0]), lx.dot(a[0], a[0, 0]),
+                    lx.dot(a[0, 0], a[1, 1]), lx.dot(a[0], b[0], precision=lx.Precision.HIGHEST),
+                    lx.dot(a[0], b[0], dimension_numbers=(((1,), (0,)), ((), ()))),
+                    lx.batch_matmul(a, b), lx.dot(a[0, :0], b[0, :, :0]),
+                    lx.dot_general(a[:0], b[:0], (((2,), (1,)), ((0,), (0,)))))
+        return f(a, b, i8)
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.dot(a, b[0]))
+    assert_same_error(lambda ns: ns.lax.dot_general(a, b, (((1,), (1,)), ((), ()))))
