@@ -22,6 +22,8 @@ __all__ = ["cond", "switch", "select", "fori_loop", "while_loop", "scan", "map",
            "dynamic_index_in_dim", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
            "clamp", "slice", "slice_in_dim", "index_in_dim"]
 
+_PY_SCALARS = (bool, int, float, complex, np.generic)   # before lax.complex & co
+
 
 # ---------------------------------------------------------------- tracing bodies
 
@@ -52,7 +54,7 @@ def _flat(tree, what):
     for x in leaves:
         if not isinstance(x, Tracer):
             try:
-                x = _asarray(x) if not isinstance(x, (bool, int, float, complex, np.generic)) \
+                x = _asarray(x) if not isinstance(x, _PY_SCALARS) \
                     else x
             except Exception:
                 raise TypeError(f"{what} leaves must be arrays or numbers, got "
@@ -522,3 +524,13 @@ def _batched_map(f, xs, batch_size):
         t_leaves, _, _ = pytree.flatten(tail)
         y_leaves = [concatenate([y, t]) for y, t in zip(y_leaves, t_leaves)]
     return pytree.unflatten(y_tree, y_leaves)
+
+
+# the rest of jax.lax's surface lives in modules of its own (they shadow max, abs, complex...)
+from . import lax_elementwise as _elementwise, lax_special as _special  # noqa: E402
+from . import lax_structural as _structural  # noqa: E402
+from .lax_elementwise import *  # noqa: E402,F401,F403
+from .lax_special import *  # noqa: E402,F401,F403
+from .lax_structural import *  # noqa: E402,F401,F403
+
+__all__ += _elementwise.__all__ + _special.__all__ + _structural.__all__

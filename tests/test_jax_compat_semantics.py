@@ -735,6 +735,34 @@ AUDIT = {
                                     indices_are_sorted=True, unique_indices=True)
                                 for op in ("set", "add", "subtract", "multiply", "divide",
                                            "power", "min", "max")])},
+    # jitmagic.lax's elementwise and structural surface (tests/test_lax_surface2.py)
+    ("lax.exp", "lax.exp2", "lax.expm1", "lax.log", "lax.log1p", "lax.sin", "lax.cos",
+     "lax.tan", "lax.tanh", "lax.sqrt", "lax.rsqrt", "lax.cbrt", "lax.logistic"): {
+        "accuracy": NI(lambda ns, j, x: ns.lax.exp(x, accuracy=1), "accuracy")},
+    "lax.round": {"rounding_method": J(lambda ns, x: ns.lax.round(x * 0.5, rounding_method=1))},
+    ("lax.broadcast_in_dim", "lax.broadcast", "lax.broadcasted_iota", "lax.empty",
+     "lax.reshape", "lax.dot_general", "lax.dot"): {
+        "out_sharding": NI(lambda ns, j, x: ns.lax.reshape(x, (12,), out_sharding=1),
+                           "out_sharding")},
+    "lax.full": {"dtype": J(lambda ns, x: ns.lax.full((2,), x[0, 0], np.float32)),
+                 "sharding": NI(lambda ns, j, x: ns.lax.full((2,), 1.0, sharding=1), "sharding")},
+    "lax.full_like": {("dtype", "shape"): J(lambda ns, x: ns.lax.full_like(x, 2, np.int8, (5,))),
+                      "sharding": NI(lambda ns, j, x: ns.lax.full_like(x, 1.0, sharding=1),
+                                     "sharding")},
+    "lax.reshape": {"dimensions": J(lambda ns, x: ns.lax.reshape(x, (2, 6), dimensions=(1, 0)))},
+    "lax.collapse": {"stop_dimension": J(lambda ns, x: ns.lax.collapse(x, 0, stop_dimension=1))},
+    ("lax.split", "lax.stack", "lax.unstack"): {"axis": J(lambda ns, x: (
+        ns.lax.split(x, (1, 3), axis=1), ns.lax.stack([x, x], axis=2),
+        ns.lax.unstack(x, axis=1)))},
+    ("lax.dot_general", "lax.dot", "lax.batch_matmul"): {"precision": J(lambda ns, x: (
+        ns.lax.dot_general(x, x, (((1,), (1,)), ((), ())), precision=ns.lax.Precision.HIGHEST),
+        ns.lax.dot(x, x.T, precision="highest"),
+        ns.lax.batch_matmul(x[None], x.T[None], precision=None)))},
+    ("lax.dot_general", "lax.dot"): {"preferred_element_type": J(lambda ns, x: (
+        ns.lax.dot_general(x, x, (((1,), (1,)), ((), ())), preferred_element_type=np.float32),
+        ns.lax.dot(x.astype(np.int8), x.T.astype(np.int8), preferred_element_type=np.int32)))},
+    "lax.dot": {"dimension_numbers": J(lambda ns, x: ns.lax.dot(
+        x, x, dimension_numbers=(((0,), (0,)), ((), ()))))},
 }
 
 
