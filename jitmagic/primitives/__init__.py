@@ -84,3 +84,4 @@ def shaped(shape, dtype, weak=False):
 from . import elementwise, reductions, structural, linalg  # noqa: E402,F401  (registration)
 from . import control, indexing, ordering  # noqa: E402,F401  (registration)
 from . import call  # noqa: E402,F401  (nested jit)
+from . import libm  # noqa: E402,F401  (fmod, nextafter)
