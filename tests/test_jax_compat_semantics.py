@@ -765,6 +765,9 @@ AUDIT = {
         x, x, dimension_numbers=(((0,), (0,)), ((), ()))))},
 }
 
+from audit_surface2 import cases as _surface2_cases  # noqa: E402  (round 3's jnp functions)
+AUDIT.update(_surface2_cases(J, N, NI))
+
 
 def _audit_table():
     """{public name: {keyword: case}}"""

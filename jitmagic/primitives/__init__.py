@@ -93,3 +93,4 @@ from . import elementwise, reductions, structural, linalg  # noqa: E402,F401  (r
 from . import control, indexing, ordering  # noqa: E402,F401  (registration)
 from . import call  # noqa: E402,F401  (nested jit)
 from . import elementwise_lax  # noqa: E402,F401  (jitmagic.lax's XLA-semantics ops)
+from . import libm  # noqa: E402,F401  (fmod, nextafter)

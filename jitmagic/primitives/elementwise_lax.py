@@ -105,24 +105,7 @@ def _bits_dtype(dt):
     return np.dtype(f"u{dt.itemsize}")
 
 
-@elementwise("nextafter", np.nextafter, FLT)
-def _nextafter(cg, ins, out, x, y):
-    """One ulp from x toward y on the bit pattern, so every float width works alike."""
-    dt = ins[0]
-    b = cg.b
-    it = ir.IntType(8 * dt.itemsize)
-    bits = b.bitcast(x, it)
-    up = b.add(bits, ir.Constant(it, 1))
-    down = b.sub(bits, ir.Constant(it, 1))
-    zero = cg.const(dt, 0)
-    away = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, zero))
-    step = b.bitcast(b.select(away, up, down), x.type)
-    sign = b.and_(b.bitcast(y, it), ir.Constant(it, 1 << (8 * dt.itemsize - 1)))
-    tiny = b.bitcast(b.or_(sign, ir.Constant(it, 1)), x.type)
-    r = b.select(b.fcmp_ordered("==", x, zero), tiny, step)
-    r = b.select(b.fcmp_ordered("==", x, y), y, r)
-    return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), r)
-
+# nextafter is one primitive for jnp and lax: primitives/libm.py
 
 def _popcount_impl(x):
     # NumPy counts the bits of |x| for signed integers; XLA those of the two's complement

@@ -1,0 +1,117 @@
+"""Keyword audit cases for the jax.numpy functions of round 3 (tests/test_jnp_surface2.py),
+merged into AUDIT of tests/test_jax_compat_semantics.py: J compares with real JAX, N with
+NumPy, NI asserts NotImplementedError. x is XA there (3x4 float64, traced)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def cases(J, N, NI):
+    return {
+        ("isclose", "allclose"): {("rtol", "atol", "equal_nan"): J(lambda ns, x: (
+            ns.jnp.isclose(x, x + 0.3, rtol=0.1, atol=0.2, equal_nan=True),
+            ns.jnp.allclose(x, x * 1.01, rtol=0.02, atol=0.0, equal_nan=False)))},
+        "array_equal": {"equal_nan": J(lambda ns, x: ns.jnp.array_equal(
+            x / 0.0, x / 0.0, equal_nan=True))},
+        "nan_to_num": {("copy", "nan", "posinf", "neginf"): J(lambda ns, x: ns.jnp.nan_to_num(
+            x / 0.0, copy=True, nan=-1.0, posinf=8.0, neginf=-8.0))},
+            # NaN reductions: x / (x > -3) puts NaN-free infinities, x * nan_mask NaNs in
+        ("nansum", "nanprod"): {
+            ("axis", "dtype", "keepdims", "initial", "where"): J(lambda ns, x: (
+                ns.jnp.nansum(_nans(ns, x), axis=1, dtype=np.float32, keepdims=True,
+                              initial=1.5, where=x < 4),
+                ns.jnp.nanprod(_nans(ns, x) / 3, axis=0, keepdims=False, initial=2.0,
+                               where=x > -4, dtype=np.float64))),
+            "out": NI(lambda ns, j, x: j.nansum(x, out=x), "out")},
+        ("nanmax", "nanmin"): {
+            ("axis", "keepdims", "initial", "where"): J(lambda ns, x: (
+                ns.jnp.nanmax(_nans(ns, x), axis=1, keepdims=True, initial=-1.0, where=x < 4),
+                ns.jnp.nanmin(_nans(ns, x), axis=0, initial=1.0, where=x > -4))),
+            "out": NI(lambda ns, j, x: j.nanmin(x, out=x), "out")},
+        ("nanargmax", "nanargmin"): {
+            ("axis", "keepdims"): J(lambda ns, x: (
+                ns.jnp.nanargmax(_nans(ns, x), axis=1, keepdims=True),
+                ns.jnp.nanargmin(_nans(ns, x), axis=0, keepdims=False))),
+            "out": NI(lambda ns, j, x: j.nanargmax(x, out=x), "out")},
+        ("nancumsum", "nancumprod"): {
+            ("axis", "dtype"): J(lambda ns, x: (
+                ns.jnp.nancumsum(_nans(ns, x), axis=1, dtype=np.float32),
+                ns.jnp.nancumprod(_nans(ns, x) / 4, axis=0, dtype=np.float64))),
+            "out": NI(lambda ns, j, x: j.nancumsum(x, out=x), "out")},
+        "nanmean": {("axis", "dtype", "keepdims", "where"): J(lambda ns, x: ns.jnp.nanmean(
+            _nans(ns, x), axis=1, dtype=np.float32, keepdims=True, where=x < 4)),
+            "out": NI(lambda ns, j, x: j.nanmean(x, out=x), "out")},
+        ("nanvar", "nanstd"): {
+            ("axis", "dtype", "keepdims", "where", "ddof", "mean"): J(lambda ns, x: (
+                ns.jnp.nanvar(_nans(ns, x), axis=1, dtype=np.float64, keepdims=True,
+                              where=x < 4, ddof=1),
+                ns.jnp.nanstd(_nans(ns, x), axis=0, mean=ns.jnp.nanmean(
+                    _nans(ns, x), axis=0, keepdims=True)))),
+            "out": NI(lambda ns, j, x: j.nanstd(x, out=x), "out")},
+        ("quantile", "nanquantile", "percentile", "nanpercentile"): {
+            # overwrite_input only allows the input to be reused: honoured by not using it
+            # (JAX rejects True)
+            "overwrite_input": N(lambda j, x: (
+                j.quantile(x, 0.3, overwrite_input=True), j.nanquantile(x, 0.3, overwrite_input=True),
+                j.percentile(x, 30, overwrite_input=True),
+                j.nanpercentile(x, 30, overwrite_input=True)),
+                lambda x: (np.quantile(x, 0.3), np.quantile(x, 0.3), np.percentile(x, 30),
+                           np.percentile(x, 30))),
+            ("axis", "keepdims", "method"): J(lambda ns, x: (
+                ns.jnp.quantile(x, 0.3, axis=1, keepdims=True, method="lower"),
+                ns.jnp.nanquantile(_nans(ns, x), np.array([0.2, 0.7]), axis=0,
+                                   method="higher"),
+                ns.jnp.percentile(x, 40, axis=(0, 1), method="midpoint", keepdims=True),
+                ns.jnp.nanpercentile(_nans(ns, x), 61, axis=1, method="linear"))),
+            "out": NI(lambda ns, j, x: j.quantile(x, 0.5, out=x), "out"),
+            "weights": NI(lambda ns, j, x: j.percentile(x, 5, weights=x), "weights")},
+        ("median", "nanmedian"): {
+            ("axis", "keepdims"): J(lambda ns, x: (
+                ns.jnp.median(x, axis=1, keepdims=True),
+                ns.jnp.nanmedian(_nans(ns, x), axis=0, keepdims=False))),
+            "overwrite_input": N(lambda j, x: (j.median(x, overwrite_input=True),
+                                               j.nanmedian(x, overwrite_input=True)),
+                                 lambda x: (np.median(x), np.median(x))),
+            "out": NI(lambda ns, j, x: j.nanmedian(x, out=x), "out")},
+        "average": {("axis", "keepdims", "returned", "weights"): J(lambda ns, x: ns.jnp.average(
+            x, axis=1, weights=abs(x[0]), returned=True, keepdims=True))},
+        "ptp": {("axis", "keepdims"): J(lambda ns, x: ns.jnp.ptp(x, axis=0, keepdims=True)),
+                "out": NI(lambda ns, j, x: j.ptp(x, out=x), "out")},
+        "count_nonzero": {("axis", "keepdims"): J(lambda ns, x: ns.jnp.count_nonzero(
+            x > 0, axis=1, keepdims=True))},
+        "diff": {("n", "axis", "prepend", "append"): J(lambda ns, x: ns.jnp.diff(
+            x, n=2, axis=0, prepend=x[:1] * 2, append=0.5))},
+        "ediff1d": {("to_begin", "to_end"): J(lambda ns, x: ns.jnp.ediff1d(
+            x, to_begin=x[0], to_end=-1.0))},
+        "trapezoid": {("x", "dx", "axis"): J(lambda ns, x: (
+            ns.jnp.trapezoid(x, x=np.arange(4.0) ** 2), ns.jnp.trapezoid(x, dx=0.3, axis=0)))},
+        "unwrap": {("discont", "axis", "period"): J(lambda ns, x: ns.jnp.unwrap(
+            x * 2, discont=4.0, axis=0, period=5.0))},
+        "gradient": {"axis": J(lambda ns, x: ns.jnp.gradient(x, 0.5, axis=1)),
+                     "edge_order": N(lambda j, x: j.gradient(x, edge_order=2))},
+        "cov": {("y", "rowvar", "bias", "ddof", "fweights", "aweights", "dtype"): J(
+            lambda ns, x: (ns.jnp.cov(x, y=x[::-1] ** 2, rowvar=False, bias=True),
+                           ns.jnp.cov(x, ddof=2, fweights=np.array([1, 2, 3, 1]),
+                                      aweights=np.array([0.5, 1.0, 0.2, 0.7])),
+                           ns.jnp.cov(x, dtype=np.float32)))},
+        "corrcoef": {("y", "rowvar", "dtype"): J(lambda ns, x: ns.jnp.corrcoef(
+            x, y=x ** 2, rowvar=False, dtype=np.float64))},
+        "searchsorted": {("side", "sorter", "method"): N(
+            lambda j, x: j.searchsorted(x[1], x[0], side="right", sorter=np.arange(4),
+                                        method="compare_all"),
+            lambda x: np.searchsorted(x[1], x[0], side="right", sorter=np.arange(4)))},
+        "digitize": {("right", "method"): N(
+            lambda j, x: j.digitize(x, np.array([-3.0, 0.0, 2.5]), right=True, method="sort"),
+            lambda x: np.digitize(x, np.array([-3.0, 0.0, 2.5]), right=True))},
+        "interp": {("left", "right"): J(lambda ns, x: ns.jnp.interp(
+            x, np.array([-2.0, 0.0, 3.0]), np.array([1.0, 5.0, -1.0]), left=-7.0, right=7.0)),
+            "period": J(lambda ns, x: ns.jnp.interp(x, np.array([0.0, 1.0, 3.0]),
+                                                    np.array([1.0, 5.0, -1.0]), period=4.0))},
+        "bincount": {("weights", "minlength", "length"): J(lambda ns, x: ns.jnp.bincount(
+            (abs(x) * 2).astype(int).ravel(), weights=x.ravel(), minlength=3, length=9))},
+    }
+
+
+def _nans(ns, x):
+    """x with NaN where x is in (-1, 1) and an infinity at one place."""
+    return ns.jnp.where(abs(x) < 1, np.nan, x).at[0, 0].set(np.inf)
