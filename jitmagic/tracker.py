@@ -415,7 +415,7 @@ def _snapshot():
                              "calls": v.calls, "run_ms_total": v.total_ns / 1e6,
                              "run_ms_mean": (v.total_ns / v.calls / 1e6) if v.calls else None,
                              **_figures(v),
-                             "last_reason": v.reason})
+                             "last_reason": v.reason, "tier": getattr(v, "tier", None)})
         funcs.append({"name": jf.name, "qualname": jf.qualname, "where": jf.where,
                       "fid": jf._state.fid, "backend": getattr(jf, "backend", "jitmagic"),
                       "variants": variants})
