@@ -187,7 +187,7 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
         sequential()
 
 
-# below this many multiply-adds per product (~0.3 ms on one core), OpenBLAS's threads cost more
+# below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
 # than they save once the cores are shared: conv2d_layer's 288 products of 1024x16 by 16x32
 # took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
 # this many in all, one thread does the whole batch.
