@@ -18,7 +18,8 @@ _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c
 class Variant:
     """One compiled specialisation of a jitted function, with its run statistics."""
 
-    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason):
+    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason,
+                 generic=None):
         self.id = vid
         self.key = key
         self.info = info
@@ -32,6 +33,7 @@ class Variant:
         self.timings = timings
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
+        self.generic = generic   # a generic.GenericSpec: sizes read at run time
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
@@ -61,8 +63,21 @@ class Variant:
         the run statistics itself (backend/runstats.py)."""
         cfunc, retry = self.cfunc, self._retry
         consts = self.consts
-        news = [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
+        news = [] if self.generic is not None else \
+            [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
+        if self.generic is not None:
+            shapes_of, Arr = self.generic.out_shapes, array.Array
+            dts = [d for _, d in self.out_specs]
+            leaf = tree.kind == "leaf" and len(dts) == 1
+
+            def fast(args):
+                outs = [Arr(s, d) for s, d in zip(shapes_of(args), dts)]
+                rc = cfunc(*consts, *args, *outs)
+                if rc:
+                    retry(rc, consts + args, outs)
+                return outs[0] if leaf else unflatten(tree, outs)
+            return fast
         if tree.kind == "leaf" and len(news) == 1:
             new, = news
 
@@ -84,6 +99,7 @@ class Variant:
     def leaf_call_python(self, *leaves):
         self._leaf_hits += 1
         if self._leaf_hits == native_call.AFTER_HITS and native_call.ENABLED and \
+                self.generic is None and \
                 native_call.servable(self, self.key[2]):
             me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
             self.leaf_call = native_call.build(
@@ -97,7 +113,8 @@ class Variant:
     last_ns = property(lambda self: self.counters[runstats.LAST])
 
     def _retry(self, rc, args, outs):
-        if rc == 1:   # a non-contiguous input: read views in place through their strides
+        if rc == 1 and self.generic is None:   # a non-contiguous input: read views in place
+            # through their strides (a generic variant copies them, below)
             if self._strided is None:
                 from .backend.strided import StridedEntry
                 self._strided = StridedEntry(self, _KIND_CTYPE)
