@@ -167,15 +167,17 @@ class JitFunction:
             return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
         variant = self._state.cache.get(key)
-        if variant is None and self._state.generic:
+        if variant is None and self._state.generic and (self.shapes or config.shapes) != "static":
             variant = self._generic_hit(key)
             if variant is not None:
                 if self._plain and not kwargs and leaves is args and len(self._fast) < 256:
-                    self._fast[key[2]] = variant.fast     # this exact shape hits directly
+                    self._note_exact(key[2], args, variant)
                 return variant(leaves)
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
-        if self._plain and not kwargs and leaves is args:
+        if self._plain and not kwargs and leaves is args and variant.generic is not None:
+            self._note_exact(key[2], args, variant)
+        elif self._plain and not kwargs and leaves is args:
             self._fast[key[2]] = variant.fast
             if len(args) == 1 and type(args[0]) in _ARRAYS:
                 self._fast1[key[2][0]] = variant.fast
@@ -286,7 +288,8 @@ class JitFunction:
         """Stop serving `victims` (all variants when None) natively: every owner goes back to
         the Python path, and rebuilds after a few hits if variants remain."""
         st = self._state
-        for pattern in [p for p, v in st.native.items() if victims is None or v in victims]:
+        for pattern in [p for p, v in st.native.items()
+                        if victims is None or getattr(v, "base", v) in victims]:
             del st.native[pattern]
         for owner in list(st.native_owners):
             cls = type(owner)
@@ -402,7 +405,8 @@ class JitFunction:
             for q in [q for q, v in st.quick.items() if v is victim]:
                 del st.quick[q]
             for table in (st.fast, st.fast1):
-                for s in [s for s, f in table.items() if f is victim.fast]:
+                for s in [s for s, f in table.items()
+                          if f is victim.fast or getattr(f, "base", None) is victim]:
                     del table[s]
             tracker.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
@@ -502,7 +506,7 @@ class JitFunction:
         caller records it); None to compile a static variant. A failure is recorded with
         the line and the reason, and that family is not generalised again."""
         mode = self.shapes or config.shapes
-        if mode == "static" or not any(generic._is_array_sig(s) for s in key[2]):
+        if mode == "static" or not any(generic.is_array_sig(s) for s in key[2]):
             return None
         st = self._state
         fam = generic.family(key)
@@ -559,6 +563,16 @@ class JitFunction:
                        signature=variant.signature, reasons=[reasons[-1]],
                        message=f"{self.name}: {text} ({variant.signature})")
         return variant
+
+    def _note_exact(self, sig, args, variant):
+        """Later calls of this exact signature take the hit tables, and (for a few shapes per
+        variant) the native entry, as a static variant's do."""
+        exact = variant.exact(sig)
+        self._fast[sig] = exact.fast
+        if len(args) == 1 and type(args[0]) in _ARRAYS:
+            self._fast1[sig[0]] = exact.fast
+        if sum(getattr(v, "base", None) is variant for v in self._state.native.values()) < 8:
+            self._note_native((sig, (), ()), exact)
 
     def _drop_generic(self, victim):
         if victim.generic is None:

@@ -29,7 +29,7 @@ def check_mode(mode, where="shapes"):
     return mode
 
 
-def _is_array_sig(s):
+def is_array_sig(s):
     return type(s) is tuple and len(s) == 2 and type(s[0]) is tuple
 
 
@@ -37,7 +37,7 @@ def family(key):
     """The key with every array's extents dropped (ranks and dtypes kept): calls of one family
     differ only in array dimensions."""
     statics, tree, sig, *env = key
-    fam = tuple((len(s[0]), s[1]) if _is_array_sig(s) else s for s in sig)
+    fam = tuple((len(s[0]), s[1]) if is_array_sig(s) else s for s in sig)
     return (statics, tree, fam, *env)
 
 
@@ -54,11 +54,11 @@ def changed_axes(old_patterns, sig):
 
 
 def static_patterns(sig):
-    return tuple(tuple(s[0]) if _is_array_sig(s) else None for s in sig)
+    return tuple(tuple(s[0]) if is_array_sig(s) else None for s in sig)
 
 
 def all_axes(sig):
-    return {(i, a) for i, s in enumerate(sig) if _is_array_sig(s)
+    return {(i, a) for i, s in enumerate(sig) if is_array_sig(s)
             for a, d in enumerate(s[0]) if d != 1}
 
 
@@ -75,7 +75,7 @@ def make_patterns(sig, axes, seen=()):
         name = _NAMES[j] if j < len(_NAMES) else f"n{j}"
         for ax in members:
             names[ax] = name
-    return tuple(None if not _is_array_sig(s) else
+    return tuple(None if not is_array_sig(s) else
                  tuple(names.get((i, a), d) for a, d in enumerate(s[0]))
                  for i, s in enumerate(sig)), names
 

@@ -21,6 +21,8 @@ import os
 import sys
 import threading
 
+import numpy as np
+
 from .errors import ConcretizationTypeError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -241,9 +243,7 @@ def symbols_of(d):
 
 
 def _is_dimlike(x):
-    return isinstance(x, Dim) or (isinstance(x, int) and not isinstance(x, bool)) or \
-        (type(x).__module__ == "numpy" and hasattr(x, "dtype") and x.dtype.kind in "iu"
-         and getattr(x, "ndim", 1) == 0)
+    return isinstance(x, (Dim, np.integer)) or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def _poly(x):

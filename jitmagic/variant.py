@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+import types
 import weakref
 
 import numpy as np
@@ -107,6 +108,11 @@ class Variant:
                 array.Array)
         return self.fast(leaves)
 
+    def exact(self, sig):
+        """This generic variant seen for one exact key signature: its hit path allocates
+        outputs of known shapes, and the native entry can serve it (backend/native_call)."""
+        return ExactShape(self, sig)
+
     calls = property(lambda self: self.counters[runstats.CALLS])
     total_ns = property(lambda self: self.counters[runstats.TOTAL])
     min_ns = property(lambda self: self.counters[runstats.MIN])
@@ -159,6 +165,24 @@ class Variant:
     def __repr__(self):
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
+
+
+class ExactShape:
+    """A generic Variant's machine code, bound to one signature's concrete output shapes
+    (what the hit tables and the native entry need of a variant; statistics stay the
+    base variant's, which the kernel keeps itself)."""
+    generic = None
+
+    def __init__(self, base, sig):
+        self.base = base
+        for name in ("key", "module", "consts", "out_tree", "_arg_kinds", "cfunc", "_retry"):
+            setattr(self, name, getattr(base, name))
+        leaves = [types.SimpleNamespace(shape=s[0]) if type(s) is tuple and len(s) == 2
+                  and type(s[0]) is tuple else None for s in sig]
+        self.out_specs = tuple(zip(base.generic.out_shapes(leaves),
+                                   (d for _, d in base.out_specs)))
+        self.fast = Variant._make_fast(self)
+        self.fast.base = base
 
 
 def _prepare(kind, x):

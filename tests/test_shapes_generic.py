@@ -266,3 +266,76 @@ def test_jax_semantics_kept_by_generic_variants():
         assert_same(prog)
     finally:
         jm.config.shapes = old
+
+
+# ---------------------------------------------------------------- the magics
+
+def test_jit_cell_shapes_option_and_log(ipshell):
+    ip = ipshell
+    ip.run_line_magic("load_ext", "jitmagic")
+    try:
+        res = ip.run_cell("%%jit --shapes auto\n"
+                          "def scale_rows(x):\n    return x / x.sum(axis=1, keepdims=True)\n")
+        assert res.success, res.error_in_exec
+        res = ip.run_cell("import numpy as np\n"
+                          "outs = [scale_rows(np.ones((n, 3))) for n in (2, 3, 4, 5)]")
+        assert res.success, res.error_in_exec
+        f = ip.user_ns["scale_rows"]
+        assert f.shapes == "auto" and len(f.variants) == 2
+        assert generic_variants(f)[0].signature == "x:f64[n,3]"
+        log = ip.run_line_magic("jit_log", "scale_rows")
+        text = log.to_string() if hasattr(log, "to_string") else str(log)
+        assert "generalise" in text
+        res = ip.run_cell("%%jit --shapes sometimes\ndef g(x):\n    return x\n")
+        assert not res.success
+    finally:
+        ip.run_line_magic("unload_ext", "jitmagic")
+
+
+# ---------------------------------------------------------------- fuzz: random size sequences
+
+def test_random_programs_over_random_size_sequences():
+    """The fuzzer's random programs, jitted with shapes='auto' and called with inputs whose
+    sizes change between calls (equal sizes stay equal, 1 stays 1): every call NumPy accepts
+    must agree with it, whichever variant (generic or not) serves it."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from fuzz import programs as P
+
+    generic_calls = 0
+    for seed in range(60):
+        src = P.RandomSource(1000 + seed)
+        prog = P.draw_program(src)
+        prog_fn, _ = prog.functions(jnp)
+        _, prog_env = prog.functions(np)
+        f = jm.jit(prog_fn, shapes="auto")
+        sizes = sorted({d for shape, _ in prog.in_specs for d in shape if d > 1})
+        for step in range(5):
+            new = {d: src.choice([0, 2, 3, 5, 8, 13]) if step else d for d in sizes}
+            inputs = [P.draw_array(src, tuple(new.get(d, d) for d in shape), dt)
+                      for shape, dt in prog.in_specs]
+            try:
+                P.reference(prog, prog_env, inputs)
+            except Exception:
+                continue            # sizes this program cannot take (NumPy raises too)
+            problem = P.check(prog, f, prog_env, inputs)
+            assert problem is None, f"seed {1000 + seed}, sizes {new}\n" + \
+                P.snippet(prog, inputs, problem)
+        generic_calls += sum(v.calls for v in generic_variants(f))
+    assert generic_calls > 20
+
+
+def test_dashboard_marks_the_generalisation_and_shows_the_signature():
+    import matplotlib
+    matplotlib.use("Agg")
+    from jitmagic import dashboard
+    f = jm.jit(lambda x: x.sum(axis=1), shapes="auto")
+    for n in (2, 3, 4):
+        f(np.ones((n, 3)))
+    cache, evs = dashboard.cache_table([f]), tracker.events(f)
+    fig = dashboard.figure(cache, evs)
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "shape-generic variant" in labels
+    assert "x:f64[n,3]" in list(cache["signature"])
+    assert "[x:f64[n,3]]" in dashboard.summary_text(cache, evs)

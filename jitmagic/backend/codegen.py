@@ -180,24 +180,22 @@ class Codegen(ScalarOps):
         return total
 
     def parallel_or_serial(self, elements, outer, par, serial):
-        """par() when splitting `outer` iterations over threads pays, else serial(); decided
-        at run time when a size is symbolic (both versions are emitted)."""
+        """par() when splitting `outer` iterations over threads pays, else serial(). When a
+        size is symbolic this is decided at run time: par() is emitted once, and starts its
+        threads only when the sizes make it worth it (else its one part runs the whole range
+        on the calling thread), so the kernel is not emitted twice."""
         if not (shapes.is_symbolic(elements) or shapes.is_symbolic(outer)):
             return par() if parallel.worth_it(self, elements, outer) else serial()
         if not parallel.possible(self):
             return serial()
         b = self.b
-        big = b.and_(b.icmp_signed(">=", self.size(outer), ir.Constant(I64, 2)),
-                     b.icmp_signed(">=", self.size(elements),
-                                   ir.Constant(I64, parallel.MIN_ELEMENTS)))
-        saved = dict(self.memo)
-        with b.if_else(big) as (then, otherwise):
-            with then:
-                par()
-            self.memo = dict(saved)
-            with otherwise:
-                serial()
-        self.memo = saved
+        self.parallel_when = b.and_(
+            b.icmp_signed(">=", self.size(outer), ir.Constant(I64, 2)),
+            b.icmp_signed(">=", self.size(elements), ir.Constant(I64, parallel.MIN_ELEMENTS)))
+        try:
+            return par()
+        finally:
+            self.parallel_when = None
 
     def index(self, i):
         return self.size(i)

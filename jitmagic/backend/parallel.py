@@ -143,7 +143,8 @@ def run(cg, n_outer, emit_range, extra=()):
     for i, x in enumerate(slots):
         raw_store(b, x, _slot(b, ctx_p, i))
     if symbolic:
-        _start_runtime_chunks(cg, cg.size(n_outer), nthreads, part, worker, ctx_p)
+        _start_runtime_chunks(cg, cg.size(n_outer), nthreads, part, worker, ctx_p,
+                              getattr(cg, "parallel_when", None))
         return nthreads
     chunk = -(-n_outer // nthreads)
     create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
@@ -183,9 +184,11 @@ def _declare(module, name, ret, args):
     return fn if fn is not None else ir.Function(module, ir.FunctionType(ret, args), name)
 
 
-def _start_runtime_chunks(cg, n, nthreads, part, worker, ctx_p):
+def _start_runtime_chunks(cg, n, nthreads, part, worker, ctx_p, when=None):
     """run()'s call site when the iteration count n is known only at run time: worker w gets
-    [min(w*chunk, n), min((w+1)*chunk, n)), and is started only when that is not empty."""
+    [min(w*chunk, n), min((w+1)*chunk, n)), and is started only when that is not empty.
+    when (an i1, or None for always): split at all; if not, the calling thread's chunk is
+    the whole range."""
     b = cg.b
     create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
     join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
@@ -194,6 +197,8 @@ def _start_runtime_chunks(cg, n, nthreads, part, worker, ctx_p):
     flags = b.alloca(ir.ArrayType(I8, nthreads))
     k = ir.Constant(I64, nthreads)
     chunk = b.sdiv(b.add(n, ir.Constant(I64, nthreads - 1)), k)
+    if when is not None:
+        chunk = b.select(when, chunk, n)
 
     def clamp(x):
         return b.select(b.icmp_signed("<", x, n), x, n)
