@@ -30,7 +30,7 @@ _SPEC = {
                             "naming the Python line that unrolls (use lax.fori_loop/scan)"),
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the baseline when one variant's inputs are larger than this"),
-    "shapes": ("static", str, lambda v: v in ("auto", "static", "dynamic"),
+    "shapes": ("auto", str, lambda v: v in ("auto", "static", "dynamic"),
                "session default of jm.jit(shapes=...): static (a variant per shape), auto "
                "(after a shape-only miss, compile a variant generic in the dimensions that "
                "changed) or dynamic (generic from the first call)"),

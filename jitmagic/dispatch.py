@@ -1,7 +1,9 @@
 """jit: trace once per cache key, compile, and call native code on every hit.
 
 The cache key is (static argument values with their types, pytree structure of the traced
-arguments, shape/dtype/weak type of each traced leaf), as in jax.jit.
+arguments, shape/dtype/weak type of each traced leaf), as in jax.jit. A shape-generic variant
+(shapes="auto"/"dynamic", generic.py) serves a whole family of keys that differ only in array
+extents; a key missing from the cache is checked against those before compiling.
 """
 from __future__ import annotations
 
@@ -390,6 +392,8 @@ class JitFunction:
             st.history.append(info)
             del st.history[:-64]
             tracker.record_compile(self, variant, reasons, stacklevel=4)
+            if getattr(variant, "generalised", None):
+                tracker.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             return variant
@@ -559,9 +563,10 @@ class JitFunction:
                                        f"{spec.axes_text()}")
         reasons.append(tracker.Reason("generalised", None, None, variant.signature, text))
         variant.reason = "; ".join(r.text for r in reasons)
-        tracker.record("generalise", self, variant=variant.id, statics=info.statics,
-                       signature=variant.signature, reasons=[reasons[-1]],
-                       message=f"{self.name}: {text} ({variant.signature})")
+        # recorded by _miss right after the compile's own record
+        variant.generalised = dict(variant=variant.id, statics=info.statics,
+                                   signature=variant.signature, reasons=[reasons[-1]],
+                                   message=f"{self.name}: {text} ({variant.signature})")
         return variant
 
     def _note_exact(self, sig, args, variant):

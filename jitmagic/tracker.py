@@ -328,8 +328,9 @@ def _generic_hint(jf):
     failed = list(getattr(getattr(jf, "_state", None), "generic_failed", {}).values())
     if failed:
         return (f" A variant generic in the changing dimensions could not be compiled: "
-                f"{failed[-1].text} Fix that line, or compile generic from the start with "
-                f"jm.jit(f, shapes='dynamic').")
+                f"{failed[-1].text} Fix that line; then shapes='auto' generalises after the "
+                f"first shape change, or jm.jit(f, shapes='dynamic') compiles generic from the "
+                f"first call.")
     if mode == "static":
         return (" Or let jitmagic compile one variant generic in the changing dimensions: "
                 "jm.jit(f, shapes='auto') (or shapes='dynamic' to start generic).")

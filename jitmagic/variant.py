@@ -35,6 +35,7 @@ class Variant:
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
         self.generic = generic   # a generic.GenericSpec: sizes read at run time
+        self.generalised = None  # the generalise record's fields (dispatch._compile_generic)
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
@@ -119,8 +120,7 @@ class Variant:
     last_ns = property(lambda self: self.counters[runstats.LAST])
 
     def _retry(self, rc, args, outs):
-        if rc == 1 and self.generic is None:   # a non-contiguous input: read views in place
-            # through their strides (a generic variant copies them, below)
+        if rc == 1:   # a non-contiguous input: read views in place through their strides
             if self._strided is None:
                 from .backend.strided import StridedEntry
                 self._strided = StridedEntry(self, _KIND_CTYPE)

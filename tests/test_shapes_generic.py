@@ -172,6 +172,15 @@ def test_fifty_batch_sizes_compile_twice():
 
 # ---------------------------------------------------------------- modes and records
 
+def test_auto_is_the_default():
+    assert jm.config.shapes == "auto"
+    f = jm.jit(lambda x: x * 3.0)
+    for n in (2, 3, 4, 5):
+        np.testing.assert_array_equal(f(np.ones(n)), np.full(n, 3.0))
+    assert [v.signature for v in f.variants] == ["x:f64[2]", "x:f64[n]"]
+    assert [e.kind for e in tracker.event_list(f)] == ["compile", "miss", "generalise"]
+
+
 def test_static_mode_compiles_every_shape():
     f = jm.jit(lambda x: x * 2.0, shapes="static")
     for n in (1, 2, 3):

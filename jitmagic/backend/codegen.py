@@ -241,13 +241,13 @@ class Codegen(ScalarOps):
         item = ir.Constant(I64, aval.dtype.itemsize)
         ok, strides = ir.Constant(I1, 1), []
         for d, n in enumerate(aval.shape):
-            if n == 1:
+            if shapes.is_one(n):
                 strides.append(0)
                 continue
             got = b.load(b.gep(strides_p, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
             ok = b.and_(ok, b.icmp_signed("==", b.srem(got, item), ir.Constant(I64, 0)))
             strides.append(b.sdiv(got, item, flags=["exact"]))
-        if aval.size > 1:
+        if shapes.is_symbolic(aval.size) or aval.size > 1:
             cont = self.func.append_basic_block("strides_ok")
             b.cbranch(ok, cont, self.fail_bb)
             b.position_at_end(cont)
