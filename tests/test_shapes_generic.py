@@ -348,3 +348,19 @@ def test_dashboard_marks_the_generalisation_and_shows_the_signature():
     assert "shape-generic variant" in labels
     assert "x:f64[n,3]" in list(cache["signature"])
     assert "[x:f64[n,3]]" in dashboard.summary_text(cache, evs)
+
+
+def test_evicting_a_generic_variant_forgets_its_shapes():
+    f = jm.jit(lambda x: x - 1.0, shapes="auto", max_variants=2)
+    f(np.ones(2))
+    f(np.ones(3))                               # generic x:f64[n]
+    for n in (4, 5, 6):
+        np.testing.assert_array_equal(f(np.ones(n)), np.zeros(n))
+    gen, = generic_variants(f)
+    f(np.ones((2, 2)))                          # a third variant: the LRU one goes
+    f(np.ones((2, 2)))
+    f(np.ones((3, 3)))                          # generic in the 2-d family
+    assert gen not in f.variants and not any(gen in vs for vs in f._state.generic.values())
+    assert all(getattr(fn, "base", None) is not gen for fn in f._state.fast.values())
+    np.testing.assert_array_equal(f(np.ones(5)), np.zeros(5))     # compiles again, right
+    assert [e.kind for e in tracker.event_list(f)].count("evict") >= 1
