@@ -207,7 +207,8 @@ class ExactShape:
                   and type(s[0]) is tuple else None for s in sig]
         self.out_specs = tuple(zip(base.generic.out_shapes(leaves),
                                    (d for _, d in base.out_specs)))
-        self.fast = Variant._make_fast(self)
+        self.fast = Variant._make_fast_fn(self)
+        self.fast.module = self.module   # keeps this code alive past a tier-up of the base
         self.fast.base = base
 
 
