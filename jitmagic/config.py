@@ -38,6 +38,10 @@ _SPEC = {
                       "calls after which a light variant is re-optimised at O3"),
     "tier_up_ms": (100.0, float, lambda v: v >= 0,
                    "cumulative kernel time (ms) after which a light variant is re-optimised"),
+    "shapes": ("auto", str, lambda v: v in ("auto", "static", "dynamic"),
+               "session default of jm.jit(shapes=...): static (a variant per shape), auto "
+               "(after a shape-only miss, compile a variant generic in the dimensions that "
+               "changed) or dynamic (generic from the first call)"),
     "watch": ("", str, None, "record every compile of other JITs' functions too: jax, numba, "
                              "jax,numba, or off (see jm.watch for one function)"),
 }

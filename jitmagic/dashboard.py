@@ -43,7 +43,15 @@ def _label(row):
         f"#{row['variant']}"
     if row.get("statics"):
         s += f" ({row['statics']})"
+    if _generic(row.get("signature")):     # a shape-generic variant: its signature says so
+        s += f" [{row['signature']}]"
     return s if len(s) <= 34 else s[:33] + "…"
+
+
+def _generic(signature):
+    """A signature with a symbolic size (x:f64[n,3])."""
+    import re
+    return isinstance(signature, str) and re.search(r"\[[^\]]*[a-z]", signature) is not None
 
 
 def _style(ax, c, title):
@@ -120,6 +128,11 @@ def plot_timeline(ax, events, samples, c):
     for i, t in enumerate(secs(ups["time"]) if len(ups) else []):
         ax.axvline(t, color=c["ok"], linestyle=":", linewidth=1,
                    label="tier-up to O3 (background)" if i == 0 else None)
+
+    gens = events[events["kind"] == "generalise"] if len(events) else events
+    for i, t in enumerate(secs(gens["time"]) if len(gens) else []):
+        ax.axvline(t, color=c["compile"], linestyle=":", linewidth=1,
+                   label="shape-generic variant" if i == 0 else None)
     ax.set_xlabel("seconds since the first record")
     ax.set_ylabel("cumulative ms")
     leg = ax.legend(loc="upper left", fontsize=8, frameon=False)

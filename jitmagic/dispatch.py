@@ -1,7 +1,9 @@
 """jit: trace once per cache key, compile, and call native code on every hit.
 
 The cache key is (static argument values with their types, pytree structure of the traced
-arguments, shape/dtype/weak type of each traced leaf), as in jax.jit.
+arguments, shape/dtype/weak type of each traced leaf), as in jax.jit. A shape-generic variant
+(shapes="auto"/"dynamic", generic.py) serves a whole family of keys that differ only in array
+extents; a key missing from the cache is checked against those before compiling.
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import weakref
 
 import numpy as np
 
-from . import baseline, identity, inspection, passes, pytree, tiering, tracker
+from . import (baseline, generic, identity, inspection, passes, pytree, shapes, tiering,
+               tracker)
 from .array import Array
 from .backend import codegen, engine, native_call
 from .config import config
@@ -72,12 +75,17 @@ class FunctionState:
         # (JitFunction._quick_key; filled by the general path, which stays the authority)
         self.quick: dict = {}
         self.native_owners = weakref.WeakSet()
+        # shape-generic variants by family (generic.family: the key without extents), newest
+        # first, and the families where compiling one failed (-> the Reason)
+        self.generic: dict = {}
+        self.generic_failed: dict = {}
 
 
 class JitFunction:
     backend = "jitmagic"   # which JIT compiles it (watched jax/numba functions say theirs)
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None,
+                 shapes=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
@@ -94,6 +102,7 @@ class JitFunction:
         if max_variants is not None and (not isinstance(max_variants, int) or max_variants < 1):
             raise ValueError("max_variants must be a positive int")
         self.max_variants = max_variants
+        self.shapes = None if shapes is None else generic.check_mode(shapes)
         self._env_names = identity.referenced_globals(fun)
         self._plain = not self.static_argnums and not self.static_argnames and \
             not self._env_names
@@ -161,11 +170,19 @@ class JitFunction:
             return self._call_traced(args, kwargs)
         key, leaves = self._key(args, kwargs)
         variant = self._state.cache.get(key)
+        if variant is None and self._state.generic and (self.shapes or config.shapes) != "static":
+            variant = self._generic_hit(key)
+            if variant is not None:
+                if self._plain and not kwargs and leaves is args and len(self._fast) < 256:
+                    self._note_exact(key[2], args, variant)
+                return variant(leaves)
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
         elif variant.form != (len(args), tuple(kwargs)):
             baseline.new_form(variant, self, args, kwargs)   # measured when a view asks
-        if self._plain and not kwargs and leaves is args:
+        if self._plain and not kwargs and leaves is args and variant.generic is not None:
+            self._note_exact(key[2], args, variant)
+        elif self._plain and not kwargs and leaves is args:
             self._fast[key[2]] = variant.fast
             if len(args) == 1 and type(args[0]) in _ARRAYS:
                 self._fast1[key[2][0]] = variant.fast
@@ -276,7 +293,8 @@ class JitFunction:
         """Stop serving `victims` (all variants when None) natively: every owner goes back to
         the Python path, and rebuilds after a few hits if variants remain."""
         st = self._state
-        for pattern in [p for p, v in st.native.items() if victims is None or v in victims]:
+        for pattern in [p for p, v in st.native.items()
+                        if victims is None or getattr(v, "base", v) in victims]:
             del st.native[pattern]
         for owner in list(st.native_owners):
             cls = type(owner)
@@ -289,11 +307,18 @@ class JitFunction:
         """After a tier-up (tiering.py, under the state's lock): the hit tables point at the
         variant's new code, and native entries built for the old address are rebuilt."""
         st = self._state
+
+        def exact_of(v):         # an exact shape bound to this generic variant's old code
+            return getattr(v, "base", None) is variant
         for table in (st.fast, st.fast1):
             for s, f in list(table.items()):
                 if f is old_fast:
                     table[s] = variant.fast
-        if any(v is variant for v in st.native.values()):
+                elif exact_of(f):
+                    del table[s]     # noted again, on the new code, at its next call
+        if any(v is variant or exact_of(v) for v in st.native.values()):
+            for pattern in [p for p, v in st.native.items() if exact_of(v)]:
+                del st.native[pattern]
             for owner in list(st.native_owners):
                 cls = type(owner)
                 if cls.__dict__.get("_native_class") and "__call__" in cls.__dict__:
@@ -381,7 +406,9 @@ class JitFunction:
                 reasons = tracker.explain_miss(st.history, info)
             tracker.check_compile_allowed(self, reasons)
             try:
-                variant = self.compile_variant(key, args, kwargs, info, reasons)
+                variant = self._compile_generic(key, args, kwargs, info, reasons)
+                if variant is None:
+                    variant = self.compile_variant(key, args, kwargs, info, reasons)
             except Exception as e:
                 tracker.record("error", self, statics=info.statics, signature=info.signature(),
                                reasons=reasons, message=f"{type(e).__name__}: {e}")
@@ -391,6 +418,8 @@ class JitFunction:
             st.history.append(info)
             del st.history[:-64]
             tracker.record_compile(self, variant, reasons, stacklevel=4)
+            if getattr(variant, "generalised", None):
+                tracker.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             tiering.watch(self, variant)
@@ -402,11 +431,13 @@ class JitFunction:
         while len(st.cache) > limit:
             k, victim = min(st.cache.items(), key=lambda kv: kv[1].last_ns)
             del st.cache[k]
+            self._drop_generic(victim)
             self._drop_native([victim])
             for q in [q for q, v in st.quick.items() if v is victim]:
                 del st.quick[q]
             for table in (st.fast, st.fast1):
-                for s in [s for s, f in table.items() if f is victim.fast]:
+                for s in [s for s, f in table.items()
+                          if f is victim.fast or getattr(f, "base", None) is victim]:
                     del table[s]
             tracker.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
@@ -432,12 +463,16 @@ class JitFunction:
         fn, out_tree, _ = self._trace(args, kwargs)
         return fn, out_tree
 
-    def _trace(self, args, kwargs):
+    def _trace(self, args, kwargs, dims=None):
+        """dims: per leaf a shape with symbolic sizes (a generic variant), or None."""
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
         leaves, tree, paths = pytree.flatten((d_pos, d_kw))
         labels = [self._label(p, s_pos) for p in paths]
         with new_trace(self.name) as t:
-            tracers = [t.new_arg(_abstract(x, lbl), lbl) for x, lbl in zip(leaves, labels)]
+            avals = [_abstract(x, lbl) for x, lbl in zip(leaves, labels)]
+            if dims is not None:
+                avals = [a if d is None else a.update(shape=d) for a, d in zip(avals, dims)]
+            tracers = [t.new_arg(a, lbl) for a, lbl in zip(avals, labels)]
             d_pos_t, d_kw_t = pytree.unflatten(tree, tracers)
             full, it = [], iter(d_pos_t)
             static_at = dict(s_pos)
@@ -462,22 +497,123 @@ class JitFunction:
             return name
         return pytree.arg_label(path, name_of)
 
-    def compile_variant(self, key, args, kwargs, info, reasons):
+    def compile_variant(self, key, args, kwargs, info, reasons, spec=None):
+        """spec: a generic.GenericSpec to compile a shape-generic variant (its guards are
+        filled in here)."""
         t0 = time.perf_counter()
-        fn, out_tree = self.trace(args, kwargs)
-        t1 = time.perf_counter()
-        typecheck(fn)
-        opt = passes.optimize(fn)
-        typecheck(opt)
-        t2 = time.perf_counter()
-        text, kinds = codegen.lower_function(opt, self.name)
-        t3 = time.perf_counter()
+        ctx = shapes.generic_context(spec.examples) if spec is not None else _NO_CONTEXT
+        with ctx as gctx:
+            fn, out_tree, _ = self._trace(args, kwargs,
+                                          spec.dims() if spec is not None else None)
+            t1 = time.perf_counter()
+            typecheck(fn)
+            opt = passes.optimize(fn)
+            typecheck(opt)
+            t2 = time.perf_counter()
+            text, kinds = codegen.lower_function(opt, self.name)
+            t3 = time.perf_counter()
+        if spec is not None:
+            spec.guards = dict(gctx.guards)
+            spec.build([a.aval.shape for a in opt.outs])
+            info = tracker.KeyInfo(info.statics, dict(zip(info.leaves, (
+                a if d is None else a.update(shape=d)
+                for a, d in zip(info.leaves.values(), spec.dims())))), info.tree, info.env)
         module, tier = self._native(text, info, tiering.first_tier())
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
         st = self._state
         st.next_id += 1
         return Variant(st.next_id, key, info, fn, opt, module, kinds, out_tree, timings,
-                       "; ".join(r.text for r in reasons), tier)
+                       "; ".join(r.text for r in reasons), tier, generic=spec)
+
+    # ------------------------------------------------------------------ shape-generic variants
+    def _generic_hit(self, key):
+        for v in self._state.generic.get(generic.family(key), ()):
+            if v.generic.check(key[2]):
+                return v
+        return None
+
+    def _compile_generic(self, key, args, kwargs, info, reasons):
+        """A generic variant for this miss, when the mode asks for one and it compiles (the
+        caller records it); None to compile a static variant. A failure is recorded with
+        the line and the reason, and that family is not generalised again."""
+        mode = self.shapes or config.shapes
+        if mode == "static" or not any(generic.is_array_sig(s) for s in key[2]):
+            return None
+        st = self._state
+        fam = generic.family(key)
+        if fam in st.generic_failed:
+            return None
+        sig = key[2]
+        kin = [v for k, v in st.cache.items() if generic.family(k) == fam]
+        if mode == "dynamic":
+            axes = generic.all_axes(sig)
+        elif not kin:
+            return None
+        else:
+            newest = max(kin, key=lambda v: v.id)
+            old = newest.generic.patterns if newest.generic is not None else \
+                generic.static_patterns(newest.key[2])
+            axes = generic.changed_axes(old, sig)
+        if not axes:
+            return None
+        seen = [v.generic.patterns if v.generic is not None else
+                generic.static_patterns(v.key[2]) for v in kin]
+        patterns, names = generic.make_patterns(sig, axes, seen)
+        labels = tuple(info.leaves)
+        examples = {names[ax]: sig[ax[0]][0][ax[1]] for ax in axes}
+        spec = generic.GenericSpec(patterns, labels, examples, {})
+        varied = []
+        for name in dict.fromkeys(names.values()):
+            i, a = spec.sources()[name]
+            sizes = {sig[i][0][a]} | {p[i][a] for p in seen if not isinstance(p[i][a], str)}
+            varied.append(f"argument '{labels[i]}' dim {a} varied {len(sizes)} times"
+                          if len(sizes) > 1 else f"argument '{labels[i]}' dim {a}")
+        try:
+            variant = self.compile_variant(key, args, kwargs, info, reasons, spec)
+            if not spec.check(sig):
+                raise shapes.InconclusiveDimensionError(
+                    f"the call itself fails the variant's guards ({spec.guards_text()})")
+        except Exception as e:
+            why = str(e) if isinstance(e, shapes.InconclusiveDimensionError) else \
+                f"{type(e).__name__}: {e}"
+            r = tracker.Reason("generic_failed", None, None, None,
+                               f"could not compile a variant generic in {spec.axes_text()}: "
+                               f"{why}")
+            st.generic_failed[fam] = r
+            tracker.record("generalise_failed", self, statics=info.statics,
+                           signature=info.signature(), reasons=[r], message=r.text)
+            reasons.append(r)
+            return None
+        st.generic.setdefault(fam, []).insert(0, variant)
+        text = (f"{'; '.join(varied)}: compiled a variant generic in {spec.axes_text()}"
+                if mode == "auto" else f"shapes='dynamic': compiled a variant generic in "
+                                       f"{spec.axes_text()}")
+        reasons.append(tracker.Reason("generalised", None, None, variant.signature, text))
+        variant.reason = "; ".join(r.text for r in reasons)
+        # recorded by _miss right after the compile's own record
+        variant.generalised = dict(variant=variant.id, statics=info.statics,
+                                   signature=variant.signature, reasons=[reasons[-1]],
+                                   message=f"{self.name}: {text} ({variant.signature})")
+        return variant
+
+    def _note_exact(self, sig, args, variant):
+        """Later calls of this exact signature take the hit tables, and (for a few shapes per
+        variant) the native entry, as a static variant's do."""
+        exact = variant.exact(sig)
+        self._fast[sig] = exact.fast
+        if len(args) == 1 and type(args[0]) in _ARRAYS:
+            self._fast1[sig[0]] = exact.fast
+        if sum(getattr(v, "base", None) is variant for v in self._state.native.values()) < 8:
+            self._note_native((sig, (), ()), exact)
+
+    def _drop_generic(self, victim):
+        if victim.generic is None:
+            return
+        for fam, vs in list(self._state.generic.items()):
+            if victim in vs:
+                vs.remove(victim)
+                if not vs:
+                    del self._state.generic[fam]
 
     def _native(self, text, info, tier):
         """(machine code, its tier) for LLVM IR text: from the persistent cache when enabled
@@ -550,6 +686,8 @@ class JitFunction:
             st.fast.clear()
             st.fast1.clear()
             st.quick.clear()
+            st.generic.clear()
+            st.generic_failed.clear()
             self._drop_native()
         tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
@@ -572,6 +710,17 @@ def _drop_class_call(cls, _ref):
 
 class _NotQuick(Exception):
     pass
+
+
+class _NoContext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return None
+
+
+_NO_CONTEXT = _NoContext()
 
 
 _STATIC = native_call.STATIC      # marks a static value in a quick key
@@ -688,21 +837,28 @@ def _resolve_statics(sig, static_argnums, static_argnames, name):
     return tuple(sorted(set(norm))), frozenset(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, **options):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, shapes=None,
+        **options):
     """Compile `fun` with LLVM on first call for each new cache key (as jax.jit).
 
     max_variants: compiled variants kept for this function (default jm.config.max_variants);
-    the least recently used one is evicted, and the eviction is logged."""
+    the least recently used one is evicted, and the eviction is logged.
+    shapes: "static" (a variant per shape), "auto" (after a miss where only array dimensions
+    changed, compile a variant generic in them) or "dynamic" (generic from the first call);
+    default jm.config.shapes."""
+    if shapes is not None:
+        generic.check_mode(shapes)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, max_variants=max_variants,
-                                 **options)
+                                 shapes=shapes, **options)
     if options:
         raise TypeError(f"jit got unexpected options {sorted(options)}; it takes "
-                        f"static_argnums, static_argnames, max_variants")
+                        f"static_argnums, static_argnames, max_variants, shapes")
     if isinstance(fun, JitFunction):
         fun = fun.fun
-    return JitFunction(fun, static_argnums, static_argnames, max_variants=max_variants)
+    return JitFunction(fun, static_argnums, static_argnames, max_variants=max_variants,
+                       shapes=shapes)
 
 
 def make_ir(fun, static_argnums=(), static_argnames=()):

@@ -219,7 +219,7 @@ def plan(fn: Function, args, donate=()):
     Outputs are not copied (runner.outs: (dtype, copy needed?) per output, for callers that
     hand them out; runner.owned: per output, whether nothing else shares its memory;
     runner.mutates: the donated input positions written in place). Loop bodies run through
-    loop_body, so a `deadline` bounds a run. It does not silence floating-point warnings
+    LoopBody, so a `deadline` bounds a run. It does not silence floating-point warnings
     itself: wrap repeated runs in `quiet()`."""
     name = {}
     ns = {"_asarray": np.asarray}

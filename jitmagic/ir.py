@@ -101,9 +101,9 @@ def _names():
 
 
 class _Namer:
-    def __init__(self):
+    def __init__(self, skip=()):
         self.names = {}
-        self.gen = _names()
+        self.gen = (s for s in _names() if s not in skip)   # skip: size symbols (n, m)
 
     def __call__(self, v):
         if isinstance(v, Lit):
@@ -141,7 +141,10 @@ def _fmt_param(v, namer, indent):
 
 
 def pretty(fn: Function, indent: int = 0, namer: _Namer | None = None) -> str:
-    namer = namer or _Namer()
+    if namer is None:
+        from .shapes import symbols_of
+        namer = _Namer({s for v in fn.constvars + fn.invars for d in v.aval.shape
+                        for s in symbols_of(d)})
     pad = " " * indent
     consts = " ".join(namer.binder(v) for v in fn.constvars)
     ins = " ".join(namer.binder(v) for v in fn.invars)

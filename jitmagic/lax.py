@@ -528,9 +528,15 @@ def _batched_map(f, xs, batch_size):
 
 # the rest of jax.lax's surface lives in modules of its own (they shadow max, abs, complex...)
 from . import lax_elementwise as _elementwise, lax_special as _special  # noqa: E402
-from . import lax_structural as _structural  # noqa: E402
+from . import lax_structural as _structural, lax_reductions as _reductions  # noqa: E402
+from . import lax_conv as _conv, lax_gather as _gather, lax_custom as _custom  # noqa: E402
 from .lax_elementwise import *  # noqa: E402,F401,F403
 from .lax_special import *  # noqa: E402,F401,F403
 from .lax_structural import *  # noqa: E402,F401,F403
+from .lax_reductions import *  # noqa: E402,F401,F403
+from .lax_conv import *  # noqa: E402,F401,F403
+from .lax_gather import *  # noqa: E402,F401,F403
+from .lax_custom import *  # noqa: E402,F401,F403
 
-__all__ += _elementwise.__all__ + _special.__all__ + _structural.__all__
+__all__ += (_elementwise.__all__ + _special.__all__ + _structural.__all__
+            + _reductions.__all__ + _conv.__all__ + _gather.__all__ + _custom.__all__)

@@ -360,6 +360,22 @@ class Precision:
     DEFAULT, HIGH, HIGHEST = "DEFAULT", "HIGH", "HIGHEST"
 
 
+def _preferred(dt, preferred_element_type, floats_to_ints=False):
+    """The accumulation dtype asked for, with JAX's checks: not narrower, no float -> int
+    (dot_general allows float -> int and narrower floats: see there)."""
+    pref = np.dtype(preferred_element_type)
+    if floats_to_ints and dt.kind in "fc":
+        return pref
+    if dt.kind in "fc" and pref.kind in "biu":
+        raise TypeError(f"Input type is incompatible with `preferred_element_type`. The "
+                        f"compatible combinations of (input_type, preferred_element_type) are "
+                        f"(integral, integral), (integral, floating), (floating, floating), "
+                        f"(complex, complex); got ({dt}, {pref}).")
+    if dt.kind == pref.kind and pref.itemsize < dt.itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original type.")
+    return pref
+
+
 @returns_arrays
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
                 out_sharding=None):
@@ -372,10 +388,15 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     la, ra = _aval(lhs), _aval(rhs)
     lc, rc = tuple(_axis(d, la.ndim) for d in lc), tuple(_axis(d, ra.ndim) for d in rc)
     lb, rb = tuple(_axis(d, la.ndim) for d in lb), tuple(_axis(d, ra.ndim) for d in rb)
+    dt = dtypes.result_type(la.update(weak_type=False), ra.update(weak_type=False))[0]
+    out_dt = dt
     if preferred_element_type is not None:
-        dt = np.dtype(preferred_element_type)
-    else:
-        dt = dtypes.result_type(la.update(weak_type=False), ra.update(weak_type=False))[0]
+        # JAX accepts a float result type narrower than the operands, or an integer one:
+        # the product is computed in the operands' dtype and converted
+        out_dt = _preferred(dt, preferred_element_type, floats_to_ints=True)
+        if not (dt.kind in "fc" and (out_dt.kind in "biu" or (
+                out_dt.kind == dt.kind and out_dt.itemsize < dt.itemsize))):
+            dt = out_dt
     if dt.kind == "b" and not (la.dtype.kind == ra.dtype.kind == "b"):
         raise TypeError("dot_general preferred_element_type bool needs bool operands")
     lhs, rhs = _convert(lhs, dt), _convert(rhs, dt)
@@ -384,7 +405,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
             raise TypeError(f"dot_general requires contracting and batch dimensions to have "
                             f"the same shape, got {la.shape} and {ra.shape} at dimensions "
                             f"{a} and {b}.")
-    return bind("dot_general", lhs, rhs, contract=(lc, rc), batch=(lb, rb))
+    out = bind("dot_general", lhs, rhs, contract=(lc, rc), batch=(lb, rb))
+    return out if out_dt == dt else _convert(out, out_dt)
 
 
 @returns_arrays

@@ -256,7 +256,7 @@ def _parse(magic, line):
     return args
 
 
-def _cell_jit(static_argnums, static_argnames, backend="jitmagic"):
+def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None):
     """Decorator applied to each top-level function of a %%jit cell."""
     import inspect
 
@@ -276,7 +276,7 @@ def _cell_jit(static_argnums, static_argnames, backend="jitmagic"):
         if backend != "jitmagic":
             from .watch.cells import peer_jit
             return peer_jit(backend, fun, nums, names)
-        return _jit(fun, static_argnums=nums, static_argnames=names)
+        return _jit(fun, static_argnums=nums, static_argnames=names, shapes=shapes)
     return wrap
 
 
@@ -300,6 +300,10 @@ class JitMagics(Magics):
               help="cell without functions: the name shown in %%jit_cache and notices "
                    "(default: cell_ followed by the first outputs)")
     @argument("--quiet", action="store_true", help="no live notices after this cell")
+    @argument("--shapes", choices=("auto", "static", "dynamic"), default=None,
+              help="shape-generic variants (jm.jit's shapes=): static compiles each shape, auto "
+                   "compiles a variant generic in the dimensions that change, dynamic starts "
+                   "generic (default: jm.config.shapes)")
     @argument("--backend", choices=("jitmagic", "jax", "numba"), default="jitmagic",
               help="compile the cell's functions with this JIT (jax.jit or numba.njit, "
                    "watched: their compiles show in %%jit_log and %%jit_cache); a cell "
@@ -356,6 +360,9 @@ class JitMagics(Magics):
         except SyntaxError as e:
             raise e.with_traceback(None) from None
         defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if args.shapes is not None and args.backend != "jitmagic":
+            raise UsageError(f"%%jit --shapes is jitmagic's own option; drop it with "
+                             f"--backend {args.backend}")
         if not defs and args.backend != "jitmagic":
             raise UsageError(f"%%jit --backend {args.backend}: this cell defines no function; "
                              f"only jitmagic's own backend compiles a whole cell. Put the code "
@@ -376,7 +383,7 @@ class JitMagics(Magics):
         for node in defs:
             deco = ast.parse(f"__import__('jitmagic.magics', fromlist=['_'])._cell_jit("
                              f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
-                             f"{args.backend!r})", mode="eval").body
+                             f"{args.backend!r}, {args.shapes!r})", mode="eval").body
             line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             for n in ast.walk(deco):
                 n.lineno = n.end_lineno = line
@@ -409,6 +416,7 @@ class JitMagics(Magics):
             cf = cells[key] = cellfunc.CellFunction(analysis, inputs, filename, ns, name)
             while len(cells) > 64:
                 cells.pop(next(iter(cells)))
+        cf.jitted.shapes = args.shapes
         out = cf(ns)
         result = out.pop(cellfunc._LAST, None)
         ns.update(out)

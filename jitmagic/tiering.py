@@ -5,9 +5,10 @@ Hotness is read from the run statistics the native code keeps (backend/runstats.
 is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time. One daemon thread
 polls the light variants while there are any, has a hot one compiled at O3 by a child process
 (backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
-links the object code here, then swaps it in under the function's lock (Variant.swap_module): both the Python hit path and the native entry switch; a call
-already running finishes on the code it started with, which it keeps alive. A variant evicted
-or cleared meanwhile is left alone. Each tier-up is a `tier_up` event with both compile
+links the object code here, then swaps it in under the function's lock (Variant.swap_module):
+both the Python hit path and the native entry switch; a call already running finishes on the
+code it started with, which it keeps alive. A variant evicted or cleared meanwhile is left
+alone. Each tier-up is a `tier_up` event with both compile
 timings and the kernel time before (the light tier's mean over its calls); the time after is
 the variant's mean since the swap, read by the views (`after_us`).
 With tracking off the native code keeps no statistics, so nothing could tell a hot variant:

@@ -19,6 +19,7 @@ from .errors import (ConcretizationTypeError, TracerArrayConversionError,
                      TracerBoolConversionError, TracerIntegerConversionError,
                      UnexpectedTracerError, UnsupportedDtypeError)
 from .ir import Eqn, Function, Lit, Var, make_params
+from .shapes import Dim
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _state = threading.local()
@@ -74,6 +75,8 @@ class Trace:
         return self.const_atom(x)
 
     def const_atom(self, x):
+        if isinstance(x, Dim):     # a symbolic size used as a number: read at run time
+            return self.to_atom(self.bind("dim_value", [], {"dim": x}))
         if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
             dt = dtypes.python_scalar_dtype(x)
             if dt.kind == "i" and not (-2**63 <= x < 2**63):
@@ -385,6 +388,8 @@ def aval_of(x) -> ShapedArray:
         return ShapedArray((), dtypes.check_dtype(x.dtype), False)
     if isinstance(x, (bool, int, float, complex)):
         return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, Dim):
+        return ShapedArray((), np.dtype(np.int64), True)
     raise TypeError(f"{type(x).__name__} is not a valid jit argument: pass arrays, numbers, or "
                     f"tuples/lists/dicts of them, or mark the argument static")
 

@@ -312,7 +312,8 @@ def storm_message(jf, n, arg, kind):
                f"lax.cond / jnp.where on the traced value instead.")
     elif kind == "shape":
         fix = (f"argument '{arg}' arrives with a new shape each time. Pad or bucket it to a few "
-               f"fixed shapes, or pass the varying length as a traced value and mask.")
+               f"fixed shapes, or pass the varying length as a traced value and mask."
+               + _generic_hint(jf))
     elif kind in ("dtype", "weak_type"):
         fix = (f"argument '{arg}' changes dtype (or switches between a Python scalar and a "
                f"NumPy value). Convert it to one dtype before the call.")
@@ -322,6 +323,21 @@ def storm_message(jf, n, arg, kind):
     else:
         fix = "keep the argument structure (pytree) the same between calls."
     return f"{head}; the argument that keeps changing is '{arg}'. {fix}"
+
+
+def _generic_hint(jf):
+    """What shape-generic variants could do about a shape storm (see jitmagic/generic.py)."""
+    mode = getattr(jf, "shapes", None) or config.shapes
+    failed = list(getattr(getattr(jf, "_state", None), "generic_failed", {}).values())
+    if failed:
+        return (f" A variant generic in the changing dimensions could not be compiled: "
+                f"{failed[-1].text} Fix that line; then shapes='auto' generalises after the "
+                f"first shape change, or jm.jit(f, shapes='dynamic') compiles generic from the "
+                f"first call.")
+    if mode == "static":
+        return (" Or let jitmagic compile one variant generic in the changing dimensions: "
+                "jm.jit(f, shapes='auto') (or shapes='dynamic' to start generic).")
+    return ""
 
 
 # ---------------------------------------------------------------- no_recompile
@@ -415,7 +431,7 @@ def _snapshot():
                              "calls": v.calls, "run_ms_total": v.total_ns / 1e6,
                              "run_ms_mean": (v.total_ns / v.calls / 1e6) if v.calls else None,
                              **_figures(v),
-                             "last_reason": v.reason})
+                             "last_reason": v.reason, "tier": getattr(v, "tier", None)})
         funcs.append({"name": jf.name, "qualname": jf.qualname, "where": jf.where,
                       "fid": jf._state.fid, "backend": getattr(jf, "backend", "jitmagic"),
                       "variants": variants})

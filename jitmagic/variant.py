@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+import types
 import weakref
 
 import numpy as np
@@ -19,7 +20,7 @@ class Variant:
     """One compiled specialisation of a jitted function, with its run statistics."""
 
     def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason,
-                 tier=2):
+                 tier=2, generic=None):
         self.id = vid
         self.key = key
         self.info = info
@@ -36,6 +37,8 @@ class Variant:
         self.tier = tier         # 1: light pipeline, 2: O3 (jitmagic/tiering.py)
         self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
         self.tier_up_info = None
+        self.generic = generic   # a generic.GenericSpec: sizes read at run time
+        self.generalised = None  # the generalise record's fields (dispatch._compile_generic)
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
@@ -88,8 +91,21 @@ class Variant:
     def _make_fast_fn(self):
         cfunc, retry = self.cfunc, self._retry
         consts = self.consts
-        news = [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
+        news = [] if self.generic is not None else \
+            [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
+        if self.generic is not None:
+            shapes_of, Arr = self.generic.out_shapes, array.Array
+            dts = [d for _, d in self.out_specs]
+            leaf = tree.kind == "leaf" and len(dts) == 1
+
+            def fast(args):
+                outs = [Arr(s, d) for s, d in zip(shapes_of(args), dts)]
+                rc = cfunc(*consts, *args, *outs)
+                if rc:
+                    retry(rc, consts + args, outs)
+                return outs[0] if leaf else unflatten(tree, outs)
+            return fast
         if tree.kind == "leaf" and len(news) == 1:
             new, = news
 
@@ -111,12 +127,18 @@ class Variant:
     def leaf_call_python(self, *leaves):
         self._leaf_hits += 1
         if self._leaf_hits == native_call.AFTER_HITS and native_call.ENABLED and \
+                self.generic is None and \
                 native_call.servable(self, self.key[2]):
             me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
             self.leaf_call = native_call.build(
                 [(self, self.key[2], (), ())], lambda *ls: me().fast(ls), Variant.raise_status,
                 array.Array)
         return self.fast(leaves)
+
+    def exact(self, sig):
+        """This generic variant seen for one exact key signature: its hit path allocates
+        outputs of known shapes, and the native entry can serve it (backend/native_call)."""
+        return ExactShape(self, sig)
 
     calls = property(lambda self: self.counters[runstats.CALLS])
     total_ns = property(lambda self: self.counters[runstats.TOTAL])
@@ -169,6 +191,25 @@ class Variant:
     def __repr__(self):
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
+
+
+class ExactShape:
+    """A generic Variant's machine code, bound to one signature's concrete output shapes
+    (what the hit tables and the native entry need of a variant; statistics stay the
+    base variant's, which the kernel keeps itself)."""
+    generic = None
+
+    def __init__(self, base, sig):
+        self.base = base
+        for name in ("key", "module", "consts", "out_tree", "_arg_kinds", "cfunc", "_retry"):
+            setattr(self, name, getattr(base, name))
+        leaves = [types.SimpleNamespace(shape=s[0]) if type(s) is tuple and len(s) == 2
+                  and type(s[0]) is tuple else None for s in sig]
+        self.out_specs = tuple(zip(base.generic.out_shapes(leaves),
+                                   (d for _, d in base.out_specs)))
+        self.fast = Variant._make_fast_fn(self)
+        self.fast.module = self.module   # keeps this code alive past a tier-up of the base
+        self.fast.base = base
 
 
 def _prepare(kind, x):

@@ -244,7 +244,7 @@ def test_nested_inner_cache_and_history_untouched():
     def helper(x):
         return x * 2 + 1
 
-    @jm.jit
+    @jm.jit(shapes="auto")      # the second shape compiles outer generic, helper traced into it
     def outer(x):
         return helper(x).sum()
 
@@ -257,7 +257,9 @@ def test_nested_inner_cache_and_history_untouched():
     assert helper.variants == variants
     assert [(v.id, v.calls) for v in helper.variants] == stats
     assert len(jm.events(helper)) == helper_events
-    assert list(jm.events(outer)["kind"]) == ["compile", "miss"]
+    assert list(jm.events(outer)["kind"]) == ["compile", "miss", "generalise"]
+    assert outer.variants[-1].signature == "x:f64[n]"
+    assert float(outer(np.arange(7.0))) == 49.0 and len(outer.variants) == 2
     np.testing.assert_array_equal(helper(np.ones(4)), np.full(4, 3.0))
 
 

@@ -759,10 +759,74 @@ AUDIT = {
         ns.lax.dot(x, x.T, precision="highest"),
         ns.lax.batch_matmul(x[None], x.T[None], precision=None)))},
     ("lax.dot_general", "lax.dot"): {"preferred_element_type": J(lambda ns, x: (
-        ns.lax.dot_general(x, x, (((1,), (1,)), ((), ())), preferred_element_type=np.float32),
+        ns.lax.dot_general(x.astype(np.float32), x, (((1,), (1,)), ((), ())),
+                           preferred_element_type=np.float64),
         ns.lax.dot(x.astype(np.int8), x.T.astype(np.int8), preferred_element_type=np.int32)))},
     "lax.dot": {"dimension_numbers": J(lambda ns, x: ns.lax.dot(
         x, x, dimension_numbers=(((0,), (0,)), ((), ()))))},
+    ("lax.reduce_sum", "lax.reduce"): {"out_sharding": NI(
+        lambda ns, j, x: ns.lax.reduce_sum(x, (0,), out_sharding=1), "out_sharding")},
+    "lax.reduce_window": {("window_strides", "padding", "base_dilation", "window_dilation"): J(
+        lambda ns, x: ns.lax.reduce_window(x, -np.inf, ns.lax.max, (2, 2), window_strides=(1, 2),
+                                           padding="SAME", base_dilation=(2, 1),
+                                           window_dilation=(1, 2)))},
+    ("lax.cumsum", "lax.cumprod", "lax.cummax", "lax.cummin", "lax.cumlogsumexp"): {
+        ("axis", "reverse"): J(lambda ns, x: [getattr(ns.lax, n)(x, axis=1, reverse=True) for n in (
+            "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")])},
+    "lax.associative_scan": {("reverse", "axis"): J(lambda ns, x: ns.lax.associative_scan(
+        ns.lax.add, x, reverse=True, axis=1))},
+    ("lax.sort", "lax.sort_key_val"): {("dimension", "is_stable"): J(lambda ns, x: (
+        ns.lax.sort(XB, dimension=0, is_stable=False),
+        ns.lax.sort_key_val(XB, x, dimension=1, is_stable=True)))},
+    "lax.sort": {"num_keys": J(lambda ns, x: ns.lax.sort((XB, x), num_keys=2))},
+    "lax.top_k": {"axis": J(lambda ns, x: ns.lax.top_k(x, 2, axis=0))},
+    ("lax.conv_general_dilated", "lax.conv_with_general_padding", "lax.conv"): {
+        ("precision", "preferred_element_type"): J(lambda ns, x: (
+            ns.lax.conv(x[None, None], x[None, None, :2, :2], (1, 1), "SAME",
+                        precision=ns.lax.Precision.HIGHEST, preferred_element_type=np.float64),
+            ns.lax.conv_with_general_padding(x[None, None], x[None, None, :2, :2], (1, 1),
+                                             [(1, 0), (0, 1)], (2, 1), (1, 2), precision=None,
+                                             preferred_element_type=None),
+            ns.lax.conv_general_dilated(x[None, None].astype(np.int8), x[None, None, :2, :2].astype(
+                np.int8), (1, 1), "VALID", precision="highest", preferred_element_type=np.int32)))},
+    "lax.conv_general_dilated": {
+        ("lhs_dilation", "rhs_dilation", "dimension_numbers", "feature_group_count"): J(
+            lambda ns, x: ns.lax.conv_general_dilated(
+                x.reshape(1, 3, 2, 2), x.reshape(2, 2, 3, 1)[:, :1], (1, 1), [(1, 1), (0, 1)],
+                lhs_dilation=(2, 1), rhs_dilation=(1, 2), dimension_numbers=("NHWC", "OIHW", "NCHW"),
+                feature_group_count=2)),
+        "batch_group_count": NI(lambda ns, j, x: ns.lax.conv_general_dilated(
+            x[None, None], x[None, None], (1, 1), "VALID", batch_group_count=2),
+            "batch_group_count"),
+        "out_sharding": NI(lambda ns, j, x: ns.lax.conv_general_dilated(
+            x[None, None], x[None, None], (1, 1), "VALID", out_sharding=1), "out_sharding")},
+    "lax.gather": {("unique_indices", "indices_are_sorted", "mode", "fill_value"): J(
+        lambda ns, x: ns.lax.gather(x, np.array([[5], [1]]), ns.lax.GatherDimensionNumbers(
+            (1,), (0,), (0,)), (1, 4), unique_indices=True, indices_are_sorted=False, mode="fill",
+            fill_value=-3.0))},
+    ("lax.scatter", "lax.scatter_add", "lax.scatter_sub", "lax.scatter_mul", "lax.scatter_min",
+     "lax.scatter_max"): {("indices_are_sorted", "unique_indices", "mode"): J(
+        lambda ns, x: [getattr(ns.lax, n)(x, np.array([[2], [7]]), x[:2], ns.lax.ScatterDimensionNumbers(
+            (1,), (0,), (0,)), indices_are_sorted=True, unique_indices=True, mode=m)
+            for n in ("scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min",
+                      "scatter_max") for m in ("clip", "drop")])},
+    "lax.ScatterDimensionNumbers": {("operand_batching_dims", "scatter_indices_batching_dims"): NI(
+        lambda ns, j, x: ns.lax.scatter_add(x, np.zeros((3, 1), int), x[:, :1], ns.lax.ScatterDimensionNumbers(
+            (), (1,), (1,), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))),
+        "batching")},
+    "lax.GatherDimensionNumbers": {
+        ("operand_batching_dims", "start_indices_batching_dims"):
+            NI(lambda ns, j, x: ns.lax.gather(x, np.zeros((3, 1), int), ns.lax.GatherDimensionNumbers(
+                (1,), (), (1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,)),
+                (1, 1)), "batching")},
+    "lax.custom_root": {"has_aux": J(lambda ns, x: ns.lax.custom_root(
+        lambda v: v - 1.0, x, lambda f, v: (v * 2, v.sum()), lambda g, y: y, has_aux=True))},
+    "lax.custom_linear_solve": {("transpose_solve", "symmetric", "has_aux"): J(
+        lambda ns, x: ns.lax.custom_linear_solve(lambda v: v * 2.0, x, lambda mv, r: (r / 2.0, r.sum()),
+                                                 transpose_solve=lambda mv, r: (r / 2.0, r.sum()),
+                                                 symmetric=False, has_aux=True))},
+    "lax.platform_dependent": {("default", "kw"): J(lambda ns, x: ns.lax.platform_dependent(
+        x, default=lambda v: v + 1, cpu=lambda v: v * 2))},
 }
 
 from audit_surface2 import cases as _surface2_cases  # noqa: E402  (round 3's jnp functions)

@@ -215,3 +215,25 @@ def test_scalar_carries_of_while_fori_and_scan():
         wc = wc * 0.25 + x
     assert float(c) == wc
     np.testing.assert_array_equal(ys, wys)
+
+
+def test_tiled_loops_nested_in_cond_and_in_outer_loops():
+    x = np.linspace(-1, 1, 2501)
+    c = np.arange(5.0)
+
+    def horner(x):
+        return lax.fori_loop(0, 5, lambda j, acc: acc * x + jnp.asarray(c)[j], jnp.zeros_like(x))
+
+    f = jm.jit(lambda x, p: lax.cond(p, horner, lambda x: x * 2.0, x))
+    g = jm.jit(lambda x: lax.fori_loop(0, 3, lambda i, a: horner(a) + i, x))
+    h = jm.jit(lambda xs: lax.scan(lambda s, row: (s + horner(row).sum(), horner(row)), 0.0, xs))
+    np.testing.assert_array_equal(f(x, True), _horner_np(x, c))
+    np.testing.assert_array_equal(f(x, False), x * 2.0)
+    a = x
+    for i in range(3):
+        a = _horner_np(a, c) + i
+    np.testing.assert_array_equal(g(x), a)
+    xs = x[:2500].reshape(50, 50)
+    s, ys = h(xs)
+    np.testing.assert_array_equal(ys, np.stack([_horner_np(r, c) for r in xs]))
+    np.testing.assert_allclose(s, sum(_horner_np(r, c).sum() for r in xs), rtol=1e-12)

@@ -354,3 +354,300 @@ def test_dot_general_and_friends():
     assert_same(prog)
     assert_same_error(lambda ns: ns.lax.dot(a, b[0]))
     assert_same_error(lambda ns: ns.lax.dot_general(a, b, (((1,), (1,)), ((), ()))))
+
+
+# ---------------------------------------------------------------- reductions, scans, sorts
+
+@pytest.mark.parametrize("dt", ["i4", "u1", "f8", "b1"])
+def test_reductions(dt):
+    x = _data(dt, (3, 4, 2), "red")
+    names = ["reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor"] + \
+        ([] if dt == "b1" else ["reduce_sum", "reduce_prod"])
+    names = [n for n in names if not (dt == "f8" and n in ("reduce_and", "reduce_or",
+                                                           "reduce_xor"))]
+
+    def prog(ns):
+        @ns.jit
+        def f(x):
+            return [getattr(ns.lax, n)(x, ax) for n in names
+                    for ax in ((0,), (1, 2), (0, 1, 2), (), (2,))] + \
+                   [getattr(ns.lax, n)(x[:, :0], (1,)) for n in names] + \
+                   [getattr(ns.lax, n)(x[:0], (0, 2)) for n in names]
+        return f(x), [getattr(ns.lax, n)(x, (1,)) for n in names]
+    assert_same(prog)
+
+
+def test_reduce_with_python_computations():
+    x = np.arange(24.0).reshape(2, 3, 4) / 5 - 2
+    i = np.arange(24).reshape(2, 3, 4) % 7
+
+    def prog(ns):
+        lx, jnp = ns.lax, ns.jnp
+
+        @ns.jit
+        def f(x, i):
+            return (lx.reduce(x, 1.0, lx.add, (1,)), lx.reduce(x, 0.0, lambda a, b: a + b, (0, 2)),
+                    lx.reduce(x, 2.0, lambda a, b: a * b, (0,)),
+                    lx.reduce(x, -np.inf, jnp.maximum, (2,)), lx.reduce(x, np.inf, lx.min, (0, 1)),
+                    lx.reduce(i, 0, lx.bitwise_or, (1,)), lx.reduce(i, -1, lx.bitwise_and, (2,)),
+                    lx.reduce(i, 0, lx.bitwise_xor, (0, 1, 2)), lx.reduce(i > 3, False, lx.bitwise_or, (2,)),
+                    lx.reduce(i > 3, True, lambda a, b: a & b, (0,)), lx.reduce((x,), (0.0,), lx.add, (1,)),
+                    lx.reduce(x[:, :0], 5.0, lx.add, (1,)))
+        return f(x, i)
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.reduce(x, 1, ns.lax.add, (1,)))
+    import jitmagic.lax as lax
+    with pytest.raises(NotImplementedError, match="monoid"):
+        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,))
+    with pytest.raises(NotImplementedError, match="several operands"):
+        lax.reduce((x, x), (0.0, 0.0), lambda a, b: (a[0] + b[0], a[1] * b[1]), (0,))
+
+
+@pytest.mark.parametrize("case", [
+    dict(w=(3,), s=(1,), p="VALID"), dict(w=(3,), s=(2,), p="SAME"),
+    dict(w=(2,), s=(3,), p=[(1, 2)]), dict(w=(3,), s=(2,), p=[(1, 2)], bd=(2,), wd=(1,)),
+    dict(w=(2,), s=(1,), p="VALID", wd=(3,)), dict(w=(4,), s=(1,), p=[(-1, 0)]),
+    dict(w=(2, 3), s=(1, 2), p="SAME"), dict(w=(3, 1), s=(2, 1), p=[(0, 1), (2, 0)], bd=(1, 2)),
+    dict(w=(1, 2), s=(1, 1), p="SAME_LOWER", wd=(1, 2)), dict(w=(20,), s=(1,), p="VALID")])
+def test_reduce_window(case):
+    nd = len(case["w"])
+    x = np.arange(10.0) ** 1.5 % 7 if nd == 1 else np.arange(35.0).reshape(5, 7) % 11
+
+    def prog(ns):
+        lx = ns.lax
+
+        def rw(v, init, op):
+            return lx.reduce_window(v, init, op, case["w"], case["s"], case["p"],
+                                    case.get("bd"), case.get("wd"))
+
+        @ns.jit
+        def f(v):
+            return (rw(v, 0.0, lx.add), rw(v, 1.5, lx.add), rw(v, -np.inf, lx.max),
+                    rw(v, np.inf, lx.min), rw(v.astype(np.int32), np.int32(0), lx.add),
+                    rw(v > 3, False, lx.bitwise_or), rw(v, 1.0, lx.mul))
+        return f(x)
+    assert_same(prog)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"])
+def test_cumulative(name):
+    xs = [_data("f8", (5,), name), _data("f8", (3, 4), name) * 10, _data("f8", (0, 3), name)]
+    ints = [x.astype(np.int32) for x in xs]
+
+    def prog(ns):
+        f = getattr(ns.lax, name)
+        out = []
+        for x in xs + ([] if name == "cumlogsumexp" else ints):
+            for ax in range(x.ndim):
+                for r in (False, True):
+                    out.append(ns.jit(lambda v: f(v, axis=ax, reverse=r))(x))
+        return out + [f(xs[1], 1)]
+    assert_same(prog, rtol=1e-10 if name == "cumlogsumexp" else None)
+    assert_same_error(lambda ns: getattr(ns.lax, name)(np.array([True, False])))
+
+
+def test_cumlogsumexp_extremes():
+    x = np.array([-np.inf, -np.inf, 1000.0, 1000.0, -1000.0, np.inf, 3.0])
+    assert_same(lambda ns: [ns.jit(ns.lax.cumlogsumexp)(x), ns.lax.cumlogsumexp(x[:5], 0, True)])
+
+
+def test_associative_scan_matches_jax_on_non_commutative_ops():
+    mats = np.random.default_rng(3).standard_normal((7, 2, 2))
+
+    def affine(a, b):                  # composition of x -> m x + c maps: associative only
+        return (a[0] * b[0], a[1] * b[0] + b[1])
+
+    def prog(ns):
+        lx, jnp = ns.lax, ns.jnp
+
+        @ns.jit
+        def f(m, x, s):
+            return (lx.associative_scan(jnp.matmul, m), lx.associative_scan(jnp.matmul, m, True),
+                    lx.associative_scan(lx.add, x), lx.associative_scan(lx.add, x, axis=1),
+                    lx.associative_scan(affine, (x, s), reverse=True, axis=1),
+                    lx.associative_scan(lx.max, x[:, :1], axis=1), lx.associative_scan(lx.add, x[:0]),
+                    lx.associative_scan(lambda a, b: {"p": a["p"] * b["p"]}, {"p": s[0]}))
+        return f(mats, np.arange(12.0).reshape(3, 4), np.linspace(0.5, 1.5, 12).reshape(3, 4))
+    assert_same(prog)
+
+
+def test_sorts():
+    k1 = np.array([[2, 1, 2, 1, 0, 2], [5, 5, 4, 4, 4, 3]])
+    k2 = np.array([[1.0, np.nan, 0.5, 3.0, -np.inf, 0.5], [2.0, 1.0, 1.0, 0.0, -1.0, 9.0]])
+    v = np.arange(12).reshape(2, 6).astype(np.int32)
+
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(k1, k2, v):
+            return (lx.sort(k2), lx.sort(k2, dimension=0), lx.sort((k1, k2, v), num_keys=2),
+                    lx.sort((k1, v)), lx.sort([k2, k1], dimension=0, num_keys=1),
+                    lx.sort((k1,), is_stable=False), lx.sort_key_val(k1, v),
+                    lx.sort_key_val(k2, k1, dimension=0), lx.sort(k2[:, :0]),
+                    lx.sort((k1 > 1, v), num_keys=1))
+        return f(k1, k2, v)
+    assert_same(prog)
+
+
+def test_top_k_and_argmax():
+    x = np.array([[1.0, 3.0, 3.0, -1.0, 2.0], [0.0, 7.0, -2.0, 7.0, 7.0]])
+    i = (np.arange(30).reshape(5, 6) * 7 % 11).astype(np.int8)
+
+    def prog(ns):
+        lx = ns.lax
+
+        @ns.jit
+        def f(x, i):
+            return (lx.top_k(x, 3), lx.top_k(x, 0), lx.top_k(i, 2, axis=0), lx.top_k(i, 6),
+                    lx.argmax(x, 1, np.int32), lx.argmin(x, 0, np.int64), lx.argmax(i, 0, np.int8),
+                    lx.argmin(i > 5, 1, np.int32), lx.argmax(np.array([1.0, np.nan, 3.0]), 0, np.int32))
+        return f(x, i)
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.top_k(x, 6))
+
+
+# ---------------------------------------------------------------- convolutions
+
+@pytest.mark.parametrize("case", [
+    dict(), dict(s=(2, 1)), dict(p="SAME"), dict(p="SAME", s=(2, 2)), dict(p=[(1, 0), (-1, 2)]),
+    dict(ld=(2, 1), p=[(0, 0), (0, 0)]), dict(rd=(1, 2)),
+    dict(ld=(2, 2), rd=(2, 1), p=[(1, 2), (0, -1)]), dict(g=2),
+    dict(g=4, p="SAME_LOWER", s=(1, 2)),
+    dict(dn=("NHWC", "HWIO", "NHWC")), dict(dn=("NCHW", "OIHW", "NHWC"), g=2),
+    dict(dn=("NWHC", "OHWI", "CNHW"), s=(2, 1), p="SAME")])
+def test_conv_general_dilated(case):
+    dn = case.get("dn")
+    g = case.get("g", 1)
+    lhs = np.arange(2 * 4 * 6 * 5.0).reshape(2, 4, 6, 5) % 7 - 3       # N C H W
+    rhs = np.arange(8 * (4 // g) * 3 * 2.0).reshape(8, 4 // g, 3, 2) % 5 - 2   # O I H W
+    if dn is not None:
+        lhs = np.transpose(lhs, ["NCHW".index(ch) for ch in dn[0]])
+        rhs = np.transpose(rhs, ["OIHW".index(ch) for ch in dn[1]])
+
+    def prog(ns):
+        @ns.jit
+        def f(a, b):
+            return ns.lax.conv_general_dilated(
+                a, b, case.get("s", (1, 1)), case.get("p", "VALID"), case.get("ld"),
+                case.get("rd"), dn, feature_group_count=g)
+        return f(lhs, rhs), f(lhs.astype(np.float32), rhs.astype(np.float32))
+    assert_same(prog)
+
+
+def test_conv_short_forms_1d_3d_and_ints():
+    x1, w1 = np.arange(2 * 3 * 9.0).reshape(2, 3, 9) / 4, np.arange(4 * 3 * 3.0).reshape(4, 3, 3) - 5
+    x3, w3 = np.arange(2 * 4 * 4 * 3.0).reshape(1, 2, 4, 4, 3), np.ones((2, 2, 2, 2, 2))
+    xi = (np.arange(50).reshape(1, 2, 5, 5) % 7).astype(np.int8)
+    wi = (np.arange(12).reshape(3, 2, 2, 1) % 3 - 1).astype(np.int8)
+
+    def prog(ns):
+        lx = ns.lax
+        dn = lx.conv_dimension_numbers(x1.shape, w1.shape, ("NCH", "OIH", "NCH"))
+        return (ns.jit(lambda a, b: lx.conv(a, b, (2,), "SAME"))(x1, w1),
+                ns.jit(lambda a, b: lx.conv_with_general_padding(a, b, (1,), [(2, 1)], (2,), (3,)))(
+                    x1, w1),
+                ns.jit(lambda a, b: lx.conv_general_dilated(a, b, (1,), "VALID",
+                                                            dimension_numbers=dn))(x1, w1),
+                ns.jit(lambda a, b: lx.conv(a, b, (1, 2, 1), "VALID"))(x3, w3),
+                ns.jit(lambda a, b: lx.conv(a, b, (1, 1), "SAME", preferred_element_type=np.int32))(
+                    xi, wi),
+                lx.conv(x1, w1, (1,), "VALID"), tuple(dn))
+    assert_same(prog)
+    assert_same_error(lambda ns: ns.lax.conv(x1, w1.astype(np.float32), (1,), "VALID"))
+    assert_same_error(lambda ns: ns.lax.conv_general_dilated(x1, w1, (1,), "SAME", (2,)))
+    import jitmagic.lax as lax
+    with pytest.raises(NotImplementedError, match="batch_group_count"):
+        lax.conv_general_dilated(x1, w1, (1,), "VALID", batch_group_count=2)
+
+
+def test_preferred_element_type_checks():
+    a = np.ones((2, 3))
+    i = np.arange(6, dtype=np.int32).reshape(2, 3)
+    assert_same(lambda ns: [ns.jit(lambda x, y: ns.lax.dot(x, y.T, preferred_element_type=t))(
+        a * 1.3, a) for t in (np.float32, np.int64, np.complex128, np.float64)])
+    for prog in (lambda ns: ns.lax.dot(i, i.T, preferred_element_type=np.int8),
+                 lambda ns: ns.lax.conv(a[None, None], a[None, None], (1, 1), "VALID",
+                                        preferred_element_type=np.float16)):
+        assert_same_error(prog)
+
+
+# ---------------------------------------------------------------- gather / scatter
+
+def test_gather():
+    x = np.arange(15.0).reshape(5, 3)
+    m = np.arange(20).reshape(4, 5).astype(np.int32)
+    v = np.arange(6.0) * 1.5
+
+    def prog(ns):
+        lx = ns.lax
+        G = lx.GatherDimensionNumbers
+
+        @ns.jit
+        def f(x, m, v, i, j, k):
+            return (lx.gather(x, i, G(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                      start_index_map=(0,)), (1, 3)),
+                    lx.gather(m, j, G((), (0, 1), (0, 1)), (1, 1)),
+                    lx.gather(v, k, G((1,), (), (0,)), (3,)),
+                    lx.gather(v, k, G((1,), (), (0,)), (3,), mode="fill", fill_value=-1.0),
+                    lx.gather(v, k, G((1,), (), (0,)), (3,), mode=lx.GatherScatterMode.FILL_OR_DROP),
+                    lx.gather(m, i, G((0,), (1,), (1,)), (4, 1), indices_are_sorted=True,
+                              unique_indices=True),
+                    lx.gather(m, j, G((2, 3), (), (1, 0)), (2, 2), mode="clip"),
+                    lx.gather(x, i[:0], G((1,), (0,), (0,)), (1, 3)))
+        return f(x, m, v, np.array([[4], [0], [2], [9]]), np.array([[[0, 0], [3, 4], [1, 2]],
+                                                                     [[2, 1], [-1, 0], [3, 9]]]),
+                 np.array([[0], [4], [-2]]))
+    assert_same(prog)
+
+
+def test_scatter_family():
+    S = None
+
+    def prog(ns):
+        lx = ns.lax
+        S = lx.ScatterDimensionNumbers
+        pts = S(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+        rows = S(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+        @ns.jit
+        def f(z, i, u, m, ri, ru):
+            return (lx.scatter_add(z, i, u, pts), lx.scatter_mul(z + 1, i, u, pts),
+                    lx.scatter_min(z, i, u, pts), lx.scatter_max(z, i, -u, pts),
+                    lx.scatter_sub(z, i, u, pts, mode="clip"), lx.scatter(z, i[:2], u[:2], pts),
+                    lx.scatter_add(m, ri, ru, rows), lx.scatter(m, ri, ru, rows, mode="drop",
+                                                                 indices_are_sorted=True,
+                                                                 unique_indices=True),
+                    lx.scatter_add(m, ri[:0], ru[:0], rows),
+                    lx.scatter_add(m, np.array([[1, 1], [3, 2]]), np.ones((2, 2, 2)),
+                                   S((1, 2), (), (0, 1))))
+        return f(np.zeros(5), np.array([[0], [2], [0], [7], [-1]]), np.array([1.0, 2, 3, 4, 5]),
+                 np.arange(12.0).reshape(4, 3), np.array([[3], [0], [5]]),
+                 np.arange(9.0).reshape(3, 3))
+    assert_same(prog)
+    import jitmagic.lax as lax
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,), operand_batching_dims=(0,))
+    with pytest.raises(NotImplementedError, match="batching"):
+        lax.scatter_add(np.zeros(3), np.zeros((1, 1), int), np.ones(1), dn)
+
+
+def test_custom_root_linear_solve_and_platform_dependent():
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    b = np.array([1.0, 2.0])
+
+    def prog(ns):
+        lx, jnp = ns.lax, ns.jnp
+
+        def newton(f, x0):
+            return lx.fori_loop(0, 30, lambda i, x: x - f(x) / (2 * x), x0)
+
+        @ns.jit
+        def g(a, b, c):
+            root = lx.custom_root(lambda x: x * x - c, 1.0 + 0 * c, newton, lambda g, y: y / 2.0)
+            sol = lx.custom_linear_solve(lambda v: a @ v, b,
+                                         lambda mv, r: jnp.linalg.solve(a, r), symmetric=True)
+            plat = lx.platform_dependent(b, cpu=lambda v: v * 2, default=lambda v: v * 3)
+            plat2 = lx.platform_dependent(b, cuda=lambda v: v * 2, default=lambda v: v * 3)
+            return root, sol, plat, plat2
+        return g(a, b, 2.0)
+    assert_same(prog)

@@ -113,7 +113,8 @@ def test_referenced_global_is_part_of_the_key():
 
 
 def test_eviction_is_logged_and_lru():
-    f = jm.jit(lambda x: x + 1, max_variants=2)
+    # static shapes: one variant per shape, so three shapes overflow two slots
+    f = jm.jit(lambda x: x + 1, max_variants=2, shapes="static")
     a, b, c = np.ones(1), np.ones(2), np.ones(3)
     f(a), f(b), f(a), f(c)          # b is least recently used
     shapes = sorted(v.signature for v in f.variants)

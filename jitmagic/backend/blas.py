@@ -28,6 +28,7 @@ import numpy as np
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from .. import shapes
 from . import parallel
 from .scalar import F32, F64, I8, I32, I64, PTR, raw_store
 
@@ -130,7 +131,7 @@ def plan(lhs_shape, rhs_shape, contract, batch):
     nb = len(lb)
     if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
         return None
-    if len(lc) != 1 or lhs_shape[:nb] != rhs_shape[:nb]:
+    if len(lc) != 1 or not shapes.known_equal(tuple(lhs_shape[:nb]), tuple(rhs_shape[:nb])):
         return None
     la, ra = lhs_shape[nb:], rhs_shape[nb:]
     lcd, rcd = lc[0] - nb, rc[0] - nb
@@ -143,12 +144,12 @@ def plan(lhs_shape, rhs_shape, contract, batch):
     elif lcd == len(la) - 1:
         # (..., K) contracted on its last axis: row-major, the leading axes are the rows of
         # one M x K matrix, and the output's (..., N) is the M x N product
-        m, k, trans_a = int(np.prod(la[:-1], dtype=np.int64)), la[-1], False
+        m, k, trans_a = _prod(la[:-1]), la[-1], False
     elif nb == 0:
         # (P..., K, Q...) contracted on K: for each index into P, a K x prod(Q) matrix read
         # transposed, times the one right matrix (an einsum such as "bchw,oc->bhwo")
-        outer = int(np.prod(la[:lcd], dtype=np.int64))
-        m, k, trans_a = int(np.prod(la[lcd + 1:], dtype=np.int64)), la[lcd], True
+        outer = _prod(la[:lcd])
+        m, k, trans_a = _prod(la[lcd + 1:]), la[lcd], True
     else:
         return None
     if len(ra) == 1:
@@ -158,20 +159,40 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         n = ra[0] if trans_b else ra[1]
     else:
         return None
-    if min(m, n, k) == 0:
-        return None
-    nbatch = int(np.prod(lhs_shape[:nb], dtype=np.int64)) if nb else outer
-    return nbatch, m, n, k, trans_a, trans_b, outer > 1
+    generic = any(shapes.is_symbolic(d) for d in (m, n, k, outer)) or \
+        shapes.any_symbolic(lhs_shape[:nb])
+    if not generic and min(m, n, k) == 0:
+        return None     # (a generic size may be 0 at run time: BLAS is then given lda >= 1)
+    nbatch = _prod(lhs_shape[:nb]) if nb else outer
+    shared = not shapes.known_equal(outer, 1) if shapes.is_symbolic(outer) else outer > 1
+    return nbatch, m, n, k, trans_a, trans_b, shared
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out = out * x
+    return out
+
+
+def _at_least_1(cg, x):
+    """max(x, 1) as an i64, at run time for a symbolic size."""
+    if not shapes.is_symbolic(x):
+        return ir.Constant(I64, max(x, 1))
+    v = cg.size(x)
+    return cg.b.select(cg.b.icmp_signed(">", v, ir.Constant(I64, 1)), v, ir.Constant(I64, 1))
 
 
 def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     nbatch, m, n, k, ta, tb, shared = gemm
     t = F64 if dtype == np.float64 else F32
-    if m == 1 or n == 1:
+    if shapes.is_one(m) or shapes.is_one(n):
         return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
         symbol)
+    if shapes.is_symbolic(nbatch * m * n * k):
+        return _emit_symbolic(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
     axis = "m" if m >= n else "n"
     call = _caller(fn, t, gemm, axis)
     ptrs = (lhs_buf.ptr, rhs_buf.ptr, out_buf.ptr)
@@ -187,7 +208,7 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
         sequential()
 
 
-# below this many multiply-adds per product (~0.3 ms on one core), OpenBLAS's threads cost more
+# below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
 # than they save once the cores are shared: conv2d_layer's 288 products of 1024x16 by 16x32
 # took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
 # this many in all, one thread does the whole batch.
@@ -415,8 +436,40 @@ def _runnable_function(module):
     return fn
 
 
+def _emit_symbolic(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """A product with sizes read at run time (a shape-generic variant): one OpenBLAS call
+    per batch entry, on one thread below SMALL_GEMM multiply-adds (decided at run time)."""
+    nbatch, m, n, k, ta, tb, shared = gemm
+    lda = m if ta else k
+    ldb = k if tb else n
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, cg.size(stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
+                    ir.Constant(I32, _TRANS if tb else _NO_TRANS), cg.size(m),
+                    cg.size(n), cg.size(k), ir.Constant(t, 1.0),
+                    at(lhs_buf, m * k), _at_least_1(cg, lda),
+                    at(rhs_buf, 0 if shared else k * n),
+                    _at_least_1(cg, ldb), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    _at_least_1(cg, n)])
+    if shapes.is_symbolic(m * n * k):    # OpenBLAS's threads only for a large product
+        work = cg.size(m * n * k)
+        with b.if_else(b.icmp_signed(">=", work, ir.Constant(I64, SMALL_GEMM))) as (big, small):
+            with big:
+                _batch(cg, nbatch, one)
+            with small:
+                _one_thread(cg, lambda: _batch(cg, nbatch, one))
+    elif m * n * k >= SMALL_GEMM:
+        _batch(cg, nbatch, one)
+    else:
+        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+
+
 def _batch(cg, nbatch, one):
-    if nbatch == 1:
+    if shapes.is_one(nbatch):
         one(ir.Constant(I64, 0))
     else:
         cg.loop(nbatch, one)
@@ -438,7 +491,7 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     nbatch, m, n, k, ta, tb, shared = gemm
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]), symbol)
-    if n == 1:
+    if shapes.is_one(n):
         # out (m) = op(lhs) x, lhs stored m x k (or k x m when transposed); rhs is k values
         # in a row (k x 1, 1 x k, or a vector: contiguous either way)
         mat, vec, trans = lhs_buf, rhs_buf, ta
@@ -453,11 +506,11 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
 
     def one(i):
         def at(buf, stride):
-            off = b.mul(i, ir.Constant(I64, stride))
+            off = b.mul(i, cg.size(stride))
             return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
         b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if trans else _NO_TRANS),
-                    ir.Constant(I64, rows), ir.Constant(I64, cols), ir.Constant(t, 1.0),
-                    at(mat, mat_step), ir.Constant(I64, max(cols, 1)), at(vec, vec_step),
+                    cg.size(rows), cg.size(cols), ir.Constant(t, 1.0),
+                    at(mat, mat_step), _at_least_1(cg, cols), at(vec, vec_step),
                     ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
                     ir.Constant(I64, 1)])
     # one thread: a matrix-vector product is bound by memory traffic, which a second

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import llvmlite.ir as ir
 
+from .. import shapes
 from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
@@ -21,7 +22,7 @@ from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, sto
 
 ENTRY = "jm_entry"
 # offsets in numpy's PyArrayObject (stable since NumPy 1.7): data, nd, dimensions, strides
-_DATA_OFFSET, _STRIDES_OFFSET = 16, 40
+_DATA_OFFSET, _DIMS_OFFSET, _STRIDES_OFFSET = 16, 32, 40
 
 
 def arg_kind(aval: ShapedArray) -> str:
@@ -93,6 +94,7 @@ class Codegen(ScalarOps):
         interrupt.clear(self)
         timing = runstats.emit_start(self)
         n_const = len(fn.constvars)
+        self._load_symbols(ins, func.args)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
             if kind == "array":
                 if self.strided[i]:
@@ -136,6 +138,70 @@ class Codegen(ScalarOps):
             self.b.ret(ir.Constant(I32, rc))
         return self._text()
 
+    def _load_symbols(self, ins, args):
+        """A generic variant's symbolic sizes, read from the shape of the first input that has
+        each as an axis; kept in self.buffers (under ('dim', name)) so that parallel parts
+        capture them like any other scalar."""
+        for v, kind, arg in zip(ins, self.kinds, args):
+            if kind != "array":
+                continue
+            for axis, d in enumerate(v.aval.shape):
+                if not shapes.is_symbolic(d) or len(d.symbols) != 1 or d != shapes.Dim.symbol(
+                        d.symbols[0]) or ("dim", d.symbols[0]) in self.buffers:
+                    continue
+                b = self.b
+                dims = b.load(b.gep(arg, [ir.Constant(I64, _DIMS_OFFSET)], source_etype=I8),
+                              typ=PTR)
+                val = b.load(b.gep(dims, [ir.Constant(I64, axis)], source_etype=I64), typ=I64)
+                self.buffers[("dim", d.symbols[0])] = ScalarArg(val, ShapedArray(
+                    (), np.dtype(np.int64)))
+
+    def size(self, d):
+        """An LLVM i64 for a size: a constant, or computed from the symbolic sizes."""
+        if isinstance(d, ir.Value):
+            return d
+        if not shapes.is_symbolic(d):
+            return ir.Constant(I64, int(d))
+        b = self.b
+        total = None
+        for mono, c in d.terms:
+            v = None
+            for a in mono:
+                if isinstance(a, str):
+                    x = self.buffers[("dim", a)].value
+                else:     # sizes are >= 0, so C's division and remainder are floor's
+                    x = self.size(a.arg)
+                    k = ir.Constant(I64, a.k)
+                    x = b.sdiv(x, k) if a.kind == "floordiv" else b.srem(x, k)
+                v = x if v is None else b.mul(v, x)
+            if v is None:
+                v = ir.Constant(I64, c)
+            elif c != 1:
+                v = b.mul(v, ir.Constant(I64, c))
+            total = v if total is None else b.add(total, v)
+        return total
+
+    def parallel_or_serial(self, elements, outer, par, serial):
+        """par() when splitting `outer` iterations over threads pays, else serial(). When a
+        size is symbolic this is decided at run time: par() is emitted once, and starts its
+        threads only when the sizes make it worth it (else its one part runs the whole range
+        on the calling thread), so the kernel is not emitted twice."""
+        if not (shapes.is_symbolic(elements) or shapes.is_symbolic(outer)):
+            return par() if parallel.worth_it(self, elements, outer) else serial()
+        if not parallel.possible(self):
+            return serial()
+        b = self.b
+        self.parallel_when = b.and_(
+            b.icmp_signed(">=", self.size(outer), ir.Constant(I64, 2)),
+            b.icmp_signed(">=", self.size(elements), ir.Constant(I64, parallel.MIN_ELEMENTS)))
+        try:
+            return par()
+        finally:
+            self.parallel_when = None
+
+    def index(self, i):
+        return self.size(i)
+
     def _text(self):
         from . import engine, vecmath
         info = engine.host_info()
@@ -145,16 +211,23 @@ class Codegen(ScalarOps):
     def _array_data(self, arg, aval, check):
         b = self.b
         data = b.load(b.gep(arg, [ir.Constant(I64, _DATA_OFFSET)], source_etype=I8), typ=PTR)
-        if check and aval.size > 1 and aval.ndim:
+        generic = shapes.any_symbolic(aval.shape)
+        if check and aval.ndim and (generic or aval.size > 1):
             strides = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8),
                              typ=PTR)
             item = aval.dtype.itemsize
             ok = ir.Constant(I1, 1)
             for d, (n, s) in enumerate(zip(aval.shape, _contiguous_strides(aval.shape))):
-                if n == 1:
+                if shapes.is_one(n):
                     continue
                 got = b.load(b.gep(strides, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
-                ok = b.and_(ok, b.icmp_signed("==", got, ir.Constant(I64, s * item)))
+                good = b.icmp_signed("==", got, self.size(s * item))
+                if generic:   # as NumPy's flag: an axis of size 0 or 1 may have any stride,
+                    # and an empty array is contiguous
+                    good = b.or_(good, b.icmp_signed("<=", self.size(n), ir.Constant(I64, 1)))
+                ok = b.and_(ok, good)
+            if generic:
+                ok = b.or_(ok, b.icmp_signed("==", self.size(aval.size), ir.Constant(I64, 0)))
             cont = self.func.append_basic_block("contiguous")
             b.cbranch(ok, cont, self.fail_bb)
             b.position_at_end(cont)
@@ -170,13 +243,13 @@ class Codegen(ScalarOps):
         item = ir.Constant(I64, aval.dtype.itemsize)
         ok, strides = ir.Constant(I1, 1), []
         for d, n in enumerate(aval.shape):
-            if n == 1:
+            if shapes.is_one(n):
                 strides.append(0)
                 continue
             got = b.load(b.gep(strides_p, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
             ok = b.and_(ok, b.icmp_signed("==", b.srem(got, item), ir.Constant(I64, 0)))
             strides.append(b.sdiv(got, item, flags=["exact"]))
-        if aval.size > 1:
+        if shapes.is_symbolic(aval.size) or aval.size > 1:
             cont = self.func.append_basic_block("strides_ok")
             b.cbranch(ok, cont, self.fail_bb)
             b.position_at_end(cont)
@@ -192,10 +265,14 @@ class Codegen(ScalarOps):
 
     def _malloc(self, aval, temps):
         b = self.b
-        nbytes = max(aval.size * aval.dtype.itemsize, 1)
+        if shapes.is_symbolic(aval.size):
+            n = self.size(aval.size * aval.dtype.itemsize)
+            nbytes = b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), n, ir.Constant(I64, 1))
+        else:
+            nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
         fn = self.module.globals.get("malloc") or ir.Function(
             self.module, ir.FunctionType(PTR, [I64]), "malloc")
-        p = b.call(fn, [ir.Constant(I64, nbytes)])
+        p = b.call(fn, [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
         # out of memory) frees what was allocated on the path it took (free(NULL) is a no-op)
         sb = self._slot_builder
@@ -224,10 +301,10 @@ class Codegen(ScalarOps):
     def _offset(self, buf, idx):
         off = None
         for i, n, s in zip(idx, buf.aval.shape, buf.strides):
-            if n == 1:
+            if shapes.is_one(n):
                 continue
-            if isinstance(s, ir.Value):
-                term = self.b.mul(i, s, flags=["nsw"])
+            if isinstance(s, ir.Value) or shapes.is_symbolic(s):
+                term = self.b.mul(i, self.size(s), flags=["nsw"])
             else:
                 term = i if s == 1 else self.b.mul(i, ir.Constant(I64, s), flags=["nsw"])
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
@@ -273,14 +350,14 @@ class Codegen(ScalarOps):
         if interruptible:
             poll_every = 1
         if poll_every is not None and poll_every > 1:
-            if not (isinstance(n, int) and start is None and n <= poll_every):
+            if not (type(n) is int and start is None and n <= poll_every):
                 return self._blocked_loop(n, body, carried, start, poll_every)
             poll_every = None
         return self._loop(n, body, carried, start, poll_every == 1)
 
     def _blocked_loop(self, n, body, carried, start, block):
         b = self.b
-        n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
+        n = self.size(n)
 
         def one_block(lo, *acc):
             hi = b.add(lo, ir.Constant(I64, block), flags=["nsw"])
@@ -293,7 +370,7 @@ class Codegen(ScalarOps):
 
     def _loop(self, n, body, carried=(), start=None, poll=False, step=1):
         b = self.b
-        n = n if isinstance(n, ir.Value) else ir.Constant(I64, n)
+        n = self.size(n)
         pre = b.block
         head = self.func.append_basic_block("loop")
         inner = self.func.append_basic_block("body")
@@ -427,13 +504,17 @@ class Codegen(ScalarOps):
             # computing atom itself: read its inputs, not its own (empty) buffer
             del self.buffers[atom]
         shape = buf.aval.shape
-        if shape and parallel.worth_it(self, buf.aval.size, shape[0]):
-            def part(lo, hi, t, extra):
-                out, = extra
-                self.loop(hi, lambda i: self.loop_nest(
-                    shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
-                    prefix=(i,)), start=lo, poll_every=_poll_interval(_prod(shape[1:])))
-            parallel.run(self, shape[0], part, extra=[buf])
+
+        def part(lo, hi, t, extra):
+            out, = extra
+            self.loop(hi, lambda i: self.loop_nest(
+                shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
+                prefix=(i,)), start=lo, poll_every=_poll_interval(_prod(shape[1:])))
+        if shape:
+            self.parallel_or_serial(
+                buf.aval.size, shape[0], lambda: parallel.run(self, shape[0], part, extra=[buf]),
+                lambda: self.loop_nest(
+                    shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx))))
         else:
             self.loop_nest(shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
         if compute:
@@ -475,16 +556,23 @@ class Codegen(ScalarOps):
             def outer(oidx):
                 self.store(self.buffers[out], oidx, reduce_dims(oidx, red, [], init)[0])
             kshape = [shape[d] for d in kept]
-            if kept and parallel.worth_it(self, x.aval.size, kshape[0]):
+
+            def serial():
+                self.loop_nest(kshape, outer, inner_elems=_prod(shape[d] for d in red))
+            if kept:
                 # rows of the output are independent: split them between threads
                 row = _prod(kshape[1:]) * _prod(shape[d] for d in red)
-                parallel.run(self, kshape[0], lambda lo, hi, t, extra: self.loop(
-                    hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo,
-                    poll_every=_poll_interval(row)))
-            elif not kept and red and parallel.worth_it(self, x.aval.size, shape[red[0]]):
-                self._parallel_full_reduction(x, out, shape, red, init, combine, reduce_dims)
+                self.parallel_or_serial(x.aval.size, kshape[0], lambda: parallel.run(
+                    self, kshape[0], lambda lo, hi, t, extra: self.loop(
+                        hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo,
+                        poll_every=_poll_interval(row))), serial)
+            elif red:
+                self.parallel_or_serial(x.aval.size, shape[red[0]], lambda:
+                                        self._parallel_full_reduction(x, out, shape, red, init,
+                                                                      combine, reduce_dims),
+                                        serial)
             else:
-                self.loop_nest(kshape, outer, inner_elems=_prod(shape[d] for d in red))
+                serial()
         else:
             # innermost axis kept: accumulate into the output row by row (vectorizes over it)
             self.loop_nest(buf.aval.shape, lambda oidx: self.store(buf, oidx, init))
@@ -507,7 +595,8 @@ class Codegen(ScalarOps):
     def _parallel_full_reduction(self, x, out, shape, red, init, combine, reduce_dims):
         """Each thread reduces a slice of the first axis into its own partial; the partials
         are combined once the threads have joined."""
-        n = min(parallel.threads(), shape[red[0]])
+        n = parallel.threads() if shapes.is_symbolic(shape[red[0]]) else \
+            min(parallel.threads(), shape[red[0]])
         dt = out.aval.dtype
         partial_aval = ShapedArray((n,), dt)
         partials = Buffer(self.b.load(self._stack_slot(ir.ArrayType(storage_type(dt), 2 * n)),
@@ -557,7 +646,7 @@ class Codegen(ScalarOps):
         b.position_at_end(head)
         k = b.phi(I64)
         k.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", k, ir.Constant(I64, n - 1)), body, done)
+        b.cbranch(b.icmp_signed("<", k, self.size(n - 1)), body, done)
         b.position_at_end(body)
         saved, self.memo = self.memo, {}
         v = at(k)
@@ -587,8 +676,8 @@ class Codegen(ScalarOps):
 
             def body(idx, a=a, offset=offset):
                 oidx = list(idx)
-                if offset:
-                    oidx[dim] = self.b.add(idx[dim], ir.Constant(I64, offset))
+                if shapes.is_symbolic(offset) or offset:
+                    oidx[dim] = self.b.add(idx[dim], self.size(offset))
                 self.store(buf, oidx, self.emit_value(a, idx))
             self.loop_nest(a.aval.shape, body)
             offset += n
@@ -655,6 +744,8 @@ POLL_ELEMENTS = 1 << 16
 
 def _poll_interval(elements_per_iteration):
     """Iterations between two polls of a loop whose iterations each do this much work."""
+    if shapes.is_symbolic(elements_per_iteration):
+        return 64     # work unknown until run time: poll often enough for any size
     return max(1, POLL_ELEMENTS // max(1, elements_per_iteration))
 
 
@@ -692,7 +783,7 @@ def _broadcast_index(idx, in_shape, out_shape):
     zero = None
     out = []
     for d, n in enumerate(in_shape):
-        if n == 1 and out_shape[lead + d] != 1:
+        if shapes.is_one(n) and not shapes.is_one(out_shape[lead + d]):
             zero = zero or ir.Constant(I64, 0)
             out.append(zero)
         else:

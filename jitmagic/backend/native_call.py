@@ -105,6 +105,8 @@ def _immutable(v):
 
 def servable(variant, parts) -> bool:
     """Whether `build` can check a call pattern and pass its leaves to `variant`."""
+    if getattr(variant, "generic", None) is not None:   # its extents vary: the Python path
+        return False
     kinds = []
 
     def walk(p):

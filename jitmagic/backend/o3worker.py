@@ -143,3 +143,6 @@ class Client:
                 p.wait(timeout=5)
             except Exception:      # noqa: BLE001
                 p.kill()
+                p.wait()
+            finally:
+                p.stdout.close()

@@ -29,8 +29,12 @@ def threads() -> int:
 
 
 def worth_it(cg, elements, outer):
-    return (threads() > 1 and outer >= 2 and elements >= MIN_ELEMENTS
-            and getattr(cg, "_eqn_depth", 0) == 1)
+    return possible(cg) and outer >= 2 and elements >= MIN_ELEMENTS
+
+
+def possible(cg):
+    """Threads may run this kernel (a top-level one, on a machine with more than one core)."""
+    return threads() > 1 and getattr(cg, "_eqn_depth", 0) == 1
 
 
 _ARG = ir.LiteralStructType([PTR, I64, I64, I64])   # ctx, lo, hi, t
@@ -91,7 +95,8 @@ def run(cg, n_outer, emit_range, extra=()):
     [0, n_outer) in chunks, one per thread. `extra` are Buffers the kernel writes that are not
     in cg.buffers; the part function sees them as its own Buffer objects. ctx is an array of
     8-byte slots, one per captured LLVM value."""
-    nthreads = min(threads(), n_outer)
+    symbolic = not isinstance(n_outer, int)    # a generic variant's size: chunks at run time
+    nthreads = threads() if symbolic else min(threads(), n_outer)
     k = next(_ids)
     slots = []          # outer LLVM values, in ctx order
 
@@ -139,6 +144,10 @@ def run(cg, n_outer, emit_range, extra=()):
     ctx_p = b.alloca(ir.ArrayType(I64, max(len(slots), 1)))
     for i, x in enumerate(slots):
         raw_store(b, x, _slot(b, ctx_p, i))
+    if symbolic:
+        _start_runtime_chunks(cg, cg.size(n_outer), nthreads, part, worker, ctx_p,
+                              getattr(cg, "parallel_when", None))
+        return nthreads
     chunk = -(-n_outer // nthreads)
     create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
     join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
@@ -175,3 +184,49 @@ def run(cg, n_outer, emit_range, extra=()):
 def _declare(module, name, ret, args):
     fn = module.globals.get(name)
     return fn if fn is not None else ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def _start_runtime_chunks(cg, n, nthreads, part, worker, ctx_p, when=None):
+    """run()'s call site when the iteration count n is known only at run time: worker w gets
+    [min(w*chunk, n), min((w+1)*chunk, n)), and is started only when that is not empty.
+    when (an i1, or None for always): split at all; if not, the calling thread's chunk is
+    the whole range."""
+    b = cg.b
+    create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
+    join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
+    tids = b.alloca(ir.ArrayType(I64, nthreads))
+    args = b.alloca(ir.ArrayType(_ARG, nthreads))
+    flags = b.alloca(ir.ArrayType(I8, nthreads))
+    k = ir.Constant(I64, nthreads)
+    chunk = b.sdiv(b.add(n, ir.Constant(I64, nthreads - 1)), k)
+    if when is not None:
+        chunk = b.select(when, chunk, n)
+
+    def clamp(x):
+        return b.select(b.icmp_signed("<", x, n), x, n)
+    slots = []
+    for w in range(1, nthreads):
+        w_lo = clamp(b.mul(chunk, ir.Constant(I64, w)))
+        w_hi = clamp(b.mul(chunk, ir.Constant(I64, w + 1)))
+        flag = b.gep(flags, [ir.Constant(I32, 0), ir.Constant(I32, w)],
+                     source_etype=ir.ArrayType(I8, nthreads))
+        raw_store(b, ir.Constant(I8, 0), flag)
+        tid = b.gep(tids, [ir.Constant(I32, 0), ir.Constant(I32, w)],
+                    source_etype=ir.ArrayType(I64, nthreads))
+        with b.if_then(b.icmp_signed("<", w_lo, w_hi)):
+            arg = b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, w)],
+                        source_etype=ir.ArrayType(_ARG, nthreads))
+            for i, val in enumerate((ctx_p, w_lo, w_hi, ir.Constant(I64, w))):
+                raw_store(b, val, _field(b, arg, _ARG, i))
+            rc = b.call(create, [tid, ir.Constant(PTR, None), worker, arg])
+            failed = b.icmp_signed("!=", rc, ir.Constant(I32, 0))
+            with b.if_then(failed, likely=False):
+                b.call(part, [ctx_p, w_lo, w_hi, ir.Constant(I64, w)])
+            raw_store(b, b.zext(b.not_(failed), I8), flag)
+        slots.append((tid, flag))
+    b.call(part, [ctx_p, ir.Constant(I64, 0), clamp(chunk), ir.Constant(I64, 0)])
+    for tid, flag in slots:
+        with b.if_then(b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))):
+            b.call(join, [b.load(tid, typ=I64), ir.Constant(PTR, None)])
+    from . import interrupt
+    interrupt.check(cg)      # a part stopped by Ctrl-C left its chunk unfinished

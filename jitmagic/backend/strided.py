@@ -15,13 +15,16 @@ import time
 import numpy as np
 
 from . import codegen, engine, interrupt, runstats
+from ..shapes import generic_context
 
 
 class StridedEntry:
     def __init__(self, variant, ctypes_of_kind):
         t0 = time.perf_counter()
-        text, kinds, self.in_place = codegen.lower_function(variant.optimized_ir,
-                                                            "strided", strided=True)
+        # a generic variant's lowering decides as its first one did (on the same example sizes)
+        with generic_context(variant.generic.examples if variant.generic is not None else {}):
+            text, kinds, self.in_place = codegen.lower_function(variant.optimized_ir,
+                                                                "strided", strided=True)
         self.module = engine.compile_ir(text, codegen.ENTRY)
         self.compile_s = time.perf_counter() - t0
         self.cfunc = engine.make_cfunc(

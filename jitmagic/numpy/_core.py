@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import ShapedArray
+from ..shapes import Dim
 from ..tracing import Tracer, aval_of, bind, current_trace
 
 
@@ -14,7 +15,7 @@ def is_traced(x):
 
 
 def aval(x) -> ShapedArray:
-    if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+    if isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex, Dim)):
         return aval_of(x)
     arr = np.asarray(x)
     if arr.dtype == object:
@@ -26,6 +27,8 @@ def asarray(x, dtype=None):
     """A Tracer or an ndarray, never a Python scalar or a list."""
     if isinstance(x, Tracer):
         return x if dtype is None else convert(x, dtype)
+    if isinstance(x, Dim):     # a symbolic size as a number
+        return asarray(bind("dim_value", dim=x), dtype)
     if isinstance(x, (list, tuple)) and any(_contains_tracer(e) for e in x):
         return stack_elements(x, dtype)
     arr = np.asarray(x, dtype=dtype)
@@ -119,4 +122,6 @@ def static_int(x, what):
     if isinstance(x, Tracer):
         from ..tracing import concretization_error
         raise concretization_error(x, "int")
+    if isinstance(x, Dim):     # a symbolic size is a size
+        return x
     return int(x)

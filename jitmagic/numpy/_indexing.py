@@ -8,6 +8,7 @@ import numpy as np
 
 from ._core import aval
 from ..errors import UnsupportedOperationError
+from ..shapes import known_equal, slice_indices
 from ..tracing import Tracer, bind
 
 
@@ -65,10 +66,10 @@ def getitem(x, idx):
             continue
         n = shape[dim]
         if isinstance(i, slice):
-            s, e, st = i.indices(n)
-            length = len(range(s, e, st))
+            s, e, st, length = slice_indices(i, n)
             if st > 0:
-                start.append(s), limit.append(s + (length - 1) * st + 1 if length else s)
+                start.append(s), limit.append(s + length if st == 1 else
+                                              s + (length - 1) * st + 1 if length else s)
                 strides.append(st)
             else:
                 reverse.append(dim)
@@ -89,7 +90,8 @@ def getitem(x, idx):
 
     if reverse:
         x = bind("rev", x, dimensions=tuple(reverse))
-    if tuple(start) != (0,) * len(shape) or tuple(limit) != tuple(shape) or \
+    if not known_equal(tuple(start), (0,) * len(shape)) or \
+            not known_equal(tuple(limit), tuple(shape)) or \
             any(s != 1 for s in strides):
         x = bind("slice", x, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
     if squeeze_dims:

@@ -11,11 +11,12 @@ from ._core import (aval, asarray, broadcast_to, convert, normalize_axis, shape_
                     weak_probe)
 from ._ufuncs import apply_ufunc
 from ..errors import DataDependentShapeError, UnsupportedOperationError
+from ..shapes import Dim, is_one, known_equal
 from ..tracing import Tracer, bind
 
 
 def _shape_arg(shape):
-    if isinstance(shape, (int, np.integer, Tracer)):
+    if isinstance(shape, (int, np.integer, Tracer, Dim)):
         shape = (shape,)
     return tuple(static_int(d, "shape") for d in shape)
 
@@ -35,13 +36,13 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         shape = tuple(size // known if d == -1 else d for d in shape)
     if math.prod(shape) != size or builtins.any(d < 0 for d in shape):
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-    if shape == old:
+    if known_equal(shape, old):
         return a
-    if tuple(d for d in old if d != 1) == tuple(d for d in shape if d != 1):
+    if known_equal(tuple(d for d in old if not is_one(d)), tuple(d for d in shape if not is_one(d))):
         # only unit axes move: a view, no buffer needed
-        squeezed = [i for i, d in enumerate(old) if d == 1]
+        squeezed = [i for i, d in enumerate(old) if is_one(d)]
         x = bind("squeeze", a, dimensions=tuple(squeezed)) if squeezed else a
-        keep = [i for i, d in enumerate(shape) if d != 1]
+        keep = [i for i, d in enumerate(shape) if not is_one(d)]
         return bind("broadcast_in_dim", x, shape=shape, broadcast_dimensions=tuple(keep))
     return bind("reshape", a, new_sizes=shape)
 

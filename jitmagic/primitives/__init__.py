@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import shapes as _shapes
 from ..dtypes import ShapedArray
 
 
@@ -66,6 +67,8 @@ def eval_eager(name, args, params):
 
 
 def broadcast_shapes(*shapes):
+    if any(_shapes.any_symbolic(s) for s in shapes):
+        return _shapes.broadcast(shapes)
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -94,3 +97,4 @@ from . import control, indexing, ordering  # noqa: E402,F401  (registration)
 from . import call  # noqa: E402,F401  (nested jit)
 from . import elementwise_lax  # noqa: E402,F401  (jitmagic.lax's XLA-semantics ops)
 from . import libm  # noqa: E402,F401  (fmod, nextafter)
+from . import dims  # noqa: E402,F401  (symbolic sizes as values)

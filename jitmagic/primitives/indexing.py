@@ -20,6 +20,7 @@ import numpy as np
 import llvmlite.ir as ir
 
 from . import PRIMITIVES, register, shaped
+from ..shapes import is_symbolic
 
 _I64 = np.dtype(np.int64)
 
@@ -207,7 +208,7 @@ def _gather_lower(cg, eqn, outs):
     (buf,) = outs
     nb = idx[0].aval.ndim
     shape = x.aval.shape
-    if x.aval.size == 0:
+    if not is_symbolic(x.aval.size) and x.aval.size == 0:
         return
 
     def outer(bidx):
@@ -216,7 +217,11 @@ def _gather_lower(cg, eqn, outs):
         cg.loop_nest([w[2] for w in windows], lambda widx: cg.store(
             buf, list(bidx) + list(widx),
             cg.emit_value(x, _full_index(cg, len(shape), axes, pos, windows, widx))))
-    cg.loop_nest(buf.aval.shape[:nb], outer)
+    if is_symbolic(x.aval.size):    # an empty operand has nothing to read, at any index
+        with cg.b.if_then(cg.b.icmp_signed("!=", cg.size(x.aval.size), cg.index(0))):
+            cg.loop_nest(buf.aval.shape[:nb], outer)
+    else:
+        cg.loop_nest(buf.aval.shape[:nb], outer)
 
 
 register("gather", "custom", _gather_abstract, _gather_impl, _gather_lower)
@@ -314,7 +319,7 @@ def _scatter_lower(cg, eqn, outs):
     shape = x.aval.shape
     b = cg.b
     _copy_operand(cg, x, buf)
-    if upd.aval.size == 0:
+    if not is_symbolic(upd.aval.size) and upd.aval.size == 0:
         return
 
     def outer(bidx):

@@ -51,7 +51,7 @@ def _reduction(name, np_fn, identity, combine_prim, kinds):
     def abstract(x, *, axes):
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype}")
-        if combine_prim in ("max", "min") and x.size == 0 and len(axes) and \
+        if combine_prim in ("max", "min") and len(axes) and \
                 any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         return _reduce_abstract(x, axes=axes)

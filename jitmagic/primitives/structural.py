@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import register, shaped
+from ..dtypes import ShapedArray
+from ..shapes import is_one
 
 
 # ---------------------------------------------------------------- broadcast_in_dim
@@ -14,7 +16,7 @@ def _bid_abstract(x, *, shape, broadcast_dimensions):
         raise ValueError(f"broadcast_in_dim: {x.ndim} operand dims, "
                          f"{len(broadcast_dimensions)} broadcast_dimensions")
     for i, d in enumerate(broadcast_dimensions):
-        if x.shape[i] not in (1, shape[d]):
+        if not (is_one(x.shape[i]) or x.shape[i] == shape[d]):
             raise ValueError(f"cannot broadcast {x.shape} to {shape}")
     return shaped(shape, x.dtype, x.weak_type)
 
@@ -28,7 +30,8 @@ def _bid_impl(x, *, shape, broadcast_dimensions):
 
 def _bid_index(cg, in_aval, out_aval, idx, *, shape, broadcast_dimensions):
     zero = cg.index(0)
-    return [zero if in_aval.shape[i] == 1 else idx[d] for i, d in enumerate(broadcast_dimensions)]
+    return [zero if is_one(in_aval.shape[i]) else idx[d]
+            for i, d in enumerate(broadcast_dimensions)]
 
 
 def _bid_view(avals, statics, inplace, *, shape, broadcast_dimensions):
@@ -89,7 +92,7 @@ def _slice_abstract(x, *, start, limit, strides):
     for d, (s, l, st) in enumerate(zip(start, limit, strides)):
         if not (0 <= s <= l <= x.shape[d]) or st < 1:
             raise ValueError(f"slice {start}:{limit}:{strides} out of bounds for {x.shape}")
-        shape.append(max(0, -(-(l - s) // st)))
+        shape.append(l - s if st == 1 else (l - s + st - 1) // st)   # l >= s, checked above
     return shaped(shape, x.dtype, x.weak_type)
 
 
@@ -133,7 +136,7 @@ register("rev", "view", lambda x, *, dimensions: shaped(x.shape, x.dtype, x.weak
 # ---------------------------------------------------------------- reshape
 
 def _reshape_abstract(x, *, new_sizes):
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+    if ShapedArray(tuple(new_sizes), x.dtype).size != x.size:
         raise ValueError(f"cannot reshape array of shape {x.shape} (size {x.size}) "
                          f"into shape {tuple(new_sizes)}")
     return shaped(new_sizes, x.dtype, x.weak_type)

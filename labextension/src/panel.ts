@@ -27,7 +27,9 @@ import { CodeView, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
 import { ICodeRequest } from './connection';
 import { IVariantRef } from './registry';
 
-const KINDS = ['compile', 'miss', 'evict', 'storm', 'error', 'disk_hit', 'disk_miss', 'warning'];
+const KINDS = [
+  'compile', 'miss', 'generalise', 'generalise_failed', 'evict', 'storm', 'error', 'disk_hit', 'disk_miss', 'warning'
+];
 const VIEWS: [CodeView, string][] = [
   ['ir', 'IR'],
   ['llvm', 'LLVM'],

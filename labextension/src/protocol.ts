@@ -11,7 +11,10 @@ export type EventKind =
   | 'storm'
   | 'error'
   | 'disk_hit'
-  | 'disk_miss';
+  | 'disk_miss'
+  /** a shape-generic variant was compiled (or could not be): jm.jit(shapes=...) */
+  | 'generalise'
+  | 'generalise_failed';
 
 export interface IReason {
   kind?: string;

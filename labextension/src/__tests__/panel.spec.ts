@@ -173,6 +173,38 @@ describe('JitPanel', () => {
     panel.dispose();
   });
 
+  it('shows a generalisation and the generic signature it compiled', async () => {
+    const panel = new JitPanel();
+    Widget.attach(panel, document.body);
+    const model = new JitModel();
+    panel.model = model;
+    const text = "argument 'x' dim 0 varied 2 times: compiled a variant generic in x.shape[0]";
+    const generalise = {
+      ...missEvent,
+      seq: 3,
+      kind: 'generalise' as const,
+      signature: 'x:f64[n]',
+      statics: {},
+      timings_ms: {},
+      reasons: [{ kind: 'generalised', arg: null, old: null, new: 'x:f64[n]', text }],
+      message: `scale: ${text} (x:f64[n])`
+    };
+    model.handle({ type: 'snapshot', snapshot });
+    model.handle({ type: 'event', event: generalise });
+    model.handle({ type: 'event', event: { ...missEvent, seq: 4, signature: 'x:f64[n]', statics: {} } });
+    await frame();
+    const ev = panel.node.querySelector(".jp-JitPanel-event[data-kind='generalise']") as HTMLElement;
+    expect(ev).not.toBeNull();
+    expect(ev.textContent).toContain('compiled a variant generic in x.shape[0]');
+    const kind = panel.node.querySelector('.jp-JitPanel-kindFilter') as HTMLSelectElement;
+    expect(Array.from(kind.options).map(o => o.value)).toContain('generalise');
+    kind.value = 'generalise';
+    kind.dispatchEvent(new Event('change'));
+    expect(Array.from(panel.node.querySelectorAll('.jp-JitPanel-event')).map(e => (e as HTMLElement).dataset.kind)).toEqual(['generalise']);
+    expect(panel.node.querySelector(".jp-JitPanel-function[data-name='scale']")!.textContent).toContain('x:f64[n]');
+    panel.dispose();
+  });
+
   it('asks for a refresh', async () => {
     const panel = new JitPanel();
     const refresh = jest.fn();
