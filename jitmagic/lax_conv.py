@@ -1,6 +1,6 @@
 """lax.conv_general_dilated and its short forms, as a matrix product over patches: the padded
 (and lhs-dilated) input is sliced once per kernel offset, the slices are stacked, and one
-dot_general per feature group contracts them with the kernel. No convolution primitive: the
+dot_general per feature group contracts them with that group's kernel. No convolution primitive: the
 result is exact up to the summation order of the contraction.
 """
 from __future__ import annotations
@@ -116,23 +116,30 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                                                for (lo, hi), d in zip(pads, ldil)])
     psp = _aval(x).shape[2:]
     osp = tuple((p - e) // s + 1 if p >= e else 0 for p, e, s in zip(psp, eff, strides))
+    og, cg = o // g, c // g
     nk = int(np.prod(ks, dtype=np.int64))
-    patches = []
-    for offs in itertools.product(*(range(kk) for kk in ks)):
-        start = (0, 0) + tuple(q * d for q, d in zip(offs, rdil))
-        limit = (n, c) + tuple(st + (w - 1) * s + 1 if w else st
-                               for st, w, s in zip(start[2:], osp, strides))
-        patches.append(expand_dims(bind("slice", x, start=start, limit=limit,
-                                        strides=(1, 1) + strides), (2,)))
-    if patches:
-        pat = concatenate(patches, 2) if len(patches) > 1 else patches[0]
-    else:
-        pat = bind("broadcast_in_dim", zero, shape=(n, c, 0) + osp, broadcast_dimensions=())
-    pat = reshape(pat, (n, g, c // g, nk) + osp)                    # (N, G, Cg, K, out...)
-    kern = reshape(k, (g, o // g, ci, nk))                          # (G, Og, Cg, K)
-    res = dot_general(pat, kern, (((2, 3), (2, 3)), ((1,), (0,))))  # (G, N, out..., Og)
-    perm = (1, 0, 2 + nsp) + tuple(range(2, 2 + nsp))
-    res = reshape(transpose(res, perm), (n, o) + osp)              # (N, O, out...)
+    kern = reshape(k, (o, ci, nk))                                   # (O, Cg, K)
+    outs = []
+    for grp in range(g):
+        # this group's patches (N, Cg, K, out...), contracted over (Cg, K) without a reshape
+        # of the patches (a reshaped operand makes the contraction loop much costlier)
+        patches = []
+        for offs in itertools.product(*(range(kk) for kk in ks)):
+            start = (0, grp * cg) + tuple(q * d for q, d in zip(offs, rdil))
+            limit = (n, (grp + 1) * cg) + tuple(st + (w - 1) * s + 1 if w else st
+                                                for st, w, s in zip(start[2:], osp, strides))
+            patches.append(expand_dims(bind("slice", x, start=start, limit=limit,
+                                            strides=(1, 1) + strides), (2,)))
+        if patches:
+            pat = concatenate(patches, 2) if len(patches) > 1 else patches[0]
+        else:
+            pat = bind("broadcast_in_dim", zero, shape=(n, cg, 0) + osp,
+                       broadcast_dimensions=())
+        kg = kern if g == 1 else bind("slice", kern, start=(grp * og, 0, 0),
+                                      limit=((grp + 1) * og, ci, nk), strides=(1, 1, 1))
+        outs.append(dot_general(pat, kg, (((1, 2), (1, 2)), ((), ()))))   # (N, out..., Og)
+    res = outs[0] if g == 1 else concatenate(outs, nsp + 1)              # (N, out..., O)
+    res = transpose(res, (0, nsp + 1) + tuple(range(1, nsp + 1)))        # (N, O, out...)
     inv = [0] * (nsp + 2)
     for j, pos in enumerate(dn.out_spec):
         inv[pos] = j
