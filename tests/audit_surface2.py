@@ -192,6 +192,68 @@ def cases(J, N, NI):
                 x, x, preferred_element_type=np.float32), "preferred_element_type")},
         "vectorize": {("excluded", "signature"): J(lambda ns, x: ns.jnp.vectorize(
             lambda r, s: r.sum() * s, excluded={1}, signature="(n)->()")(x, 2.0))},
+        # sets: size/fill_value make the length static; assume_unique is a promise that
+        # never changes the result of inputs keeping it (jitmagic does not rely on it)
+        "unique": {("return_index", "return_inverse", "return_counts", "size", "fill_value",
+                    "equal_nan", "sorted"): J(lambda ns, x: ns.jnp.unique(
+                        x // 2, return_index=True, return_inverse=True, return_counts=True,
+                        size=7, fill_value=-1.0, equal_nan=True, sorted=True)),
+                   "axis": NI(lambda ns, j, x: j.unique(x, axis=0, size=3), "axis")},
+        ("unique_all", "unique_counts", "unique_inverse", "unique_values"): {
+            ("size", "fill_value"): J(lambda ns, x: (
+                ns.jnp.unique_all(x // 3, size=5, fill_value=9.0),
+                ns.jnp.unique_counts(x // 3, size=2), ns.jnp.unique_inverse(x // 3, size=4),
+                ns.jnp.unique_values(x // 4, size=6, fill_value=0.5)))},
+        ("union1d", "intersect1d", "setdiff1d", "setxor1d"): {
+            ("size", "fill_value"): J(lambda ns, x: (
+                ns.jnp.union1d(x[0], x[1] // 2, size=9, fill_value=0.0),
+                ns.jnp.intersect1d(x // 2, x[1], size=3, fill_value=-1.0),
+                ns.jnp.setdiff1d(x[0], x[1] - 2, size=4, fill_value=7.0),
+                ns.jnp.setxor1d(x[0], x[0] + 2, size=5, fill_value=1.0))),
+},
+        ("intersect1d", "setdiff1d", "setxor1d"): {"assume_unique": J(lambda ns, x: (
+            ns.jnp.intersect1d(x[0], x[1] - 4, assume_unique=True, size=4),
+            ns.jnp.setdiff1d(x[0], x[1] - 4, assume_unique=True, size=4),
+            ns.jnp.setxor1d(x[0], x[1] - 4, assume_unique=True, size=4)))},
+        "intersect1d": {"return_indices": NI(lambda ns, j, x: j.intersect1d(
+            x[0], x[1], return_indices=True, size=2), "return_indices")},
+        "isin": {("invert", "assume_unique", "method"): J(lambda ns, x: (
+            ns.jnp.isin(x, x[0] + 1, invert=True, assume_unique=True),
+            ns.jnp.isin(x, x[1], method="sort")))},
+        "lexsort": {"axis": J(lambda ns, x: ns.jnp.lexsort([x, x // 3], axis=0))},
+        ("partition", "argpartition"): {"axis": N(lambda j, x: (
+            j.partition(x, 1, axis=0)[1], j.take_along_axis(x, j.argpartition(x, 1, axis=0),
+                                                            0)[1]),
+            lambda x: (np.sort(x, axis=0)[1], np.sort(x, axis=0)[1]))},
+        "trim_zeros": {"trim": N(lambda j, x: x * len(j.trim_zeros(np.array([0, 1, 0]),
+                                                                  trim="f")),
+                                 lambda x: x * 2),
+                       "axis": NI(lambda ns, j, x: j.trim_zeros(np.array([0, 1]), axis=0),
+                                  "axis")},
+        # polynomials, windows, bits
+        "polyval": {"unroll": J(lambda ns, x: ns.jnp.polyval(x[0], x, unroll=2))},
+        "polymul": {"trim_leading_zeros": NI(lambda ns, j, x: j.polymul(
+            x[0], x[1], trim_leading_zeros=True), "trim_leading_zeros")},
+        "polyder": {"m": J(lambda ns, x: ns.jnp.polyder(x[0], m=2))},
+        "polyint": {("m", "k"): J(lambda ns, x: ns.jnp.polyint(x[0], m=2, k=np.array(
+            [1.0, -1.0])))},
+        ("packbits", "unpackbits"): {("axis", "bitorder"): J(lambda ns, x: (
+            ns.jnp.packbits(x > 0, axis=1, bitorder="little"),
+            ns.jnp.unpackbits(ns.jnp.packbits(x > 0), axis=0, bitorder="big")))},
+        "unpackbits": {"count": J(lambda ns, x: ns.jnp.unpackbits(
+            ns.jnp.packbits(x > 0, axis=1), axis=1, count=5))},
+        "histogram_bin_edges": {("bins", "range", "weights"): N(
+            lambda j, x: j.histogram_bin_edges(x, bins=4, range=(-3, 4), weights=x),
+            lambda x: np.histogram_bin_edges(x, bins=4, range=(-3, 4), weights=x))},
+        ("histogramdd", "histogram2d"): {("bins", "range", "weights", "density"): N(
+            lambda j, x: (j.histogramdd(x[:, :2], bins=[2, 3], range=[(-6, 6), (-5, 5)],
+                                        weights=x[:, 2], density=True)[0],
+                          j.histogram2d(x[0], x[1], bins=3, range=[(-6, 6), (-5, 5)],
+                                        weights=x[2], density=False)[0]),
+            lambda x: (np.histogramdd(x[:, :2], bins=[2, 3], range=[(-6, 6), (-5, 5)],
+                                      weights=x[:, 2], density=True)[0],
+                       np.histogram2d(x[0], x[1], bins=3, range=[(-6, 6), (-5, 5)],
+                                      weights=x[2], density=False)[0]))},
     }
 
 

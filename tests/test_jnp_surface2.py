@@ -599,3 +599,127 @@ def test_vectorize_and_apply():
                             [(((3.5 * 4.5) + 1) * 5.5 + 1) * 6.5 + 1]])))
     with pytest.raises(NotImplementedError, match="at"):
         u.at(v, 0)
+
+
+# ---------------------------------------------------------------- sets and sorting (_sets)
+
+SX = np.array([3.0, 1.0, np.nan, 3.0, -2.0, 1.0, np.nan, 7.0])
+SY = np.array([1.0, 5.0, 7.0, 7.0])
+SI = np.array([[4, 1, 4], [0, 9, 1]])
+
+
+def test_unique_family_eagerly():
+    for x in (SX, SY, SI, SX[:0]):
+        assert_same(lambda ns: (ns.jnp.unique(x), ns.jnp.unique(
+            x, return_index=True, return_inverse=True, return_counts=True),
+            ns.jnp.unique(x, equal_nan=False), ns.jnp.unique_values(x),
+            ns.jnp.unique_counts(x), ns.jnp.unique_inverse(x), ns.jnp.unique_all(x)))
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_unique_family_with_size(k):
+    x = (SX, SY, SI)[k]
+    check(lambda j, x: (j.unique(x, size=8), j.unique(x, size=2, fill_value=-1),
+                        j.unique(x, return_index=True, return_inverse=True,
+                                 return_counts=True, size=6),
+                        j.unique_all(x, size=7), j.unique_counts(x, size=3),
+                        j.unique_values(x, size=9, fill_value=0)), x)
+    assert_same_error(lambda ns: ns.jit(lambda x: ns.jnp.unique(x))(x))
+
+
+def test_set_operations():
+    pairs = [(SX, SY), (SY, SI.ravel().astype(float)), (SI, np.array([1, 2, 9])),
+             (SY, SY[:0])]
+    for a, b in pairs:
+        assert_same(lambda ns: (ns.jnp.union1d(a, b), ns.jnp.intersect1d(a, b),
+                                ns.jnp.setdiff1d(a, b), ns.jnp.isin(a, b),
+                                ns.jnp.isin(a, b, invert=True)))
+    for a, b in pairs[1:]:          # JAX's fill of setxor1d next to NaN differs
+        assert_same(lambda ns: ns.jnp.setxor1d(a, b))
+        check(lambda j, a, b: (j.union1d(a, b, size=9), j.intersect1d(a, b, size=3),
+                               j.setdiff1d(a, b, size=4), j.setdiff1d(a, b, size=4,
+                                                                      fill_value=-5),
+                               j.setxor1d(a, b, size=6), j.isin(a, b)), a, b)
+    for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+        assert_same_error(lambda ns: ns.jit(lambda a: getattr(ns.jnp, name)(a, SY))(SY))
+
+
+def test_sorting_helpers():
+    check(lambda j, x, y: (j.lexsort([y, y % 2]),
+                           j.lexsort((x.reshape(2, 4), (x > 0).reshape(2, 4))),
+                           j.lexsort([x.reshape(2, 4), x.reshape(2, 4) * 0], axis=0),
+                           j.sort_complex(y - 1j * y[::-1]), j.sort_complex(y)), SX, SY)
+    assert_same(lambda ns: (ns.jnp.trim_zeros(np.array([0, 0, 1, 2, 0])),
+                            ns.jnp.trim_zeros(np.array([0, 1, 0]), "f"),
+                            ns.jnp.trim_zeros(np.array([0.0, 1.0, 0.0]), trim="b"),
+                            ns.jnp.trim_zeros(np.zeros(3))))
+    assert_same_error(lambda ns: ns.jit(ns.jnp.trim_zeros)(SY))
+    # partition: any valid partition is correct; the k-th element is the sorted one
+    x = np.array([[5.0, 1.0, 4.0, 2.0, 3.0], [0.0, -1.0, 9.0, 9.0, 2.0]])
+    for kth in (0, 2, -1):
+        p = jm.jit(lambda x: mjnp.partition(x, kth, axis=-1))(x)
+        i = jm.jit(lambda x: mjnp.argpartition(x, kth, axis=-1))(x)
+        s = np.sort(x, axis=-1)
+        assert np.array_equal(p[:, kth], s[:, kth])
+        assert (p[:, :kth % 5] <= p[:, kth % 5:kth % 5 + 1]).all()
+        assert (p[:, kth % 5 + 1:] >= p[:, kth % 5:kth % 5 + 1]).all()
+        assert np.array_equal(np.take_along_axis(x, np.asarray(i), -1)[:, kth], s[:, kth])
+
+
+# ---------------------------------------------------------------- polynomials, windows, bits
+
+PP = np.array([2.0, -1.0, 0.5, 3.0])
+PQ = np.array([1.0, 4.0])
+PX = np.linspace(-2, 2, 7)
+
+
+def test_polynomials():
+    check(lambda j, p, q, x: (j.polyval(p, x), j.polyval(q, 2.0), j.polyval(p, x[:0]),
+                              j.polyadd(p, q), j.polysub(q, p), j.polymul(p, q),
+                              j.polymul(q, q[:1]), j.polyder(p), j.polyder(p, 2),
+                              j.polyder(q, 3), j.polyint(p), j.polyint(p, 2, k=np.array(
+                                  [1.0, 2.0])), j.poly(q), j.poly(p[:0]),
+                              j.polyval(p.astype(int), x.astype(int))), PP, PQ, PX)
+    check(lambda j, p: j.polyval(p, p.reshape(2, 2)), PP)
+    # integer coefficients: NumPy's dtypes (int64 derivative, float64 integral); JAX's float32
+    check_numpy(lambda j, p: (j.polyder(p), j.polyint(p)),
+                lambda p: (np.polyder(p), np.polyint(p)), PP.astype(np.int32))
+
+
+def test_windows_and_bits():
+    check(lambda j, b: (j.hamming(5), j.hanning(6), j.blackman(7), j.bartlett(5),
+                        j.kaiser(6, 3.5), j.kaiser(1, 2.0), j.hamming(0), j.hanning(1),
+                        j.kaiser(5, b)), 4.25)
+    ints = [np.array([0, 7, -8, 255, -32768], np.int16), np.array([3, 255], np.uint8),
+            np.array([-1, 2 ** 40], np.int64), np.array([True, False])]
+    for x in ints:
+        check(lambda j, x: j.bitwise_count(x), x)
+    check(lambda j, a, b: (j.packbits(a, axis=1), j.packbits(a > 0), j.packbits(a, axis=0),
+                           j.packbits(a[0], bitorder="little"), j.unpackbits(b, axis=1),
+                           j.unpackbits(b, count=11), j.unpackbits(b, bitorder="little",
+                                                                   count=-3),
+                           j.unpackbits(b[:, :0], axis=1)),
+          np.array([[1, 0, 1, 1, 0, 0, 0, 0, 1], [0, 1, 1, 0, 0, 1, 1, 1, 0]]),
+          np.array([[5, 255], [128, 0]], np.uint8))
+
+
+def test_multidimensional_histograms():
+    s = RNG.normal(size=(50, 3))
+    w = RNG.uniform(size=50)
+    # counts: NumPy's float64 (JAX's int64); values agree
+    check(lambda j, s, w: (j.histogram_bin_edges(s[:, 0]),
+                           j.histogram_bin_edges(s[:, 0], 4, range=(-1, 2)),
+                           j.histogram_bin_edges(s[:, 0], np.array([-1.0, 0.0, 3.0])),
+                           j.histogramdd(s, bins=3),
+                           j.histogramdd(s, bins=[2, 3, 4], range=[(-1, 1), (-2, 2), (0, 1)],
+                                         weights=w, density=True),
+                           j.histogramdd(s[:, :2], bins=[np.array([-1.0, 0.0, 0.5, 3.0]),
+                                                         np.array([-3.0, 3.0])]),
+                           j.histogram2d(s[:, 0], s[:, 1]),
+                           j.histogram2d(s[:, 0], s[:, 1], bins=(3, 4), weights=w,
+                                         density=True)),
+          s, w, check_dtype=False)
+    check_numpy(lambda j, s: (j.histogramdd(s, bins=3)[0], j.histogram2d(s[:, 0], s[:, 1],
+                                                                         bins=4)[0]),
+                lambda s: (np.histogramdd(s, bins=3)[0],
+                           np.histogram2d(s[:, 0], s[:, 1], bins=4)[0]), s)
