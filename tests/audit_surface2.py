@@ -254,6 +254,10 @@ def cases(J, N, NI):
                                       weights=x[:, 2], density=True)[0],
                        np.histogram2d(x[0], x[1], bins=3, range=[(-6, 6), (-5, 5)],
                                       weights=x[2], density=False)[0]))},
+        "polyfit": {("rcond", "w"): J(lambda ns, x: ns.jnp.polyfit(
+            x[0], x[1] ** 2, 2, rcond=1e-10, w=abs(x[2]) + 1)),
+            ("full", "cov"): NI(lambda ns, j, x: j.polyfit(x[0], x[1], 1, full=True),
+                                "full")},
     }
 
 

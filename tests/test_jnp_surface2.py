@@ -723,3 +723,18 @@ def test_multidimensional_histograms():
                                                                          bins=4)[0]),
                 lambda s: (np.histogramdd(s, bins=3)[0],
                            np.histogram2d(s[:, 0], s[:, 1], bins=4)[0]), s)
+
+
+def test_polyfit():
+    x = np.linspace(-1, 2, 9)
+    y = x ** 3 - x + 0.1 * np.sin(7 * x)
+    w = np.linspace(0.5, 2.0, 9)
+    check(lambda j, x, y, w: (j.polyfit(x, y, 3), j.polyfit(x, y, 1, w=w),
+                              j.polyfit(x, j.stack([y, 2 * y], 1), 2),
+                              j.polyfit(x, y, 0), j.polyfit(x[:3], y[:3], 2, rcond=1e-8)),
+          x, y, w, rtol=1e-9, atol=1e-9)
+    # integer samples: JAX's polyfit raises (its rcond default needs an inexact dtype)
+    check_numpy(lambda j, x: j.polyfit(x, x * 3 + 1, 1), lambda x: np.polyfit(x, x * 3 + 1, 1),
+                np.arange(5), rtol=1e-9, atol=1e-9)
+    for prog in (lambda ns: ns.jnp.polyfit(x, y, -1), lambda ns: ns.jnp.polyfit(x, y[:3], 1)):
+        assert_same_error(prog)

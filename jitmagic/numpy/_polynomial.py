@@ -321,3 +321,49 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 FUNCTIONS.update(histogram_bin_edges=histogram_bin_edges, histogramdd=histogramdd,
                  histogram2d=histogram2d)
 
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least squares fit of a degree-deg polynomial (NumPy's method: a Vandermonde matrix
+    with unit-norm columns, solved by jnp.linalg.lstsq). full= and cov= extras are not
+    supported."""
+    from . import linalg
+    from ._index_tricks import vander
+    if full or cov:
+        raise NotImplementedError("jnp.polyfit(full=True / cov=True) is not supported by "
+                                  "jitmagic")
+    deg = static_int(deg, "deg")
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    x, y = asarray(x), asarray(y)
+    if aval(x).ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if shape_of(x)[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if aval(y).ndim not in (1, 2):
+        raise TypeError("expected 1D or 2D array for y")
+    if shape_of(x)[0] != shape_of(y)[0]:
+        raise TypeError("expected x and y to have same length")
+    dt = np.result_type(aval(x).dtype, aval(y).dtype, np.float64) \
+        if aval(x).dtype.kind not in "fc" or aval(y).dtype.kind not in "fc" else \
+        np.result_type(aval(x).dtype, aval(y).dtype)
+    x, y = convert(x, dt), convert(y, dt)
+    n = shape_of(x)[0]
+    if rcond is None:
+        rcond = n * np.finfo(dt).eps
+    lhs = vander(x, deg + 1)
+    rhs = y
+    if w is not None:
+        w = convert(asarray(w), dt)
+        if aval(w).ndim != 1 or shape_of(w)[0] != n:
+            raise TypeError("expected a 1-d weight vector of the same length as x")
+        lhs = u(np.multiply, lhs, _s().reshape(w, (n, 1)))
+        rhs = u(np.multiply, rhs, w if aval(rhs).ndim == 1 else _s().reshape(w, (n, 1)))
+    from ._reductions import sum as asum
+    scale = u(np.sqrt, asum(u(np.multiply, lhs, lhs), axis=0))
+    lhs = u(np.true_divide, lhs, scale)
+    c = linalg.lstsq(lhs, rhs, rcond=rcond)[0]
+    return u(np.true_divide, c, scale if aval(c).ndim == 1 else _s().reshape(scale, (-1, 1)))
+
+
+FUNCTIONS["polyfit"] = polyfit
