@@ -109,9 +109,167 @@ def cases(J, N, NI):
                                                     np.array([1.0, 5.0, -1.0]), period=4.0))},
         "bincount": {("weights", "minlength", "length"): J(lambda ns, x: ns.jnp.bincount(
             (abs(x) * 2).astype(int).ravel(), weights=x.ravel(), minlength=3, length=9))},
+        # shapes and index tricks
+        "append": {"axis": J(lambda ns, x: ns.jnp.append(x, x[:1], axis=0))},
+        "apply_along_axis": {"kw": N(lambda j, x: j.apply_along_axis(
+            lambda r, k=1.0: r * k, 1, x, k=3.0), lambda x: x * 3.0)},
+        ("array_repr", "array_str"): {"kw": N(lambda j, x: x * (
+            j.array_str(np.arange(3.0) / 3, precision=2) == "[0.   0.33 0.67]") * (
+            j.array_repr(np.arange(2.0), precision=1) == "array([0., 1.])"),
+            lambda x: x)},
+        "can_cast": {"casting": N(lambda j, x: x * j.can_cast(np.float64, np.float32,
+                                                              casting="same_kind"),
+                                  lambda x: x * True)},
+        "choose": {"mode": J(lambda ns, x: ns.jnp.choose(np.array([0, 3, 1, -1]), [x, -x],
+                                                         mode="wrap")),
+                   "out": NI(lambda ns, j, x: j.choose(np.array([0, 1, 0, 1]), [x, x], out=x,
+                                                       mode="clip"), "out")},
+        "compress": {("axis", "size", "fill_value"): J(lambda ns, x: ns.jnp.compress(
+            x[0] > -3, x, axis=1, size=3, fill_value=7.0)),
+            "out": NI(lambda ns, j, x: j.compress(np.array([True]), x, out=x), "out")},
+        "extract": {("size", "fill_value"): J(lambda ns, x: ns.jnp.extract(
+            x > 0, x, size=8, fill_value=-1.0))},
+        "cross": {("axisa", "axisb", "axisc"): J(lambda ns, x: ns.jnp.cross(
+            x[:, :3], x[:, 1:].T, axisa=1, axisb=0, axisc=0)),
+            "axis": J(lambda ns, x: ns.jnp.cross(x[:, :3], x[:, 1:], axis=0))},
+        "delete": {"axis": J(lambda ns, x: ns.jnp.delete(x, 2, axis=-1)),
+                   # a promise about obj that never changes the result of indices keeping it
+                   "assume_unique_indices": J(lambda ns, x: ns.jnp.delete(
+                       x, np.array([0, 2]), axis=1, assume_unique_indices=True))},
+        "diag_indices": {"ndim": J(lambda ns, x: ns.jnp.diag_indices(2, ndim=3))},
+        "diagflat": {"k": J(lambda ns, x: ns.jnp.diagflat(x[0], k=-1))},
+        "dstack": {"dtype": J(lambda ns, x: ns.jnp.dstack([x, x], dtype=np.float32))},
+        "einsum_path": {"optimize": N(lambda j, x: x * len(j.einsum_path(
+            "ij,jk->ik", x, x.T, optimize="greedy")[0]), lambda x: x * 2)},
+        "fill_diagonal": {"wrap": N(lambda j, x: j.fill_diagonal(
+            j.zeros((7, 3)), 1.0, wrap=True, inplace=False),
+            lambda x: np.eye(7, 3) + np.eye(7, 3, -4)),
+            "inplace": NI(lambda ns, j, x: j.fill_diagonal(x, 1.0, inplace=True), "inplace")},
+        # NumPy's rule: the function gets whole index arrays (JAX maps it over scalars
+        # with vmap and fails on keywords)
+        "fromfunction": {("dtype", "kw"): N(lambda j, x: j.fromfunction(
+            lambda i, k, s=1: (i + k) * s, (2, 3), dtype=np.float32, s=3))},
+        "frompyfunc": {"identity": N(lambda j, x: j.frompyfunc(
+            lambda a, b: a + b, 2, 1, identity=10.0).reduce(x, axis=0),
+            lambda x: x.sum(0) + 10.0)},
+        "indices": {("dtype", "sparse"): J(lambda ns, x: ns.jnp.indices(
+            (2, 3), dtype=np.int32, sparse=True))},
+        "insert": {"axis": J(lambda ns, x: ns.jnp.insert(x, 1, -1.0, axis=0))},
+        "mask_indices": {"k": N(lambda j, x: x * len(j.mask_indices(3, np.triu, k=1)[0]),
+                                lambda x: x * 3),
+                         "size": N(lambda j, x: j.mask_indices(3, np.triu, 1, size=4)[1],
+                                   lambda x: np.array([1, 2, 2, 0]))},
+        "piecewise": {"kw": N(lambda j, x: j.piecewise(
+            x, [x < 0], [lambda t, s=1.0: t * s, 0.0], s=2.0))},
+        "place": {"inplace": NI(lambda ns, j, x: j.place(x, x > 0, 1.0, inplace=True),
+                                "inplace")},
+        ("put", "put_along_axis"): {
+            "mode": J(lambda ns, x: (
+                ns.jnp.put(x, np.array([1, 30]), 2.0, mode="clip", inplace=False),
+                ns.jnp.put_along_axis(x, np.array([[0, 7, 1, 2]]), -1.0, axis=0, mode="clip",
+                                      inplace=False))),
+            "inplace": NI(lambda ns, j, x: j.put(x, 0, 1.0, inplace=True), "inplace")},
+        "ravel_multi_index": {("mode", "order"): J(lambda ns, x: ns.jnp.ravel_multi_index(
+            (np.array([0, 5]), np.array([1, -3])), (3, 4), mode="wrap", order="F"))},
+        "rollaxis": {"start": J(lambda ns, x: ns.jnp.rollaxis(x.reshape(3, 2, 2), 2,
+                                                              start=1))},
+        "rot90": {("k", "axes"): J(lambda ns, x: ns.jnp.rot90(x, k=3, axes=(1, 0)))},
+        "save": {"allow_pickle": N(lambda j, x: x + _saved(j.save, allow_pickle=False),
+                                   lambda x: x)},
+        "savez": {"kw": N(lambda j, x: x + _saved(j.savez, b=np.ones(2)), lambda x: x)},
+        "select": {"default": J(lambda ns, x: ns.jnp.select([x > 0], [x], default=-2.0))},
+        "tri": {("M", "k", "dtype"): J(lambda ns, x: ns.jnp.tri(3, M=5, k=-1, dtype=int))},
+        ("tril_indices", "triu_indices"): {("k", "m"): J(lambda ns, x: (
+            ns.jnp.tril_indices(3, k=1, m=5), ns.jnp.triu_indices(4, k=-1, m=2)))},
+        ("tril_indices_from", "triu_indices_from"): {"k": J(lambda ns, x: (
+            ns.jnp.tril_indices_from(x, k=1), ns.jnp.triu_indices_from(x, k=-2)))},
+        "unstack": {"axis": J(lambda ns, x: ns.jnp.unstack(x, axis=-1))},
+        "vander": {("N", "increasing"): J(lambda ns, x: ns.jnp.vander(x[0], N=3,
+                                                                      increasing=True))},
+        "vecdot": {("axis", "precision"): J(lambda ns, x: ns.jnp.vecdot(
+            x, x, axis=0, precision="highest")),
+            "preferred_element_type": NI(lambda ns, j, x: j.vecdot(
+                x, x, preferred_element_type=np.float32), "preferred_element_type")},
+        "vectorize": {("excluded", "signature"): J(lambda ns, x: ns.jnp.vectorize(
+            lambda r, s: r.sum() * s, excluded={1}, signature="(n)->()")(x, 2.0))},
+        # sets: size/fill_value make the length static; assume_unique is a promise that
+        # never changes the result of inputs keeping it (jitmagic does not rely on it)
+        "unique": {("return_index", "return_inverse", "return_counts", "size", "fill_value",
+                    "equal_nan", "sorted"): J(lambda ns, x: ns.jnp.unique(
+                        x // 2, return_index=True, return_inverse=True, return_counts=True,
+                        size=7, fill_value=-1.0, equal_nan=True, sorted=True)),
+                   "axis": NI(lambda ns, j, x: j.unique(x, axis=0, size=3), "axis")},
+        ("unique_all", "unique_counts", "unique_inverse", "unique_values"): {
+            ("size", "fill_value"): J(lambda ns, x: (
+                ns.jnp.unique_all(x // 3, size=5, fill_value=9.0),
+                ns.jnp.unique_counts(x // 3, size=2), ns.jnp.unique_inverse(x // 3, size=4),
+                ns.jnp.unique_values(x // 4, size=6, fill_value=0.5)))},
+        ("union1d", "intersect1d", "setdiff1d", "setxor1d"): {
+            ("size", "fill_value"): J(lambda ns, x: (
+                ns.jnp.union1d(x[0], x[1] // 2, size=9, fill_value=0.0),
+                ns.jnp.intersect1d(x // 2, x[1], size=3, fill_value=-1.0),
+                ns.jnp.setdiff1d(x[0], x[1] - 2, size=4, fill_value=7.0),
+                ns.jnp.setxor1d(x[0], x[0] + 2, size=5, fill_value=1.0))),
+},
+        ("intersect1d", "setdiff1d", "setxor1d"): {"assume_unique": J(lambda ns, x: (
+            ns.jnp.intersect1d(x[0], x[1] - 4, assume_unique=True, size=4),
+            ns.jnp.setdiff1d(x[0], x[1] - 4, assume_unique=True, size=4),
+            ns.jnp.setxor1d(x[0], x[1] - 4, assume_unique=True, size=4)))},
+        "intersect1d": {"return_indices": NI(lambda ns, j, x: j.intersect1d(
+            x[0], x[1], return_indices=True, size=2), "return_indices")},
+        "isin": {("invert", "assume_unique", "method"): J(lambda ns, x: (
+            ns.jnp.isin(x, x[0] + 1, invert=True, assume_unique=True),
+            ns.jnp.isin(x, x[1], method="sort")))},
+        "lexsort": {"axis": J(lambda ns, x: ns.jnp.lexsort([x, x // 3], axis=0))},
+        ("partition", "argpartition"): {"axis": N(lambda j, x: (
+            j.partition(x, 1, axis=0)[1], j.take_along_axis(x, j.argpartition(x, 1, axis=0),
+                                                            0)[1]),
+            lambda x: (np.sort(x, axis=0)[1], np.sort(x, axis=0)[1]))},
+        "trim_zeros": {"trim": N(lambda j, x: x * len(j.trim_zeros(np.array([0, 1, 0]),
+                                                                  trim="f")),
+                                 lambda x: x * 2),
+                       "axis": NI(lambda ns, j, x: j.trim_zeros(np.array([0, 1]), axis=0),
+                                  "axis")},
+        # polynomials, windows, bits
+        "polyval": {"unroll": J(lambda ns, x: ns.jnp.polyval(x[0], x, unroll=2))},
+        "polymul": {"trim_leading_zeros": NI(lambda ns, j, x: j.polymul(
+            x[0], x[1], trim_leading_zeros=True), "trim_leading_zeros")},
+        "polyder": {"m": J(lambda ns, x: ns.jnp.polyder(x[0], m=2))},
+        "polyint": {("m", "k"): J(lambda ns, x: ns.jnp.polyint(x[0], m=2, k=np.array(
+            [1.0, -1.0])))},
+        ("packbits", "unpackbits"): {("axis", "bitorder"): J(lambda ns, x: (
+            ns.jnp.packbits(x > 0, axis=1, bitorder="little"),
+            ns.jnp.unpackbits(ns.jnp.packbits(x > 0), axis=0, bitorder="big")))},
+        "unpackbits": {"count": J(lambda ns, x: ns.jnp.unpackbits(
+            ns.jnp.packbits(x > 0, axis=1), axis=1, count=5))},
+        "histogram_bin_edges": {("bins", "range", "weights"): N(
+            lambda j, x: j.histogram_bin_edges(x, bins=4, range=(-3, 4), weights=x),
+            lambda x: np.histogram_bin_edges(x, bins=4, range=(-3, 4), weights=x))},
+        ("histogramdd", "histogram2d"): {("bins", "range", "weights", "density"): N(
+            lambda j, x: (j.histogramdd(x[:, :2], bins=[2, 3], range=[(-6, 6), (-5, 5)],
+                                        weights=x[:, 2], density=True)[0],
+                          j.histogram2d(x[0], x[1], bins=3, range=[(-6, 6), (-5, 5)],
+                                        weights=x[2], density=False)[0]),
+            lambda x: (np.histogramdd(x[:, :2], bins=[2, 3], range=[(-6, 6), (-5, 5)],
+                                      weights=x[:, 2], density=True)[0],
+                       np.histogram2d(x[0], x[1], bins=3, range=[(-6, 6), (-5, 5)],
+                                      weights=x[2], density=False)[0]))},
+        "polyfit": {("rcond", "w"): J(lambda ns, x: ns.jnp.polyfit(
+            x[0], x[1] ** 2, 2, rcond=1e-10, w=abs(x[2]) + 1)),
+            ("full", "cov"): NI(lambda ns, j, x: j.polyfit(x[0], x[1], 1, full=True),
+                                "full")},
     }
 
 
 def _nans(ns, x):
     """x with NaN where x is in (-1, 1) and an infinity at one place."""
     return ns.jnp.where(abs(x) < 1, np.nan, x).at[0, 0].set(np.inf)
+
+
+def _saved(save, **kw):
+    """0 after saving a constant with save(file, array, **kw) into a temporary file."""
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        save(os.path.join(d, "a"), np.arange(3.0), **kw)
+    return 0

@@ -8,13 +8,15 @@ import numpy as _np
 
 from . import _linalg, _reductions, _shape, _ufuncs
 from . import _advanced, _convolve, _cumulative, _manipulate, linalg
-from . import _math, _nan, _statistics
+from . import _math, _nan, _statistics, _dtype_info, _vectorize, _stacking, _index_tricks, _sets
+from . import _polynomial
 from ._interop import _install
 from ..array import as_array as _as_array, returns_arrays as _returns_arrays
 
 _FUNCTIONS: dict = {}
 for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate,
-           _convolve, _math, _nan, _statistics):
+           _convolve, _math, _nan, _statistics, _dtype_info, _vectorize, _stacking,
+           _index_tricks, _sets, _polynomial):
     _FUNCTIONS.update(_m.FUNCTIONS)
 _FUNCTIONS["flatten"] = _shape.ravel
 _FUNCTIONS["linalg"] = linalg
@@ -50,6 +52,13 @@ class _ScalarType:
 for _t in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "complex64", "complex128"):
     globals()[_t] = _ScalarType(getattr(_np, _t))
+for _k, _v in _dtype_info.SCALAR_ALIASES.items():
+    globals()[_k] = globals()[_v]
+globals().update(_dtype_info.NUMPY)
+for _k in ("load", "fromfile", "frombuffer", "fromstring", "fromiter", "from_dlpack"):
+    globals()[_k] = _returns_arrays(_dtype_info.NUMPY[_k])
+ufunc = _vectorize.ufunc
+globals().update(_index_tricks.OBJECTS)
 bool = globals()["bool_"]  # noqa: A001  (jnp.bool, as in NumPy 2)
 dtype = _np.dtype
 result_type = _np.result_type
