@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-import time
 import weakref
 
 from .backend import codegen, engine, o3worker
@@ -30,6 +29,8 @@ _lock = threading.Lock()
 _pending: list = []          # (weakref to JitFunction, weakref to Variant)
 _thread = None
 _stopping = threading.Event()
+_busy = threading.Lock()     # held while a tier-up runs
+_generation = 0              # bumped by settle(): tier-ups chosen before it are dropped
 
 
 @atexit.register
@@ -80,6 +81,7 @@ def _run():
     global _thread
     while not _stopping.wait(POLL_S):
         with _lock:
+            gen = _generation
             live = [(j, v) for j, v in _pending
                     if j() is not None and v() is not None and v().tier < 2
                     and v().tier_up_info is None]
@@ -91,14 +93,30 @@ def _run():
         for jf, variant in hot:
             if _stopping.is_set():
                 return
-            try:
-                tier_up(jf, variant)
-            except Exception as e:     # noqa: BLE001  (the light code keeps running)
-                variant.tier_up_info = {"failed": f"{type(e).__name__}: {e}"}   # not retried
-                from . import tracker
-                tracker.record("warning", jf, variant=variant.id,
-                               message=f"{jf.name}: tier-up of variant {variant.id} failed, "
-                                       f"keeping the light code: {type(e).__name__}: {e}")
+            with _busy:
+                if gen != _generation:
+                    break
+                try:
+                    tier_up(jf, variant)
+                except Exception as e:     # noqa: BLE001  (the light code keeps running)
+                    variant.tier_up_info = {"failed": f"{type(e).__name__}: {e}"}  # not retried
+                    from . import tracker
+                    tracker.record("warning", jf, variant=variant.id,
+                                   message=f"{jf.name}: tier-up of variant {variant.id} "
+                                           f"failed, keeping the light code: "
+                                           f"{type(e).__name__}: {e}")
+
+
+def settle():
+    """Forget the variants waiting to get hot and wait for a tier-up in progress to finish:
+    afterwards no tier-up event of the functions seen so far arrives (the test suite calls it
+    between tests, whose records must not receive another test's tier-ups)."""
+    global _generation
+    with _lock:
+        _pending.clear()
+        _generation += 1
+    with _busy:
+        pass
 
 
 def tier_up(jf, variant):

@@ -6,3 +6,12 @@ def ipshell():
     """The one real IPython shell of the test session (IPython allows one per process)."""
     from IPython.testing.globalipapp import get_ipython, start_ipython
     return start_ipython() or get_ipython()
+
+
+@pytest.fixture(autouse=True)
+def _no_tier_up_across_tests():
+    """A function a test made hot is re-optimised in the background (jitmagic/tiering.py);
+    its tier_up record must not land in the next test's records."""
+    yield
+    from jitmagic import tiering
+    tiering.settle()
