@@ -175,6 +175,19 @@ def test_eager_reference_runs_zero_length_scans():
     assert int(L.reference(prog, inputs, eager=True)[0]) == 3
 
 
+def test_eager_reference_maps_over_zero_rows():
+    """Found by the campaign (seed 6, program 14487): lax.map over zero rows is a zero-length
+    scan, which eager JAX refuses, so jax.jit's short while_loop stood as the reference
+    against jitmagic's right answer. The reference's lax.map runs zero rows eagerly too."""
+    prog = L.LaxProgram("float64", "int64", [((2,), "float64"), ((0,), "int64")], [
+        "v10, v9 = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 2, s[1] - a0 * 0.25), "
+        "(0, a0))",
+        "v11 = lax.map(lambda r: r & 12, a1)"], [L.Val("v9", (2,), "f"), L.Val("v11", (0,), "i")])
+    inputs = [np.array([3.0, 7.0]), np.zeros(0, np.int64)]
+    assert L.check(prog, L.make_jitted(prog), inputs) is None
+    np.testing.assert_array_equal(L.reference(prog, inputs, eager=True)[0], [2.25, 5.25])
+
+
 def test_a_program_both_jits_reject_is_invalid_not_a_jitmagic_error():
     """Found by the campaign (seed 5, program 2147): a scan whose carry changes dtype (int32 in,
     int64 out). jax.jit and jitmagic both raise TypeError; only eager JAX (disable_jit runs

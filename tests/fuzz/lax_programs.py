@@ -875,6 +875,14 @@ class _EagerLax:
         ys = jax.tree_util.tree_map(lambda a: jax.numpy.zeros((0,) + a.shape, a.dtype), y)
         return init, ys
 
+    def map(self, f, xs, **kw):
+        import jax
+        if jax.tree_util.tree_leaves(xs)[0].shape[0] != 0 or not jax.config.jax_disable_jit:
+            return self._lax.map(f, xs, **kw)
+        row = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
+        y = jax.eval_shape(f, row)     # eager JAX cannot map over zero rows (a zero-length scan)
+        return jax.tree_util.tree_map(lambda a: jax.numpy.zeros((0,) + a.shape, a.dtype), y)
+
 
 _NS = {}
 
