@@ -83,7 +83,8 @@ TRACE_SCRIPT = textwrap.dedent("""
     import os, signal, threading, numpy as np, jitmagic as jm
     import jitmagic.numpy as jnp
     signal.signal(signal.SIGINT, signal.default_int_handler)   # as in IPython
-    jm.config.update(max_trace_equations=10**8)
+    # O3 straight away: the light tier compiles the long program before the interrupt lands
+    jm.config.update(max_trace_equations=10**8, tiered=False)
     small = jm.jit(lambda x: x + 1.0)
     small(np.zeros(2))
 
@@ -95,7 +96,7 @@ TRACE_SCRIPT = textwrap.dedent("""
         return jm.jit(f)
     # a trace that would take minutes, then a compile of a long straight-line program
     # (the interrupt lands in the trace, the passes or LLVM: each must recover)
-    for name, n in (("trace", 10**7), ("compile", 6000)):
+    for name, n in (("trace", 10**7), ("compile", 10000)):
         threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
         try:
             unrolled(n)(np.zeros(2))
