@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .backend import bufpool
 from .tracing import Tracer, current_trace, new_trace
 
 
@@ -64,6 +65,8 @@ def allocator(shape, dtype):
     template = Array(shape, dtype)
     if template.nbytes <= 4096:
         return template.copy
+    if bufpool.pooled(template.nbytes):
+        return bufpool.allocator(shape, dtype, Array)
     return functools.partial(Array, shape, dtype)
 
 

@@ -38,6 +38,10 @@ _SPEC = {
                       "calls after which a light variant is re-optimised at O3"),
     "tier_up_ms": (100.0, float, lambda v: v >= 0,
                    "cumulative kernel time (ms) after which a light variant is re-optimised"),
+    "buffer_pool_bytes": (256 << 20, int, lambda v: v >= 0,
+                          "freed results and kernel temporaries of 256 KiB or more kept mapped "
+                          "for reuse, all together (a fresh large buffer is page-faulted in on "
+                          "first touch; 0: off)"),
     "shapes": ("auto", str, lambda v: v in ("auto", "static", "dynamic"),
                "session default of jm.jit(shapes=...): static (a variant per shape), auto "
                "(after a shape-only miss, compile a variant generic in the dimensions that "
@@ -83,6 +87,9 @@ class Config:
         if "tracking" in kw:
             from .backend import runstats
             runstats.set_tracking(self.tracking)
+        if "buffer_pool_bytes" in kw:
+            from .backend import bufpool
+            bufpool.set_limit(self.buffer_pool_bytes)
         if "max_events" in kw:
             from . import tracker
             tracker.resize(self.max_events)

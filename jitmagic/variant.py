@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from . import inspection, pytree
-from .backend import engine, interrupt, native_call, runstats
+from .backend import bufpool, engine, interrupt, native_call, runstats
 from . import array
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -95,12 +95,12 @@ class Variant:
             [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
         if self.generic is not None:
-            shapes_of, Arr = self.generic.out_shapes, array.Array
+            shapes_of, Arr, empty = self.generic.out_shapes, array.Array, bufpool.empty
             dts = [d for _, d in self.out_specs]
             leaf = tree.kind == "leaf" and len(dts) == 1
 
             def fast(args):
-                outs = [Arr(s, d) for s, d in zip(shapes_of(args), dts)]
+                outs = [empty(s, d, Arr) for s, d in zip(shapes_of(args), dts)]
                 rc = cfunc(*consts, *args, *outs)
                 if rc:
                     retry(rc, consts + args, outs)

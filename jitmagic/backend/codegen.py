@@ -17,7 +17,7 @@ from ..dtypes import ShapedArray
 from ..errors import LoweringError
 from ..ir import Function, Lit, Var
 from ..primitives import PRIMITIVES
-from . import fusion, interrupt, parallel, reductions, runstats
+from . import bufpool, fusion, interrupt, parallel, reductions, runstats
 from .scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, storage_type
 
 ENTRY = "jm_entry"
@@ -270,11 +270,12 @@ class Codegen(ScalarOps):
             nbytes = b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), n, ir.Constant(I64, 1))
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
-        fn = self.module.globals.get("malloc") or ir.Function(
-            self.module, ir.FunctionType(PTR, [I64]), "malloc")
+        bufpool.install()    # large temporaries are reused, not page-faulted in each call
+        fn = self.module.globals.get("jm_tmp_alloc") or ir.Function(
+            self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
         p = b.call(fn, [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
-        # out of memory) frees what was allocated on the path it took (free(NULL) is a no-op)
+        # out of memory) frees what was allocated on the path it took (freeing NULL is a no-op)
         sb = self._slot_builder
         sb.position_at_start(self.func.entry_basic_block)
         slot = sb.alloca(PTR)
@@ -294,8 +295,8 @@ class Codegen(ScalarOps):
         raw_store(self.b, ir.Constant(PTR, None), self._temp_slots[p])
 
     def _free(self):
-        return self.module.globals.get("free") or ir.Function(
-            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
+        return self.module.globals.get("jm_tmp_free") or ir.Function(
+            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_tmp_free")
 
     # ---------------------------------------------------------------- memory access
     def _offset(self, buf, idx):

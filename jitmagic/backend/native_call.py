@@ -8,7 +8,7 @@ or float for weak scalars; tuple, list or dict for containers, with their length
 number of dimensions, each extent, the dtype (by identity of NumPy's descriptor object), the
 C-contiguous flag, and static values by identity (immutable builtins only). The first match
 allocates its result through NumPy's C API (PyArray_NewFromDescr, from the `_ARRAY_API`
-table), calls the variant's machine code with the GIL released (as ctypes did; the kernel
+table; a large one under bufpool's memory handler), calls the variant's machine code with the GIL released (as ctypes did; the kernel
 keeps its run statistics itself) and returns the result. Anything else (another shape or
 dtype, views, subclasses, NumPy scalars, an int beyond int64, an equal static that is another
 object, ...) goes to the Python path unchanged, so its results and errors are those of the
@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 
-from . import engine
+from . import bufpool, engine
 from .scalar import F64, I32, I64, PTR
 
 NAME = "jm_dispatch"
@@ -66,7 +66,7 @@ def _c_api():
         table = get(mu._ARRAY_API, None)
         new = ctypes.c_void_p.from_address(table + 8 * _NEW_FROM_DESCR).value
         _api.update(
-            new=new,
+            new=new, table=table,
             incref=_fn_addr(py.Py_IncRef), decref=_fn_addr(py.Py_DecRef),
             as_ll=_fn_addr(py.PyLong_AsLongLongAndOverflow),
             as_double=_fn_addr(py.PyFloat_AsDouble),
@@ -278,12 +278,17 @@ def build(entries, slow, failed, array_type):
             descr = _canonical(dtype)
             dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
             keep.extend((descr, dims))
-            call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])   # stolen below
-            out = call(api["new"], PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
-                       [const_ptr(id(array_type)), const_ptr(id(descr)),
-                        ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims)),
-                        ir.Constant(PTR, None), ir.Constant(PTR, None), ir.Constant(I32, 0),
-                        ir.Constant(PTR, None)])
+            if bufpool.pooled(int(np.prod(shape, dtype=np.int64)) * descr.itemsize):
+                out = call(bufpool.new_array_address(), PTR, [PTR, PTR, I32, PTR],
+                           [const_ptr(id(array_type)), const_ptr(id(descr)),
+                            ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims))])
+            else:
+                call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])   # stolen
+                out = call(api["new"], PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
+                           [const_ptr(id(array_type)), const_ptr(id(descr)),
+                            ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims)),
+                            ir.Constant(PTR, None), ir.Constant(PTR, None),
+                            ir.Constant(I32, 0), ir.Constant(PTR, None)])
             got, null = func.append_basic_block(), func.append_basic_block()
             b.cbranch(b.icmp_unsigned("==", out, ir.Constant(PTR, None)), null, got)
             b.position_at_end(null)
