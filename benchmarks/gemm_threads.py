@@ -1,6 +1,6 @@
 """The GEMM thread policies of jitmagic/backend/blas.py side by side (~1 min): each product
-compiled under POLICY "one", "split" (and "split-idle": LOAD_AWARE, threads only
-for idle CPUs) and "openblas", timed interleaved with NumPy's `@` (its
+compiled under POLICY "one", "split" (slabs as tasks of jitmagic's thread pool) and
+"openblas", timed interleaved with NumPy's `@` (its
 own OpenBLAS instance, whatever OPENBLAS_CORETYPE the process inherited) and jax.jit, samples
 rotated so all see the same load. Prints min and median per call, and the load average.
 Under load, read the medians with care: a rotation keeps the cyclic order, so the same
@@ -62,14 +62,12 @@ def main():
         make, data = cases[name]
         want = make(np)(*data)
         systems = {}
-        for policy, load_aware, label in (("one", False, "one"), ("split", False, "split"),
-                                          ("split", True, "split-idle"),
-                                          ("openblas", False, "openblas")):
-            blas.POLICY, blas.LOAD_AWARE = policy, load_aware
+        for policy in ("one", "split", "openblas"):
+            blas.POLICY = label = policy
             f = jm.jit(make(jmnp))
             np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
             systems["jm " + label] = lambda f=f: f(*data)
-        blas.POLICY, blas.LOAD_AWARE = "split", False
+        blas.POLICY = "split"
         jd = tuple(jjnp.asarray(x) for x in data)
         jf = jax.jit(make(jjnp))
         np.testing.assert_allclose(np.asarray(jf(*jd)), want, rtol=1e-9)

@@ -50,7 +50,6 @@ def _tol(dt):
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 def test_large_products_match_numpy(policy, dt, monkeypatch):
     monkeypatch.setattr(blas, "POLICY", policy)
-    monkeypatch.setattr(blas, "LOAD_AWARE", False)  # threads even when the machine is busy
     rng = np.random.default_rng(3)
     for sa, sb, f in CASES:
         a, b = (rng.random(sa) * 4).astype(dt), (rng.random(sb) * 4).astype(dt)
@@ -62,14 +61,11 @@ def test_large_products_match_numpy(policy, dt, monkeypatch):
         assert threaded == (policy == "split" and blas.parallel.threads() > 1), (policy, sa, sb)
 
 
-@pytest.mark.parametrize("nthreads,load_aware", [(1, False), (2, False), (3, False),
-                                                (8, False), (2, True), (8, True)])
-def test_split_over_any_thread_count(nthreads, load_aware, monkeypatch):
-    # the counter hands out work items whatever the number of threads, including more
-    # threads than items (17 rows times 1000 columns: 16 column slabs), and whatever number
-    # of them the load lets start
+@pytest.mark.parametrize("nthreads", [1, 2, 3, 8])
+def test_split_over_any_thread_count(nthreads, monkeypatch):
+    # the pool hands out work items whatever the number of slabs planned for, including more
+    # threads than items (17 rows times 1000 columns: 16 column slabs)
     monkeypatch.setattr(blas, "POLICY", "split")
-    monkeypatch.setattr(blas, "LOAD_AWARE", load_aware)
     monkeypatch.setattr(blas.parallel, "threads", lambda: nthreads)
     rng = np.random.default_rng(4)
     for sa, sb, f in CASES[::2] + [CASES[-3]]:
@@ -79,8 +75,7 @@ def test_split_over_any_thread_count(nthreads, load_aware, monkeypatch):
 
 
 def test_split_inside_a_loop_body(monkeypatch):
-    monkeypatch.setattr(blas, "LOAD_AWARE", False)
-    # the work counter and thread ids live in the entry block: a product in a fori_loop body
+    # the work items' context lives in the entry block: a product in a fori_loop body
     # runs 30 times without growing the stack, and each iteration sees the previous result
     from jitmagic import lax
     rng = np.random.default_rng(5)
@@ -149,34 +144,3 @@ def test_private_instance_picks_kernels_for_this_cpu():
     _, ours3, env3, ok3 = _probe(OPENBLAS_CORETYPE="Haswell",
                                  JITMAGIC_OPENBLAS_CORETYPE="Sandybridge")
     assert ours3 == "Sandybridge" and env3 == "Haswell" and ok3
-
-
-def test_runnable_count_is_read_from_proc_loadavg():
-    # the generated reader against Python's parse of the same file, read just before and after
-    import llvmlite.ir as ir
-    import ctypes
-    from jitmagic.backend import engine
-    from jitmagic.backend.scalar import I64
-    module = ir.Module("probe")
-    inner = blas._runnable_function(module)
-    outer = ir.Function(module, ir.FunctionType(I64, []), "probe")
-    b = ir.IRBuilder(outer.append_basic_block())
-    b.ret(b.call(inner, []))
-    compiled = engine.compile_ir(str(module), "probe")
-    probe = ctypes.CFUNCTYPE(ctypes.c_int64)(compiled.address)
-
-    def runnable():
-        with open("/proc/loadavg") as f:
-            return int(f.read().split()[3].split("/")[0])
-    # a busy process makes the count at least 2, so a reader stuck at 1 cannot pass
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        for _ in range(200):
-            lo, got, hi = runnable(), probe(), runnable()
-            if lo == got == hi and lo >= 2:
-                break
-        else:
-            pytest.fail(f"generated reader gave {got}, /proc/loadavg {lo} then {hi}")
-    finally:
-        busy.kill()
-        busy.wait()

@@ -29,7 +29,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from .. import shapes
-from . import parallel
+from . import parallel, threadpool
 from .scalar import F32, F64, I8, I32, I64, PTR, raw_store
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -213,18 +213,13 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
 # took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
 # this many in all, one thread does the whole batch.
 SMALL_GEMM = 1 << 21
-# larger products: "split" runs single-threaded OpenBLAS calls on slabs of the output, taken
-# one at a time from a shared counter by jitmagic's own threads (a thread that the scheduler
-# leaves waiting holds up one slab, not the others: OpenBLAS's threads meet at a barrier per
-# block and stall each other on shared cores); "openblas" leaves the threading to OpenBLAS;
-# "one" runs them on one thread.
+# larger products: "split" runs single-threaded OpenBLAS calls on slabs of the output, tasks
+# of jitmagic's thread pool (backend/threadpool.py), taken one at a time by the caller and the
+# workers: a worker the scheduler leaves waiting holds up at most the one slab it started
+# (OpenBLAS's threads meet at a barrier per block and stall each other on shared cores);
+# "openblas" leaves the threading to OpenBLAS; "one" runs them on one thread.
 # Measured in benchmarks/README.md (GEMM and BLAS threads).
 POLICY = "split"
-# start only as many threads as CPUs are idle at the call. Off: at load 11 on the shared VM
-# every policy gave the same medians (the slabs have no barrier to stall), and the runnable
-# count misleads right after NumPy's own products: its OpenBLAS worker spins, runnable, for
-# 50-200 ms after each call, which made a quiet machine look busy (benchmarks/README.md)
-LOAD_AWARE = False
 SLABS_PER_THREAD = 4        # work items per thread: the imbalance a late thread leaves is 1/4
 MIN_SLAB = 64               # rows (or columns) per slab: each slab packs the other operand again
 
@@ -258,9 +253,9 @@ def _caller(fn, t, gemm, axis):
 
 
 def _split(cg, gemm, call, ptrs, axis):
-    """Run every (batch, slab) product on parallel.threads() threads that take work items from
-    a shared atomic counter; the calling thread works too, and a thread that cannot be started
-    leaves its share to the others. False (nothing emitted) when there is one work item."""
+    """Run every (batch, slab) product as a task of the thread pool; the calling thread works
+    too, and takes every item no worker has started. False (nothing emitted) when there is
+    one work item."""
     nbatch, m, n = gemm[:3]
     extent = m if axis == "m" else n
     nthreads = parallel.threads()
@@ -279,161 +274,30 @@ def _split(cg, gemm, call, ptrs, axis):
     def c(v):
         return ir.Constant(I64, v)
 
-    # the work loop, a function of ctx = {a, b, c, counter}: also the threads' entry point
-    part = ir.Function(cg.module, ir.FunctionType(PTR, [PTR]), f"jm_gemm{next(_ids)}")
-    part.linkage = "internal"
-    b = ir.IRBuilder(part.append_basic_block("entry"))
-    ctx = part.args[0]
-    pa, pb, pc, counter = (b.load(b.gep(ctx, [c(8 * j)], source_etype=I8), typ=PTR)
-                           for j in range(4))
-    take, work, done = (part.append_basic_block(x) for x in ("take", "work", "done"))
-    b.branch(take)
-    b.position_at_end(take)
-    i = b.atomic_rmw("add", counter, c(1), "monotonic")
-    b.cbranch(b.icmp_unsigned(">=", i, c(total)), done, work)
-    b.position_at_end(work)
+    # work item i (a slab of one product of the batch), a task of the thread pool
+    task = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64]),
+                       f"jm_gemm{next(_ids)}")
+    task.linkage = "internal"
+    b = ir.IRBuilder(task.append_basic_block("entry"))
+    ctx, i = task.args
+    pa, pb, pc = (b.load(b.gep(ctx, [c(8 * j)], source_etype=I8), typ=PTR) for j in range(3))
     lo = b.mul(b.urem(i, c(slabs)), c(step))
     left = b.sub(c(extent), lo)
     ext = b.select(b.icmp_signed("<", left, c(step)), left, c(step))
     call(b, pa, pb, pc, b.udiv(i, c(slabs)), lo, ext)
-    b.branch(take)
-    b.position_at_end(done)
-    b.ret(ir.Constant(PTR, None))
+    b.ret_void()
 
     # the call site; its stack slots live in the entry block, so a product inside a loop
     # body does not grow the stack per iteration
     eb = ir.IRBuilder()
     eb.position_at_start(cg.func.entry_basic_block)
-    ctx_p = eb.alloca(ir.ArrayType(PTR, 4))
-    counter_p = eb.alloca(I64)
-    tids = eb.alloca(ir.ArrayType(I64, nthreads))
-    joinable = eb.alloca(ir.ArrayType(I8, nthreads))
+    ctx_p = eb.alloca(ir.ArrayType(PTR, 3))
     b = cg.b
-    for j, v in enumerate(ptrs + (counter_p,)):
+    for j, v in enumerate(ptrs):
         raw_store(b, v, b.gep(ctx_p, [c(8 * j)], source_etype=I8))
-    raw_store(b, c(0), counter_p)
-    create = parallel._declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
-    join = parallel._declare(cg.module, "pthread_join", I32, [I64, PTR])
-    # as many threads as there are idle CPUs (and this one) right now
-    wanted = b.sub(c(nthreads + 1), _runnable(cg)) if LOAD_AWARE else c(nthreads)
-    for w in range(1, nthreads):
-        tid = b.gep(tids, [c(8 * w)], source_etype=I8)
-        flag = b.gep(joinable, [c(w)], source_etype=I8)
-        raw_store(b, ir.Constant(I8, 0), flag)
-        with b.if_then(b.icmp_signed(">", wanted, c(w))):
-            rc = b.call(create, [tid, ir.Constant(PTR, None), part, ctx_p])
-            raw_store(b, b.zext(b.icmp_signed("==", rc, ir.Constant(I32, 0)), I8), flag)
-    b.call(part, [ctx_p])
-    for w in range(1, nthreads):
-        flag = b.load(b.gep(joinable, [c(w)], source_etype=I8), typ=I8)
-        with b.if_then(b.icmp_unsigned("!=", flag, ir.Constant(I8, 0))):
-            tid = b.gep(tids, [c(8 * w)], source_etype=I8)
-            b.call(join, [b.load(tid, typ=I64), ir.Constant(PTR, None)])
+    b.call(threadpool.declare(cg.module), [task, ctx_p, c(total)])
     return True
 
-
-def _runnable(cg):
-    """An I64: the threads the kernel says are runnable right now, machine-wide, this one
-    included (the fourth field of /proc/loadavg, "runnable/total"); 1 when it cannot be
-    read, so a machine that does not say is treated as idle. (A thread started on a CPU that
-    another process holds waits for its time slice while the caller waits for its slab.)
-    Reading the file costs 5-20 us, so a reading is reused for RECHECK_NS."""
-    fn = cg.module.globals.get("jm_runnable_cached")
-    if fn is None:
-        fn = _cached(cg.module, _runnable_function(cg.module))
-    return cg.b.call(fn, [])
-
-
-RECHECK_NS = 10_000_000
-
-
-def _cached(module, read):
-    def c(v):
-        return ir.Constant(I64, v)
-    slots = []
-    for name in ("jm_runnable_at", "jm_runnable_value"):
-        g = ir.GlobalVariable(module, I64, name)
-        g.linkage, g.initializer = "internal", c(0)
-        slots.append(g)
-    at, value = slots
-    clock = parallel._declare(module, "clock_gettime", I32, [I32, PTR])
-    fn = ir.Function(module, ir.FunctionType(I64, []), "jm_runnable_cached")
-    fn.linkage = "internal"
-    entry, fresh, stale = (fn.append_basic_block(x) for x in ("entry", "fresh", "stale"))
-    b = ir.IRBuilder(entry)
-    ts = b.alloca(ir.ArrayType(I64, 2))
-    b.call(clock, [ir.Constant(I32, 1), ts])        # CLOCK_MONOTONIC
-    now = b.add(b.mul(b.load(ts, typ=I64), c(1_000_000_000)),
-                b.load(b.gep(ts, [c(1)], source_etype=I64), typ=I64))
-    # threads of other calls may race here: each slot is read and written whole (atomic,
-    # unordered), and any reading they pair up is a recent one
-    last = b.load_atomic(at, "unordered", 8, typ=I64)
-    b.cbranch(b.icmp_signed("<", b.sub(now, last), c(RECHECK_NS)), fresh, stale)
-    b.position_at_end(fresh)
-    v = b.load_atomic(value, "unordered", 8, typ=I64)
-    b.ret(v)
-    b.position_at_end(stale)
-    v = b.call(read, [])
-    b.store_atomic(v, value, "unordered", 8)
-    b.store_atomic(now, at, "unordered", 8)
-    b.ret(v)
-    return fn
-
-
-def _runnable_function(module):
-    def c(v, t=I64):
-        return ir.Constant(t, v)
-    path = b"/proc/loadavg\0"
-    g = ir.GlobalVariable(module, ir.ArrayType(I8, len(path)), "jm_loadavg_path")
-    g.global_constant, g.linkage = True, "internal"
-    g.initializer = ir.Constant(ir.ArrayType(I8, len(path)), bytearray(path))
-    open_ = parallel._declare(module, "open", I32, [PTR, I32])
-    read = parallel._declare(module, "read", I64, [I32, PTR, I64])
-    close = parallel._declare(module, "close", I32, [I32])
-    fn = ir.Function(module, ir.FunctionType(I64, []), "jm_runnable")
-    fn.linkage = "internal"
-    blk = {x: fn.append_basic_block(x) for x in
-           ("entry", "opened", "find", "step", "digits", "digit", "done", "unknown")}
-    b = ir.IRBuilder(blk["entry"])
-    buf = b.alloca(ir.ArrayType(I8, 128))
-    fd = b.call(open_, [g, c(0, I32)])      # O_RDONLY
-    b.cbranch(b.icmp_signed("<", fd, c(0, I32)), blk["unknown"], blk["opened"])
-    b.position_at_end(blk["opened"])
-    n = b.call(read, [fd, buf, c(127)])
-    b.call(close, [fd])
-    b.branch(blk["find"])
-    # the first '/' ends the runnable count: "0.52 0.58 0.59 3/412 12345"
-    b.position_at_end(blk["find"])
-    i = b.phi(I64)
-    i.add_incoming(c(0), blk["opened"])
-    b.cbranch(b.icmp_signed(">=", i, n), blk["unknown"], blk["step"])
-    b.position_at_end(blk["step"])
-    ch = b.load(b.gep(buf, [i], source_etype=I8), typ=I8)
-    i.add_incoming(b.add(i, c(1)), blk["step"])
-    b.cbranch(b.icmp_unsigned("==", ch, c(ord("/"), I8)), blk["digits"], blk["find"])
-    # the digits before it, read backwards; j is one past the next one to read
-    b.position_at_end(blk["digits"])
-    j, val, scale = b.phi(I64), b.phi(I64), b.phi(I64)
-    j.add_incoming(i, blk["step"])
-    val.add_incoming(c(0), blk["step"])
-    scale.add_incoming(c(1), blk["step"])
-    has = b.icmp_signed(">", j, c(0))
-    pos = b.sub(j, c(1))
-    ch = b.load(b.gep(buf, [b.select(has, pos, c(0))], source_etype=I8), typ=I8)
-    digit = b.and_(has, b.and_(b.icmp_unsigned(">=", ch, c(ord("0"), I8)),
-                               b.icmp_unsigned("<=", ch, c(ord("9"), I8))))
-    b.cbranch(digit, blk["digit"], blk["done"])
-    b.position_at_end(blk["digit"])
-    j.add_incoming(pos, blk["digit"])
-    val.add_incoming(b.add(val, b.mul(b.sub(b.zext(ch, I64), c(ord("0"))), scale)),
-                     blk["digit"])
-    scale.add_incoming(b.mul(scale, c(10)), blk["digit"])
-    b.branch(blk["digits"])
-    b.position_at_end(blk["done"])
-    b.ret(b.select(b.icmp_signed(">", val, c(0)), val, c(1)))
-    b.position_at_end(blk["unknown"])
-    b.ret(c(1))
-    return fn
 
 
 def _emit_symbolic(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):

@@ -27,7 +27,6 @@ import numpy as np
 SLOTS = 32
 MIN_BYTES = 256 << 10        # smaller blocks: glibc's bins already reuse them without faults
 HEADER = 64
-NAME = "jm_pool_init"
 _FUNCS = ("jm_pool_take", "jm_pool_give", "jm_pool_clear", "jm_h_malloc", "jm_h_calloc",
           "jm_h_realloc", "jm_h_free", "jm_tmp_alloc", "jm_tmp_free", "jm_new_array")
 _SET_HANDLER = 304           # PyDataMem_SetHandler in NumPy's C API table (1.22+ and 2.x)
@@ -66,8 +65,6 @@ def _ir(st, api):
         "ptr @malloc(i64)", "ptr @calloc(i64, i64)", "ptr @realloc(ptr, i64)",
         "void @free(ptr)"))
     fn = {k: f"inttoptr (i64 {v} to ptr)" for k, v in api.items()}
-    init = "\n".join(f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n"
-                     f"  store ptr @{f}, ptr %a{i}" for i, f in enumerate(_FUNCS))
     return f"""
 {ext}
 
@@ -316,10 +313,6 @@ out:
   ret ptr null
 }}
 
-define void @{NAME}(ptr %table) {{
-{init}
-  ret void
-}}
 """
 
 
@@ -330,7 +323,7 @@ def _init():
     with _lock:
         if _pool:
             return _pool
-        from . import engine, native_call
+        from . import native_call, runtime
         from ..config import config
         c = native_call._c_api()
         table = ctypes.c_void_p.from_address(c["table"] + 8 * _SET_HANDLER).value
@@ -344,11 +337,7 @@ def _init():
         capsule = new_capsule(ctypes.addressof(handler), ctypes.addressof(name), None)
         api = {"incref": c["incref"], "decref": c["decref"], "new": c["new"],
                "set_handler": table, "capsule": id(capsule)}
-        module = engine.compile_ir(_ir(ctypes.addressof(st), api), NAME, opt_level=2,
-                                   codegen_opt=2)
-        addrs = (ctypes.c_void_p * len(_FUNCS))()
-        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address)(addrs)
-        fns = dict(zip(_FUNCS, addrs))
+        fns = runtime.build(_ir(ctypes.addressof(st), api), _FUNCS, "pool")
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]
         a.realloc, a.free = fns["jm_h_realloc"], fns["jm_h_free"]
@@ -358,9 +347,8 @@ def _init():
         new_array = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object, ctypes.py_object,
                                       ctypes.c_int32, ctypes.c_void_p)(fns["jm_new_array"])
         clear = ctypes.CFUNCTYPE(None)(fns["jm_pool_clear"])
-        keep = [st, handler, name, capsule, module, addrs, new_array, clear]
         # never freed: NumPy calls the handler for the arrays it made, even at exit
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(keep))
+        runtime.keep_forever(st, handler, name, capsule, new_array, clear)
         _pool.update(fns, state=st, capsule=capsule, new_array=new_array, clear=clear)
     return _pool
 

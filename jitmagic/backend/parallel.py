@@ -1,10 +1,10 @@
-"""Large loops split over the CPU's cores, with pthreads called from the generated code.
+"""Large loops split over the CPU's cores.
 
 A parallel kernel is outlined into `void part(ctx, lo, hi, t)`, which runs outer iterations
-[lo, hi) as worker t; ctx is a struct of every buffer pointer and scalar the kernel may read.
-The entry point starts threads-1 workers with pthread_create, runs the first chunk itself and
-joins them; a worker that cannot be started is run inline, so the result never depends on it.
-The GIL is released for the whole native call, so the workers run truly in parallel.
+[lo, hi) as chunk t (of one per thread); ctx is a struct of every buffer pointer and scalar the
+kernel may read. The chunks are tasks of the process's thread pool (backend/threadpool.py):
+the calling thread takes part, and takes every chunk no worker has started, so the result never
+depends on a worker. The GIL is released for the whole native call.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import os
 
 import llvmlite.ir as ir
 
-from .scalar import I8, I32, I64, PTR, raw_store
+from . import threadpool
+from .scalar import I8, I64, PTR, raw_store
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
@@ -37,15 +38,8 @@ def possible(cg):
     return threads() > 1 and getattr(cg, "_eqn_depth", 0) == 1
 
 
-_ARG = ir.LiteralStructType([PTR, I64, I64, I64])   # ctx, lo, hi, t
-
-
 def _slot(b, ptr, i):
     return b.gep(ptr, [ir.Constant(I64, 8 * i)], source_etype=I8)
-
-
-def _field(b, ptr, ty, i):
-    return b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=ty)
 
 
 class _Captured(dict):
@@ -104,8 +98,6 @@ def run(cg, n_outer, emit_range, extra=()):
     part = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]),
                        f"jm_part{k}")
     part.linkage = "internal"
-    # called twice (by a worker and inline for chunk 0): inlined, its code would be compiled twice
-    part.attributes.add("noinline")
     saved = (cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target)
     cg.func = part
     entry = part.append_basic_block("entry")
@@ -130,103 +122,43 @@ def run(cg, n_outer, emit_range, extra=()):
     eb.branch(kernel)
     cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target = saved
 
-    # ---- its thread entry
-    worker = ir.Function(cg.module, ir.FunctionType(PTR, [PTR]), f"jm_worker{k}")
-    worker.linkage = "internal"
-    wb = ir.IRBuilder(worker.append_basic_block())
-    a = worker.args[0]
-    wb.call(part, [wb.load(_field(wb, a, _ARG, i), typ=ty)
-                   for i, ty in enumerate((PTR, I64, I64, I64))])
-    wb.ret(ir.Constant(PTR, None))
+    # ---- a task of the thread pool: chunk i, arg = {ctx, n, chunk}
+    task = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64]), f"jm_task{k}")
+    task.linkage = "internal"
+    tb = ir.IRBuilder(task.append_basic_block())
+    targ, i = task.args
+    t_ctx, t_n, t_chunk = (tb.load(_slot(tb, targ, j), typ=ty)
+                           for j, ty in enumerate((PTR, I64, I64)))
 
-    # ---- the call site: fill ctx, start workers, run chunk 0, join
+    def clamp(bb, x, n):
+        return bb.select(bb.icmp_signed("<", x, n), x, n)
+    t_lo = clamp(tb, tb.mul(i, t_chunk), t_n)
+    tb.call(part, [t_ctx, t_lo, clamp(tb, tb.add(t_lo, t_chunk), t_n), i])
+    tb.ret_void()
+
+    # ---- the call site: fill ctx, run the chunks on the pool (the caller takes part)
     b = cg.b
-    ctx_p = b.alloca(ir.ArrayType(I64, max(len(slots), 1)))
+    eb = ir.IRBuilder()
+    eb.position_at_start(cg.func.entry_basic_block)
+    ctx_p = eb.alloca(ir.ArrayType(I64, max(len(slots), 1)))
+    arg = eb.alloca(ir.ArrayType(I64, 3))
     for i, x in enumerate(slots):
         raw_store(b, x, _slot(b, ctx_p, i))
     if symbolic:
-        _start_runtime_chunks(cg, cg.size(n_outer), nthreads, part, worker, ctx_p,
-                              getattr(cg, "parallel_when", None))
-        return nthreads
-    chunk = -(-n_outer // nthreads)
-    create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
-    join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
-    tids = b.alloca(ir.ArrayType(I64, nthreads))
-    args = b.alloca(ir.ArrayType(_ARG, nthreads))
-    started = []
-    for w in range(1, nthreads):
-        w_lo, w_hi = w * chunk, min(n_outer, (w + 1) * chunk)
-        if w_lo >= w_hi:
-            continue
-        arg = b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, w)],
-                    source_etype=ir.ArrayType(_ARG, nthreads))
-        for i, val in enumerate((ctx_p, ir.Constant(I64, w_lo), ir.Constant(I64, w_hi),
-                                 ir.Constant(I64, w))):
-            raw_store(b, val, _field(b, arg, _ARG, i))
-        tid = b.gep(tids, [ir.Constant(I32, 0), ir.Constant(I32, w)],
-                    source_etype=ir.ArrayType(I64, nthreads))
-        rc = b.call(create, [tid, ir.Constant(PTR, None), worker, arg])
-        failed = b.icmp_signed("!=", rc, ir.Constant(I32, 0))
-        with b.if_then(failed, likely=False):
-            b.call(part, [ctx_p, ir.Constant(I64, w_lo), ir.Constant(I64, w_hi),
-                          ir.Constant(I64, w)])
-        started.append((tid, failed))
-    b.call(part, [ctx_p, ir.Constant(I64, 0), ir.Constant(I64, min(chunk, n_outer)),
-                  ir.Constant(I64, 0)])
-    for tid, failed in started:
-        with b.if_then(b.not_(failed)):
-            b.call(join, [b.load(tid, typ=I64), ir.Constant(PTR, None)])
+        n = cg.size(n_outer)
+        k_ = ir.Constant(I64, nthreads)
+        chunk = b.sdiv(b.add(n, ir.Constant(I64, nthreads - 1)), k_)
+        ntasks = k_
+        when = getattr(cg, "parallel_when", None)
+        if when is not None:     # not split: the calling thread's chunk is the whole range
+            chunk = b.select(when, chunk, n)
+            ntasks = b.select(when, k_, ir.Constant(I64, 1))
+    else:
+        c = -(-n_outer // nthreads)
+        n, chunk, ntasks = (ir.Constant(I64, v) for v in (n_outer, c, -(-n_outer // c)))
+    for j, v in enumerate((ctx_p, n, chunk)):
+        raw_store(b, v, _slot(b, arg, j))
+    b.call(threadpool.declare(cg.module), [task, arg, ntasks])
     from . import interrupt
     interrupt.check(cg)      # a part stopped by Ctrl-C left its chunk unfinished
     return nthreads
-
-
-def _declare(module, name, ret, args):
-    fn = module.globals.get(name)
-    return fn if fn is not None else ir.Function(module, ir.FunctionType(ret, args), name)
-
-
-def _start_runtime_chunks(cg, n, nthreads, part, worker, ctx_p, when=None):
-    """run()'s call site when the iteration count n is known only at run time: worker w gets
-    [min(w*chunk, n), min((w+1)*chunk, n)), and is started only when that is not empty.
-    when (an i1, or None for always): split at all; if not, the calling thread's chunk is
-    the whole range."""
-    b = cg.b
-    create = _declare(cg.module, "pthread_create", I32, [PTR, PTR, PTR, PTR])
-    join = _declare(cg.module, "pthread_join", I32, [I64, PTR])
-    tids = b.alloca(ir.ArrayType(I64, nthreads))
-    args = b.alloca(ir.ArrayType(_ARG, nthreads))
-    flags = b.alloca(ir.ArrayType(I8, nthreads))
-    k = ir.Constant(I64, nthreads)
-    chunk = b.sdiv(b.add(n, ir.Constant(I64, nthreads - 1)), k)
-    if when is not None:
-        chunk = b.select(when, chunk, n)
-
-    def clamp(x):
-        return b.select(b.icmp_signed("<", x, n), x, n)
-    slots = []
-    for w in range(1, nthreads):
-        w_lo = clamp(b.mul(chunk, ir.Constant(I64, w)))
-        w_hi = clamp(b.mul(chunk, ir.Constant(I64, w + 1)))
-        flag = b.gep(flags, [ir.Constant(I32, 0), ir.Constant(I32, w)],
-                     source_etype=ir.ArrayType(I8, nthreads))
-        raw_store(b, ir.Constant(I8, 0), flag)
-        tid = b.gep(tids, [ir.Constant(I32, 0), ir.Constant(I32, w)],
-                    source_etype=ir.ArrayType(I64, nthreads))
-        with b.if_then(b.icmp_signed("<", w_lo, w_hi)):
-            arg = b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, w)],
-                        source_etype=ir.ArrayType(_ARG, nthreads))
-            for i, val in enumerate((ctx_p, w_lo, w_hi, ir.Constant(I64, w))):
-                raw_store(b, val, _field(b, arg, _ARG, i))
-            rc = b.call(create, [tid, ir.Constant(PTR, None), worker, arg])
-            failed = b.icmp_signed("!=", rc, ir.Constant(I32, 0))
-            with b.if_then(failed, likely=False):
-                b.call(part, [ctx_p, w_lo, w_hi, ir.Constant(I64, w)])
-            raw_store(b, b.zext(b.not_(failed), I8), flag)
-        slots.append((tid, flag))
-    b.call(part, [ctx_p, ir.Constant(I64, 0), clamp(chunk), ir.Constant(I64, 0)])
-    for tid, flag in slots:
-        with b.if_then(b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))):
-            b.call(join, [b.load(tid, typ=I64), ir.Constant(PTR, None)])
-    from . import interrupt
-    interrupt.check(cg)      # a part stopped by Ctrl-C left its chunk unfinished
