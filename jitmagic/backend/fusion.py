@@ -2,6 +2,7 @@
 so chains of elementwise ops, views and the producers of a reduction become one loop nest."""
 from __future__ import annotations
 
+from .. import shapes
 from ..ir import Function, Var
 from ..primitives import PRIMITIVES
 
@@ -24,13 +25,14 @@ def plan(fn: Function) -> set:
         if e.prim in _MATERIALIZED_OPERANDS or e.prim == "reshape":
             copied = _copied_operands(e)
             mat.update(a for k, a in enumerate(e.inputs) if isinstance(a, Var) and k not in copied)
-        if e.prim == "broadcast_in_dim" and isinstance(e.inputs[0], Var):
-            src = e.inputs[0]
-            grows = e.outvars[0].aval.size > src.aval.size
-            # a computed value read through an expanding broadcast would be recomputed
-            # for every copy: compute it once instead
-            if grows and src in producer and _costly(producer[src], producer):
-                mat.add(src)
+        # a computed value read through an expanding broadcast (explicit, or an elementwise
+        # operand with unit axes) would be recomputed for every copy: compute it once instead
+        # (nbody's pow(r2, -1.5) per pair, read once per coordinate)
+        if e.prim == "broadcast_in_dim" or kind == "elementwise":
+            for src in e.inputs[:1] if e.prim == "broadcast_in_dim" else e.inputs:
+                if isinstance(src, Var) and src in producer and \
+                        _grows(e.outvars[0], src) and _costly(producer[src], producer):
+                    mat.add(src)
 
     # code generation walks a fused expression recursively: bound its depth
     depth = {}
@@ -61,6 +63,12 @@ def plan(fn: Function) -> set:
         if not shared:
             return mat
         mat |= shared
+
+
+def _grows(out, src):
+    """out has more elements than src, for every value of a generic variant's sizes."""
+    d = out.aval.size - src.aval.size
+    return d > 0 if not shapes.is_symbolic(d) else shapes.bounds(d)[0] > 0
 
 
 def _copied_operands(e):
