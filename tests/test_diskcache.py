@@ -167,3 +167,28 @@ def test_a_dead_writers_temporary_file_is_cleaned_up(tmp_path):
     os.utime(stale, (old, old))
     run(cache)
     assert not stale.exists() and fresh.exists()
+
+
+PARALLEL = textwrap.dedent("""
+    import sys, numpy as np, jitmagic as jm, jitmagic.numpy as jnp
+    jm.config.update(disk_cache=True, disk_cache_dir=sys.argv[1])
+    f = jm.jit(lambda x: (lambda y: y - jnp.mean(y))(jnp.exp(x)))
+    x = np.linspace(0, 1, 1 << 19)
+    out = f(x)
+    y = np.exp(x)
+    assert np.allclose(out, y - y.mean()), out
+    text = f.inspect_llvm(optimized=False)
+    assert "jm_par" in text and "jm_tmp_alloc" in text   # the pool and a pooled temporary
+    print("|".join(jm.events().kind))
+""")
+
+
+def test_parallel_kernel_with_temporaries_hit_after_restart(tmp_path):
+    # cached machine code calls the process's thread pool and buffer pool by name: a fresh
+    # process links it before compiling anything itself
+    cache = tmp_path / "c"
+    for want in ("disk_miss", "disk_hit"):
+        p = subprocess.run([sys.executable, "-c", PARALLEL, str(cache)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.strip().startswith(want + "|compile")

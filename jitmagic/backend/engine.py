@@ -82,9 +82,10 @@ class CompiledModule:
 def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
     s = _init()
-    from . import blas, bufpool
+    from . import blas, bufpool, threadpool
     blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
-    bufpool.install()       # and the temporaries' allocator
+    bufpool.install()       # and the temporaries' allocator, and the thread pool
+    threadpool.install()
     with _lock:
         t0 = time.perf_counter()
         mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
