@@ -195,7 +195,9 @@ class Registry:
 
     def adopt(self, jf):
         """Returns (cache to use, redefinition reason or None)."""
-        key = (getattr(jf.fun, "__module__", None), jf.qualname)
+        # wrappers with other options (shapes=, max_variants=) keep caches of their own: a
+        # shared one would serve one wrapper's calls from variants made under the other's mode
+        key = (getattr(jf.fun, "__module__", None), jf.qualname, jf.shapes, jf.max_variants)
         prev = self.entries.get(key)
         if prev is not None and prev["fingerprint"] == jf.fingerprint:
             return prev["state"], None

@@ -364,3 +364,20 @@ def test_evicting_a_generic_variant_forgets_its_shapes():
     assert all(getattr(fn, "base", None) is not gen for fn in f._state.fast.values())
     np.testing.assert_array_equal(f(np.ones(5)), np.zeros(5))     # compiles again, right
     assert [e.kind for e in tracker.event_list(f)].count("evict") >= 1
+
+
+def test_wrappers_with_other_shape_modes_keep_their_own_caches():
+    # the same function jitted twice with different shapes= (or max_variants=): each honours
+    # its own mode, neither serves the other's calls from its variants
+    def scaled(x, s):
+        return x * s
+    st = jm.jit(scaled, shapes="static")
+    dy = jm.jit(scaled, shapes="dynamic")
+    small = jm.jit(scaled, max_variants=1, shapes="static")
+    for n in (3, 4, 5):
+        x = np.arange(n, dtype=np.float64)
+        for f in (st, dy, small):
+            np.testing.assert_array_equal(f(x, 2.0), x * 2.0)
+    assert list(st.cache_info().signature) == [f"x:f64[{n}], s:f64[]~" for n in (3, 4, 5)]
+    assert list(dy.cache_info().signature) == ["x:f64[n], s:f64[]~"]
+    assert len(small.cache_info()) == 1
