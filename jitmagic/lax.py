@@ -122,7 +122,8 @@ def switch(index, branches, *operands):
     if not isinstance(index, Tracer):
         index = int(np.clip(int(index), 0, len(branches) - 1))
     else:
-        index = clamp(0, _convert(index, np.int64), len(branches) - 1)
+        from .numpy import maximum, minimum
+        index = minimum(maximum(_convert(index, np.int64), 0), len(branches) - 1)
     return _cond(index, branches, operands, "lax.switch")
 
 
@@ -345,7 +346,17 @@ def map(f, xs, *, batch_size=None):
 # ---------------------------------------------------------------- dynamic slices
 
 def clamp(lo, x, hi):
+    """min(max(x, lo), hi), elementwise. As in JAX, the three dtypes must be equal (Python
+    scalars count as int64/float64: no promotion) and the bounds scalars or x's shape."""
     from .numpy import maximum, minimum
+    avals = [_aval(a) for a in (lo, x, hi)]
+    if len({a.dtype for a in avals}) != 1:
+        raise TypeError("lax.clamp requires arguments to have the same dtypes, got "
+                        + ", ".join(str(a.dtype) for a in avals) + ".")
+    for what, a in (("min", avals[0]), ("max", avals[2])):
+        if a.shape not in ((), avals[1].shape):
+            raise TypeError(f"lax.clamp requires {what}.shape == operand.shape or "
+                            f"{what}.shape == (), got {a.shape} and {avals[1].shape}.")
     return minimum(maximum(x, lo), hi)
 
 

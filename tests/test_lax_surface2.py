@@ -659,3 +659,23 @@ def test_inverse_trig_of_complex(name, dtype):
     # the C library's casin & co., which NumPy calls too
     z = np.array([0.3 + 0.4j, -1.2 + 0.5j, 2 - 3j, 0.5 - 0.1j, -3 + 2j, 0j, 1 + 0j], dtype)
     assert_same(lambda ns: ns.jit(getattr(ns.lax, name))(z))
+
+
+@pytest.mark.parametrize("case", ["f32_python_bounds", "f64_bounds_f32_x", "int32_bound",
+                                  "bound_shape"])
+def test_clamp_refuses_mixed_dtypes_and_shapes_like_jax(case):
+    x32 = np.linspace(-1, 2, 5, dtype=np.float32)
+    args = {"f32_python_bounds": (0.0, x32, 1.0),
+            "f64_bounds_f32_x": (np.float64(0), x32, np.float64(1)),
+            "int32_bound": (np.int64(0), np.arange(5), np.int32(3)),
+            "bound_shape": (np.zeros(2), np.zeros(5), 1.0)}[case]
+    assert_same_error(lambda ns: ns.lax.clamp(*args))
+    assert_same_error(lambda ns: ns.jit(lambda x: ns.lax.clamp(args[0], x, args[2]))(args[1]))
+
+
+def test_clamp_with_matching_dtypes_and_shapes_like_jax():
+    x32 = np.linspace(-1, 2, 7, dtype=np.float32)
+    assert_same(lambda ns: ns.jit(ns.lax.clamp)(np.float32(0), x32, np.float32(1)))
+    assert_same(lambda ns: ns.jit(ns.lax.clamp)(np.zeros(7, np.float32), x32,
+                                                np.full(7, 0.5, np.float32)))
+    assert_same(lambda ns: ns.jit(lambda x: ns.lax.clamp(0.0, x, 1.0))(x32.astype(np.float64)))
