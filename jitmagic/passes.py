@@ -165,5 +165,5 @@ def views_to_reshapes(fn: Function) -> Function:
 
 
 def optimize(fn: Function) -> Function:
-    from .primitives.linalg import fold_transposes
-    return dce(views_to_reshapes(fold_transposes(cse(fold_constants(fn)))))
+    from .primitives.linalg import fold_transposes, gemm_form
+    return dce(views_to_reshapes(fold_transposes(gemm_form(cse(fold_constants(fn))))))

@@ -112,3 +112,39 @@ def test_reshape_of_a_computed_operand():
     np.testing.assert_allclose(np.asarray(jm.jit(f)(a, c)), f(a, c), rtol=1e-12)
     g = lambda a, c: (np.sin(a)[:, :, None, :] @ c)[:, :, 0] + 1
     np.testing.assert_allclose(np.asarray(jm.jit(g)(a, c)), g(a, c), rtol=1e-12)
+
+
+# products BLAS cannot take as they stand: several contracted axes, free axes on both sides
+# of the contraction, batch axes not leading; gemm_form makes them one (batched) GEMM
+GEMM_FORM = [("bckhw,ock->bhwo", (2, 3, 4, 5, 6), (7, 3, 4)),
+             ("bckhw,ock->bohw", (2, 3, 4, 5, 6), (7, 3, 4)),
+             ("ijk,jkl->il", (6, 5, 4), (5, 4, 3)),
+             ("ibj,bjk->bik", (4, 3, 5), (3, 5, 6)),
+             ("kib,kjb->bij", (5, 4, 3), (5, 6, 3)),
+             ("ikj,jk->i", (7, 5, 6), (6, 5))]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("spec,sa,sb", GEMM_FORM)
+def test_contractions_in_gemm_form(spec, sa, sb, dt, monkeypatch):
+    from jitmagic.primitives import linalg
+    monkeypatch.setattr(linalg, "GEMM_FORM_MIN", 1)      # the test shapes are small
+    rng = np.random.default_rng(9)
+    a, b = _args(rng, sa, sb, dt)
+    jf = jm.jit(lambda a, b: jnp.einsum(spec, a, b))
+    got, want = np.asarray(jf(a, b)), np.einsum(spec, a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, **_tol(dt))
+    assert "gemm" in jf.inspect_llvm(optimized=False) or "gemv" in jf.inspect_llvm(
+        optimized=False), spec
+
+
+def test_lax_conv_is_one_gemm_and_matches_jax():
+    from jaxref import assert_same
+    x = np.random.default_rng(0).random((2, 3, 9, 9))
+    w = np.random.default_rng(1).random((4, 3, 3, 3))
+    assert_same(lambda ns: ns.jit(lambda x, w: ns.lax.conv_general_dilated(
+        x, w, (1, 1), "SAME"))(x, w))
+    jf = jm.jit(lambda x, w: jm.lax.conv_general_dilated(x, w, (1, 1), "SAME"))
+    jf(x, w)
+    assert "dgemm" in jf.inspect_llvm(optimized=False)

@@ -18,7 +18,7 @@ def build(text: str, names: tuple[str, ...], tag: str) -> dict[str, int]:
     body = "\n".join(f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n"
                      f"  store ptr @{f}, ptr %a{i}" for i, f in enumerate(names))
     text += f"\ndefine void @{entry}(ptr %table) {{\n{body}\n  ret void\n}}\n"
-    module = engine.compile_ir(text, entry, opt_level=2, codegen_opt=2)
+    module = engine.compile_ir(text, entry, opt_level=1, codegen_opt=1)
     addrs = (ctypes.c_void_p * len(names))()
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address)(addrs)
     keep_forever(module)
