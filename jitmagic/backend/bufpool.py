@@ -20,6 +20,7 @@ NumPy calls the handler for every array it made, however late.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -410,3 +411,14 @@ def info() -> dict:
     st = _pool["state"]
     return {"cached_bytes": st.cached, "blocks": sum(1 for p in st.ptrs if p),
             "hits": st.hits, "misses": st.misses, "kept": st.given, "limit_bytes": st.cap}
+
+
+def _after_fork_in_child():
+    """A thread of the parent may have held the table's lock at the fork: the child's copy
+    has no such thread, so the lock is free."""
+    if _pool:
+        _pool["state"].lock = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
