@@ -150,6 +150,49 @@ def targets(results):
     return out
 
 
+CALL_ROWS = ("static by position f(x, 3)", "static by keyword f(x, mode='mul')",
+             "keyword arguments f(x=x, y=x)", "dict pytree f({'w': x, 'b': x})",
+             "tuple pytree f((x, x))")
+
+
+def targets17(results):
+    """The goal table of issue 17 (the kernel suite's own goals are kernels_goals_table)."""
+    W = {w["name"]: w for w in results["workloads"]}
+    calls = results.get("calls") or {}
+    out = []
+
+    def add(target, measured, limit, shown):
+        if measured is None:
+            out.append({"target": target, "status": "MISSED", "measured": "not measured"})
+        else:
+            out.append({"target": target, "status": "MET" if measured <= limit else "MISSED",
+                        "measured": shown, "value": measured, "limit": limit})
+    tiny, nb = calls.get("tiny: jitmagic (native entry)"), calls.get("tiny: numba dispatcher")
+    add("cache-hit call, one 1-element array ≤ 0.5 µs", tiny, 500,
+        fmt_ns(tiny) if tiny else None)
+    r = tiny / nb if tiny and nb else None
+    add("  ... and ≤ 1.5x Numba's dispatcher", r, 1.5, fmt_ratio(r))
+    worst = max(((calls[k], k) for k in CALL_ROWS if k in calls), default=None)
+    add("cache-hit call with statics, keywords or pytrees ≤ 1 µs (worst)",
+        worst[0] if worst else None, 1000,
+        f"{fmt_ns(worst[0])} ({worst[1]})" if worst else None)
+    cs = (results.get("compile_set") or {}).get("summary", {})
+    jm, jx = cs.get("jitmagic", {}), cs.get("jax", {})
+    r = jm["median_ns"] / jx["median_ns"] if median(jm) and median(jx) else None
+    add("compile latency, small functions (median) ≤ 0.25x JAX", r, 0.25, fmt_ratio(r))
+    add("  ... first call (trace + compile) ≤ 10 ms (median)", median(jm), 10e6,
+        fmt_ns(median(jm)) if median(jm) else None)
+    r = ratio(W["scan"], "jax") if "scan" in W else None
+    add("scan, 2000 steps of a 256-vector ≤ 0.7x JAX", r, 0.7, fmt_ratio(r))
+    for name in ("matmul512", "matmul1024"):
+        sy = W.get(name, {}).get("systems", {})
+        peers = [median(sy.get(p)) for p in ("numpy", "jax") if median(sy.get(p))]
+        t = median(sy.get("jitmagic"))
+        r = t / min(peers) if t and peers else None
+        add(f"{name} ≤ 1.05x min(NumPy, JAX)", r, 1.05, fmt_ratio(r))
+    return out
+
+
 def targets_table(tgts, markdown=False):
     return _render(["target", "status", "measured"],
                    [[t["target"], t["status"], str(t["measured"])] for t in tgts], markdown)

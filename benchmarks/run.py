@@ -109,6 +109,18 @@ def measure(w: W.Workload, log):
             "ratios": {p: report.ratio({"systems": systems}, p) for p in report.PEERS}}
 
 
+def calls(repeat, number=2000):
+    """{row: ns per call}: the minimum over `repeat` interleaved timeit runs of each row of
+    benchmarks/call_path.py (on a shared machine the least disturbed figure)."""
+    import call_path
+    rows = call_path.rows()
+    times = {name: [] for name, _ in rows}
+    for _ in range(repeat):
+        for name, tm in rows:
+            times[name].append(tm.timeit(number) / number * 1e9)
+    return {name: min(ts) for name, ts in times.items()}
+
+
 def compile_set(reps, log):
     rng = np.random.default_rng(W.RNG_SEED)
     args = (rng.standard_normal(1000), rng.standard_normal(1000))
@@ -277,6 +289,9 @@ def main(argv=None):
         log("  compile time vs function size")
         res["compile_scaling"] = compile_scaling(
             (10, 30, 100, 300) if a.quick else (10, 30, 100, 300, 1000), 3, log)
+    if micro and (not only or "calls" in only):
+        log("  the cache-hit call (benchmarks/call_path.py)")
+        res["calls"] = calls(20 if a.quick else 60)
     if micro and not a.no_scaling and (not only or "scaling" in only):
         log("  time vs size")
         res["scaling"] = scaling([10.0 ** k for k in range(3, 8 if a.quick else 9)], log)
@@ -292,6 +307,8 @@ def main(argv=None):
                                    0.3 if a.quick else 2.0, agrees, _err, log)
     res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} \
         else []
+    if micro:
+        res["targets17"] = report.targets17(res)
     m["loadavg_end"] = os.getloadavg()
     m["wall_s"] = round(time.time() - t0, 1)
 
@@ -321,6 +338,9 @@ def main(argv=None):
     if res["targets"]:
         print("\ntargets (issue 7)\n")
         print(report.targets_table(res["targets"]))
+    if micro:
+        print("\ngoals (issue 17; the kernel suite's are under its table)\n")
+        print(report.targets_table(res["targets17"]))
     plots = report.plot_all(res, out) if micro else []
     if a.figures:
         fig_dir = Path(a.figures)
