@@ -298,3 +298,20 @@ def test_without_the_child_process_the_tier_up_compiles_in_process(monkeypatch):
     e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
     assert "link" not in e.timings_ms
     assert np.array_equal(f(x), want)
+
+
+def test_a_generic_variant_tiers_up_and_serves_every_size():
+    # a variant generic in n (its sizes read at run time) compiled again at O3: the swap keeps
+    # it generic, parallel above 2^18 elements included
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda x: jnp.sin(x) * 2.0 + jnp.sum(x), shapes="dynamic")
+    sizes = (0, 1, 7, 1 << 18, (1 << 18) + 3)
+    xs = [np.linspace(0, 1, n) for n in sizes]
+    for x in xs:
+        np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + x.sum(), rtol=1e-12)
+    v, = f.variants
+    assert v.generic is not None and v.tier == 1
+    assert tiering.tier_up(f, v) is True and v.tier == 2
+    for x in xs[::-1]:
+        np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + x.sum(), rtol=1e-12)
+    assert len(f.variants) == 1
