@@ -351,7 +351,22 @@ _complex_unary("cos", np.cos, lambda cg, z: cg.complex_sinh_cosh(_times_i(cg, z)
 _complex_unary("tan", np.tan, _ctan)
 _complex_unary("sinh", np.sinh, lambda cg, z: cg.complex_sinh_cosh(z, "sinh"))
 _complex_unary("cosh", np.cosh, lambda cg, z: cg.complex_sinh_cosh(z, "cosh"))
-_complex_unary("tanh", np.tanh, lambda cg, z: cg.complex_tanh(z))
+
+
+@elementwise("tanh", np.tanh, FC, expensive=True)
+def _tanh(cg, ins, out, x):
+    # real x: tanh(x) = copysign(-m / (2 + m), x) with m = expm1(-2|x|). libmvec's vector
+    # expm1 runs at 1.5x the speed of its vector tanh (a 2000-step scan of tanh spent 72% of
+    # its time there), within 4 ulp of NumPy's tanh: libmvec's own bound for its functions.
+    # Exact at +-0 (sign kept), +-inf (+-1) and NaN; no cancellation for small |x|.
+    dt = ins[0]
+    if _is_cplx(dt):
+        return cg.complex_tanh(x)
+    if np.dtype(dt) == np.float16:
+        return cg.math("tanh", dt, x)
+    b = cg.b
+    m = cg.math("expm1", dt, b.fmul(cg.const(dt, -2.0), cg.math("fabs", dt, x)))
+    return cg.math("copysign", dt, b.fdiv(b.fneg(m), b.fadd(cg.const(dt, 2.0), m)), x)
 _complex_unary("log", np.log, lambda cg, z: cg.complex_log(z))
 _complex_unary("sqrt", np.sqrt, lambda cg, z: cg.complex_sqrt(z), expensive=False)
 
