@@ -234,16 +234,25 @@ define ptr @jm_h_realloc(ptr %ctx, ptr %p, i64 %size) {{
   ret ptr %q
 }}
 
+; into the table, or back to the C library
+define private void @release(ptr %p, i64 %size) {{
+entry:
+  %kept = call i32 @jm_pool_give(ptr %p, i64 %size)
+  %ok = icmp ne i32 %kept, 0
+  br i1 %ok, label %done, label %free
+free:
+  call void @free(ptr %p)
+  br label %done
+done:
+  ret void
+}}
+
 define void @jm_h_free(ptr %ctx, ptr %p, i64 %size) {{
 entry:
   %null = icmp eq ptr %p, null
-  br i1 %null, label %done, label %give
-give:
-  %kept = call i32 @jm_pool_give(ptr %p, i64 %size)
-  %ok = icmp ne i32 %kept, 0
-  br i1 %ok, label %done, label %release
-release:
-  call void @free(ptr %p)
+  br i1 %null, label %done, label %go
+go:
+  call void @release(ptr %p, i64 %size)
   br label %done
 done:
   ret void
@@ -275,11 +284,7 @@ entry:
 go:
   %b = getelementptr i8, ptr %user, i64 -{HEADER}
   %total = load i64, ptr %b
-  %kept = call i32 @jm_pool_give(ptr %b, i64 %total)
-  %ok = icmp ne i32 %kept, 0
-  br i1 %ok, label %done, label %release
-release:
-  call void @free(ptr %b)
+  call void @release(ptr %b, i64 %total)
   br label %done
 done:
   ret void
