@@ -66,13 +66,18 @@ def _fori(a):
     return c
 
 
+@pytest.mark.parametrize("first_tier", [0, 1], ids=["quick", "light"])
 @pytest.mark.parametrize("name,fun,args,ref,exact", _programs(), ids=lambda p: None)
-def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact):
+def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact, first_tier,
+                                           monkeypatch):
+    # every program here is small: the threshold decides which tier it starts at
+    monkeypatch.setattr(tiering, "QUICK_WORK", 1 << 40 if first_tier == 0 else -1)
     jm.config.update(tiered=True, tracking=True, tier_up_calls=3, tier_up_ms=1e9)
     f = jm.jit(fun)
+    f.clear_cache()             # the same lambda (module and qualname) for both tiers
     first = f(*args)
     v = f.variants[-1]
-    assert v.tier == 1, name
+    assert v.tier == first_tier, name
     np.testing.assert_allclose(first, ref(*args), rtol=1e-13, atol=0)
     light_ir = v.module.optimized_ir
     for _ in range(3):
@@ -174,12 +179,12 @@ def test_off_switch_and_tracking_off_compile_at_the_full_tier():
     jm.config.update(tiered=True, tracking=True)
     h = jm.jit(lambda a: a * 5.0)
     h(x)
-    assert h.variants[-1].tier == 1
-    jm.config.update(tiered=False)           # turned off before it got hot: it stays light
+    assert h.variants[-1].tier == 0          # 10 elements: the quick tier
+    jm.config.update(tiered=False)           # turned off before it got hot: it stays there
     for _ in range(5):
         h(x)
     time.sleep(3 * tiering.POLL_S)
-    assert h.variants[-1].tier == 1
+    assert h.variants[-1].tier == 0
     assert not [e for e in jm.tracker.event_list(h) if e.kind == "tier_up"]
 
 
@@ -199,7 +204,7 @@ def test_an_evicted_variant_is_not_tiered_up():
     f(np.ones(4))                                   # evicts v
     assert v not in f.variants
     assert tiering.tier_up(f, v) is False
-    assert v.tier == 1
+    assert v.tier == 0
     assert not [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
 
 
@@ -298,3 +303,59 @@ def test_without_the_child_process_the_tier_up_compiles_in_process(monkeypatch):
     e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
     assert "link" not in e.timings_ms
     assert np.array_equal(f(x), want)
+
+
+def test_the_first_tier_follows_the_work_a_kernel_does():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    n_quick = tiering.QUICK_WORK // 8     # two equations reading and writing n elements
+    cases = [
+        ("small elementwise", lambda a: a * 2.0 + 1.0, (np.ones(n_quick),), 0),
+        ("large elementwise", lambda a: a * 2.0 + 1.0, (np.ones(4 * tiering.QUICK_WORK),), 1),
+        # 40^3 multiply-adds: more work than its 4,800 elements say
+        ("matrix product", lambda a, b: a @ b, (np.ones((40, 40)), np.ones((40, 40))), 1),
+        ("small product", lambda a, b: a @ b, (np.ones((8, 8)), np.ones((8, 8))), 0),
+        ("while loop (trips unknown)",
+         lambda a: lax.while_loop(lambda c: c[0] < 3.0, lambda c: c + 1.0, a), (np.zeros(4),), 1),
+        ("fori_loop of 2 trips", lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2.0, a),
+         (np.ones(16),), 0),
+        ("fori_loop of 10^6 trips",
+         lambda a: lax.fori_loop(0, 10**6, lambda i, c: c * 0.5, a), (np.ones(16),), 1),
+        ("scan over 10^4 rows", lambda a: lax.scan(lambda c, r: (c + r, c), 0.0, a),
+         (np.ones(10**4),), 1),
+    ]
+    for name, fun, args, tier in cases:
+        f = jm.jit(fun, shapes="static")
+        f.clear_cache()         # the lambdas share a qualname, so they share variants
+        f(*args)
+        assert f.variants[-1].tier == tier, name
+    g = jm.jit(lambda a: a * 2.0, shapes="dynamic")     # sizes known only at run time
+    g(np.ones(8))
+    assert g.variants[-1].tier == 1
+
+
+def test_the_quick_tier_keeps_its_results_and_views():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    x = np.linspace(-2, 2, 999)
+    f = jm.jit(lambda a: (np.tanh(a) * a).sum() + np.exp(a))
+    got = f(x)
+    v = f.variants[-1]
+    assert v.tier == 0
+    np.testing.assert_allclose(got, (np.tanh(x) * x).sum() + np.exp(x), rtol=1e-13)
+    # the optimised IR is made when asked for, by the same pipeline: vectorised, not unrolled
+    text = f.inspect_llvm()
+    assert "<4 x double>" in text or "<8 x double>" in text
+    assert text == v.module.optimized_ir
+    assert "jm_entry" in f.inspect_asm()
+    assert v.module.object_code            # what the disk cache would store
+
+
+def test_the_tier_up_event_names_the_quick_tier():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda a: a * 3.0 - 1.0)
+    f(np.ones(64))
+    v = f.variants[-1]
+    assert v.tier == 0
+    assert tiering.tier_up(f, v) and v.tier == 2
+    e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
+    assert "the quick tier took" in e.message
+    np.testing.assert_array_equal(f(np.ones(64)), np.full(64, 2.0))
