@@ -31,13 +31,15 @@ _SPEC = {
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the baseline when one variant's inputs are larger than this"),
     "tiered": (True, bool, None,
-               "compile a new variant with a light LLVM pipeline (no loop unrolling) and "
+               "compile a new variant with a light LLVM pipeline (no loop unrolling; for "
+               "kernels doing little work, -O1 and fast instruction selection) and "
                "re-optimise it at O3 in a background thread once it is hot (needs tracking; "
                "off: every variant compiles at O3)"),
     "tier_up_calls": (100, int, lambda v: v >= 1,
                       "calls after which a light variant is re-optimised at O3"),
     "tier_up_ms": (100.0, float, lambda v: v >= 0,
-                   "cumulative kernel time (ms) after which a light variant is re-optimised"),
+                   "cumulative kernel time (ms) after which a light variant is re-optimised "
+                   "(a quick one after a tenth of it)"),
     "shapes": ("auto", str, lambda v: v in ("auto", "static", "dynamic"),
                "session default of jm.jit(shapes=...): static (a variant per shape), auto "
                "(after a shape-only miss, compile a variant generic in the dimensions that "

@@ -1,8 +1,10 @@
-"""Tiered compilation: a variant is first compiled with the light pipeline (backend/engine.LIGHT),
-or the quick one when it does little work (engine.QUICK, `first_tier`), and, once it is hot, re-optimised with the full one in a background thread and swapped in.
+"""Tiered compilation: a variant is first compiled with the quick pipeline (backend/engine.QUICK)
+when it does little work, else with the light one (engine.LIGHT; `first_tier` chooses) and,
+once it is hot, re-optimised with the full one in a background thread and swapped in.
 
 Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
-is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time. One daemon thread
+is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time (a tenth of it at
+the quick tier). One daemon thread
 polls the light variants while there are any, has a hot one compiled at O3 by a child process
 (backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
 links the object code here, then swaps it in under the function's lock (Variant.swap_module):
@@ -56,10 +58,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-# a kernel touching fewer elements than this compiles at the quick tier: at worst (a float
-# reduction) its code was about 1.3 ns per element slower than the light tier's, so until the
-# tier-up (100 calls) it loses at most ~4 ms against the ~5 ms of LLVM time the quick tier saves
-QUICK_WORK = 1 << 15
+# A kernel whose equations touch at most this many elements compiles at the quick tier. On the
+# kernel suite (full size, benchmarks/README.md, issue 17) the quick tier's first call was
+# faster for every kernel (LLVM time -35% geomean, 7-125 ms less) and its code 1.22x slower
+# (geomean; worst a cumulative sum at 5x); below 2^24 elements (about 2-8 ms of run time at the
+# light tier) even a 5x slower first run costs less than the compile time saved.
+QUICK_WORK = 1 << 24
+# a quick variant is hot after this share of tier_up_ms of kernel time: its code may be several
+# times slower than the light tier's, so it should not run long before the tier-up
+QUICK_HOT_SHARE = 0.1
 
 
 def first_tier(fn=None) -> int:
@@ -82,10 +89,7 @@ def work(fn):
         sizes = [a.aval.size for a in e.inputs] + [v.aval.size for v in e.outvars]
         if not all(isinstance(n, int) for n in sizes):
             return None
-        if e.prim == "dot_general" and len(e.inputs) == 2:
-            own = int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)   # m*n*k for a matrix product
-        else:
-            own = sum(sizes)
+        own = _product_work(e, sizes) if e.prim == "dot_general" else sum(sizes)
         trips = 1
         if e.prim == "scan":
             trips = e.kw["length"]
@@ -103,6 +107,19 @@ def work(fn):
     return total
 
 
+def _product_work(e, sizes):
+    """A product that BLAS computes costs the generated code its output only (the library
+    runs at the same speed at every tier); one lowered to a loop nest, its m*n*k
+    multiply-adds (exactly so for a matrix product: sqrt of the three sizes' product)."""
+    from .backend import blas
+    lhs, rhs = e.inputs
+    kw = e.kw
+    if blas.gemm_symbol(e.outvars[0].aval.dtype) and \
+            blas.plan(lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]):
+        return sizes[-1]
+    return int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)
+
+
 def watch(jf, variant):
     """Tier `variant` up when it gets hot."""
     global _thread
@@ -116,8 +133,9 @@ def watch(jf, variant):
 
 
 def is_hot(variant) -> bool:
+    share = QUICK_HOT_SHARE if variant.tier == 0 else 1.0
     return (variant.calls >= config.tier_up_calls
-            or variant.total_ns >= config.tier_up_ms * 1e6)
+            or variant.total_ns >= config.tier_up_ms * 1e6 * share)
 
 
 def _run():
