@@ -112,8 +112,9 @@ class CompiledModule:
 
 def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
-    from . import blas
+    from . import blas, runstats
     blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
+    runstats.ensure_helpers()       # and the clock functions every entry point calls
     with _lock:
         t0 = time.perf_counter()
         engine, addr = _link(obj, entry)
