@@ -95,7 +95,7 @@ class CompiledModule:
             with _lock:
                 mod = llvm.parse_assembly(self.llvm_ir)
                 _prepare(mod)
-                _optimize(mod, _init()["tm"], p.speed, p.unroll, p.vectorizes)
+                _optimize(mod, _init()["tm"], p)
                 self._optimized = str(mod)
         return self._optimized
 
@@ -125,12 +125,13 @@ def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "
 
 def _link(obj: bytes, entry: str):
     """(engine, entry address) for object code: an MCJIT engine around an empty module links
-    it. Its target machine compiles nothing, so it is the cheapest to make (level 0); the
-    code generator that made `obj` is a shared one (_codegen_tm): a new target machine sets
-    itself up again for its first function, about 0.7 ms per variant."""
+    it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
+    level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
+    (_codegen_tm): a new target machine sets itself up again for its first function, about
+    0.7 ms per variant."""
     s = _init()
     mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
-    engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"], 0))
+    engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     addr = engine.get_function_address(entry)
@@ -147,13 +148,18 @@ class Pipeline:
     codegen: int = 3        # the code generator's level (0: fast instruction selection)
     vectorize: bool | None = None   # the loop vectorizer (None: at -O2 and above)
     slp: bool | None = None         # the straight-line (SLP) vectorizer (None: as vectorize)
+    interleave: bool = True         # the loop vectorizer may interleave (unroll) vector loops
     name: str = ""
 
-    @property
-    def vectorizes(self) -> tuple:
-        """(loop vectorizer, SLP vectorizer)"""
+    def tuning(self):
+        """LLVM's pipeline tuning options for this pipeline."""
         loop = self.speed >= 2 if self.vectorize is None else self.vectorize
-        return loop, loop if self.slp is None else self.slp
+        pto = llvm.create_pipeline_tuning_options(speed_level=self.speed)
+        pto.loop_vectorization = loop
+        pto.slp_vectorization = loop if self.slp is None else self.slp
+        pto.loop_unrolling = self.unroll
+        pto.loop_interleaving = self.interleave
+        return pto
 
 
 FULL = Pipeline(3, name="O3")
@@ -176,14 +182,8 @@ def _prepare(mod):
     mod.data_layout = s["layout"]
 
 
-def _optimize(mod, tm, opt_level, unroll=True, vectorize=None):
-    """vectorize: (loop, SLP) vectorizers; None: both at -O2 and above."""
-    loop, slp = (opt_level >= 2,) * 2 if vectorize is None else vectorize
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = loop
-    pto.slp_vectorization = slp
-    pto.loop_unrolling = unroll
-    pb = llvm.create_pass_builder(tm, pto)
+def _optimize(mod, tm, pipeline):
+    pb = llvm.create_pass_builder(tm, pipeline.tuning())
     pm = pb.getModulePassManager()
     try:
         pm.run(mod, pb)
@@ -219,7 +219,7 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 
         except RuntimeError as e:
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
         _prepare(mod)
-        _optimize(mod, tm, pipeline.speed, pipeline.unroll, pipeline.vectorizes)
+        _optimize(mod, tm, pipeline)
         t1 = time.perf_counter()
         obj = _codegen_tm(pipeline.codegen).emit_object(mod)
         engine, addr = _link(obj, entry)
