@@ -34,6 +34,17 @@ def _wait_for_tier(variant, tier=2, timeout=30.0):
     return variant.tier
 
 
+def _tier_up_event(f, timeout=30.0):
+    """The function's last tier_up event (recorded just after the variant's tier flips)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        evs = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
+        if evs:
+            return evs[-1]
+        time.sleep(0.01)
+    raise AssertionError("no tier_up event")
+
+
 def _programs():
     """(name, function, args, NumPy reference, exact). exact: the light and the full tier
     must agree bit for bit (plain arithmetic, integers, loops of them). The others call libm
@@ -102,6 +113,7 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
         f(x)
     v = f.variants[-1]
     assert _wait_for_tier(v) == 2
+    _tier_up_event(f)
     evs = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
     assert len(evs) == 1
     e = evs[0]
@@ -218,10 +230,11 @@ DISK_SCRIPT = textwrap.dedent("""
         r = f(x)
     v = f.variants[-1]
     end = time.monotonic() + 30
-    while v.tier < 2 and time.monotonic() < end:
+    kinds = lambda: {e.kind for e in jm.tracker.event_list(f)}
+    # the tier flips just before the tier_up event is recorded
+    while (v.tier < 2 or not {"disk_hit", "tier_up"} & kinds()) and time.monotonic() < end:
         time.sleep(0.01)
-    kinds = {e.kind for e in jm.tracker.event_list(f)}
-    print(v.tier, "disk_hit" in kinds, "tier_up" in kinds, float(r.sum()))
+    print(v.tier, "disk_hit" in kinds(), "tier_up" in kinds(), float(r.sum()))
 """)
 
 
@@ -376,3 +389,23 @@ def test_the_tier_up_event_names_the_quick_tier():
     e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
     assert "the quick tier took" in e.message
     np.testing.assert_array_equal(f(np.ones(64)), np.full(64, 2.0))
+
+
+def test_a_quick_variant_doing_much_work_tiers_up_right_after_its_first_call(monkeypatch):
+    monkeypatch.setattr(tiering, "QUICK_EAGER_WORK", 1000)     # small arrays stand in for large
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    big = jm.jit(lambda a: np.sin(a) * 2.0 + a)
+    small = jm.jit(lambda a: np.cos(a) * 2.0 + a)
+    x = np.linspace(0, 1, 600)                  # 600 * 6 element reads and writes: eager
+    want = big(x)
+    v = big.variants[-1]
+    assert v.tier == 0 and v.tier_eager
+    assert _wait_for_tier(v) == 2               # no second call needed
+    e = _tier_up_event(big)
+    assert e.run_us["calls_before"] == 1
+    np.testing.assert_allclose(big(x), want, rtol=1e-14)
+    small(x[:100])                               # 600 elements of work: waits to get hot
+    w = small.variants[-1]
+    assert w.tier == 0 and not w.tier_eager
+    time.sleep(3 * tiering.POLL_S)
+    assert w.tier == 0
