@@ -19,6 +19,7 @@ every variant then compiles at the full tier directly.
 from __future__ import annotations
 
 import atexit
+import numbers
 import os
 import threading
 import weakref
@@ -91,7 +92,7 @@ def work(fn):
                [x for _, v in e.params if isinstance(v, tuple) for x in v
                 if isinstance(x, Function)]
         sizes = [a.aval.size for a in e.inputs] + [v.aval.size for v in e.outvars]
-        if not all(isinstance(n, int) for n in sizes):
+        if not all(isinstance(n, numbers.Integral) for n in sizes):    # a symbolic size
             return None
         own = _product_work(e, sizes) if e.prim == "dot_general" else sum(sizes)
         trips = 1
