@@ -51,8 +51,9 @@ def _target_machine(cpu, features, opt=3):
 
 
 def _codegen_tm(level):
-    """A target machine at a code generator level, kept for printing assembly (an engine
-    owns the one it is given, so these are never handed to one)."""
+    """The shared target machine of a code generator level: it emits every variant's object
+    code and prints assembly. It is never handed to an engine (an engine owns, and frees, the
+    target machine it is given)."""
     s = _init()
     with _lock:
         tms = s.setdefault("codegen_tms", {})
@@ -168,10 +169,10 @@ FULL = Pipeline(3, name="O3")
 # fast instruction selection (codegen 0) made steady calls 1.8x slower
 LIGHT = Pipeline(2, unroll=False, codegen=2, name="light")
 # for kernels doing little work (tiering.first_tier): -O1 keeping the loop vectorizer (not
-# the SLP one: the kernels are loops), and fast instruction selection. LLVM took 60% of the
-# light tier's time on the small functions of benchmarks/README.md's compile latency table;
-# their code is slower by at most about a microsecond per call (float reductions up to 4x)
-# until the tier-up replaces it
+# the SLP one: the kernels are loops), and fast instruction selection, which is where the
+# time went. LLVM took 55-60% of the light tier's time, on the small functions of the compile
+# latency table and on the kernel suite (benchmarks/README.md, issue 17); the code is 1.22x
+# slower on the suite (geomean; a cumulative sum 5x) until the tier-up replaces it
 QUICK = Pipeline(1, unroll=False, codegen=0, vectorize=True, slp=False, name="quick")
 TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
 

@@ -86,7 +86,8 @@ entry:
 record:
   %t1 = call i64 @now()
   %dt = sub i64 %t1, %start
-  %n = atomicrmw add ptr %stats, i64 1 monotonic
+  %pc = getelementptr i64, ptr %stats, i64 {CALLS}
+  %n = atomicrmw add ptr %pc, i64 1 monotonic
   %pt = getelementptr i64, ptr %stats, i64 {TOTAL}
   %_a = atomicrmw add ptr %pt, i64 %dt monotonic
   %pm = getelementptr i64, ptr %stats, i64 {MIN}
