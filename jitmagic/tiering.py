@@ -4,7 +4,7 @@ once it is hot, re-optimised with the full one in a background thread and swappe
 
 Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
 is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time (a tenth of it at
-the quick tier; a quick variant doing more than QUICK_EAGER_WORK is hot at once). One daemon thread
+the quick tier). One daemon thread
 polls the light variants while there are any, has a hot one compiled at O3 by a child process
 (backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
 links the object code here, then swaps it in under the function's lock (Variant.swap_module):
@@ -68,10 +68,6 @@ QUICK_WORK = 1 << 24
 # a quick variant is hot after this share of tier_up_ms of kernel time: its code may be several
 # times slower than the light tier's, so it should not run long before the tier-up
 QUICK_HOT_SHARE = 0.1
-# and one doing more work than this is hot at once: its O3 compile starts in the child process
-# right after the first call, as the kernel suite's steady samples (taken about a second after
-# the first calls) otherwise caught some kernels still at the quick tier, up to 2.5x slower
-QUICK_EAGER_WORK = 1 << 20
 
 
 def first_tier(fn=None) -> int:
@@ -130,9 +126,6 @@ def watch(jf, variant):
     global _thread
     if variant.tier >= 2 or _stopping.is_set():
         return
-    if variant.tier == 0:
-        w = work(variant.optimized_ir)
-        variant.tier_eager = w is not None and w > QUICK_EAGER_WORK
     with _lock:
         _pending.append((weakref.ref(jf), weakref.ref(variant)))
         if _thread is None:
@@ -141,8 +134,6 @@ def watch(jf, variant):
 
 
 def is_hot(variant) -> bool:
-    if variant.tier == 0 and getattr(variant, "tier_eager", False):
-        return True
     share = QUICK_HOT_SHARE if variant.tier == 0 else 1.0
     return (variant.calls >= config.tier_up_calls
             or variant.total_ns >= config.tier_up_ms * 1e6 * share)

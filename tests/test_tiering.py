@@ -389,23 +389,3 @@ def test_the_tier_up_event_names_the_quick_tier():
     e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
     assert "the quick tier took" in e.message
     np.testing.assert_array_equal(f(np.ones(64)), np.full(64, 2.0))
-
-
-def test_a_quick_variant_doing_much_work_tiers_up_right_after_its_first_call(monkeypatch):
-    monkeypatch.setattr(tiering, "QUICK_EAGER_WORK", 1000)     # small arrays stand in for large
-    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
-    big = jm.jit(lambda a: np.sin(a) * 2.0 + a)
-    small = jm.jit(lambda a: np.cos(a) * 2.0 + a)
-    x = np.linspace(0, 1, 600)                  # 600 * 6 element reads and writes: eager
-    want = big(x)
-    v = big.variants[-1]
-    assert v.tier == 0 and v.tier_eager
-    assert _wait_for_tier(v) == 2               # no second call needed
-    e = _tier_up_event(big)
-    assert e.run_us["calls_before"] == 1
-    np.testing.assert_allclose(big(x), want, rtol=1e-14)
-    small(x[:100])                               # 600 elements of work: waits to get hot
-    w = small.variants[-1]
-    assert w.tier == 0 and not w.tier_eager
-    time.sleep(3 * tiering.POLL_S)
-    assert w.tier == 0
