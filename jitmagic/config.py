@@ -31,13 +31,15 @@ _SPEC = {
     "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
                                  "skip the baseline when one variant's inputs are larger than this"),
     "tiered": (True, bool, None,
-               "compile a new variant with a light LLVM pipeline (no loop unrolling) and "
+               "compile a new variant with a light LLVM pipeline (no loop unrolling; for "
+               "kernels doing little work, -O1 and fast instruction selection) and "
                "re-optimise it at O3 in a background thread once it is hot (needs tracking; "
                "off: every variant compiles at O3)"),
     "tier_up_calls": (100, int, lambda v: v >= 1,
                       "calls after which a light variant is re-optimised at O3"),
     "tier_up_ms": (100.0, float, lambda v: v >= 0,
-                   "cumulative kernel time (ms) after which a light variant is re-optimised"),
+                   "cumulative kernel time (ms) after which a light variant is re-optimised "
+                   "(a quick one after a tenth of it)"),
     "buffer_pool_bytes": (256 << 20, int, lambda v: v >= 0,
                           "freed results and kernel temporaries of 256 KiB or more kept mapped "
                           "for reuse, all together (a fresh large buffer is page-faulted in on "

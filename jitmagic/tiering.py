@@ -1,8 +1,10 @@
-"""Tiered compilation: a variant is first compiled with the light pipeline (backend/engine.LIGHT)
-and, once it is hot, re-optimised with the full one in a background thread and swapped in.
+"""Tiered compilation: a variant is first compiled with the quick pipeline (backend/engine.QUICK)
+when it does little work, else with the light one (engine.LIGHT; `first_tier` chooses) and,
+once it is hot, re-optimised with the full one in a background thread and swapped in.
 
 Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
-is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time. One daemon thread
+is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time (a tenth of it at
+the quick tier). One daemon thread
 polls the light variants while there are any, has a hot one compiled at O3 by a child process
 (backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
 links the object code here, then swaps it in under the function's lock (Variant.swap_module):
@@ -17,12 +19,14 @@ every variant then compiles at the full tier directly.
 from __future__ import annotations
 
 import atexit
+import numbers
 import os
 import threading
 import weakref
 
 from .backend import codegen, engine, o3worker
 from .config import config
+from .ir import Function, Lit
 
 POLL_S = 0.05
 _lock = threading.Lock()
@@ -55,9 +59,66 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def first_tier() -> int:
-    """The tier a new variant compiles at."""
-    return 1 if config.tiered and config.tracking else 2
+# A kernel whose equations touch at most this many elements compiles at the quick tier. On the
+# kernel suite (full size, benchmarks/README.md, issue 17) the quick tier's first call was
+# faster for every kernel (LLVM time -35% geomean, 7-125 ms less) and its code 1.22x slower
+# (geomean; worst a cumulative sum at 5x); below 2^24 elements (about 2-8 ms of run time at the
+# light tier) even a 5x slower first run costs less than the compile time saved.
+QUICK_WORK = 1 << 24
+# a quick variant is hot after this share of tier_up_ms of kernel time: its code may be several
+# times slower than the light tier's, so it should not run long before the tier-up
+QUICK_HOT_SHARE = 0.1
+
+
+def first_tier(fn=None) -> int:
+    """The tier a new variant of IR `fn` compiles at: the quick one when it does little work
+    (`work`), else the light one; the full one when nothing can tell a hot variant."""
+    if not (config.tiered and config.tracking):
+        return 2
+    w = work(fn) if fn is not None else None
+    return 0 if w is not None and w <= QUICK_WORK else 1
+
+
+def work(fn):
+    """Array elements an IR's equations read and write, a product counting its multiply-adds;
+    None when not known before running (a while loop, a size known only at run time)."""
+    total = 0
+    for e in fn.eqns:
+        subs = [v for _, v in e.params if isinstance(v, Function)] + \
+               [x for _, v in e.params if isinstance(v, tuple) for x in v
+                if isinstance(x, Function)]
+        sizes = [a.aval.size for a in e.inputs] + [v.aval.size for v in e.outvars]
+        if not all(isinstance(n, numbers.Integral) for n in sizes):    # a symbolic size
+            return None
+        own = _product_work(e, sizes) if e.prim == "dot_general" else sum(sizes)
+        trips = 1
+        if e.prim == "scan":
+            trips = e.kw["length"]
+        elif e.prim == "fori_loop":
+            lo, hi = e.inputs[:2]
+            if not (isinstance(lo, Lit) and isinstance(hi, Lit)):
+                return None
+            trips = max(int(hi.val) - int(lo.val), 0)
+        elif subs and e.prim not in ("cond", "jit"):
+            return None
+        inner = [work(f) for f in subs]
+        if any(w is None for w in inner):
+            return None
+        total += own + trips * max(inner, default=0)
+    return total
+
+
+def _product_work(e, sizes):
+    """A product that BLAS computes costs the generated code its output only (the library
+    runs at the same speed at every tier); one lowered to a loop nest, its m*n*k
+    multiply-adds (exactly so for a matrix product: sqrt of the three sizes' product)."""
+    from .backend import blas
+    lhs, rhs = e.inputs
+    kw = e.kw
+    if blas.gemm_symbol(e.outvars[0].aval.dtype) and \
+            blas.plan(lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]):
+        return sizes[-1]
+    return int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)
 
 
 def watch(jf, variant):
@@ -73,8 +134,9 @@ def watch(jf, variant):
 
 
 def is_hot(variant) -> bool:
+    share = QUICK_HOT_SHARE if variant.tier == 0 else 1.0
     return (variant.calls >= config.tier_up_calls
-            or variant.total_ns >= config.tier_up_ms * 1e6)
+            or variant.total_ns >= config.tier_up_ms * 1e6 * share)
 
 
 def _run():
@@ -130,6 +192,7 @@ def tier_up(jf, variant):
         if st.cache.get(variant.key) is not variant or variant.tier >= 2 or \
                 variant.tier_up_info is not None:
             return False          # evicted, cleared, or done meanwhile
+        first = engine.TIERS[variant.tier].name
         calls, total = variant.calls, variant.total_ns
         old_fast = variant.swap_module(module, tier=2)
         jf._retier(variant, old_fast)
@@ -147,8 +210,8 @@ def tier_up(jf, variant):
         run_us={"before": before_us, "calls_before": calls},
         message=f"{jf.name}: variant {variant.id} re-optimised at O3 in "
                 f"{sum(ms.values()):.1f} ms after {calls} calls"
-                + (f" ({before_us:.1f} µs per call at the light tier)" if before_us else "")
-                + f"; the light tier took {sum(light.values()) * 1e3:.1f} ms")
+                + (f" ({before_us:.1f} µs per call at the {first} tier)" if before_us else "")
+                + f"; the {first} tier took {sum(light.values()) * 1e3:.1f} ms")
     return True
 
 

@@ -34,7 +34,7 @@ class Variant:
         self.timings = timings
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
-        self.tier = tier         # 1: light pipeline, 2: O3 (jitmagic/tiering.py)
+        self.tier = tier         # 0: quick, 1: light pipeline, 2: O3 (jitmagic/tiering.py)
         self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
         self.tier_up_info = None
         self.generic = generic   # a generic.GenericSpec: sizes read at run time

@@ -34,6 +34,17 @@ def _wait_for_tier(variant, tier=2, timeout=30.0):
     return variant.tier
 
 
+def _tier_up_event(f, timeout=30.0):
+    """The function's last tier_up event (recorded just after the variant's tier flips)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        evs = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
+        if evs:
+            return evs[-1]
+        time.sleep(0.01)
+    raise AssertionError("no tier_up event")
+
+
 def _programs():
     """(name, function, args, NumPy reference, exact). exact: the light and the full tier
     must agree bit for bit (plain arithmetic, integers, loops of them). The others call libm
@@ -66,13 +77,18 @@ def _fori(a):
     return c
 
 
+@pytest.mark.parametrize("first_tier", [0, 1], ids=["quick", "light"])
 @pytest.mark.parametrize("name,fun,args,ref,exact", _programs(), ids=lambda p: None)
-def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact):
+def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact, first_tier,
+                                           monkeypatch):
+    # every program here is small: the threshold decides which tier it starts at
+    monkeypatch.setattr(tiering, "QUICK_WORK", 1 << 40 if first_tier == 0 else -1)
     jm.config.update(tiered=True, tracking=True, tier_up_calls=3, tier_up_ms=1e9)
     f = jm.jit(fun)
+    f.clear_cache()             # the same lambda (module and qualname) for both tiers
     first = f(*args)
     v = f.variants[-1]
-    assert v.tier == 1, name
+    assert v.tier == first_tier, name
     np.testing.assert_allclose(first, ref(*args), rtol=1e-13, atol=0)
     light_ir = v.module.optimized_ir
     for _ in range(3):
@@ -97,6 +113,7 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
         f(x)
     v = f.variants[-1]
     assert _wait_for_tier(v) == 2
+    _tier_up_event(f)
     evs = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
     assert len(evs) == 1
     e = evs[0]
@@ -134,7 +151,7 @@ def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant():
     a, b = rng.random(5000), rng.random(5000)
     want = f(a, b)
     v = f.variants[-1]
-    assert v.tier == 1
+    assert v.tier == 0
     stop = threading.Event()
     bad, counts = [], []
 
@@ -174,12 +191,12 @@ def test_off_switch_and_tracking_off_compile_at_the_full_tier():
     jm.config.update(tiered=True, tracking=True)
     h = jm.jit(lambda a: a * 5.0)
     h(x)
-    assert h.variants[-1].tier == 1
-    jm.config.update(tiered=False)           # turned off before it got hot: it stays light
+    assert h.variants[-1].tier == 0          # 10 elements: the quick tier
+    jm.config.update(tiered=False)           # turned off before it got hot: it stays there
     for _ in range(5):
         h(x)
     time.sleep(3 * tiering.POLL_S)
-    assert h.variants[-1].tier == 1
+    assert h.variants[-1].tier == 0
     assert not [e for e in jm.tracker.event_list(h) if e.kind == "tier_up"]
 
 
@@ -199,7 +216,7 @@ def test_an_evicted_variant_is_not_tiered_up():
     f(np.ones(4))                                   # evicts v
     assert v not in f.variants
     assert tiering.tier_up(f, v) is False
-    assert v.tier == 1
+    assert v.tier == 0
     assert not [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"]
 
 
@@ -213,10 +230,11 @@ DISK_SCRIPT = textwrap.dedent("""
         r = f(x)
     v = f.variants[-1]
     end = time.monotonic() + 30
-    while v.tier < 2 and time.monotonic() < end:
+    kinds = lambda: {e.kind for e in jm.tracker.event_list(f)}
+    # the tier flips just before the tier_up event is recorded
+    while (v.tier < 2 or not {"disk_hit", "tier_up"} & kinds()) and time.monotonic() < end:
         time.sleep(0.01)
-    kinds = {e.kind for e in jm.tracker.event_list(f)}
-    print(v.tier, "disk_hit" in kinds, "tier_up" in kinds, float(r.sum()))
+    print(v.tier, "disk_hit" in kinds(), "tier_up" in kinds(), float(r.sum()))
 """)
 
 
@@ -315,3 +333,76 @@ def test_a_generic_variant_tiers_up_and_serves_every_size():
     for x in xs[::-1]:
         np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + x.sum(), rtol=1e-12)
     assert len(f.variants) == 1
+
+
+def test_the_first_tier_follows_the_work_a_kernel_does(monkeypatch):
+    monkeypatch.setattr(tiering, "QUICK_WORK", 4096)      # small arrays on both sides
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    cases = [
+        ("small elementwise", lambda a: a * 2.0 + 1.0, (np.ones(512),), 0),
+        ("large elementwise", lambda a: a * 2.0 + 1.0, (np.ones(4 * 4096),), 1),
+        # a loop nest: 20^3 multiply-adds, more work than its 1,200 elements say
+        ("integer matrix product", lambda a, b: a @ b,
+         (np.ones((20, 20), np.int64), np.ones((20, 20), np.int64)), 1),
+        # BLAS computes it at the same speed at every tier: only its output counts
+        ("float matrix product", lambda a, b: a @ b, (np.ones((20, 20)), np.ones((20, 20))), 0),
+        ("while loop (trips unknown)",
+         lambda a: lax.while_loop(lambda c: c[0] < 3.0, lambda c: c + 1.0, a), (np.zeros(4),), 1),
+        ("fori_loop of 2 trips", lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2.0, a),
+         (np.ones(16),), 0),
+        ("fori_loop of 10^6 trips",
+         lambda a: lax.fori_loop(0, 10**6, lambda i, c: c * 0.5, a), (np.ones(16),), 1),
+        ("scan over 10^4 rows", lambda a: lax.scan(lambda c, r: (c + r, c), 0.0, a),
+         (np.ones(10**4),), 1),
+    ]
+    for name, fun, args, tier in cases:
+        f = jm.jit(fun, shapes="static")
+        f.clear_cache()         # the lambdas share a qualname, so they share variants
+        f(*args)
+        assert f.variants[-1].tier == tier, name
+    g = jm.jit(lambda a: a * 2.0, shapes="dynamic")     # sizes known only at run time
+    g(np.ones(8))
+    assert g.variants[-1].tier == 1
+
+
+def test_a_quick_variant_is_hot_after_a_tenth_of_the_kernel_time():
+    jm.config.update(tier_up_calls=10**9, tier_up_ms=100.0)
+
+    class V:                   # the figures is_hot reads
+        calls = 5
+        total_ns = 20e6        # 20 ms of kernel time
+    v = V()
+    v.tier = 0
+    assert tiering.is_hot(v)
+    v.tier = 1
+    assert not tiering.is_hot(v)
+    v.total_ns = 100e6
+    assert tiering.is_hot(v)
+
+
+def test_the_quick_tier_keeps_its_results_and_views():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    x = np.linspace(-2, 2, 999)
+    f = jm.jit(lambda a: (np.tanh(a) * a).sum() + np.exp(a))
+    got = f(x)
+    v = f.variants[-1]
+    assert v.tier == 0
+    np.testing.assert_allclose(got, (np.tanh(x) * x).sum() + np.exp(x), rtol=1e-13)
+    # the optimised IR is made when asked for, by the same pipeline: vectorised, not unrolled
+    text = f.inspect_llvm()
+    assert "<4 x double>" in text or "<8 x double>" in text
+    assert text == v.module.optimized_ir
+    assert "jm_entry" in f.inspect_asm()
+    assert v.module.object_code            # what the disk cache would store
+
+
+def test_the_tier_up_event_names_the_quick_tier():
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda a: a * 3.0 - 1.0)
+    f(np.ones(64))
+    v = f.variants[-1]
+    assert v.tier == 0
+    assert tiering.tier_up(f, v) and v.tier == 2
+    e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
+    assert "the quick tier took" in e.message
+    np.testing.assert_array_equal(f(np.ones(64)), np.full(64, 2.0))

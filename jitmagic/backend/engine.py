@@ -1,17 +1,18 @@
-"""llvmlite plumbing: one host target machine, a fresh module and engine per variant.
+"""llvmlite plumbing: shared host target machines, a fresh module and engine per variant.
 
 Compilation phases are timed separately (optimisation, machine code) for the tracker.
-A variant compiles at one of two tiers (jitmagic/tiering.py): the light one skips LLVM's loop
-unrolling, which on loop nests with static trip counts multiplied module size and compile time
-by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of O3 + code generation), while keeping
-the vectorizers; the full one is O3 as it was.
+A variant first compiles at the quick or the light tier (jitmagic/tiering.py chooses): the light
+one skips LLVM's loop unrolling, which on loop nests with static trip counts multiplied module
+size and compile time by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of O3 + code
+generation), while keeping the vectorizers; the quick one, for kernels that do little work, is
+-O1 with the vectorizers and fast instruction selection; the full one is O3 as it was.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
@@ -49,6 +50,18 @@ def _target_machine(cpu, features, opt=3):
         cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True)
 
 
+def _codegen_tm(level):
+    """The shared target machine of a code generator level: it emits every variant's object
+    code and prints assembly. It is never handed to an engine (an engine owns, and frees, the
+    target machine it is given)."""
+    s = _init()
+    with _lock:
+        tms = s.setdefault("codegen_tms", {})
+        if level not in tms:
+            tms[level] = _target_machine(s["cpu"], s["features"], level)
+        return tms[level]
+
+
 def host_info() -> dict:
     s = _init()
     return {"triple": s["triple"], "cpu": s["cpu"], "features": s["features"],
@@ -60,43 +73,74 @@ def triple_and_layout():
     return s["triple"], s["layout"]
 
 
-@dataclass
 class CompiledModule:
-    """A live machine-code module; keeps its engine alive for as long as it is referenced."""
-    engine: object
-    address: int
-    llvm_ir: str
-    optimized_ir: str
-    timings: dict = field(default_factory=dict)
-    _asm: str | None = None
-    object_code: bytes | None = None
+    """A live machine-code module; keeps its engine alive for as long as it is referenced.
+
+    The optimised IR text is what views show, and printing it took 0.2-0.4 ms of a small
+    function's 10 ms first call: it is made when first asked for, by running the module's
+    pipeline again on `llvm_ir` (the pipelines are deterministic), unless given."""
+
+    def __init__(self, engine, address, llvm_ir, optimized_ir=None, timings=None,
+                 pipeline=None):
+        self.engine, self.address, self.llvm_ir = engine, address, llvm_ir
+        self._optimized = optimized_ir
+        self.pipeline = pipeline
+        self.timings = timings if timings is not None else {}
+        self._asm = None
+        self.object_code = None
+
+    @property
+    def optimized_ir(self) -> str:
+        if self._optimized is None:
+            p = self.pipeline or FULL
+            with _lock:
+                mod = llvm.parse_assembly(self.llvm_ir)
+                _prepare(mod)
+                _optimize(mod, _init()["tm"], p)
+                self._optimized = str(mod)
+        return self._optimized
 
     def asm(self) -> str:
+        """Assembly of the optimised IR, by a code generator at the module's level."""
         if self._asm is None:
+            text = self.optimized_ir
             with _lock:
-                mod = llvm.parse_assembly(self.optimized_ir)
-                self._asm = _init()["tm"].emit_assembly(mod)
+                mod = llvm.parse_assembly(text)
+                self._asm = _codegen_tm(self.pipeline.codegen if self.pipeline else 3) \
+                    .emit_assembly(mod)
         return self._asm
 
 
 def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
-    s = _init()
-    from . import blas, bufpool, threadpool
+    from . import blas, bufpool, runstats, threadpool
     blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
-    bufpool.install()       # and the temporaries' allocator, and the thread pool
+    runstats.ensure_helpers()       # and the clock functions every entry point calls,
+    bufpool.install()               # the temporaries' allocator and the thread pool
     threadpool.install()
     with _lock:
         t0 = time.perf_counter()
-        mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
-        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"]))
-        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        addr = engine.get_function_address(entry)
+        engine, addr = _link(obj, entry)
         t1 = time.perf_counter()
+    return CompiledModule(engine, addr, llvm_ir, optimized_ir,
+                          {"llvm_opt": 0.0, "codegen": t1 - t0})
+
+
+def _link(obj: bytes, entry: str):
+    """(engine, entry address) for object code: an MCJIT engine around an empty module links
+    it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
+    level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
+    (_codegen_tm): a new target machine sets itself up again for its first function, about
+    0.7 ms per variant."""
+    s = _init()
+    mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
+    engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    addr = engine.get_function_address(entry)
     if not addr:
-        raise LoweringError(f"entry point {entry} not found in cached object")
-    return CompiledModule(engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0})
+        raise LoweringError(f"entry point {entry} not found in the compiled object")
+    return engine, addr
 
 
 @dataclass(frozen=True)
@@ -105,22 +149,44 @@ class Pipeline:
     speed: int              # LLVM's -O level
     unroll: bool = True     # loop unrolling (full unrolling of static trip counts included)
     codegen: int = 3        # the code generator's level (0: fast instruction selection)
+    vectorize: bool | None = None   # the loop vectorizer (None: at -O2 and above)
+    slp: bool | None = None         # the straight-line (SLP) vectorizer (None: as vectorize)
+    interleave: bool = True         # the loop vectorizer may interleave (unroll) vector loops
+    name: str = ""
+
+    def tuning(self):
+        """LLVM's pipeline tuning options for this pipeline."""
+        loop = self.speed >= 2 if self.vectorize is None else self.vectorize
+        pto = llvm.create_pipeline_tuning_options(speed_level=self.speed)
+        pto.loop_vectorization = loop
+        pto.slp_vectorization = loop if self.slp is None else self.slp
+        pto.loop_unrolling = self.unroll
+        pto.loop_interleaving = self.interleave
+        return pto
 
 
-FULL = Pipeline(3)
+FULL = Pipeline(3, name="O3")
 # chosen on the kernel suite (benchmarks/README.md, issue 17, tiered compilation): -O2 without
 # unrolling halved the first calls at about the same steady speed; -O1 (no vectorizers) or
 # fast instruction selection (codegen 0) made steady calls 1.8x slower
-LIGHT = Pipeline(2, unroll=False, codegen=2)
-TIERS = {1: LIGHT, 2: FULL}
+LIGHT = Pipeline(2, unroll=False, codegen=2, name="light")
+# for kernels doing little work (tiering.first_tier): -O1 keeping the loop vectorizer (not
+# the SLP one: the kernels are loops), and fast instruction selection, which is where the
+# time went. LLVM took 55-60% of the light tier's time, on the small functions of the compile
+# latency table and on the kernel suite (benchmarks/README.md, issue 17); the code is 1.22x
+# slower on the suite (geomean; a cumulative sum 5x) until the tier-up replaces it
+QUICK = Pipeline(1, unroll=False, codegen=0, vectorize=True, slp=False, name="quick")
+TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
 
 
-def _optimize(mod, tm, opt_level, unroll=True):
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
-    pto.slp_vectorization = opt_level >= 2
-    pto.loop_unrolling = unroll
-    pb = llvm.create_pass_builder(tm, pto)
+def _prepare(mod):
+    s = _init()
+    mod.triple = s["triple"]
+    mod.data_layout = s["layout"]
+
+
+def _optimize(mod, tm, pipeline):
+    pb = llvm.create_pass_builder(tm, pipeline.tuning())
     pm = pb.getModulePassManager()
     try:
         pm.run(mod, pb)
@@ -144,9 +210,8 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
     such as backend/native_call's entry points, where compile time is what counts).
     pipeline, when given, replaces both levels (a tier of TIERS)."""
-    unroll = True
-    if pipeline is not None:
-        opt_level, codegen_opt, unroll = pipeline.speed, pipeline.codegen, pipeline.unroll
+    if pipeline is None:
+        pipeline = Pipeline(opt_level, codegen=codegen_opt)
     s = _init()
     tm = s["tm"]
     with _lock:
@@ -156,22 +221,15 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 
             mod.verify()
         except RuntimeError as e:
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
-        mod.triple = s["triple"]
-        mod.data_layout = s["layout"]
-        _optimize(mod, tm, opt_level, unroll)
-        optimized = str(mod)
+        _prepare(mod)
+        _optimize(mod, tm, pipeline)
         t1 = time.perf_counter()
-        engine = llvm.create_mcjit_compiler(mod, _target_machine(s["cpu"], s["features"],
-                                                                 codegen_opt))
-        objects = []
-        engine.set_object_cache(lambda _mod, buf: objects.append(bytes(buf)), None)
-        engine.finalize_object()
-        addr = engine.get_function_address(entry)
+        obj = _codegen_tm(pipeline.codegen).emit_object(mod)
+        engine, addr = _link(obj, entry)
         t2 = time.perf_counter()
-    if not addr:
-        raise LoweringError(f"entry point {entry} not found after compilation")
-    cm = CompiledModule(engine, addr, llvm_ir, optimized, {"llvm_opt": t1 - t0, "codegen": t2 - t1})
-    cm.object_code = objects[0] if objects else None
+    cm = CompiledModule(engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1},
+                        pipeline)
+    cm.object_code = obj
     return cm
 
 

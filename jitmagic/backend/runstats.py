@@ -4,6 +4,10 @@ Each module has two pointer globals, set after loading: @jm_flag (the process-wi
 switch) and @jm_stats (this variant's counters). When the switch is on, the entry point reads
 CLOCK_MONOTONIC around its work and updates calls, total, min and a ring of recent durations,
 so the Python call path does no bookkeeping at all.
+
+The clock reads and the updates are two functions compiled once per process (`_HELPERS_IR`),
+which every entry point calls: inlined, they were a fifth of a small kernel's module and cost
+each compile about a millisecond of LLVM time (benchmarks/README.md, issue 17).
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import ctypes
 
 import llvmlite.ir as ir
 
-from .scalar import I32, I64, PTR
+from .scalar import I64, PTR
 
 SAMPLES = 128          # ring of recent call durations (ns), for the median
 CALLS, TOTAL, MIN, LAST, RING = 0, 1, 2, 3, 4
@@ -46,44 +50,98 @@ def declare(module):
         g.linkage = ""
 
 
-def _now(cg):
-    b = cg.b
-    fn = cg.module.globals.get("clock_gettime") or ir.Function(
-        cg.module, ir.FunctionType(I32, [I32, PTR]), "clock_gettime")
-    ts = cg.timespec
-    b.call(fn, [ir.Constant(I32, _CLOCK_MONOTONIC), ts])
-    sec = b.load(ts, typ=I64)
-    nsec = b.load(b.gep(ts, [ir.Constant(I64, 1)], source_etype=I64), typ=I64)
-    return b.add(b.mul(sec, ir.Constant(I64, 1_000_000_000)), nsec)
+_HELPERS_IR = f"""
+declare i32 @clock_gettime(i32, ptr)
+
+define internal i64 @now() {{
+entry:
+  %ts = alloca [2 x i64]
+  call i32 @clock_gettime(i32 {_CLOCK_MONOTONIC}, ptr %ts)
+  %sec = load i64, ptr %ts
+  %p = getelementptr i64, ptr %ts, i64 1
+  %nsec = load i64, ptr %p
+  %s = mul i64 %sec, 1000000000
+  %t = add i64 %s, %nsec
+  ret i64 %t
+}}
+
+; the start time, or 0 when tracking is off
+define i64 @jm_clock_start(ptr %flag) {{
+entry:
+  %on = load i32, ptr %flag
+  %track = icmp ne i32 %on, 0
+  br i1 %track, label %read, label %off
+read:
+  %t = call i64 @now()
+  ret i64 %t
+off:
+  ret i64 0
+}}
+
+; a start of 0 (tracking was off when the call began) records nothing
+define void @jm_clock_stop(ptr %stats, i64 %start) {{
+entry:
+  %track = icmp ne i64 %start, 0
+  br i1 %track, label %record, label %off
+record:
+  %t1 = call i64 @now()
+  %dt = sub i64 %t1, %start
+  %pc = getelementptr i64, ptr %stats, i64 {CALLS}
+  %n = atomicrmw add ptr %pc, i64 1 monotonic
+  %pt = getelementptr i64, ptr %stats, i64 {TOTAL}
+  %_a = atomicrmw add ptr %pt, i64 %dt monotonic
+  %pm = getelementptr i64, ptr %stats, i64 {MIN}
+  %_b = atomicrmw min ptr %pm, i64 %dt monotonic
+  %pl = getelementptr i64, ptr %stats, i64 {LAST}
+  store i64 %t1, ptr %pl
+  %n1 = add i64 %n, 1
+  %slot = and i64 %n1, {SAMPLES - 1}
+  %i = add i64 %slot, {RING}
+  %pr = getelementptr i64, ptr %stats, i64 %i
+  store i64 %dt, ptr %pr
+  ret void
+off:
+  ret void
+}}
+"""
+_helpers = {}
+
+
+def ensure_helpers():
+    """Compile the clock functions once and make their names known to LLVM's linker."""
+    if _helpers:
+        return
+    import llvmlite.binding as llvm
+    from . import engine
+    with engine._lock:
+        if _helpers:
+            return
+        mod = engine.compile_ir(_HELPERS_IR, "jm_clock_start", pipeline=engine.LIGHT)
+        for name in ("jm_clock_start", "jm_clock_stop"):
+            llvm.add_symbol(name, mod.engine.get_function_address(name))
+        _helpers["module"] = mod       # keeps the code alive for the process
+
+
+def _helper(cg, name, argtys, ret):
+    return cg.module.globals.get(name) or ir.Function(cg.module, ir.FunctionType(ret, argtys),
+                                                      name)
 
 
 def emit_start(cg):
-    """At the top of the entry block: (tracking?, slot holding the start time)."""
+    """At the top of the entry block: the start time (0: not tracking)."""
+    ensure_helpers()
     b = cg.b
-    cg.timespec = b.alloca(ir.ArrayType(I64, 2))
-    start = b.alloca(I64)
-    b.store(ir.Constant(I64, 0), start)
     flag_ptr = b.load(cg.module.globals["jm_flag"], typ=PTR)
-    on = b.icmp_signed("!=", b.load(flag_ptr, typ=I32), ir.Constant(I32, 0))
-    with b.if_then(on):
-        b.store(_now(cg), start)
-    return on, start
+    start = b.call(_helper(cg, "jm_clock_start", [PTR], I64), [flag_ptr])
+    # the entry block ends here: stack slots made later (codegen, subfunction) are placed in
+    # it, ahead of the code
+    body = b.append_basic_block("start")
+    b.branch(body)
+    b.position_at_end(body)
+    return start
 
 
-def emit_stop(cg, state):
-    on, start = state
+def emit_stop(cg, start):
     b = cg.b
-    with b.if_then(on):
-        t1 = _now(cg)
-        dt = b.sub(t1, b.load(start, typ=I64))
-        stats = b.load(cg.module.globals["jm_stats"], typ=PTR)
-
-        def slot(i):
-            return b.gep(stats, [ir.Constant(I64, i)], source_etype=I64)
-        n = b.atomic_rmw("add", slot(CALLS), ir.Constant(I64, 1), "monotonic")
-        b.atomic_rmw("add", slot(TOTAL), dt, "monotonic")
-        b.atomic_rmw("min", slot(MIN), dt, "monotonic")
-        b.store(t1, slot(LAST))
-        ring = b.and_(b.add(n, ir.Constant(I64, 1)), ir.Constant(I64, SAMPLES - 1))
-        b.store(dt, b.gep(stats, [b.add(ring, ir.Constant(I64, RING))], source_etype=I64))
-
+    stats = b.load(cg.module.globals["jm_stats"], typ=PTR)
+    b.call(_helper(cg, "jm_clock_stop", [PTR, I64], ir.VoidType()), [stats, start])
