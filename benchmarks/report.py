@@ -314,6 +314,8 @@ def markdown(results):
     out += [f"\n[{i}] unsupported: `{n}`" for i, n in enumerate(notes, 1)]
     if results.get("targets"):
         out += ["", targets_table(results["targets"], markdown=True)]
+    if results.get("targets17"):
+        out += ["", targets_table(results["targets17"], markdown=True)]
     if results.get("kernels"):
         text, knotes = kernels_table(results["kernels"], markdown=True)
         out += ["", text]
