@@ -343,13 +343,11 @@ def _init():
         capsule = new_capsule(ctypes.addressof(handler), ctypes.addressof(name), None)
         api = {"incref": c["incref"], "decref": c["decref"], "new": c["new"],
                "set_handler": table, "capsule": id(capsule)}
-        fns = runtime.build(_ir(ctypes.addressof(st), api), _FUNCS, "pool")
+        fns = runtime.build(_ir(ctypes.addressof(st), api), _FUNCS, "pool",
+                            link=("jm_tmp_alloc", "jm_tmp_free"))
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]
         a.realloc, a.free = fns["jm_h_realloc"], fns["jm_h_free"]
-        import llvmlite.binding as llvm
-        llvm.add_symbol("jm_tmp_alloc", fns["jm_tmp_alloc"])
-        llvm.add_symbol("jm_tmp_free", fns["jm_tmp_free"])
         new_array = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object, ctypes.py_object,
                                       ctypes.c_int32, ctypes.c_void_p)(fns["jm_new_array"])
         clear = ctypes.CFUNCTYPE(None)(fns["jm_pool_clear"])

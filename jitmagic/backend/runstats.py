@@ -111,15 +111,12 @@ def ensure_helpers():
     """Compile the clock functions once and make their names known to LLVM's linker."""
     if _helpers:
         return
-    import llvmlite.binding as llvm
-    from . import engine
+    from . import engine, runtime
     with engine._lock:
         if _helpers:
             return
-        mod = engine.compile_ir(_HELPERS_IR, "jm_clock_start", pipeline=engine.LIGHT)
-        for name in ("jm_clock_start", "jm_clock_stop"):
-            llvm.add_symbol(name, mod.engine.get_function_address(name))
-        _helpers["module"] = mod       # keeps the code alive for the process
+        names = ("jm_clock_start", "jm_clock_stop")
+        _helpers.update(runtime.build(_HELPERS_IR, names, "clock", link=names))
 
 
 def _helper(cg, name, argtys, ret):

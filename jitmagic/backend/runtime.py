@@ -11,8 +11,10 @@ import ctypes
 _forever = []
 
 
-def build(text: str, names: tuple[str, ...], tag: str) -> dict[str, int]:
-    """Compile LLVM IR `text` once and return {name: address} of the functions `names`."""
+def build(text: str, names: tuple[str, ...], tag: str, link=()) -> dict[str, int]:
+    """Compile LLVM IR `text` once and return {name: address} of the functions `names`; those
+    in `link` become known to LLVM's linker by name (kernels, and cached object code, call
+    them)."""
     from . import engine
     entry = f"jm_{tag}_table"
     body = "\n".join(f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n"
@@ -22,7 +24,12 @@ def build(text: str, names: tuple[str, ...], tag: str) -> dict[str, int]:
     addrs = (ctypes.c_void_p * len(names))()
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address)(addrs)
     keep_forever(module)
-    return dict(zip(names, addrs))
+    out = dict(zip(names, addrs))
+    if link:
+        import llvmlite.binding as llvm
+        for name in link:
+            llvm.add_symbol(name, out[name])
+    return out
 
 
 def keep_forever(*objs):

@@ -243,10 +243,9 @@ def _init():
         from . import parallel, runtime
         st = _State()
         workers = parallel.threads() - 1 if _FUTEX else 0
-        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads")
+        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads",
+                            link=("jm_par",))
         runtime.keep_forever(st)
-        import llvmlite.binding as llvm
-        llvm.add_symbol("jm_par", fns["jm_par"])     # kernels (and cached objects) call it by name
         _pool.update(fns, state=st, workers=workers)
     return _pool
 
