@@ -20,6 +20,7 @@ NumPy calls the handler for every array it made, however late.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import threading
 
@@ -385,9 +386,9 @@ def allocator(shape, dtype, array_type):
 def empty(shape, dtype, array_type):
     """A new uninitialised array_type; its data comes from the pool when large enough."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(n) for n in shape)
-    if not pooled(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize):
+    if math.prod(shape) * dtype.itemsize < MIN_BYTES:    # the common case: no conversions
         return array_type(shape, dtype)
+    shape = tuple(int(n) for n in shape)
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     return _init()["new_array"](array_type, dtype, len(shape), ctypes.addressof(dims))
 
