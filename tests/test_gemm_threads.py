@@ -1,6 +1,6 @@
-"""GEMMs large enough for the threaded paths of backend/blas.py against NumPy: slabs of rows or
-columns taken from a shared counter by jitmagic's threads ("split"), OpenBLAS's own threads
-("openblas") and one thread ("one"), on odd sizes, batches, shared right matrices and transposed
+"""GEMMs large enough for the threaded paths against NumPy, through jit: jitmagic's own GEMM
+(backend/gemm.py, tasks of the thread pool) and OpenBLAS's ?gemm with its own threads
+(blas.GEMM = "openblas"), on odd sizes, batches, shared right matrices and transposed
 operands; and the private OpenBLAS instance whose kernels OpenBLAS chose for this CPU.
 
 Tolerances: positive data (no cancellation), so relative ones: float64 rtol 1e-12, float32
@@ -46,10 +46,10 @@ def _tol(dt):
     return dict(rtol=1e-12) if dt == np.float64 else dict(rtol=2e-5)
 
 
-@pytest.mark.parametrize("policy", ["split", "openblas", "one"])
+@pytest.mark.parametrize("policy", ["jitmagic", "openblas"])
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 def test_large_products_match_numpy(policy, dt, monkeypatch):
-    monkeypatch.setattr(blas, "POLICY", policy)
+    monkeypatch.setattr(blas, "GEMM", policy)
     rng = np.random.default_rng(3)
     for sa, sb, f in CASES:
         a, b = (rng.random(sa) * 4).astype(dt), (rng.random(sb) * 4).astype(dt)
@@ -57,15 +57,14 @@ def test_large_products_match_numpy(policy, dt, monkeypatch):
         got, want = np.asarray(jf(a, b)), _np_f(f)(a, b)
         assert got.shape == want.shape and got.dtype == want.dtype, (sa, sb)
         np.testing.assert_allclose(got, want, err_msg=str((policy, sa, sb)), **_tol(dt))
-        threaded = "@\"jm_gemm" in jf.inspect_llvm(optimized=False)
-        assert threaded == (policy == "split" and blas.parallel.threads() > 1), (policy, sa, sb)
+        own = "call i32 @\"jm_gemm_f" in jf.inspect_llvm(optimized=False)
+        assert own == (policy == "jitmagic"), (policy, sa, sb)
 
 
 @pytest.mark.parametrize("nthreads", [1, 2, 3, 8])
-def test_split_over_any_thread_count(nthreads, monkeypatch):
-    # the pool hands out work items whatever the number of slabs planned for, including more
-    # threads than items (17 rows times 1000 columns: 16 column slabs)
-    monkeypatch.setattr(blas, "POLICY", "split")
+def test_any_thread_count(nthreads, monkeypatch):
+    # the pool hands out tasks whatever the number planned for, including more threads than
+    # tasks (17 rows times 1000 columns: tasks are ranges of columns)
     monkeypatch.setattr(blas.parallel, "threads", lambda: nthreads)
     rng = np.random.default_rng(4)
     for sa, sb, f in CASES[::2] + [CASES[-3]]:
@@ -74,9 +73,9 @@ def test_split_over_any_thread_count(nthreads, monkeypatch):
         np.testing.assert_allclose(got, _np_f(f)(a, b), rtol=1e-12, err_msg=str((nthreads, sa)))
 
 
-def test_split_inside_a_loop_body(monkeypatch):
-    # the work items' context lives in the entry block: a product in a fori_loop body
-    # runs 30 times without growing the stack, and each iteration sees the previous result
+def test_product_inside_a_loop_body(monkeypatch):
+    # a product in a fori_loop body runs 30 times, and each iteration sees the previous
+    # result
     from jitmagic import lax
     rng = np.random.default_rng(5)
     a = rng.random((300, 300)) / 300

@@ -1,8 +1,10 @@
-"""Matrix products through the BLAS that NumPy already ships (OpenBLAS, ILP64 interface).
+"""Matrix products as library calls, and the BLAS that NumPy already ships (OpenBLAS, ILP64).
 
-A float32/float64 dot_general whose operands are (batches of) matrices becomes calls to
-?gemm; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the
-loop nest in codegen.
+A float32/float64 dot_general whose operands are (batches of) matrices becomes one call to
+jitmagic's own GEMM (backend/gemm.py; OpenBLAS's ?gemm when blas.GEMM = "openblas", or
+should ours find no memory for its packed operands), and a matrix-vector product a call to
+?gemv; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the loop
+nest in codegen. LAPACK routines (backend/lapack.py) and triangular solves come from here too.
 
 The library is not loaded into the global symbol namespace (RTLD_GLOBAL): its unprefixed
 internal symbols would then take precedence over those of another OpenBLAS loaded later
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import glob
-import itertools
 import os
 
 import numpy as np
@@ -29,12 +30,11 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from .. import shapes
-from . import parallel, threadpool
+from . import gemm as own_gemm, parallel
 from .scalar import F32, F64, I8, I32, I64, PTR, raw_store
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _found = {}
-_ids = itertools.count()
 # every routine generated code may call (gemm here, the rest from backend/lapack.py)
 _LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
 _THREADS = "openblas_set_num_threads_local"    # sets the count, returns the previous one
@@ -191,21 +191,20 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
         symbol)
-    if shapes.is_symbolic(nbatch * m * n * k):
-        return _emit_symbolic(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
-    axis = "m" if m >= n else "n"
-    call = _caller(fn, t, gemm, axis)
-    ptrs = (lhs_buf.ptr, rhs_buf.ptr, out_buf.ptr)
-    whole = ir.Constant(I64, m if axis == "m" else n)
-
-    def sequential():
-        _batch(cg, nbatch, lambda i: call(cg.b, *ptrs, i, ir.Constant(I64, 0), whole))
-    if POLICY == "split" and parallel.threads() > 1 and nbatch * m * n * k >= SMALL_GEMM:
-        _one_thread(cg, lambda: _split(cg, gemm, call, ptrs, axis) or sequential())
-    elif m * n * k < SMALL_GEMM or POLICY == "one":
-        _one_thread(cg, sequential)
-    else:
-        sequential()
+    if GEMM == "openblas":
+        return _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+    # jitmagic's own (backend/gemm.py); should it find no memory for its packed operands,
+    # OpenBLAS, which needs none of ours, computes the product instead
+    s = cg.size
+    sai, sak = (1, m) if ta else (k, 1)
+    sbk, sbj = (1, k) if tb else (n, 1)
+    b = cg.b
+    rc = b.call(own_gemm.declare(cg.module, dtype), [
+        s(nbatch), s(m), s(n), s(k), lhs_buf.ptr, s(m * k), s(sai), s(sak),
+        rhs_buf.ptr, s(0 if shared else k * n), s(sbk), s(sbj),
+        out_buf.ptr, s(m * n), s(n), ir.Constant(I64, parallel.threads())])
+    with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
+        _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
 
 
 # below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
@@ -213,96 +212,15 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
 # took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
 # this many in all, one thread does the whole batch.
 SMALL_GEMM = 1 << 21
-# larger products: "split" runs single-threaded OpenBLAS calls on slabs of the output, tasks
-# of jitmagic's thread pool (backend/threadpool.py), taken one at a time by the caller and the
-# workers: a worker the scheduler leaves waiting holds up at most the one slab it started
-# (OpenBLAS's threads meet at a barrier per block and stall each other on shared cores);
-# "openblas" leaves the threading to OpenBLAS; "one" runs them on one thread.
-# Measured in benchmarks/README.md (GEMM and BLAS threads).
-POLICY = "split"
-SLABS_PER_THREAD = 4        # work items per thread: the imbalance a late thread leaves is 1/4
-MIN_SLAB = 64               # rows (or columns) per slab: each slab packs the other operand again
+# "jitmagic": products of float32/float64 matrices run jitmagic's own GEMM (backend/gemm.py),
+# threads of its pool; "openblas": OpenBLAS's ?gemm with its own threads (for comparison:
+# benchmarks/gemm_threads.py). Measured in benchmarks/README.md (issue 17, GEMM).
+GEMM = "jitmagic"
 
 
-def _caller(fn, t, gemm, axis):
-    """call(b, a, b_, c, i, lo, ext): the product of batch i restricted to the rows (axis "m")
-    or columns ("n") [lo, lo + ext) of the output; i, lo, ext are I64 values."""
-    nbatch, m, n, k, ta, tb, shared = gemm
-    lda, ldb = (m if ta else k), (k if tb else n)
-
-    def c(v):
-        return ir.Constant(I64, v)
-
-    def call(b, pa, pb, pc, i, lo, ext):
-        def at(p, per_batch, per_line):
-            off = b.add(b.mul(i, c(per_batch)), b.mul(lo, c(per_line)))
-            return b.gep(p, [off], source_etype=t, inbounds=True)
-        if axis == "m":     # rows of op(A) and of C
-            a, bb, cc = at(pa, m * k, 1 if ta else k), at(pb, 0 if shared else k * n, 0), \
-                at(pc, m * n, n)
-            mm, nn = ext, c(n)
-        else:               # columns of op(B) and of C
-            a, bb, cc = at(pa, m * k, 0), at(pb, 0 if shared else k * n, k if tb else 1), \
-                at(pc, m * n, 1)
-            mm, nn = c(m), ext
-        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
-                    ir.Constant(I32, _TRANS if tb else _NO_TRANS), mm, nn, c(k),
-                    ir.Constant(t, 1.0), a, c(max(lda, 1)), bb, c(max(ldb, 1)),
-                    ir.Constant(t, 0.0), cc, c(max(n, 1))])
-    return call
-
-
-def _split(cg, gemm, call, ptrs, axis):
-    """Run every (batch, slab) product as a task of the thread pool; the calling thread works
-    too, and takes every item no worker has started. False (nothing emitted) when there is
-    one work item."""
-    nbatch, m, n = gemm[:3]
-    extent = m if axis == "m" else n
-    nthreads = parallel.threads()
-    slabs = 1 if m * n * gemm[3] < SMALL_GEMM else \
-        max(1, min(-(-extent // MIN_SLAB), -(-SLABS_PER_THREAD * nthreads // nbatch)))
-    step = -(-extent // slabs)
-    step = min(extent, -(-step // 16) * 16)     # whole register tiles of OpenBLAS's kernels
-    slabs = -(-extent // step)
-    total = nbatch * slabs
-    if total < 2:
-        return False
-    nthreads = min(nthreads, total)
-    if nthreads < 2:
-        return False
-
-    def c(v):
-        return ir.Constant(I64, v)
-
-    # work item i (a slab of one product of the batch), a task of the thread pool
-    task = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64]),
-                       f"jm_gemm{next(_ids)}")
-    task.linkage = "internal"
-    b = ir.IRBuilder(task.append_basic_block("entry"))
-    ctx, i = task.args
-    pa, pb, pc = (b.load(b.gep(ctx, [c(8 * j)], source_etype=I8), typ=PTR) for j in range(3))
-    lo = b.mul(b.urem(i, c(slabs)), c(step))
-    left = b.sub(c(extent), lo)
-    ext = b.select(b.icmp_signed("<", left, c(step)), left, c(step))
-    call(b, pa, pb, pc, b.udiv(i, c(slabs)), lo, ext)
-    b.ret_void()
-
-    # the call site; its stack slots live in the entry block, so a product inside a loop
-    # body does not grow the stack per iteration
-    eb = ir.IRBuilder()
-    eb.position_at_start(cg.func.entry_basic_block)
-    ctx_p = eb.alloca(ir.ArrayType(PTR, 3))
-    b = cg.b
-    for j, v in enumerate(ptrs):
-        raw_store(b, v, b.gep(ctx_p, [c(8 * j)], source_etype=I8))
-    b.call(threadpool.declare(cg.module), [task, ctx_p, c(total)])
-    return True
-
-
-
-def _emit_symbolic(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
-    """A product with sizes read at run time (a shape-generic variant): one OpenBLAS call
-    per batch entry, on one thread below SMALL_GEMM multiply-adds (decided at run time)."""
+def _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """One OpenBLAS call per batch entry, on one thread below SMALL_GEMM multiply-adds
+    (decided at run time for a shape-generic variant)."""
     nbatch, m, n, k, ta, tb, shared = gemm
     lda = m if ta else k
     ldb = k if tb else n
