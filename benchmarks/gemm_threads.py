@@ -1,12 +1,12 @@
-"""The GEMM thread policies of jitmagic/backend/blas.py side by side (~1 min): each product
-compiled under POLICY "one", "split" (slabs as tasks of jitmagic's thread pool) and
-"openblas", timed interleaved with NumPy's `@` (its
-own OpenBLAS instance, whatever OPENBLAS_CORETYPE the process inherited) and jax.jit, samples
-rotated so all see the same load. Prints min and median per call, and the load average.
-Under load, read the medians with care: a rotation keeps the cyclic order, so the same
-system always runs right after NumPy's long, mostly stalled call, and at load 11 that one
-("one") had a 3.4 ms median for matmul 512 where all policies had 11.4 ms without NumPy in
-the rotation (our reading: the scheduler's credit for the time the process slept).
+"""jitmagic's GEMM (backend/gemm.py) against OpenBLAS's (blas.GEMM = "openblas", its own
+threads), NumPy's `@` (its own OpenBLAS instance, whatever OPENBLAS_CORETYPE the process
+inherited) and jax.jit, on matrix products and the suite's product-heavy kernels (~1 min).
+
+Samples are taken in blocks, one system at a time, after a pause, and the blocks rotate over
+several rounds: interleaving single calls put each system right after another's call, whose
+BLAS threads (NumPy's OpenBLAS, JAX's Eigen pool) keep spinning on the second core for
+50-200 ms after it returns, so every two-thread measurement ran against a busy core.
+Prints min and median per call, the ratio to min(NumPy, JAX), and the load average.
 
     .venv/bin/python benchmarks/gemm_threads.py [--seconds 6] [--cases matmul512,mlp]
 """
@@ -62,26 +62,29 @@ def main():
         make, data = cases[name]
         want = make(np)(*data)
         systems = {}
-        for policy in ("one", "split", "openblas"):
-            blas.POLICY = label = policy
+        for policy in ("jitmagic", "openblas"):
+            blas.GEMM = policy
             f = jm.jit(make(jmnp))
             np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
-            systems["jm " + label] = lambda f=f: f(*data)
-        blas.POLICY = "split"
+            systems["jm " + policy] = lambda f=f: f(*data)
+        blas.GEMM = "jitmagic"
         jd = tuple(jjnp.asarray(x) for x in data)
         jf = jax.jit(make(jjnp))
         np.testing.assert_allclose(np.asarray(jf(*jd)), want, rtol=1e-9)
         systems["jax"] = lambda: jf(*jd).block_until_ready()
         systems["numpy"] = lambda: make(np)(*data)
         samples = {k: [] for k in systems}
-        order = list(systems)
-        end = time.perf_counter() + args.seconds
-        while time.perf_counter() < end or min(len(v) for v in samples.values()) < 5:
-            order = order[1:] + order[:1]
-            for k in order:
-                t0 = time.perf_counter()
+        rounds = 3
+        block = args.seconds / rounds / len(systems)
+        for r in range(rounds):
+            for k in list(systems)[r % len(systems):] + list(systems)[:r % len(systems)]:
+                time.sleep(0.3)         # the previous system's BLAS threads stop spinning
                 systems[k]()
-                samples[k].append(time.perf_counter() - t0)
+                end = time.perf_counter() + block
+                while time.perf_counter() < end or len(samples[k]) < 5 * (r + 1):
+                    t0 = time.perf_counter()
+                    systems[k]()
+                    samples[k].append(time.perf_counter() - t0)
         ref = min(np.median(samples["jax"]), np.median(samples["numpy"]))
         for k, v in samples.items():
             med = float(np.median(v))

@@ -30,7 +30,9 @@ PAR_MIN = 1 << 21
 # block sizes (in elements of the dtype: rows of C, shared dimension, columns of C), sized for
 # a 1 MB L2 and a 32 MB L3; measured in benchmarks/README.md
 KC, MC, NC = 512, 192, 3072
-TASKS_PER_THREAD = 3
+# tasks per thread and block: one is fastest on idle cores; more leave less undone when the
+# scheduler parks a thread mid-task (the caller waits only for tasks another thread started)
+TASKS_PER_THREAD = 2
 
 _lock = threading.Lock()
 _built = {}
@@ -490,10 +492,14 @@ class _Gen:
                 e.loop(0, "%nb", 1, one)
 
             def threaded():
-                # many small products: whole products are the tasks; few large ones: each
-                # product's blocks are
-                by_batch = e.op(f"and i1 {e.op('icmp sge i64 %nb, %nt')}, "
-                                f"{e.op(f'icmp slt i64 {each}, {PAR_MIN}')}")
+                # whole products are the tasks (no barrier per block) when they are small, or
+                # spread evenly enough over the threads; otherwise each product's blocks are
+                rem = e.op("urem i64 %nb, %nt")
+                spread = e.op(f"icmp sge i64 %nb, {e.mul('%nt', 4)}")
+                even = e.op(f"or i1 {e.op(f'icmp eq i64 {rem}, 0')}, {spread}")
+                small = e.op(f"icmp slt i64 {each}, {PAR_MIN}")
+                enough = e.op("icmp sge i64 %nb, %nt")
+                by_batch = e.op(f"and i1 {enough}, {e.op(f'or i1 {even}, {small}')}")
 
                 def batch():
                     for j, name in enumerate(args):
