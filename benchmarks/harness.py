@@ -1,5 +1,5 @@
-"""Timing: samples of several systems taken in turn (so they share the machine's noise),
-medians and spread. Records only; printing and plotting live in report.py."""
+"""Timing: samples of several systems taken in rotated blocks (so they share the machine's
+noise, but not each other's spinning threads), medians and spread. Records only; printing and plotting live in report.py."""
 from __future__ import annotations
 
 import math
@@ -118,14 +118,27 @@ def calibrate(impl: Impl, min_sample_ns: float) -> tuple[int, float]:
     return inner, t * 1e-9
 
 
+# a pause before each system's block of samples: NumPy's OpenBLAS workers spin for 50-200 ms
+# after a product returns, JAX's pool for some ms, holding the second core
+SETTLE_S = 0.2
+
+
 def interleaved(impls: dict[str, Impl], budget_s=6.0, min_reps=5, max_reps=60,
-                min_sample_ns=2e6, warmup=2) -> dict[str, Stats]:
-    """Time every impl: `warmup` unrecorded runs, then repetitions in which each system takes
-    one sample, in an order rotated each repetition. The number of repetitions fits
-    `budget_s` (but at least min_reps)."""
+                min_sample_ns=2e6, warmup=2, rounds=3, settle_s=None) -> dict[str, Stats]:
+    """Time every impl: `warmup` unrecorded runs, then `rounds` rounds in each of which every
+    system takes its share of the samples in a block, after a pause (settle_s) and one
+    unrecorded run, the systems' order rotated each round. The number of samples fits
+    `budget_s` (but at least min_reps).
+
+    Blocks, not one sample per system in turn: a system's sample that followed another's
+    product ran while that system's BLAS threads still spun on the second core, so every
+    two-thread product was measured on one core (attention: 3.3 ms in the suite against 1.3
+    ms alone; benchmarks/README.md, issue 17). The rounds still spread slow drifts of the
+    machine's load over all systems."""
     names = list(impls)
     if not names:
         return {}
+    settle_s = SETTLE_S if settle_s is None else settle_s
     for name in names:
         for _ in range(warmup):
             _sample(impls[name], 1)
@@ -134,11 +147,17 @@ def interleaved(impls: dict[str, Impl], budget_s=6.0, min_reps=5, max_reps=60,
         inner[name], per_call[name] = calibrate(impls[name], min_sample_ns)
     rep_s = sum(inner[n] * per_call[n] for n in names)
     reps = int(max(min_reps, min(max_reps, budget_s / max(rep_s, 1e-9))))
+    rounds = max(1, min(rounds, reps))
     samples = {n: [] for n in names}
-    for r in range(reps):
+    for r in range(rounds):
         k = r % len(names)
+        share = reps * (r + 1) // rounds - reps * r // rounds
         for name in names[k:] + names[:k]:
-            samples[name].append(_sample(impls[name], inner[name]))
+            if settle_s:
+                time.sleep(settle_s)
+            _sample(impls[name], 1)         # wakes the system's threads; not recorded
+            for _ in range(share):
+                samples[name].append(_sample(impls[name], inner[name]))
     return {n: summarize(samples[n], inner[n]) for n in names}
 
 

@@ -25,11 +25,25 @@ _G = gemm._Gen("f64", engine.host_info()["features"])
 MR, NR = _G.mr, _G.nr
 
 
-def _entry(dt):
-    return _SIG(gemm.install("f64" if dt == np.float64 else "f32"))
+def _entry(dt, features=None):
+    t = "f64" if dt == np.float64 else "f32"
+    if features is None:
+        return _SIG(gemm.install(t))
+    # the module another CPU would get (its tile shape), built under a name of its own and
+    # run here: the host's instructions are a superset
+    key = (t, features)
+    if key not in _OTHER:
+        from jitmagic.backend import runtime
+        text = gemm.ir_text(features, t)
+        tag = f"gemm_test{len(_OTHER)}"
+        _OTHER[key] = _SIG(runtime.build(text, (f"jm_gemm_{t}",), tag)[f"jm_gemm_{t}"])
+    return _OTHER[key]
 
 
-def _product(a, b, nt, sentinel=-7.0):
+_OTHER = {}
+
+
+def _product(a, b, nt, sentinel=-7.0, features=None):
     """a: (nb, m, k) of any strides; b: (nb, k, n), or (k, n) shared by the batch. Returns the
     (nb, m, n) result, and the padded array around it for the bounds check."""
     dt = a.dtype
@@ -39,15 +53,15 @@ def _product(a, b, nt, sentinel=-7.0):
     pad = np.full((nb, m + 3, n + 5), sentinel, dtype=dt)
     c = pad[:, 1:m + 1, 2:n + 2]
     sb = b.strides if b.ndim == 3 else (0,) + b.strides
-    rc = _entry(dt)(nb, m, n, k, a.ctypes.data, *(x // s for x in a.strides),
+    rc = _entry(dt, features)(nb, m, n, k, a.ctypes.data, *(x // s for x in a.strides),
                     b.ctypes.data, *(x // s for x in sb),
                     c.ctypes.data, c.strides[0] // s, c.strides[1] // s, nt)
     assert rc == 0
     return c, pad
 
 
-def _check(a, b, nt):
-    c, pad = _product(a, b, nt)
+def _check(a, b, nt, features=None):
+    c, pad = _product(a, b, nt, features=features)
     want = a.astype(np.float64) @ b.astype(np.float64)
     rtol = 1e-12 if a.dtype == np.float64 else 2e-5
     np.testing.assert_allclose(c, want, rtol=rtol, atol=0)
@@ -111,3 +125,20 @@ def test_empty_sum_and_empty_output():
     assert (c == 0).all()                   # k = 0: zeros, not left as they were
     c, pad = _product(np.zeros((2, 0, 3)), np.zeros((3, 4)), 2)
     assert c.size == 0 and (pad == -7.0).all()
+
+
+@pytest.mark.parametrize("features", ["+avx,+avx2,+fma", ""])
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_tile_shapes_of_other_cpus(features, dt):
+    # AVX2 (6 x 2 vectors) and SSE-sized tiles (4 x 2 vectors): the A packing without the
+    # 8 x 8 transpose, other edge widths
+    g = gemm._Gen("f64" if dt == np.float64 else "f32", features)
+    assert (g.mr, g.nv) == ((6, 2) if features else (4, 2))
+    rng = np.random.default_rng(5)
+    for m, n, k in [(1, 1, 1), (g.mr + 1, g.nr - 1, 9), (50, 3 * g.nr + 1, gemm.KC + 3),
+                    (gemm.MC + 5, 70, 33)]:
+        for trans in ("nn", "tt"):
+            a = rng.random((2, k, m)).astype(dt).transpose(0, 2, 1) if trans[0] == "t" \
+                else rng.random((2, m, k)).astype(dt)
+            b = rng.random((n, k)).astype(dt).T if trans[1] == "t" else rng.random((k, n)).astype(dt)
+            _check(a, b, 2, features)

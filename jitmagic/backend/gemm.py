@@ -199,6 +199,26 @@ class _Gen:
         return e.text(f"define internal void {self.name('edge')}(ptr noalias %a, ptr noalias %b, "
                       "ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w)", "#2")
 
+    def transpose8(self, e, row_at, out_at):
+        """Eight vectors of 8 loaded from row_at(r) stored transposed: element q of row r goes
+        to element r of the vector stored at out_at(q) (three rounds of shuffles)."""
+        v8 = f"<8 x {self.t}>"
+        rows = [e.op(f"load {v8}, ptr {row_at(r)}, align {self.size}") for r in range(8)]
+        for lo, hi, span in (((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15), 1),
+                             ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15), 2),
+                             ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15), 4)):
+            out = [None] * 8
+            for g in range(8):
+                if (g // span) % 2:
+                    continue
+                for mask, slot in ((lo, g), (hi, g + span)):
+                    m = ", ".join(f"i32 {q}" for q in mask)
+                    out[slot] = e.op(f"shufflevector {v8} {rows[g]}, {v8} {rows[g + span]}, "
+                                     f"<8 x i32> <{m}>")
+            rows = out
+        for q in range(8):
+            e(f"store {v8} {rows[q]}, ptr {out_at(q)}, align {self.size}")
+
     def pack_b(self):
         """Strips first..last-1 of op(B)'s kc x nc block (element (k, j) at src[k*sk + j*sj])
         into dst: strip s holds kc rows of NR values from dst + s*NR*kc, zeros past nc."""
@@ -219,7 +239,26 @@ class _Gen:
                         e(f"store {vt} {x}, ptr {e.at(d, j * self.v)}, align {self.size}")
                 e.loop(0, "%kc", 1, row)
 
+            # op(B) transposed (rows of the stored matrix along k): 8 x 8 blocks turned in
+            # registers, then the last kc % 8 rows one element at a time
+            k_end = e.op("and i64 %kc, -8") if nr % 8 == 0 else "0"
+            turn = e.op(f"and i1 {e.op(f'icmp eq i64 {w}, {nr}')}, {e.op('icmp eq i64 %sk, 1')}") \
+                if nr % 8 == 0 else "false"
+
+            def turned():
+                def block(k0):
+                    for g in range(nr // 8):
+                        j = e.add(j0, g * 8)
+                        self.transpose8(
+                            e, lambda r: e.at("%src", e.add(e.mul(e.add(j, r), "%sj"), k0)),
+                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g * 8)))
+                e.loop(0, k_end, 8, block)
+
             def by_column():
+                if nr % 8 == 0:
+                    e.branch(turn, turned)
+                k_from = e.op(f"select i1 {turn}, i64 {k_end}, i64 0")
+
                 def col(j):
                     inside = e.op(f"icmp slt i64 {j}, {w}")
                     jj = e.op(f"select i1 {inside}, i64 {j}, i64 0")
@@ -229,7 +268,7 @@ class _Gen:
                         x = e.op(f"load {t}, ptr {e.at(src, e.mul(k, '%sk'))}")
                         x = e.op(f"select i1 {inside}, {t} {x}, {t} {self.zero}")
                         e(f"store {t} {x}, ptr {e.at(dst, e.add(e.mul(k, nr), j))}")
-                    e.loop(0, "%kc", 1, row)
+                    e.loop(k_from, "%kc", 1, row)
                 e.loop(0, nr, 1, col)
             e.branch(whole, rows_as_vectors, by_column)
         e.loop("%first", "%last", 1, strip)
@@ -241,30 +280,11 @@ class _Gen:
         s holds kc columns of MR values from dst + s*MR*kc, zeros past mc."""
         e, t, mr, v = _Fn(self.t), self.t, self.mr, self.v
 
-        v8 = f"<8 x {t}>"
-
         def transposed(i0, dst, k_end):
-            """Rows along k (A row-major): 8 x 8 blocks turned in registers; k_end = kc - kc % 8."""
-            def block(k0):
-                rows = [e.op(f"load {v8}, ptr {e.at('%src', e.add(e.mul(e.add(i0, r), '%si'), k0))}"
-                             f", align {self.size}") for r in range(8)]
-                for masks in (((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15), 1),
-                              ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15), 2),
-                              ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15), 4)):
-                    lo, hi, span = masks
-                    out = [None] * 8
-                    for g in range(8):
-                        if (g // span) % 2:
-                            continue
-                        x, y = rows[g], rows[g + span]
-                        for mask, slot in ((lo, g), (hi, g + span)):
-                            m = ", ".join(f"i32 {q}" for q in mask)
-                            out[slot] = e.op(f"shufflevector {v8} {x}, {v8} {y}, <8 x i32> <{m}>")
-                    rows = out
-                for j in range(8):       # rows[j] is now column k0 + j
-                    e(f"store {v8} {rows[j]}, ptr {e.at(dst, e.mul(e.add(k0, j), 8))}, "
-                      f"align {self.size}")
-            e.loop(0, k_end, 8, block)
+            """Rows along k (A row-major): 8 x 8 blocks; k_end = kc - kc % 8."""
+            e.loop(0, k_end, 8, lambda k0: self.transpose8(
+                e, lambda r: e.at("%src", e.add(e.mul(e.add(i0, r), "%si"), k0)),
+                lambda q: e.at(dst, e.mul(e.add(k0, q), 8))))
 
         def strip(i0):
             h = e.min(mr, e.op(f"sub i64 %mc, {i0}"))
