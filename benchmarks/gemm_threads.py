@@ -8,13 +8,15 @@ BLAS threads (NumPy's OpenBLAS, JAX's Eigen pool) keep spinning on the second co
 50-200 ms after it returns, so every two-thread measurement ran against a busy core.
 Prints min and median per call, the ratio to min(NumPy, JAX), and the load average.
 
-    .venv/bin/python benchmarks/gemm_threads.py [--seconds 6] [--cases matmul512,mlp]
+    .venv/bin/python benchmarks/gemm_threads.py [--seconds 6] [--cases matmul512,mlp] [--busy 2]
 """
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -48,7 +50,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6.0, help="sampling time per case")
     ap.add_argument("--cases", default="", help="comma-separated case names")
+    ap.add_argument("--busy", type=int, default=0,
+                    help="processes spinning on the CPUs meanwhile (contention: issue 17)")
     args = ap.parse_args()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
+    try:
+        _run(args)
+    finally:
+        for p in spinners:
+            p.kill()
+
+
+def _run(args):
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jjnp
@@ -62,10 +76,16 @@ def main():
         make, data = cases[name]
         want = make(np)(*data)
         systems = {}
-        for policy in ("jitmagic", "openblas"):
-            blas.GEMM = policy
-            f = jm.jit(make(jmnp))
-            np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
+        for policy in ("jitmagic", "jitmagic 1 thread", "openblas"):
+            blas.GEMM = policy.split()[0]
+            threads = blas.parallel.threads
+            if "1 thread" in policy:      # the count compiled into the call
+                blas.parallel.threads = lambda: 1
+            try:
+                f = jm.jit(make(jmnp))
+                np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
+            finally:
+                blas.parallel.threads = threads
             systems["jm " + policy] = lambda f=f: f(*data)
         blas.GEMM = "jitmagic"
         jd = tuple(jjnp.asarray(x) for x in data)
@@ -88,7 +108,7 @@ def main():
         ref = min(np.median(samples["jax"]), np.median(samples["numpy"]))
         for k, v in samples.items():
             med = float(np.median(v))
-            print(f"{name:13s} {k:15s} min {min(v) * 1e3:8.2f} ms  median {med * 1e3:8.2f} ms"
+            print(f"{name:13s} {k:20s} min {min(v) * 1e3:8.2f} ms  median {med * 1e3:8.2f} ms"
                   f"  {med / ref:5.2f}x min(np, jax)  n={len(v)}")
     print(f"load {os.getloadavg()[0]:.1f}")
 

@@ -11,8 +11,8 @@ KC rows by NC columns of op(B), that block is packed once into NR-column strips 
 parallel, shared by every thread); then each task takes a range of rows of C, packs KC
 columns of op(A) into MR-row strips (MC rows at a time, its own buffer), and runs the
 micro-kernel, which keeps an MR x NR tile of C in vector registers for the whole KC-long
-dot product. Edge tiles are computed into a small local tile and copied out, so nothing
-outside C's m x n elements is read or written; packed strips are padded with zeros.
+dot product. Edge tiles are stored row by row under a lane mask, so nothing outside C's m x n
+elements is read or written; packed strips are padded with zeros.
 
 One process-lifetime module (backend/runtime.py) serves every kernel: `jm_gemm_f64` and
 `jm_gemm_f32`, batched, with strides, choosing threads at run time (so one entry point serves
@@ -134,11 +134,13 @@ class _Gen:
         return f"@gemm_{what}_{self.sfx}"
 
     def kernel(self):
-        """C[MR x NR] (= or +=) packed A strip (kc x MR) times packed B strip (kc x NR)."""
-        mr, nv, v, t, vt = self.mr, self.nv, self.v, self.t, self.vt
-        fma = f"@llvm.fma.v{v}{self.sfx}"
+        """C[h x w] (= or +=) packed A strip (kc x MR) times packed B strip (kc x NR), h <= MR,
+        w <= NR: the whole tile in vector registers, stored whole, or for an edge tile by rows
+        under a lane mask (nothing outside C's h x w corner is read or written)."""
+        mr, nv, v, t, vt, sz = self.mr, self.nv, self.v, self.t, self.vt, self.size
+        vs = f"v{v}{self.sfx}"
         L = [f"define internal void {self.name('kernel')}(ptr noalias %a, ptr noalias %b, "
-             f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add) #0 {{",
+             f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w) #0 {{",
              "entry:", "  br label %loop", "loop:", "  %k = phi i64 [0, %entry], [%k1, %loop]"]
         for r in range(mr):
             for j in range(nv):
@@ -148,56 +150,57 @@ class _Gen:
               f"  %pb = getelementptr inbounds {t}, ptr %b, i64 %bo"]
         for j in range(nv):
             L += [f"  %pb{j} = getelementptr inbounds {t}, ptr %pb, i64 {j * v}",
-                  f"  %b{j} = load {vt}, ptr %pb{j}, align {self.size}"]
+                  f"  %b{j} = load {vt}, ptr %pb{j}, align {sz}"]
         for r in range(mr):
             L += [f"  %pa{r} = getelementptr inbounds {t}, ptr %pa, i64 {r}",
                   f"  %a{r} = load {t}, ptr %pa{r}",
                   f"  %i{r} = insertelement {vt} poison, {t} %a{r}, i32 0",
                   f"  %s{r} = shufflevector {vt} %i{r}, {vt} poison, <{v} x i32> zeroinitializer"]
             for j in range(nv):
-                L.append(f"  %n{r}_{j} = call {vt} {fma}({vt} %s{r}, {vt} %b{j}, {vt} %acc{r}_{j})")
+                L.append(f"  %n{r}_{j} = call {vt} @llvm.fma.{vs}({vt} %s{r}, {vt} %b{j}, "
+                         f"{vt} %acc{r}_{j})")
         L += ["  %k1 = add i64 %k, 1", "  %more = icmp slt i64 %k1, %kc",
               "  br i1 %more, label %loop, label %out", "out:"]
-        for r in range(mr):
+        for r in range(mr):     # (no inbounds: an edge tile's rows and lanes past C are masked)
             L.append(f"  %row{r} = mul i64 {r}, %ldc")
             for j in range(nv):
                 L += [f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
-                      f"  %q{r}_{j} = getelementptr inbounds {t}, ptr %c, i64 %o{r}_{j}"]
-        L.append("  br i1 %add, label %accumulate, label %store")
-        L.append("store:")
-        L += [f"  store {vt} %n{r}_{j}, ptr %q{r}_{j}, align {self.size}"
+                      f"  %q{r}_{j} = getelementptr {t}, ptr %c, i64 %o{r}_{j}"]
+        L += [f"  %hfull = icmp eq i64 %h, {mr}", f"  %wfull = icmp eq i64 %w, {self.nr}",
+              "  %full = and i1 %hfull, %wfull", "  br i1 %full, label %whole, label %part",
+              "whole:", "  br i1 %add, label %accumulate, label %store", "store:"]
+        L += [f"  store {vt} %n{r}_{j}, ptr %q{r}_{j}, align {sz}"
               for r in range(mr) for j in range(nv)]
         L += ["  ret void", "accumulate:"]
         for r in range(mr):
             for j in range(nv):
-                L += [f"  %w{r}_{j} = load {vt}, ptr %q{r}_{j}, align {self.size}",
+                L += [f"  %w{r}_{j} = load {vt}, ptr %q{r}_{j}, align {sz}",
                       f"  %x{r}_{j} = fadd {vt} %w{r}_{j}, %n{r}_{j}",
-                      f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {self.size}"]
-        L += ["  ret void", "}"]
+                      f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {sz}"]
+        L += ["  ret void", "part:",
+              "  %w0 = insertelement <" + str(v) + " x i64> poison, i64 %w, i32 0",
+              f"  %ws = shufflevector <{v} x i64> %w0, <{v} x i64> poison, "
+              f"<{v} x i32> zeroinitializer"]
+        for j in range(nv):
+            lanes = ", ".join(f"i64 {j * v + q}" for q in range(v))
+            L.append(f"  %m{j} = icmp slt <{v} x i64> <{lanes}>, %ws")
+        L.append("  br label %prow0")
+        for r in range(mr):
+            L += [f"prow{r}:", f"  %in{r} = icmp slt i64 {r}, %h",
+                  f"  br i1 %in{r}, label %pgo{r}, label %pdone",
+                  f"pgo{r}:", f"  br i1 %add, label %padd{r}, label %pput{r}", f"pput{r}:"]
+            L += [f"  call void @llvm.masked.store.{vs}.p0({vt} %n{r}_{j}, ptr align {sz} "
+                  f"%q{r}_{j}, <{v} x i1> %m{j})" for j in range(nv)]
+            L += [f"  br label %prow{r + 1}", f"padd{r}:"]
+            for j in range(nv):
+                L += [f"  %pl{r}_{j} = call {vt} @llvm.masked.load.{vs}.p0(ptr align {sz} "
+                      f"%q{r}_{j}, <{v} x i1> %m{j}, {vt} zeroinitializer)",
+                      f"  %ps{r}_{j} = fadd {vt} %pl{r}_{j}, %n{r}_{j}",
+                      f"  call void @llvm.masked.store.{vs}.p0({vt} %ps{r}_{j}, ptr align {sz} "
+                      f"%q{r}_{j}, <{v} x i1> %m{j})"]
+            L.append(f"  br label %prow{r + 1}")
+        L += [f"prow{mr}:", "  br label %pdone", "pdone:", "  ret void", "}"]
         return "\n".join(L)
-
-    def edge(self):
-        """A tile of h < MR rows or w < NR columns: computed whole into a local tile, of which
-        the h x w corner is stored (or added) to C."""
-        e, t, nr = _Fn(self.t), self.t, self.nr
-        e(f"call void {self.name('kernel')}(ptr %a, ptr %b, ptr %tile, i64 {nr}, i64 %kc, i1 false)")
-
-        def copy(add):
-            def row(i):
-                src_row, dst_row = e.mul(i, nr), e.mul(i, "%ldc")
-
-                def col(j):
-                    src, dst = e.at("%tile", e.add(src_row, j)), e.at("%c", e.add(dst_row, j))
-                    x = e.op(f"load {t}, ptr {src}")
-                    if add:
-                        x = e.op(f"fadd {t} {x}, {e.op(f'load {t}, ptr {dst}')}")
-                    e(f"store {t} {x}, ptr {dst}")
-                e.loop(0, "%w", 1, col)
-            e.loop(0, "%h", 1, row)
-        e.branch("%add", lambda: copy(True), lambda: copy(False))
-        e.allocas.append(f"  %tile = alloca [{self.mr * nr} x {t}], align 64")
-        return e.text(f"define internal void {self.name('edge')}(ptr noalias %a, ptr noalias %b, "
-                      "ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w)", "#2")
 
     def transpose8(self, e, row_at, out_at):
         """Eight vectors of 8 loaded from row_at(r) stored transposed: element q of row r goes
@@ -333,13 +336,8 @@ class _Gen:
                 h = e.min(mr, e.op(f"sub i64 %mc, {ir_}"))
                 pa = e.at("%ap", e.mul(ir_, "%kc"))
                 pc = e.at("%c", e.add(e.mul(ir_, "%ldc"), jr))
-                whole = e.op(f"and i1 {e.op(f'icmp eq i64 {w}, {nr}')}, "
-                             f"{e.op(f'icmp eq i64 {h}, {mr}')}")
-                e.branch(whole,
-                         lambda: e(f"call void {self.name('kernel')}(ptr {pa}, ptr {pb}, ptr {pc}, "
-                                   "i64 %ldc, i64 %kc, i1 %add)"),
-                         lambda: e(f"call void {self.name('edge')}(ptr {pa}, ptr {pb}, ptr {pc}, "
-                                   f"i64 %ldc, i64 %kc, i1 %add, i64 {h}, i64 {w})"))
+                e(f"call void {self.name('kernel')}(ptr {pa}, ptr {pb}, ptr {pc}, i64 %ldc, "
+                  f"i64 %kc, i1 %add, i64 {h}, i64 {w})")
             e.loop(0, "%mc", mr, row)
         e.loop(0, "%ncols", nr, col)
         return e.text(f"define internal void {self.name('macro')}(ptr noalias %ap, ptr noalias %bp, "
@@ -380,7 +378,11 @@ class _Gen:
         a_at = e.at(g("a", "ptr"), e.mul(g("pc"), sak))
         c_at = e.at(g("c", "ptr"), e.add(g("jc"), c0))
         bp = e.at(g("bbuf", "ptr"), e.mul(c0, kc))
-        abuf = e.op(f"call ptr @jm_tmp_alloc(i64 {(self.mc_max + mr) * KC * self.size})")
+        # buffers as large as this product needs: a fixed MC x KC one (819 KB) was a fresh
+        # mmap per call for products with a short shared dimension (conv taps)
+        rows_here = e.min(self.mc_max, e.op(f"sub i64 {r1}, {r0}"))
+        abytes = e.mul(e.mul(e.add(rows_here, mr), kc), self.size)
+        abuf = e.op(f"call ptr @jm_tmp_alloc(i64 {abytes})")
         got = e.op(f"icmp ne ptr {abuf}, null")
 
         def block(i):
@@ -410,7 +412,7 @@ class _Gen:
             put(name, f"%{name}", "ptr")
         nc_max = e.min(NC, "%n")
         bbuf = e.op(f"call ptr @jm_tmp_alloc(i64 "
-                    f"{e.mul(e.mul(e.add(nc_max, nr), KC), self.size)})")
+                    f"{e.mul(e.mul(e.add(nc_max, nr), e.min(KC, '%k')), self.size)})")
         put("bbuf", bbuf, "ptr")
         put("failed", 0)
         par = e.op("icmp sgt i64 %nt, 1")
@@ -538,7 +540,7 @@ class _Gen:
 
     def module(self):
         self.mc_max = MC
-        return "\n\n".join([self.kernel(), self.edge(), self.pack_b(), self.pack_a(),
+        return "\n\n".join([self.kernel(), self.pack_b(), self.pack_a(),
                             self.macro(), self.pack_task(), self.compute_task(), self.product(),
                             self.batch_task(), self.entry()])
 
@@ -550,8 +552,10 @@ def ir_text(features: str, dtype: str) -> str:
         "declare ptr @jm_tmp_alloc(i64)", "declare void @jm_tmp_free(ptr)",
         "declare void @jm_par(ptr, ptr, i64)",
         f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
-        # the micro-kernel at full optimisation; packing and edge tiles for size (at O3
-        # they compiled 3x slower and ran no faster)
+        f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
+        f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
+        # the micro-kernel at full optimisation; packing for size (at O3 it compiled 3x
+        # slower and ran no faster)
         "attributes #0 = { noinline nounwind }",
         "attributes #1 = { noinline nounwind optsize minsize }",
         # and what runs once per block or per call, not optimised at all (LLVM's passes and
