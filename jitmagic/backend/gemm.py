@@ -222,10 +222,28 @@ class _Gen:
         for q in range(8):
             e(f"store {v8} {rows[q]}, ptr {out_at(q)}, align {self.size}")
 
+    def one_by_one(self, e, dst, width, start, count, line_stride, k_from):
+        """The packing loops for what no vector path takes: lines start .. start+count-1 of
+        the source (line l's element k at src[l*line_stride + k*sk]) into a strip `width`
+        values wide, k from k_from on; lines past count are zeros."""
+        t = self.t
+
+        def line(i):
+            inside = e.op(f"icmp slt i64 {i}, {count}")
+            ii = e.op(f"select i1 {inside}, i64 {i}, i64 0")
+            src = e.at("%src", e.mul(e.add(start, ii), line_stride))
+
+            def element(k):
+                x = e.op(f"load {t}, ptr {e.at(src, e.mul(k, '%sk'))}")
+                x = e.op(f"select i1 {inside}, {t} {x}, {t} {self.zero}")
+                e(f"store {t} {x}, ptr {e.at(dst, e.add(e.mul(k, width), i))}")
+            e.loop(k_from, "%kc", 1, element)
+        e.loop(0, width, 1, line)
+
     def pack_b(self):
         """Strips first..last-1 of op(B)'s kc x nc block (element (k, j) at src[k*sk + j*sj])
         into dst: strip s holds kc rows of NR values from dst + s*NR*kc, zeros past nc."""
-        e, t, nr, vt = _Fn(self.t), self.t, self.nr, self.vt
+        e, nr, vt = _Fn(self.t), self.nr, self.vt
 
         def strip(s):
             j0 = e.mul(s, nr)
@@ -262,17 +280,7 @@ class _Gen:
                     e.branch(turn, turned)
                 k_from = e.op(f"select i1 {turn}, i64 {k_end}, i64 0")
 
-                def col(j):
-                    inside = e.op(f"icmp slt i64 {j}, {w}")
-                    jj = e.op(f"select i1 {inside}, i64 {j}, i64 0")
-                    src = e.at("%src", e.mul(e.add(j0, jj), "%sj"))
-
-                    def row(k):
-                        x = e.op(f"load {t}, ptr {e.at(src, e.mul(k, '%sk'))}")
-                        x = e.op(f"select i1 {inside}, {t} {x}, {t} {self.zero}")
-                        e(f"store {t} {x}, ptr {e.at(dst, e.add(e.mul(k, nr), j))}")
-                    e.loop(k_from, "%kc", 1, row)
-                e.loop(0, nr, 1, col)
+                self.one_by_one(e, dst, nr, j0, w, "%sj", k_from)
             e.branch(whole, rows_as_vectors, by_column)
         e.loop("%first", "%last", 1, strip)
         return e.text(f"define internal void {self.name('pack_b')}(ptr noalias %dst, ptr noalias %src, "
@@ -281,7 +289,7 @@ class _Gen:
     def pack_a(self):
         """op(A)'s mc x kc block (element (i, k) at src[i*si + k*sk]) into MR-row strips: strip
         s holds kc columns of MR values from dst + s*MR*kc, zeros past mc."""
-        e, t, mr, v = _Fn(self.t), self.t, self.mr, self.v
+        e, t, mr = _Fn(self.t), self.t, self.mr
 
         def transposed(i0, dst, k_end):
             """Rows along k (A row-major): 8 x 8 blocks; k_end = kc - kc % 8."""
@@ -309,17 +317,7 @@ class _Gen:
                 e.branch(fast, lambda: transposed(i0, dst, k_end))
                 k_from = e.op(f"select i1 {fast}, i64 {k_end}, i64 {k_from}")
 
-            def row(i):
-                inside = e.op(f"icmp slt i64 {i}, {h}")
-                ii = e.op(f"select i1 {inside}, i64 {i}, i64 0")
-                src = e.at("%src", e.mul(e.add(i0, ii), "%si"))
-
-                def col(k):
-                    x = e.op(f"load {t}, ptr {e.at(src, e.mul(k, '%sk'))}")
-                    x = e.op(f"select i1 {inside}, {t} {x}, {t} {self.zero}")
-                    e(f"store {t} {x}, ptr {e.at(dst, e.add(e.mul(k, mr), i))}")
-                e.loop(k_from, "%kc", 1, col)
-            e.loop(0, mr, 1, row)
+            self.one_by_one(e, dst, mr, i0, h, "%si", k_from)
         e.loop(0, "%mc", mr, strip)
         return e.text(f"define internal void {self.name('pack_a')}(ptr noalias %dst, ptr noalias %src, "
                       "i64 %si, i64 %sk, i64 %mc, i64 %kc)")
