@@ -31,7 +31,7 @@ import llvmlite.ir as ir
 
 from .. import shapes
 from . import gemm as own_gemm, parallel
-from .scalar import F32, F64, I8, I32, I64, PTR, raw_store
+from .scalar import F32, F64, I32, I64, PTR
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _found = {}
