@@ -57,11 +57,15 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+# an innermost reduced axis this short is unrolled by code generation (_emit_reduce)
+_UNROLL_REDUCED = 4
 # primitives that write their whole result into the buffer they are given, by its strides
 _WRITES_OUTS = ("dot_general", "concatenate")
 
 
 class Codegen(ScalarOps):
+    _epilogues: dict = {}       # see fusion.epilogues (set per build)
+
     def __init__(self, fn: Function, name: str = "jitted", strided: bool = False):
         self.fn = fn
         self.name = name
@@ -121,15 +125,20 @@ class Codegen(ScalarOps):
                     in_place.add(a)
             else:
                 pending_copies.append((a, buf))
+        self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
+        self._epilogues = fusion.epilogues(fn, self.materialized, self.reduce_groups,
+                                           self.reduce_later)
+        in_place.update(self._epilogues)        # kept in registers, never in memory
         temps = []
         for e in fn.eqns:
             for v in e.outvars:
                 if v in self.materialized and v not in self.buffers and e.prim != "reshape" \
                         and v not in in_place:
                     self.buffers[v] = Buffer(self._malloc(v.aval, temps), v.aval)
-        self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
+        done_by_reductions = set(self._epilogues.values())
         for e in fn.eqns:
-            if not any(v in self.materialized for v in e.outvars):
+            if not any(v in self.materialized for v in e.outvars) or \
+                    e.outvars[0] in done_by_reductions:
                 continue
             self._emit_eqn(e)
         for a, buf in pending_copies:
@@ -458,6 +467,10 @@ class Codegen(ScalarOps):
         buf = self.buffers.get(atom)
         if buf is not None:
             return self.load(buf, idx)
+        return self._compute(atom, idx)
+
+    def _compute(self, atom, idx):
+        """atom's value at idx from its producer (atom not read from memory)."""
         key = (atom, tuple(map(id, idx)))
         hit = self.memo.get(key)
         if hit is not None:
@@ -551,7 +564,7 @@ class Codegen(ScalarOps):
     def _emit_reduce(self, e):
         p = PRIMITIVES[e.prim]
         (x,), out = e.inputs, e.outvars[0]
-        buf = self.buffers[out]
+        buf = self.buffers.get(out)         # None: an epilogue's result is stored instead
         axes = e.kw["axes"]
         dt = out.aval.dtype
         identity, combine_prim = p.lower(dt)
@@ -574,6 +587,15 @@ class Codegen(ScalarOps):
             if not ds:
                 full = _place(len(shape), (kept, oidx), (red, ridx))
                 return [combine(acc, self.emit_value(x, full))]
+            n = shape[ds[0]]
+            if len(ds) == 1 and start is None and type(n) is int and n <= _UNROLL_REDUCED:
+                # a few elements per result (distances in 3-d): straight-line code, so that
+                # the tiers without LLVM's unrolling vectorize over the results
+                for k in range(n):
+                    saved, self.memo = self.memo, {}
+                    acc = reduce_dims(oidx, (), ridx + [ir.Constant(I64, k)], acc)[0]
+                    self.memo = saved
+                return [acc]
             return self.loop(shape[ds[0]] if start is None else start[1],
                              lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
                              start=None if start is None else start[0],
@@ -582,7 +604,13 @@ class Codegen(ScalarOps):
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers
             def outer(oidx):
-                self.store(self.buffers[out], oidx, reduce_dims(oidx, red, [], init)[0])
+                acc = reduce_dims(oidx, red, [], init)[0]
+                then = self._epilogues.get(out)
+                if then is None:
+                    self.store(self.buffers[out], oidx, acc)
+                else:       # the elementwise value computed from this result, stored instead
+                    self.memo[(out, tuple(map(id, oidx)))] = acc
+                    self.store(self.buffers[then], oidx, self._compute(then, oidx))
             kshape = [shape[d] for d in kept]
 
             def serial():
