@@ -114,3 +114,14 @@ def test_short_reduced_axes_unrolled(n, dt):
            x)
     if dt != np.complex128:
         _check(lambda x: (np.max(x, axis=-1), np.min(x, axis=(1, 2))), x)
+
+
+def test_axes_of_length_one_have_no_loop():
+    import re
+    x = RNG.random((5, 1, 1, 7))
+    f = jm.jit(lambda x, w: x * 2 + w[:, :, None, None])
+    np.testing.assert_allclose(np.asarray(f(x, x[0, 0])), x * 2 + x[0, 0][:, :, None, None],
+                               rtol=1e-15)
+    g = jm.jit(lambda x: x * 2 + 1)
+    np.testing.assert_allclose(np.asarray(g(x)), x * 2 + 1, rtol=1e-15)
+    assert len(re.findall(r"^loop(\.\d+)?:", g.inspect_llvm(optimized=False), re.M)) == 2

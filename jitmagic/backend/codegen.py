@@ -455,6 +455,9 @@ class Codegen(ScalarOps):
             body(list(prefix))
             self.memo = saved
             return
+        if type(shape[0]) is int and shape[0] == 1:     # no loop for an axis of length 1
+            self.loop_nest(shape[1:], body, prefix + (ir.Constant(I64, 0),), inner_elems)
+            return
         per_iter = inner_elems * _prod(shape[1:])
         self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,),
                                                      inner_elems),
