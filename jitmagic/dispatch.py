@@ -518,7 +518,7 @@ class JitFunction:
             info = tracker.KeyInfo(info.statics, dict(zip(info.leaves, (
                 a if d is None else a.update(shape=d)
                 for a, d in zip(info.leaves.values(), spec.dims())))), info.tree, info.env)
-        module, tier = self._native(text, info, tiering.first_tier(opt))
+        module, tier = self._native(text, info, tiering.first_tier(opt, len(text)))
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
         st = self._state
         st.next_id += 1

@@ -65,18 +65,33 @@ if hasattr(os, "register_at_fork"):
 # (geomean; worst a cumulative sum at 5x); below 2^24 elements (about 2-8 ms of run time at the
 # light tier) even a 5x slower first run costs less than the compile time saved.
 QUICK_WORK = 1 << 24
+# ... and a larger module may do more: the light tier's extra compile time grows with the module
+# (about 1.3 ms per KB of LLVM IR text on the suite's kernels that did more than 2^24 elements
+# of work), the quick code's extra run time with the work (0-0.5 ms per 2^24 elements on those
+# kernels), so each QUICK_KB of IR text allows QUICK_WORK more, up to QUICK_WORK_MAX. Their
+# first calls were 20-40% faster at the quick tier, their runs 1.0-1.8x slower until the
+# tier-up (benchmarks/README.md, issue 17, first calls)
+QUICK_KB = 2
+QUICK_WORK_MAX = 1 << 28
 # a quick variant is hot after this share of tier_up_ms of kernel time: its code may be several
 # times slower than the light tier's, so it should not run long before the tier-up
 QUICK_HOT_SHARE = 0.1
 
 
-def first_tier(fn=None) -> int:
+def first_tier(fn=None, ir_bytes=0) -> int:
     """The tier a new variant of IR `fn` compiles at: the quick one when it does little work
-    (`work`), else the light one; the full one when nothing can tell a hot variant."""
+    (`work`) for its LLVM IR's size (`ir_bytes` of text), else the light one; the full one when
+    nothing can tell a hot variant."""
     if not (config.tiered and config.tracking):
         return 2
     w = work(fn) if fn is not None else None
-    return 0 if w is not None and w <= QUICK_WORK else 1
+    return 0 if w is not None and w <= quick_work(ir_bytes) else 1
+
+
+def quick_work(ir_bytes=0):
+    """The most work a module of `ir_bytes` of LLVM IR text does at the quick tier."""
+    scaled = QUICK_WORK * ir_bytes / (QUICK_KB * 1024)
+    return max(QUICK_WORK, min(scaled, QUICK_WORK_MAX))
 
 
 def work(fn):

@@ -337,6 +337,7 @@ def test_a_generic_variant_tiers_up_and_serves_every_size():
 
 def test_the_first_tier_follows_the_work_a_kernel_does(monkeypatch):
     monkeypatch.setattr(tiering, "QUICK_WORK", 4096)      # small arrays on both sides
+    monkeypatch.setattr(tiering, "QUICK_WORK_MAX", 4096)  # whatever the module's size
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
     cases = [
         ("small elementwise", lambda a: a * 2.0 + 1.0, (np.ones(512),), 0),
@@ -363,6 +364,26 @@ def test_the_first_tier_follows_the_work_a_kernel_does(monkeypatch):
     g = jm.jit(lambda a: a * 2.0, shapes="dynamic")     # sizes known only at run time
     g(np.ones(8))
     assert g.variants[-1].tier == 1
+
+
+def test_a_larger_module_may_do_more_work_at_the_quick_tier(monkeypatch):
+    # the light tier's extra compile time grows with the module, the quick code's extra run
+    # time with the work: the quick limit scales with the IR text, between two bounds
+    monkeypatch.setattr(tiering, "QUICK_WORK", 1000)
+    monkeypatch.setattr(tiering, "QUICK_KB", 2)
+    monkeypatch.setattr(tiering, "QUICK_WORK_MAX", 8000)
+    assert tiering.quick_work(0) == 1000
+    assert tiering.quick_work(2048) == 1000
+    assert tiering.quick_work(6 * 1024) == 3000
+    assert tiering.quick_work(10**9) == 8000
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
+    f = jm.jit(lambda a: a * 2.0 + 1.0)
+    f(np.ones(1000))         # work: 2 equations reading and writing 1000 elements (and a literal)
+    ir = f.variants[-1].optimized_ir
+    assert tiering.work(ir) == 4002
+    assert tiering.first_tier(ir, 2048) == 1
+    assert tiering.first_tier(ir, 10 * 1024) == 0
+    assert tiering.first_tier(ir, 10**9) == 0
 
 
 def test_a_quick_variant_is_hot_after_a_tenth_of_the_kernel_time():

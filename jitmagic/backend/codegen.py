@@ -57,7 +57,15 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+# an innermost reduced axis this short is unrolled by code generation (_emit_reduce)
+_UNROLL_REDUCED = 4
+# primitives that write their whole result into the buffer they are given, by its strides
+_WRITES_OUTS = ("dot_general", "concatenate")
+
+
 class Codegen(ScalarOps):
+    _epilogues: dict = {}       # see fusion.epilogues (set per build)
+
     def __init__(self, fn: Function, name: str = "jitted", strided: bool = False):
         self.fn = fn
         self.name = name
@@ -105,21 +113,32 @@ class Codegen(ScalarOps):
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
         out_args = func.args[len(ins):]
-        pending_copies = []
+        pending_copies, in_place = [], set()
         for a, arg in zip(fn.outs, out_args):
             buf = Buffer(self._array_data(arg, a.aval, check=False), a.aval)
             if isinstance(a, Var) and a in self.producer and a not in self.buffers:
-                self.buffers[a] = buf
+                src = self._reshaped_into_output(a)
+                if src is None:
+                    self.buffers[a] = buf
+                else:           # a reads src's buffer in place, as a reshape would
+                    self.buffers[src] = Buffer(buf.ptr, src.aval)
+                    in_place.add(a)
             else:
                 pending_copies.append((a, buf))
+        self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
+        self._epilogues = fusion.epilogues(fn, self.materialized, self.reduce_groups,
+                                           self.reduce_later)
+        in_place.update(self._epilogues)        # kept in registers, never in memory
         temps = []
         for e in fn.eqns:
             for v in e.outvars:
-                if v in self.materialized and v not in self.buffers and e.prim != "reshape":
+                if v in self.materialized and v not in self.buffers and e.prim != "reshape" \
+                        and v not in in_place:
                     self.buffers[v] = Buffer(self._malloc(v.aval, temps), v.aval)
-        self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
+        done_by_reductions = set(self._epilogues.values())
         for e in fn.eqns:
-            if not any(v in self.materialized for v in e.outvars):
+            if not any(v in self.materialized for v in e.outvars) or \
+                    e.outvars[0] in done_by_reductions:
                 continue
             self._emit_eqn(e)
         for a, buf in pending_copies:
@@ -137,6 +156,23 @@ class Codegen(ScalarOps):
                 self.b.call(self._free(), [self.b.load(slot, typ=PTR)])
             self.b.ret(ir.Constant(I32, rc))
         return self._text()
+
+    def _reshaped_into_output(self, out):
+        """The product (or concatenation) result that output `out` only reshapes, when that
+        result is used nowhere else: it is then computed in the output's memory, which `out`
+        reads in place, instead of in a temporary copied over by a loop nest of its own
+        (`(a.reshape(n0, n1, 1, k) @ c).reshape(n0, n1, m)`: a 3.7 MB copy per call, and a
+        quarter of the module). None otherwise."""
+        from ..passes import _keeps_layout
+        e = self.producer[out]
+        src = e.inputs[0] if e.inputs else None
+        if not (isinstance(src, Var) and (e.prim == "reshape" or _keeps_layout(e))
+                and src in self.producer and self.producer[src].prim in _WRITES_OUTS
+                and src.aval.dtype == out.aval.dtype and src not in self.buffers
+                and src not in self.fn.outs):
+            return None
+        uses = sum(a is src for q in self.fn.eqns for a in q.inputs)
+        return src if uses == 1 else None
 
     def _load_symbols(self, ins, args):
         """A generic variant's symbolic sizes, read from the shape of the first input that has
@@ -419,6 +455,9 @@ class Codegen(ScalarOps):
             body(list(prefix))
             self.memo = saved
             return
+        if type(shape[0]) is int and shape[0] == 1:     # no loop for an axis of length 1
+            self.loop_nest(shape[1:], body, prefix + (ir.Constant(I64, 0),), inner_elems)
+            return
         per_iter = inner_elems * _prod(shape[1:])
         self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,),
                                                      inner_elems),
@@ -431,6 +470,10 @@ class Codegen(ScalarOps):
         buf = self.buffers.get(atom)
         if buf is not None:
             return self.load(buf, idx)
+        return self._compute(atom, idx)
+
+    def _compute(self, atom, idx):
+        """atom's value at idx from its producer (atom not read from memory)."""
         key = (atom, tuple(map(id, idx)))
         hit = self.memo.get(key)
         if hit is not None:
@@ -524,7 +567,7 @@ class Codegen(ScalarOps):
     def _emit_reduce(self, e):
         p = PRIMITIVES[e.prim]
         (x,), out = e.inputs, e.outvars[0]
-        buf = self.buffers[out]
+        buf = self.buffers.get(out)         # None: an epilogue's result is stored instead
         axes = e.kw["axes"]
         dt = out.aval.dtype
         identity, combine_prim = p.lower(dt)
@@ -547,6 +590,15 @@ class Codegen(ScalarOps):
             if not ds:
                 full = _place(len(shape), (kept, oidx), (red, ridx))
                 return [combine(acc, self.emit_value(x, full))]
+            n = shape[ds[0]]
+            if len(ds) == 1 and start is None and type(n) is int and n <= _UNROLL_REDUCED:
+                # a few elements per result (distances in 3-d): straight-line code, so that
+                # the tiers without LLVM's unrolling vectorize over the results
+                for k in range(n):
+                    saved, self.memo = self.memo, {}
+                    acc = reduce_dims(oidx, (), ridx + [ir.Constant(I64, k)], acc)[0]
+                    self.memo = saved
+                return [acc]
             return self.loop(shape[ds[0]] if start is None else start[1],
                              lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
                              start=None if start is None else start[0],
@@ -555,7 +607,13 @@ class Codegen(ScalarOps):
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers
             def outer(oidx):
-                self.store(self.buffers[out], oidx, reduce_dims(oidx, red, [], init)[0])
+                acc = reduce_dims(oidx, red, [], init)[0]
+                then = self._epilogues.get(out)
+                if then is None:
+                    self.store(self.buffers[out], oidx, acc)
+                else:       # the elementwise value computed from this result, stored instead
+                    self.memo[(out, tuple(map(id, oidx)))] = acc
+                    self.store(self.buffers[then], oidx, self._compute(then, oidx))
             kshape = [shape[d] for d in kept]
 
             def serial():

@@ -128,3 +128,56 @@ def _costly(eqn, producer, depth=0):
         return any(_costly(producer[a], producer, depth + (p.kind == "elementwise"))
                    for a in eqn.inputs if isinstance(a, Var) and a in producer)
     return False
+
+
+def epilogues(fn: Function, mat: set, groups, later) -> dict:
+    """{reduction result: the value computed from it in registers}: a reduction along the
+    innermost axis whose result only an elementwise chain of the same shape reads, up to the
+    next value in memory (`sqrt(sum(d * d, axis=-1))`), stores that value from its accumulator;
+    the result itself never goes to memory, and no second loop nest reads it back (pairwise_dist:
+    a 14 MB temporary and a quarter of the module). The chain's other operands must be in
+    memory before the reduction runs."""
+    producer = {v: e for e in fn.eqns for v in e.outvars}
+    readers, order = {}, {}
+    for i, e in enumerate(fn.eqns):
+        for v in e.outvars:
+            order[v] = i
+        for a in e.inputs:
+            if isinstance(a, Var):
+                readers.setdefault(a, []).append(e)
+    outs = {id(a) for a in fn.outs}
+    found = {}
+    for i, e in enumerate(fn.eqns):
+        if PRIMITIVES[e.prim].kind != "reduce" or len(e.outvars) != 1 or e in groups or \
+                e in later:
+            continue
+        r, shape = e.outvars[0], e.inputs[0].aval.shape
+        axes = e.kw["axes"]
+        if id(r) in outs or r.aval.dtype.kind not in "fiu" or len(axes) == len(shape) or \
+                (len(shape) - 1) not in axes or shapes.is_symbolic(r.aval.size):
+            continue
+        v, chain = r, []
+        while True:
+            rs = readers.get(v, ())
+            if len(rs) != 1 or id(v) in outs:
+                break
+            q = rs[0]
+            if PRIMITIVES[q.prim].kind != "elementwise" or len(q.outvars) != 1 or \
+                    q.outvars[0].aval.shape != r.aval.shape:
+                break
+            chain.append(q)
+            v = q.outvars[0]
+            if v in mat:
+                break
+        if not chain or v not in mat or v in found.values() or not all(
+                order.get(x, -1) < i for x in _leaves(producer[v], mat, producer) if x is not r):
+            continue
+        found[r] = v
+    return found
+
+
+def _leaves(eqn, mat, producer):
+    """The values in memory that the kernel computing eqn's output reads."""
+    inner = _fused_inputs(eqn, mat, producer)
+    return {a for q in [eqn] + [producer[v] for v in inner if v in producer]
+            for a in q.inputs if isinstance(a, Var) and a in mat}

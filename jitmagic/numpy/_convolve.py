@@ -29,13 +29,25 @@ def _check(a, v, mode, name):
 _SHIFTED_MAX = 64
 
 
+def _zero_padded(a, w):
+    """a with w zeros on each side, in memory: the taps then read plain shifted slices of it.
+    (np.pad's constant mode is a clamped gather and two selects, which every tap repeated
+    per element inside the fused loop: 23 KB of LLVM IR for 33 taps, 16 KB this way, and
+    the steady run 0.57 -> 0.30 ms at the light tier for 200k values.)"""
+    if w == 0:
+        return a
+    from .. import lax
+    from ._shape import zeros
+    z = zeros((w,), aval(a).dtype)
+    return lax.concatenate([z, a, z], 0)
+
+
 def _full_conv(a, v):
     """sum_j a[k - j] v[j] for k in [0, n + m - 1), over a zero-padded copy of a, j in order."""
     from ._indexing import getitem
-    from ._manipulate import pad
     from ._ufuncs import apply_ufunc
     n, m = shape_of(a)[0], shape_of(v)[0]
-    padded = pad(a, (m - 1, m - 1))                           # a[i] sits at i + m - 1
+    padded = _zero_padded(a, m - 1)                           # a[i] sits at i + m - 1
     if m <= _SHIFTED_MAX:
         out = None
         for j in range(m):
