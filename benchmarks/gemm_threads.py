@@ -23,6 +23,7 @@ import numpy as np
 
 import jitmagic as jm
 from jitmagic.backend import blas
+from suite import _fresh
 
 
 def _attention(xp):
@@ -82,7 +83,9 @@ def _run(args):
             if "1 thread" in policy:      # the count compiled into the call
                 blas.parallel.threads = lambda: 1
             try:
-                f = jm.jit(make(jmnp))
+                # a fresh definition each: jitmagic shares variants between definitions of
+                # the same code
+                f = jm.jit(_fresh(make(jmnp), f"{name}_{policy.replace(' ', '_')}"))
                 np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
             finally:
                 blas.parallel.threads = threads

@@ -30,9 +30,10 @@ PAR_MIN = 1 << 21
 # block sizes (in elements of the dtype: rows of C, shared dimension, columns of C), sized for
 # a 1 MB L2 and a 32 MB L3; measured in benchmarks/README.md
 KC, MC, NC = 512, 192, 3072
-# tasks per thread and block: one is fastest on idle cores; more leave less undone when the
-# scheduler parks a thread mid-task (the caller waits only for tasks another thread started)
-TASKS_PER_THREAD = 2
+# tasks per thread and block: 2, 4 and 8 ran within noise of each other on idle cores (1024:
+# 10.4-10.8 ms); more tasks leave less undone when the scheduler parks a thread mid-task (the
+# caller waits only for tasks another thread has started)
+TASKS_PER_THREAD = 4
 
 _lock = threading.Lock()
 _built = {}
