@@ -15,6 +15,12 @@ timings and the kernel time before (the light tier's mean over its calls); the t
 the variant's mean since the swap, read by the views (`after_us`).
 With tracking off the native code keeps no statistics, so nothing could tell a hot variant:
 every variant then compiles at the full tier directly.
+
+A tier-up can make a kernel slower: O3's loop unrolling took heat_3d from 0.90 ms per call at
+the light tier to 2.27 ms. So the thread keeps the replaced code until the new one has run
+CHECK_CALLS calls and CHECK_MS of kernel time, then compares the means; slower by more than
+REVERT_RATIO, the replaced code is swapped back in (a `tier_down` event with both times), and
+the variant stays at its first tier.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import atexit
 import numbers
 import os
 import threading
+import time
 import weakref
 
 from .backend import codegen, engine, o3worker
@@ -35,6 +42,9 @@ _thread = None
 _stopping = threading.Event()
 _busy = threading.Lock()     # held while a tier-up runs
 _generation = 0              # bumped by settle(): tier-ups chosen before it are dropped
+_checking: list = []         # (weakref to JitFunction, weakref to Variant) after a tier-up
+CHECK_CALLS, CHECK_MS, CHECK_FOR_S = 20, 20.0, 120.0
+REVERT_RATIO = 1.3
 
 
 @atexit.register
@@ -52,6 +62,7 @@ def _after_fork_in_child():
     global _thread, _lock, _client
     _thread, _lock = None, threading.Lock()
     _pending.clear()
+    _checking.clear()
     _client = o3worker.Client()
 
 
@@ -163,10 +174,17 @@ def _run():
                     if j() is not None and v() is not None and v().tier < 2
                     and v().tier_up_info is None]
             _pending[:] = live
-            if not live:
+            _checking[:] = [(j, v) for j, v in _checking if j() is not None
+                            and v() is not None and "previous" in (v().tier_up_info or {})]
+            if not live and not _checking:
                 _thread = None       # under the lock: the next watch() starts a new one
                 return
             hot = [(j(), v()) for j, v in live if config.tiered and is_hot(v())]
+            checks = [(j(), v()) for j, v in _checking]
+        for jf, variant in checks:
+            with _busy:
+                if gen == _generation:
+                    check(jf, variant)
         for jf, variant in hot:
             if _stopping.is_set():
                 return
@@ -185,12 +203,17 @@ def _run():
 
 
 def settle():
-    """Forget the variants waiting to get hot and wait for a tier-up in progress to finish:
-    afterwards no tier-up event of the functions seen so far arrives (the test suite calls it
+    """Forget the variants waiting to get hot or to be checked after their tier-up, and wait
+    for a tier-up in progress to finish: afterwards no tier-up or tier-down event of the
+    functions seen so far arrives (the test suite calls it
     between tests, whose records must not receive another test's tier-ups)."""
     global _generation
     with _lock:
         _pending.clear()
+        for _, v in _checking:      # the new code stays
+            if v() is not None:
+                (v().tier_up_info or {}).pop("previous", None)
+        _checking.clear()
         _generation += 1
     with _busy:
         pass
@@ -209,11 +232,16 @@ def tier_up(jf, variant):
             return False          # evicted, cleared, or done meanwhile
         first = engine.TIERS[variant.tier].name
         calls, total = variant.calls, variant.total_ns
+        previous = (variant.module, variant.tier)
         old_fast = variant.swap_module(module, tier=2)
         jf._retier(variant, old_fast)
     before_us = total / calls / 1e3 if calls else None
     variant.tier_up_info = {"calls_before": calls, "total_ns_before": total,
-                            "before_us": before_us}
+                            "before_us": before_us, "previous": previous,
+                            "at": time.monotonic()}
+    if before_us:
+        with _lock:
+            _checking.append((weakref.ref(jf), weakref.ref(variant)))
     ms = {k: t * 1e3 for k, t in module.timings.items()}
     light = variant.tier_timings
     tracker.record(
@@ -228,6 +256,46 @@ def tier_up(jf, variant):
                 + (f" ({before_us:.1f} µs per call at the {first} tier)" if before_us else "")
                 + f"; the {first} tier took {sum(light.values()) * 1e3:.1f} ms")
     return True
+
+
+def check(jf, variant):
+    """After a tier-up: once the new code has run long enough, keep it, or swap the replaced
+    code back in when it is slower by more than REVERT_RATIO. Returns "keep", "revert" or
+    None (not decided yet)."""
+    from . import tracker
+    info = variant.tier_up_info or {}
+    if "previous" not in info:
+        return None
+    n = variant.calls - info["calls_before"]
+    spent_ms = (variant.total_ns - info["total_ns_before"]) / 1e6
+    if n < CHECK_CALLS or spent_ms < CHECK_MS:
+        if time.monotonic() - info["at"] > CHECK_FOR_S:
+            info.pop("previous")            # not called enough to tell: keep the new code
+            return "keep"
+        return None
+    before, after = info["before_us"], after_us(variant)
+    if after is None or after <= before * REVERT_RATIO:
+        info.pop("previous")
+        return "keep"
+    module, tier = info["previous"]
+    st = jf._state
+    with st.lock:
+        if st.cache.get(variant.key) is not variant or variant.tier != 2:
+            info.pop("previous")
+            return None
+        old_fast = variant.swap_module(module, tier=tier)
+        jf._retier(variant, old_fast)
+        info.pop("previous")
+        info["reverted"] = {"before_us": before, "after_us": after}
+    _store_best(jf, variant, module)
+    name = engine.TIERS[tier].name
+    tracker.record(
+        "tier_down", jf, variant=variant.id, statics=variant.statics,
+        signature=variant.signature, run_us={"before": before, "after": after, "calls_after": n},
+        message=f"{jf.name}: variant {variant.id} ran slower at O3 ({after:.1f} µs per call "
+                f"over {n} calls) than at the {name} tier ({before:.1f} µs): the {name} "
+                f"code is back")
+    return "revert"
 
 
 _client = o3worker.Client()

@@ -427,3 +427,53 @@ def test_the_tier_up_event_names_the_quick_tier():
     e = [e for e in jm.tracker.event_list(f) if e.kind == "tier_up"][-1]
     assert "the quick tier took" in e.message
     np.testing.assert_array_equal(f(np.ones(64)), np.full(64, 2.0))
+
+
+def test_a_tier_up_that_runs_slower_is_undone(monkeypatch):
+    # O3 can be slower (loop unrolling: heat_3d 0.90 -> 2.27 ms): once the new code has run
+    # enough calls, a mean slower by more than REVERT_RATIO brings the replaced code back
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=4, tier_up_ms=1e9)
+    monkeypatch.setattr(tiering, "CHECK_CALLS", 3)
+    monkeypatch.setattr(tiering, "CHECK_MS", 0.0)
+    f = jm.jit(lambda a: np.sin(a) * 2.0 + 1.0)
+    x = np.linspace(0, 1, 1000)
+    for _ in range(4):
+        f(x)
+    v = f.variants[-1]
+    first = v.tier
+    assert _wait_for_tier(v) == 2
+    light = v.tier_up_info["previous"][0]
+    monkeypatch.setattr(tiering, "after_us", lambda var: 1e6)     # "much slower"
+    end = time.monotonic() + 30
+    while v.tier == 2 and time.monotonic() < end:
+        f(x)
+        time.sleep(0.01)
+    assert v.tier == first and v.module is light
+    np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + 1.0, rtol=1e-12)
+    ev = [e for e in jm.tracker.event_list(f) if e.kind == "tier_down"]
+    assert len(ev) == 1 and ev[0].run_us["after"] == 1e6 and ev[0].run_us["before"] > 0
+    assert "code is back" in ev[0].message
+    assert v.tier_up_info["reverted"]["after_us"] == 1e6
+    for _ in range(10):                     # and it is not tiered up again
+        f(x)
+    time.sleep(0.2)
+    assert v.tier == first
+
+
+def test_a_tier_up_that_runs_as_fast_is_kept(monkeypatch):
+    jm.config.update(tiered=True, tracking=True, tier_up_calls=4, tier_up_ms=1e9)
+    monkeypatch.setattr(tiering, "CHECK_CALLS", 3)
+    monkeypatch.setattr(tiering, "CHECK_MS", 0.0)
+    f = jm.jit(lambda a: np.cos(a) * 3.0)
+    x = np.linspace(0, 1, 1000)
+    for _ in range(4):
+        f(x)
+    v = f.variants[-1]
+    assert _wait_for_tier(v) == 2
+    monkeypatch.setattr(tiering, "after_us", lambda var: var.tier_up_info["before_us"])
+    end = time.monotonic() + 30
+    while "previous" in v.tier_up_info and time.monotonic() < end:
+        f(x)
+        time.sleep(0.01)
+    assert "previous" not in v.tier_up_info and v.tier == 2
+    assert not [e for e in jm.tracker.event_list(f) if e.kind == "tier_down"]

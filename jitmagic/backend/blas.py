@@ -295,8 +295,16 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
                     at(mat, mat_step), _at_least_1(cg, cols), at(vec, vec_step),
                     ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
                     ir.Constant(I64, 1)])
-    # one thread: a matrix-vector product is bound by memory traffic, which a second
-    # thread on the same memory bus barely shortens, while OpenBLAS's threads wait for each
-    # other when the cores are shared (1000x1000, two other busy processes on the 2 cores:
-    # 16-36 ms with 2 threads, 0.1 ms with 1)
-    _one_thread(cg, lambda: _batch(cg, nbatch, one))
+    # OpenBLAS's threads for a large matrix (as NumPy's own call has): one in the L3 cache
+    # streams at twice the speed from two cores (gesummv's 1000x1000: NumPy 93 µs, one thread
+    # 164 µs, on idle cores); one thread below GEMV_THREADS_MIN elements, where OpenBLAS's
+    # threads wait for each other when the cores are shared (1000x1000 with two other busy
+    # processes on the 2 cores: 16-36 ms with 2 threads, 0.1 ms with 1; benchmarks/README.md)
+    size = nbatch * rows * cols
+    if not shapes.is_symbolic(size) and size >= GEMV_THREADS_MIN:
+        _batch(cg, nbatch, one)
+    else:
+        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+
+
+GEMV_THREADS_MIN = 1 << 19
