@@ -237,9 +237,9 @@ def tier_up(jf, variant):
         jf._retier(variant, old_fast)
     before_us = total / calls / 1e3 if calls else None
     variant.tier_up_info = {"calls_before": calls, "total_ns_before": total,
-                            "before_us": before_us, "previous": previous,
-                            "at": time.monotonic()}
-    if before_us:
+                            "before_us": before_us, "at": time.monotonic()}
+    if before_us:        # (with nothing to compare against, the replaced code is let go)
+        variant.tier_up_info["previous"] = previous
         with _lock:
             _checking.append((weakref.ref(jf), weakref.ref(variant)))
     ms = {k: t * 1e3 for k, t in module.timings.items()}

@@ -81,6 +81,11 @@ class _Fn:
     def add(self, a, b):
         return self.op(f"add i64 {a}, {b}")
 
+    def ceil_div(self, a, b):
+        """a / b rounded up (a >= 0, b > 0); b an SSA value or a constant."""
+        b1 = b - 1 if isinstance(b, int) else self.op(f"sub i64 {b}, 1")
+        return self.op(f"udiv i64 {self.add(a, b1)}, {b}")
+
     def at(self, p, off, t=None):
         return self.op(f"getelementptr inbounds {t or self.t}, ptr {p}, i64 {off}")
 
@@ -379,19 +384,19 @@ class _Gen:
         bp = e.at(g("bbuf", "ptr"), e.mul(c0, kc))
         # buffers as large as this product needs: a fixed MC x KC one (819 KB) was a fresh
         # mmap per call for products with a short shared dimension (conv taps)
-        rows_here = e.min(self.mc_max, e.op(f"sub i64 {r1}, {r0}"))
+        rows_here = e.min(MC, e.op(f"sub i64 {r1}, {r0}"))
         abytes = e.mul(e.mul(e.add(rows_here, mr), kc), self.size)
         abuf = e.op(f"call ptr @jm_tmp_alloc(i64 {abytes})")
         got = e.op(f"icmp ne ptr {abuf}, null")
 
         def block(i):
-            mc = e.min(self.mc_max, e.op(f"sub i64 {r1}, {i}"))
+            mc = e.min(MC, e.op(f"sub i64 {r1}, {i}"))
             e(f"call void {self.name('pack_a')}(ptr {abuf}, ptr {e.at(a_at, e.mul(i, sai))}, "
               f"i64 {sai}, i64 {sak}, i64 {mc}, i64 {kc})")
             e(f"call void {self.name('macro')}(ptr {abuf}, ptr {bp}, ptr {e.at(c_at, e.mul(i, ldc))}, "
               f"i64 {ldc}, i64 {mc}, i64 {ncols}, i64 {kc}, i1 {add})")
         failed = e.at("%ctx", self._CTX.index("failed"), "i64")
-        e.branch(got, lambda: e.loop(r0, r1, self.mc_max, block),
+        e.branch(got, lambda: e.loop(r0, r1, MC, block),
                  lambda: e(f"store atomic i64 1, ptr {failed} monotonic, align 8"))
         e(f"call void @jm_tmp_free(ptr {abuf})")
         return e.text(f"define internal void {self.name('compute_task')}(ptr %ctx, i64 %t)", "#2")
@@ -418,22 +423,22 @@ class _Gen:
         # tasks: rows of C in MR multiples, and when there are too few rows, columns in NR
         # multiples too (each column range packs its rows of A again)
         want = e.mul("%nt", TASKS_PER_THREAD)
-        mstrips = e.op(f"udiv i64 {e.add('%m', mr - 1)}, {mr}")
+        mstrips = e.ceil_div("%m", mr)
         tm = e.op(f"select i1 {par}, i64 {e.min(want, mstrips)}, i64 1")
-        rows = e.mul(e.op(f"udiv i64 {e.add(mstrips, e.op(f'sub i64 {tm}, 1'))}, {tm}"), mr)
-        tm = e.op(f"udiv i64 {e.add('%m', e.op(f'sub i64 {rows}, 1'))}, {rows}")
+        rows = e.mul(e.ceil_div(mstrips, tm), mr)
+        tm = e.ceil_div("%m", rows)
         put("rows", rows)
 
         def block_n(jc):
             nc = e.min(NC, e.op(f"sub i64 %n, {jc}"))
-            strips = e.op(f"udiv i64 {e.add(nc, nr - 1)}, {nr}")
-            tn_want = e.op(f"udiv i64 {e.add(want, e.op(f'sub i64 {tm}, 1'))}, {tm}")
+            strips = e.ceil_div(nc, nr)
+            tn_want = e.ceil_div(want, tm)
             tn = e.op(f"select i1 {par}, i64 {e.min(tn_want, strips)}, i64 1")
-            cols = e.mul(e.op(f"udiv i64 {e.add(strips, e.op(f'sub i64 {tn}, 1'))}, {tn}"), nr)
-            tn = e.op(f"udiv i64 {e.add(nc, e.op(f'sub i64 {cols}, 1'))}, {cols}")
+            cols = e.mul(e.ceil_div(strips, tn), nr)
+            tn = e.ceil_div(nc, cols)
             npack = e.op(f"select i1 {par}, i64 {e.min('%nt', strips)}, i64 1")
-            per = e.op(f"udiv i64 {e.add(strips, e.op(f'sub i64 {npack}, 1'))}, {npack}")
-            npack = e.op(f"udiv i64 {e.add(strips, e.op(f'sub i64 {per}, 1'))}, {per}")
+            per = e.ceil_div(strips, npack)
+            npack = e.ceil_div(strips, per)
             for name, val in (("jc", jc), ("nc", nc), ("strips", strips), ("per_pack", per),
                               ("cols", cols), ("tn", tn)):
                 put(name, val)
@@ -460,17 +465,24 @@ class _Gen:
                       "ptr %a, i64 %sai, i64 %sak, ptr %b, i64 %sbk, i64 %sbj, ptr %c, i64 %ldc, "
                       "i64 %nt)", "#2", ret=f"ret i32 {rc}")
 
+    # the entry's arguments, which batch tasks find in this order in their context, followed
+    # by the failure flag
+    _ARGS = ("nb", "m", "n", "k", "a", "sab", "sai", "sak", "b", "sbb", "sbk", "sbj", "c",
+             "sbc", "ldc", "nt")
+
     def batch_task(self):
         """Product i of a batch, on the thread that takes it."""
         e = _Fn(self.t)
-        f = [e.field("%ctx", j, "ptr" if j in (4, 8, 12) else "i64") for j in range(16)]
+        f = [e.field("%ctx", j, "ptr" if n in ("a", "b", "c") else "i64")
+             for j, n in enumerate(self._ARGS)]
         _, m, n, k, a, sab, sai, sak, b, sbb, sbk, sbj, c, sbc, ldc, _ = f
         rc = e.op(f"call i32 {self.name('product')}(i64 {m}, i64 {n}, i64 {k}, "
                   f"ptr {e.at(a, e.mul('%i', sab))}, i64 {sai}, i64 {sak}, "
                   f"ptr {e.at(b, e.mul('%i', sbb))}, i64 {sbk}, i64 {sbj}, "
                   f"ptr {e.at(c, e.mul('%i', sbc))}, i64 {ldc}, i64 1)")
         e.branch(e.op(f"icmp ne i32 {rc}, 0"),
-                 lambda: e(f"store atomic i64 1, ptr {e.at('%ctx', 16, 'i64')} monotonic, align 8"))
+                 lambda: e(f"store atomic i64 1, ptr {e.at('%ctx', len(self._ARGS), 'i64')} "
+                           "monotonic, align 8"))
         return e.text(f"define internal void {self.name('batch_task')}(ptr %ctx, i64 %i)", "#2")
 
     def entry(self):
@@ -478,11 +490,9 @@ class _Gen:
         each i < nb, C_i = op(A_i) op(B_i), A_i's element (r, k) at a[i*sab + r*sai + k*sak],
         B_i's (k, j) at b[i*sbb + k*sbk + j*sbj], C_i's (r, j) at c[i*sbc + r*ldc + j]; on up
         to nt threads."""
-        e, t = _Fn(self.t), self.t
-        args = ("nb", "m", "n", "k", "a", "sab", "sai", "sak", "b", "sbb", "sbk", "sbj", "c",
-                "sbc", "ldc", "nt")
-        e.allocas.append("  %ctx = alloca [17 x i64], align 8")
-        failed = e.at("%ctx", 16, "i64")
+        e, t, args = _Fn(self.t), self.t, self._ARGS
+        e.allocas.append(f"  %ctx = alloca [{len(args) + 1} x i64], align 8")
+        failed = e.at("%ctx", len(args), "i64")
         e(f"store i64 0, ptr {failed}")
         nothing = e.op(f"or i1 {e.op('icmp sle i64 %m, 0')}, {e.op('icmp sle i64 %n, 0')}")
         nothing = e.op(f"or i1 {nothing}, {e.op('icmp sle i64 %nb, 0')}")
@@ -500,7 +510,8 @@ class _Gen:
         def products():
             each = e.mul(e.mul("%m", "%n"), "%k")
             work = e.mul(each, "%nb")
-            small = e.op(f"or i1 {e.op('icmp slt i64 %nt, 2')}, {e.op(f'icmp slt i64 {work}, {PAR_MIN}')}")
+            little = e.op(f"icmp slt i64 {work}, {PAR_MIN}")
+            alone = e.op(f"or i1 {e.op('icmp slt i64 %nt, 2')}, {little}")
 
             def one_by_one(nt):
                 def one(i):
@@ -528,7 +539,7 @@ class _Gen:
                           f"ptr {e.at('%ctx', j, 'i64')}")
                     e(f"call void @jm_par(ptr {self.name('batch_task')}, ptr %ctx, i64 %nb)")
                 e.branch(by_batch, batch, lambda: one_by_one("%nt"))
-            e.branch(small, lambda: one_by_one(1), threaded)
+            e.branch(alone, lambda: one_by_one(1), threaded)
         e.branch(nothing, lambda: None,
                  lambda: e.branch(e.op("icmp sle i64 %k, 0"), zero, products))
         rc = e.op(f"trunc i64 {e.op(f'load i64, ptr {failed}')} to i32")
@@ -538,7 +549,6 @@ class _Gen:
             ret=f"ret i32 {rc}")
 
     def module(self):
-        self.mc_max = MC
         return "\n\n".join([self.kernel(), self.pack_b(), self.pack_a(),
                             self.macro(), self.pack_task(), self.compute_task(), self.product(),
                             self.batch_task(), self.entry()])
