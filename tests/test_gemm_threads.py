@@ -143,3 +143,10 @@ def test_private_instance_picks_kernels_for_this_cpu():
     _, ours3, env3, ok3 = _probe(OPENBLAS_CORETYPE="Haswell",
                                  JITMAGIC_OPENBLAS_CORETYPE="Sandybridge")
     assert ours3 == "Sandybridge" and env3 == "Haswell" and ok3
+
+
+def test_an_unknown_gemm_setting_is_refused(monkeypatch):
+    monkeypatch.setattr(blas, "GEMM", "one")          # the slab policy's old name
+    a = np.ones((300, 300))
+    with pytest.raises(Exception, match="blas.GEMM = 'one'"):
+        jm.jit(lambda a: a @ a.T)(a)

@@ -191,6 +191,9 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
         ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
         symbol)
+    if GEMM not in ("jitmagic", "openblas"):
+        raise NotImplementedError(f"blas.GEMM = {GEMM!r}: the products are 'jitmagic' "
+                                  "(backend/gemm.py) or 'openblas'")
     if GEMM == "openblas":
         return _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
     # jitmagic's own (backend/gemm.py); should it find no memory for its packed operands,
