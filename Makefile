@@ -46,7 +46,7 @@ test: $(STAMP) browser
 	$(PY) -m pytest -q tests
 
 demo: $(STAMP)
-	$(PY) -m jitmagic.demos demo_notebooks demo_notebooks/html
+	$(PY) -m jitmagic.notebook.demos demo_notebooks demo_notebooks/html
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[test,bench]"

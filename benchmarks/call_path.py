@@ -24,7 +24,7 @@ def rows():
     import numba
     import jitmagic as jm
     try:
-        from jitmagic.backend import native_call
+        from jitmagic.runtime import native_call
     except ImportError:     # a checkout from before the native entry: for before/after runs
         native_call = types.SimpleNamespace(ENABLED=True)
 

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import jitmagic as jm
-from jitmagic.backend import blas
+from jitmagic.runtime import blas
 from suite import _fresh
 
 

@@ -6,15 +6,15 @@
 """
 from __future__ import annotations
 
-from . import errors
-from ._version import __version__
-from . import tracker
-from .config import config
-from .array import Array, block_until_ready
-from .dispatch import JitFunction, jit, make_ir
-from .tracker import events, explain, no_recompile
-from .watch import watch  # noqa: E402  (the function; imports JAX/Numba only when used)
-from . import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
+from jitmagic import errors
+from jitmagic._version import __version__
+from jitmagic.diagnostics import tracker
+from jitmagic.core.config import config
+from jitmagic.core.array import Array, block_until_ready
+from jitmagic.dispatch.function import JitFunction, jit, make_ir
+from jitmagic.diagnostics.tracker import events, explain, no_recompile
+from jitmagic.diagnostics.watch import watch  # noqa: E402  (the function; imports JAX/Numba only when used)
+from jitmagic import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
 
 
 def __getattr__(name):
@@ -26,12 +26,12 @@ def __getattr__(name):
 
 
 def load_ipython_extension(ipython):
-    from .magics import load_ipython_extension as load
+    from jitmagic.notebook.magics import load_ipython_extension as load
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
-    from .magics import unload_ipython_extension as unload
+    from jitmagic.notebook.magics import unload_ipython_extension as unload
     unload(ipython)
 
 

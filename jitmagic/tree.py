@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import functools
 
-from . import pytree as _pt
-from .pytree import (TreeDef as PyTreeDef, register_dataclass,  # noqa: F401
-                     register_pytree_node, register_pytree_node_class)
+from jitmagic.core import pytree as _pt
+from jitmagic.core.pytree import TreeDef as PyTreeDef, register_dataclass, register_pytree_node, register_pytree_node_class
 
 __all__ = ["map", "leaves", "structure", "flatten", "unflatten", "reduce", "all",
            "register_pytree_node", "register_pytree_node_class", "register_dataclass",

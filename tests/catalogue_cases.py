@@ -480,7 +480,7 @@ def keyboard_interrupt_in_trace():
 @case
 def keyboard_interrupt_in_llvm_compile():
     jm, _ = _jm()
-    from jitmagic.backend import engine
+    from jitmagic.runtime import engine
     orig = engine.compile_ir
 
     def interrupted(*a, **k):

@@ -13,5 +13,5 @@ def _no_tier_up_across_tests():
     """A function a test made hot is re-optimised in the background (jitmagic/tiering.py);
     its tier_up record must not land in the next test's records."""
     yield
-    from jitmagic import tiering
+    from jitmagic.dispatch import tiering
     tiering.settle()

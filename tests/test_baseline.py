@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic import baseline, interpreter, lax, passes
-from jitmagic.baseline import Baseline, Timing
+from jitmagic.dispatch import baseline
+from jitmagic.core import interpreter
+from jitmagic import lax, passes
+from jitmagic.dispatch.baseline import Baseline, Timing
 
 
 @pytest.fixture(autouse=True)
@@ -162,8 +164,9 @@ def test_a_long_loop_gets_a_bounded_baseline_in_every_view():
     row = f.cache_info().iloc[0]
     assert row["bound"] and row["eager_how"].startswith("lower bound")
     assert row["break_even"] == "–" or row["break_even"].startswith("≤")
-    from jitmagic import inspection, tracker
-    from jitmagic.dashboard import cache_table
+    from jitmagic.dispatch import inspection
+    from jitmagic.diagnostics import tracker
+    from jitmagic.notebook.dashboard import cache_table
     short = inspection.short_table(cache_table([f]))
     assert short["eager"].iloc[0].startswith("≥ ") and short["speedup"].iloc[0].startswith("≥ ")
     snap = [d for d in tracker.snapshot()["functions"] if d["fid"] == f._state.fid][0]
@@ -255,7 +258,7 @@ def test_a_call_time_below_the_users_own_kernel_time_is_flagged():
     f = jm.jit(lambda x: x * 5.0)
     f(np.ones(3))
     (v,) = f.variants
-    from jitmagic.backend import runstats
+    from jitmagic.runtime import runstats
     for i in range(runstats.SAMPLES + runstats.RING):   # as if the user's calls took 10 ms
         if i >= runstats.RING:
             v.counters[i] = 10**7
@@ -446,7 +449,9 @@ def test_a_view_measures_the_call_between_eager_runs(monkeypatch):
 def test_every_view_shows_the_figures_of_cache_info():
     """%jit_cache (cache_info), the dashboard (its table, text and the panel's JSON records),
     the panel's snapshot and the live notice after a cell read the same records."""
-    from jitmagic import dashboard, inspection, magics, tracker
+    from jitmagic.notebook import dashboard, magics
+    from jitmagic.dispatch import inspection
+    from jitmagic.diagnostics import tracker
     f = jm.jit(lambda x, k: x * k + 1.0, static_argnums=(1,))
     x = np.linspace(0.0, 1.0, 50)
     f(x, 3)

@@ -9,7 +9,7 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import blas
+from jitmagic.runtime import blas
 
 SHAPES = [((7, 5), (5,)), ((5,), (5, 7)), ((5,), (5,)), ((3, 7, 5), (3, 5, 1)),
           ((3, 1, 5), (3, 5, 7)), ((7, 5), (5, 1)), ((1, 5), (5, 7)), ((4, 1, 5), (5, 6)),
@@ -127,7 +127,7 @@ GEMM_FORM = [("bckhw,ock->bhwo", (2, 3, 4, 5, 6), (7, 3, 4)),
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("spec,sa,sb", GEMM_FORM)
 def test_contractions_in_gemm_form(spec, sa, sb, dt, monkeypatch):
-    from jitmagic.primitives import linalg
+    from jitmagic.ops import linalg
     monkeypatch.setattr(linalg, "GEMM_FORM_MIN", 1)      # the test shapes are small
     rng = np.random.default_rng(9)
     a, b = _args(rng, sa, sb, dt)

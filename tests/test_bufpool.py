@@ -7,8 +7,8 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import bufpool, native_call
-from jitmagic.config import config
+from jitmagic.runtime import bufpool, native_call
+from jitmagic.core.config import config
 
 N = 1 << 16          # 512 KiB of float64: over bufpool.MIN_BYTES
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic import pytree
-from jitmagic.backend import native_call
+from jitmagic.core import pytree
+from jitmagic.runtime import native_call
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitmagic.tracker.RecompilationStormWarning")
 

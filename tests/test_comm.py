@@ -8,8 +8,8 @@ import pytest
 
 import comm as comm_pkg
 import jitmagic as jm
-from jitmagic import comm as jcomm
-from jitmagic import tracker
+from jitmagic.notebook import comm as jcomm
+from jitmagic.diagnostics import tracker
 
 
 class FakeComm:

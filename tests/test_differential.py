@@ -14,10 +14,10 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.primitives import PRIMITIVES, abstract_eval
-from jitmagic.dtypes import ShapedArray
+from jitmagic.core.registry import PRIMITIVES, abstract_eval
+from jitmagic.core.dtypes import ShapedArray
 from jitmagic.numpy._ufuncs import COMPOSITES, UFUNC_PRIMS
-from jitmagic.tracing import bind
+from jitmagic.core.tracing import bind
 
 # ---------------------------------------------------------------- tolerances (one table)
 # Integer and bool results are always compared exactly. Float results of the EXACT operations

@@ -133,7 +133,7 @@ SIMULTANEOUS = textwrap.dedent("""
 
 
 def test_processes_compiling_the_same_function_share_the_cache(tmp_path):
-    from jitmagic.backend import diskcache
+    from jitmagic.runtime import diskcache
     cache = tmp_path / "c"
     for d in ("ready", "ready1"):
         (tmp_path / d).mkdir()

@@ -67,7 +67,7 @@ def _check(f, *args, rtol=1e-12):
 
 @pytest.mark.parametrize("rows", [40, 3000])        # 3000 x 400: split between threads
 def test_a_row_reduction_stores_the_value_computed_from_it(rows, monkeypatch):
-    from jitmagic.backend import parallel
+    from jitmagic.lower import parallel
     monkeypatch.setattr(parallel, "threads", lambda: 2)     # even when pinned to one core
     a, b = RNG.random((rows, 3)), RNG.random((120, 3))
     jf = _check(lambda a, b: np.sqrt(np.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)),

@@ -4,7 +4,7 @@ import numpy as np
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import fusion
+from jitmagic.lower import fusion
 
 
 def _plan(f, *args):

@@ -15,7 +15,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from jitmagic.backend import engine, gemm
+from jitmagic.runtime import engine, gemm
 
 _SIG = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_int64] * 4 + [ctypes.c_void_p]
                                           + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
@@ -33,7 +33,7 @@ def _entry(dt, features=None):
     # run here: the host's instructions are a superset
     key = (t, features)
     if key not in _OTHER:
-        from jitmagic.backend import runtime
+        from jitmagic.runtime import native as runtime
         text = gemm.ir_text(features, t)
         tag = f"gemm_test{len(_OTHER)}"
         _OTHER[key] = _SIG(runtime.build(text, (f"jm_gemm_{t}",), tag)[f"jm_gemm_{t}"])

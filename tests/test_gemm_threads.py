@@ -17,7 +17,7 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import blas
+from jitmagic.runtime import blas
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -6,9 +6,9 @@ import pytest
 
 import jitmagic as jm
 from jitmagic import passes
-from jitmagic.dtypes import ShapedArray
-from jitmagic.interpreter import eval_function
-from jitmagic.ir import Eqn, Function, IRTypeError, Lit, Var, make_params, typecheck
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.interpreter import eval_function
+from jitmagic.core.ir import Eqn, Function, IRTypeError, Lit, Var, make_params, typecheck
 
 F64 = np.dtype(np.float64)
 _C = np.arange(3.0)

@@ -471,7 +471,7 @@ def test_unbounded_nested_recursion_is_a_recursion_error_and_leaves_no_trace():
 
     with pytest.raises(RecursionError):
         forever(np.ones(2))
-    from jitmagic.tracing import current_trace
+    from jitmagic.core.tracing import current_trace
     assert current_trace() is None
     assert float(jm.jit(lambda x: x.sum())(np.ones(3))) == 3.0
 

@@ -859,7 +859,7 @@ def _public_functions():
     import jitmagic.numpy as mjnp
     from jitmagic import lax as mlax
     from jitmagic.numpy import _advanced
-    from jitmagic.tracing import Tracer
+    from jitmagic.core.tracing import Tracer
     out = {}
     for name, fn in mjnp._FUNCTIONS.items():
         if callable(fn) and inspect.isfunction(fn):

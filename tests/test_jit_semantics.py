@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic.errors import (ConcretizationTypeError, TracerBoolConversionError,
-                             TracerIntegerConversionError, UnexpectedTracerError)
+from jitmagic.errors import ConcretizationTypeError, TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError
 
 
 # ---------------------------------------------------------------- the seed example

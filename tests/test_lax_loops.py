@@ -9,8 +9,8 @@ import pytest
 import jitmagic as jm
 import jitmagic.numpy as jnp
 from jitmagic import lax
-from jitmagic.backend import carryloop
-from jitmagic.backend.codegen import Codegen
+from jitmagic.lower import carryloop
+from jitmagic.lower.codegen import Codegen
 
 from jaxref import assert_same
 

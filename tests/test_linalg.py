@@ -360,7 +360,7 @@ def test_unsupported_modes_raise():
         jm.jit(lambda a: jnp.linalg.svd(a, hermitian=True))(a)
     with pytest.raises(NotImplementedError, match="numpy_resid"):
         jnp.linalg.lstsq(a, a, numpy_resid=True)
-    from jitmagic.tracing import bind
+    from jitmagic.core.tracing import bind
     with pytest.raises(ValueError, match="non-empty"):    # its identity factors: the caller's
         jm.jit(lambda a: bind("svd", a, full_matrices=True, compute_uv=True))(np.zeros((0, 3)))
 
@@ -476,8 +476,8 @@ PRIMITIVE_CASES = ([("cholesky", {}), ("lu", {}), ("solve", {})]
 def test_primitive_lowering_matches_reference(name, params, dt):
     """Each LAPACK primitive, compiled, against its NumPy reference (bound directly, so that
     parameters the public functions never use are covered too)."""
-    from jitmagic.primitives import PRIMITIVES
-    from jitmagic.tracing import bind
+    from jitmagic.core.registry import PRIMITIVES
+    from jitmagic.core.tracing import bind
     n = 4
     a = spd((2, n, n), dt) if name in ("cholesky", "eigh") else well((2, n, n), dt)
     if name in ("qr", "svd"):

@@ -253,11 +253,11 @@ def test_unload_and_reload_repeatedly(ip):
         ip.run_line_magic("load_ext", "jitmagic")
         ip.run_line_magic("reload_ext", "jitmagic")
         assert ip.find_cell_magic("jit") is not None
-    from jitmagic import tracker
+    from jitmagic.diagnostics import tracker
     # exactly one subscriber and one post_run_cell hook from the extension
     assert sum(getattr(cb, "__self__", None).__class__.__name__ == "_Session"
                for cb in tracker._subscribers) == 1
-    from jitmagic import magics
+    from jitmagic.notebook import magics
     assert ip.events.callbacks["post_run_cell"].count(magics._post_run_cell) == 1
     _, cap = run(ip, "after_unload(np.ones(3))")
     assert len(notices(cap)) == 1

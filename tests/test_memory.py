@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic import tracker
+from jitmagic.diagnostics import tracker
 
 
 def _rss_kib():
@@ -64,7 +64,7 @@ def test_rss_per_compile_is_bounded():
 
 
 def test_the_o3_pipeline_is_freed_after_each_compile():
-    from jitmagic.backend import engine
+    from jitmagic.runtime import engine
     text = """
     define double @f(ptr %a, i64 %n) {
     entry:

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-from jitmagic import demos  # noqa: E402
+from jitmagic.notebook import demos  # noqa: E402
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "demo_notebooks").glob("*.ipynb"))
 

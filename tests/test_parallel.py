@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic.backend import parallel
+from jitmagic.lower import parallel
 
 N = parallel.MIN_ELEMENTS * 2 + 7          # odd sizes: uneven chunks
 pytestmark = pytest.mark.skipif(parallel.threads() < 2, reason="needs two CPUs to split loops")
@@ -77,6 +77,6 @@ def test_parallel_kernels_inside_loops_stay_on_one_thread():
 def test_loops_elementwise_in_their_carries_split_tiles_over_threads():
     from jitmagic import lax
     x = rng.standard_normal(N)
-    from jitmagic.backend import carryloop
+    from jitmagic.lower import carryloop
     steps = -(-carryloop.MIN_SPLIT_WORK // N)      # enough element-steps to split the tiles
     _check(lambda x: lax.fori_loop(0, steps, lambda i, v: v * 0.5 + 1.0, x), x)

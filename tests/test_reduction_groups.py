@@ -7,7 +7,7 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import reductions
+from jitmagic.lower import reductions
 
 from jaxref import assert_same
 

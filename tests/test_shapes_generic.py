@@ -5,8 +5,9 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic import lax, tracker
-from jitmagic.shapes import Dim, InconclusiveDimensionError, generic_context
+from jitmagic import lax
+from jitmagic.diagnostics import tracker
+from jitmagic.core.shapes import Dim, InconclusiveDimensionError, generic_context
 
 from jaxref import assert_same
 
@@ -338,7 +339,7 @@ def test_random_programs_over_random_size_sequences():
 def test_dashboard_marks_the_generalisation_and_shows_the_signature():
     import matplotlib
     matplotlib.use("Agg")
-    from jitmagic import dashboard
+    from jitmagic.notebook import dashboard
     f = jm.jit(lambda x: x.sum(axis=1), shapes="auto")
     for n in (2, 3, 4):
         f(np.ones((n, 3)))

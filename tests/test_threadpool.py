@@ -12,8 +12,8 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.backend import engine, threadpool
-from jitmagic.backend.scalar import I64, PTR
+from jitmagic.runtime import engine, threadpool
+from jitmagic.lower.scalar import I64, PTR
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic import lax, tiering
+from jitmagic import lax
+from jitmagic.dispatch import tiering
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,7 +134,7 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
     assert row.tier1_ms == pytest.approx(e.timings_ms["tier1_total"])
     info = f.cache_info()
     assert info["tier"].tolist() == [2]
-    from jitmagic import dashboard
+    from jitmagic.notebook import dashboard
     d = dashboard.Dashboard(dashboard.cache_table([f]), jm.events(f))
     text = d._repr_mimebundle_()["text/plain"]
     assert f"tier-up <lambda> v{v.id}: O3 in" in text and "µs after" in text
@@ -301,7 +302,7 @@ def test_the_full_tier_is_compiled_by_a_child_process_and_linked_here():
 
 
 def test_without_the_child_process_the_tier_up_compiles_in_process(monkeypatch):
-    from jitmagic.backend import o3worker
+    from jitmagic.runtime import o3worker
 
     class Broken(o3worker.Client):
         def _start(self):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic import tracker
+from jitmagic.diagnostics import tracker
 
 
 def _reasons(f):

@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 
 import jitmagic as jm
-from jitmagic import tracker
+from jitmagic.diagnostics import tracker
 from jitmagic.errors import RecompilationError
-from jitmagic.watch import installed, set_watching
+from jitmagic.diagnostics.watch import installed, set_watching
 
 
 @pytest.fixture(autouse=True)
@@ -353,7 +353,7 @@ def test_global_watching_names_positional_statics_and_signatures():
 
 
 def test_explanation_text_alone_is_parsed_into_reason_fields():
-    from jitmagic.watch.jax_misses import parse_explanation
+    from jitmagic.diagnostics.watch.jax_misses import parse_explanation
     head = "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  for fn defined at /tmp/nb.py:3\n" \
            "  all previously seen cache keys differ. For the closest previous key:\n"
     types = parse_explanation(head + "  different input types:\n"

@@ -7,9 +7,9 @@ import pytest
 import numba
 
 import jitmagic as jm
-from jitmagic import tracker
+from jitmagic.diagnostics import tracker
 from jitmagic.errors import RecompilationError
-from jitmagic.watch import installed, set_watching
+from jitmagic.diagnostics.watch import installed, set_watching
 
 
 @pytest.fixture(autouse=True)

@@ -6,12 +6,12 @@ import types as _types
 
 import numpy as _np
 
-from . import _linalg, _reductions, _shape, _ufuncs
-from . import _advanced, _convolve, _cumulative, _manipulate, linalg
-from . import _math, _nan, _statistics, _dtype_info, _vectorize, _stacking, _index_tricks, _sets
-from . import _polynomial
-from ._interop import _install
-from ..array import as_array as _as_array, returns_arrays as _returns_arrays
+from jitmagic.numpy import _linalg, _reductions, _shape, _ufuncs
+from jitmagic.numpy import _advanced, _convolve, _cumulative, _manipulate, linalg
+from jitmagic.numpy import _math, _nan, _statistics, _dtype_info, _vectorize, _stacking, _index_tricks, _sets
+from jitmagic.numpy import _polynomial
+from jitmagic.numpy._interop import _install
+from jitmagic.core.array import as_array as _as_array, returns_arrays as _returns_arrays
 
 _FUNCTIONS: dict = {}
 for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate,

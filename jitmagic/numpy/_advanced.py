@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
-from ..errors import (DataDependentShapeError, NonConcreteBooleanIndexError,
-                      UnsupportedOperationError)
-from ..tracing import Tracer, bind
+from jitmagic.core import dtypes
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
+from jitmagic.errors import DataDependentShapeError, NonConcreteBooleanIndexError, UnsupportedOperationError
+from jitmagic.core.tracing import Tracer, bind
 
 
 class _Plan:
@@ -69,10 +68,10 @@ def _prepare_entries(idx):
 
 
 def plan(x, idx) -> _Plan:
-    from ._indexing import _expand_ellipsis
+    from jitmagic.numpy._indexing import _expand_ellipsis
     if not isinstance(idx, tuple):
         idx = (idx,)
-    from ._indexing import check_static_slices
+    from jitmagic.numpy._indexing import check_static_slices
     check_static_slices(idx)
     entries = _prepare_entries(idx)
     shape = shape_of(x)
@@ -130,7 +129,7 @@ def _gather(p, mode=None, wrap=True, fill_value=None):
     indices, valid = _bound(p, mode, wrap)
     out = bind("gather", p.x, *indices, axes=p.axes, windows=p.windows)
     if mode in ("fill", "drop"):
-        from ._shape import expand_dims, where
+        from jitmagic.numpy._shape import expand_dims, where
         dt = aval(p.x).dtype
         fv = _fill_value(dt) if fill_value is None else fill_value
         nw = len(p.windows)
@@ -172,8 +171,8 @@ def _check_hints(indices_are_sorted, unique_indices):
 
 def _bound(p, mode, wrap):
     """(index arrays rewritten for mode and wrap, in-bounds mask of the batch or None)."""
-    from ._ufuncs import apply_ufunc
-    from ._shape import where
+    from jitmagic.numpy._ufuncs import apply_ufunc
+    from jitmagic.numpy._shape import where
     shape = shape_of(p.x)
     valid = _valid(p.indices, p.axes, shape, wrap) if mode in ("drop", "fill") else None
     if mode != "clip" and wrap:
@@ -194,7 +193,7 @@ def _bound(p, mode, wrap):
 
 
 def _valid(indices, axes, shape, wrap):
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._ufuncs import apply_ufunc
     ok = None
     for a, i in zip(axes, indices):
         n = shape[a]
@@ -218,7 +217,7 @@ def _scatter(x, idx, values, op, mode=None, wrap=True):
                        else dtypes.result_type(xa, aval(values)))
     v = convert(values, work, work_weak)
     if op == "sub":
-        from ._ufuncs import apply_ufunc
+        from jitmagic.numpy._ufuncs import apply_ufunc
         v, op = apply_ufunc(np.negative, v), "add"
     if work != xa.dtype:
         out = _scatter_in(convert(x, work, work_weak), p, v, op, mode, wrap)
@@ -238,7 +237,7 @@ def _scatter_in(x, p, v, op, mode, wrap):
         s0, st, n = p.windows[0]
         rows = bind("iota", shape=(n,), dimension=0, dtype=np.dtype(np.int64))
         if st != 1 or s0 != 0:
-            from ._ufuncs import apply_ufunc
+            from jitmagic.numpy._ufuncs import apply_ufunc
             rows = apply_ufunc(np.add, apply_ufunc(np.multiply, rows, st), s0)
         return bind("scatter", x, v, rows, axes=(0,), windows=p.windows[1:], op=op)
     # every mode but clip drops what is outside, which the primitive does
@@ -247,7 +246,7 @@ def _scatter_in(x, p, v, op, mode, wrap):
 
 
 def _combine(x, v, op):
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._ufuncs import apply_ufunc
     uf = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[op]
     return apply_ufunc(uf, x, v)
 
@@ -267,7 +266,7 @@ class _IndexUpdateRef:
         check_mode(mode)
         p = plan(self.x, self.idx)
         if not p.axes:                  # static slices only: nothing can be out of bounds
-            from ._indexing import getitem as basic
+            from jitmagic.numpy._indexing import getitem as basic
             return basic(self.x, self.idx)
         return _gather(p, mode, bool(wrap_negative_indices), fill_value)
 
@@ -310,8 +309,8 @@ class _IndexUpdateRef:
     def _of_factors(self, ufunc, values, indices_are_sorted, unique_indices, mode, wrap):
         """x / f and x ** f where f multiplies the values scattered onto ones, as JAX does
         (repeated indices multiply their divisors or exponents)."""
-        from ._ufuncs import apply_ufunc
-        from ._shape import ones_like
+        from jitmagic.numpy._ufuncs import apply_ufunc
+        from jitmagic.numpy._shape import ones_like
         ref = _IndexUpdateRef(ones_like(self.x), self.idx)
         f = ref._update(values, "mul", indices_are_sorted, unique_indices, mode, wrap)
         return apply_ufunc(ufunc, self.x, f)
@@ -330,9 +329,9 @@ class _IndexUpdateRef:
               wrap_negative_indices=True):
         """func (a unary elementwise function) applied at idx, once per occurrence of an
         index, as ufunc.at does: a loop of max(occurrences) passes over x."""
-        from ._reductions import max as amax
-        from ._shape import where, zeros_like
-        from .. import lax
+        from jitmagic.numpy._reductions import max as amax
+        from jitmagic.numpy._shape import where, zeros_like
+        from jitmagic import lax
         counts = _IndexUpdateRef(zeros_like(self.x, dtype=np.int64), self.idx)._update(
             1, "add", indices_are_sorted, unique_indices, mode, wrap_negative_indices)
         xa = aval(self.x)
@@ -381,12 +380,12 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
             "take(mode='raise') cannot check traced indices; use mode='fill' or 'clip'")
     a = asarray(a)
     if axis is None:
-        from ._shape import ravel
+        from jitmagic.numpy._shape import ravel
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim)
     ind = asarray(indices)
     if mode == "wrap":
-        from ._ufuncs import apply_ufunc
+        from jitmagic.numpy._ufuncs import apply_ufunc
         ind, mode = apply_ufunc(np.remainder, ind, max(shape_of(a)[axis], 1)), "clip"
     elif mode is None:
         mode = "fill"
@@ -404,7 +403,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     wrap first unless wrap_negative_indices=False)."""
     arr, ind = asarray(arr), asarray(indices)
     if axis is None:
-        from ._shape import ravel
+        from jitmagic.numpy._shape import ravel
         arr, ind, axis = ravel(arr), ravel(ind), 0
     a, i = aval(arr), aval(ind)
     if a.ndim != i.ndim:
@@ -422,7 +421,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
             shape.append(np.broadcast_shapes((a.shape[d],), (i.shape[d],))[0])
     shape = tuple(shape)
     idx = []
-    from ._shape import full
+    from jitmagic.numpy._shape import full
     for d in range(a.ndim):
         if d == axis:
             idx.append(convert(broadcast_to(ind, shape), np.int64))
@@ -438,9 +437,9 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
 def nonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements. Under jit the result size must be static: give
     size=n (extra positions hold fill_value, default 0; surplus nonzeros are dropped)."""
-    from ._core import is_traced
-    from ._shape import full, ravel
-    from ._ufuncs import apply_ufunc
+    from jitmagic.core.operands import is_traced
+    from jitmagic.numpy._shape import full, ravel
+    from jitmagic.numpy._ufuncs import apply_ufunc
     if not is_traced(a) and size is None:
         return tuple(np.nonzero(np.asarray(a)))
     if size is None:
@@ -450,9 +449,9 @@ def nonzero(a, *, size=None, fill_value=None):
     a = asarray(a)
     shape = shape_of(a)
     mask = ravel(apply_ufunc(np.not_equal, a, 0) if aval(a).dtype.kind != "b" else a)
-    from ._cumulative import cumsum
+    from jitmagic.numpy._cumulative import cumsum
     slot = apply_ufunc(np.subtract, cumsum(convert(mask, np.int64)), 1)
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     slot = where(mask, slot, int(size))                 # zeros: dropped updates
     flat = bind("iota", shape=(int(np.prod(shape, dtype=np.int64)),), dimension=0,
                 dtype=np.dtype(np.int64))
@@ -468,12 +467,12 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    from ._shape import ravel
+    from jitmagic.numpy._shape import ravel
     return nonzero(ravel(asarray(a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    from ._shape import stack
+    from jitmagic.numpy._shape import stack
     return stack(nonzero(a, size=size, fill_value=fill_value), axis=-1)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, convert, shape_of
-from ..errors import UnsupportedOperationError
+from jitmagic.core.operands import aval, asarray, convert, shape_of
+from jitmagic.errors import UnsupportedOperationError
 
 _MODES = ("full", "same", "valid")
 
@@ -36,16 +36,16 @@ def _zero_padded(a, w):
     the steady run 0.57 -> 0.30 ms at the light tier for 200k values.)"""
     if w == 0:
         return a
-    from .. import lax
-    from ._shape import zeros
+    from jitmagic import lax
+    from jitmagic.numpy._shape import zeros
     z = zeros((w,), aval(a).dtype)
     return lax.concatenate([z, a, z], 0)
 
 
 def _full_conv(a, v):
     """sum_j a[k - j] v[j] for k in [0, n + m - 1), over a zero-padded copy of a, j in order."""
-    from ._indexing import getitem
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._indexing import getitem
+    from jitmagic.numpy._ufuncs import apply_ufunc
     n, m = shape_of(a)[0], shape_of(v)[0]
     padded = _zero_padded(a, m - 1)                           # a[i] sits at i + m - 1
     if m <= _SHIFTED_MAX:
@@ -56,8 +56,8 @@ def _full_conv(a, v):
                                getitem(v, j))
             out = term if out is None else apply_ufunc(np.add, out, term)
         return out
-    from .. import lax
-    from ._shape import zeros
+    from jitmagic import lax
+    from jitmagic.numpy._shape import zeros
 
     def step(j, acc):
         seg = lax.dynamic_slice_in_dim(padded, (m - 1) - j, n + m - 1)     # in bounds
@@ -67,7 +67,7 @@ def _full_conv(a, v):
 
 
 def _crop(full, n, m, mode):
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
     if mode == "full":
         return full
     if mode == "same":
@@ -87,8 +87,8 @@ def _convolve(a, v, mode, dtype):
 def _correlate(a, v, mode, dtype):
     """NumPy's correlate: conj(v) slid along a, c[k] = sum_i a[i + k] conj(v[i]); with the
     longer operand second, the two swap roles and the result is reversed (as NumPy and JAX)."""
-    from ._shape import flip
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._shape import flip
+    from jitmagic.numpy._ufuncs import apply_ufunc
     a, v = convert(asarray(a), dtype), convert(asarray(v), dtype)
     n, m = shape_of(a)[0], shape_of(v)[0]
     w = apply_ufunc(np.conjugate, v) if dtype.kind == "c" else v
@@ -98,7 +98,7 @@ def _correlate(a, v, mode, dtype):
 
 
 def _jax_dtype(a, v, preferred_element_type):
-    from .. import dtypes
+    from jitmagic.core import dtypes
     if preferred_element_type is not None:
         raise UnsupportedOperationError(
             "convolve/correlate: preferred_element_type= is not supported; cast the inputs "
@@ -135,14 +135,14 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
 
 def np_convolve(a, v, mode="full"):
     """np.convolve(tracer, ...): NumPy's result dtype."""
-    from .. import dtypes
+    from jitmagic.core import dtypes
     a, v = asarray(a), asarray(v)
     _check(a, v, mode, "convolve")
     return _convolve(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])
 
 
 def np_correlate(a, v, mode="valid"):
-    from .. import dtypes
+    from jitmagic.core import dtypes
     a, v = asarray(a), asarray(v)
     _check(a, v, mode, "correlate")
     return _correlate(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])

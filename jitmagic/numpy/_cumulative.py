@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, convert, normalize_axis
-from ._reductions import _accum_dtype
-from ..errors import UnsupportedOperationError
-from ..tracing import bind
+from jitmagic.core.operands import aval, asarray, convert, normalize_axis
+from jitmagic.numpy._reductions import _accum_dtype
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.tracing import bind
 
 
 def _along_last(a, axis, fn):
     """Apply fn (which works on the last axis) along `axis`; axis=None works on a.ravel()."""
-    from ._shape import moveaxis, ravel
+    from jitmagic.numpy._shape import moveaxis, ravel
     a = asarray(a)
     if axis is None:
         return fn(ravel(a))
@@ -51,7 +51,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
         raise UnsupportedOperationError("sort(order=...) is not supported")
     out = _along_last(a, axis, lambda x: bind("sort", x))
     if descending:
-        from ._shape import flip
+        from jitmagic.numpy._shape import flip
         out = flip(out, -1 if axis is not None else 0)
     return out
 
@@ -62,8 +62,8 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     if descending:
         # reverse, sort stably, reverse back: equal keys keep their order, NaN comes first
         # and unsigned / most-negative integers need no negation (JAX's definition)
-        from ._shape import flip
-        from ._ufuncs import apply_ufunc
+        from jitmagic.numpy._shape import flip
+        from jitmagic.numpy._ufuncs import apply_ufunc
 
         def desc(x):
             n = aval(x).shape[-1]
@@ -74,8 +74,8 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
 
 def _edges(a, bins, range_):
     """Bin edges as NumPy computes them (np.histogram_bin_edges for static ranges)."""
-    from ._reductions import max as amax, min as amin
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._reductions import max as amax, min as amin
+    from jitmagic.numpy._ufuncs import apply_ufunc
     if not isinstance(bins, (int, np.integer)):
         e = asarray(bins)
         if aval(e).ndim != 1:
@@ -88,22 +88,22 @@ def _edges(a, bins, range_):
     dt = np.result_type(aval(a).dtype, np.float64)
     lo, hi = convert(amin(a), dt), convert(amax(a), dt)
     same = apply_ufunc(np.equal, lo, hi)
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     lo, hi = where(same, apply_ufunc(np.subtract, lo, 0.5), lo), \
         where(same, apply_ufunc(np.add, hi, 0.5), hi)
     step = apply_ufunc(np.true_divide, apply_ufunc(np.subtract, hi, lo), bins)
     k = np.arange(bins + 1, dtype=dt)
     e = apply_ufunc(np.add, apply_ufunc(np.multiply, k, step), lo)
-    from ._manipulate import _set_last
+    from jitmagic.numpy._manipulate import _set_last
     return _set_last(e, hi), bins
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """np.histogram with a static number of bins; x in [e_i, e_i+1) (last bin closed)."""
-    from ._reductions import sum as asum
-    from ._shape import expand_dims, where, zeros
-    from ._ufuncs import apply_ufunc
-    from ._shape import ravel
+    from jitmagic.numpy._reductions import sum as asum
+    from jitmagic.numpy._shape import expand_dims, where, zeros
+    from jitmagic.numpy._ufuncs import apply_ufunc
+    from jitmagic.numpy._shape import ravel
     a = ravel(asarray(a))
     edges, nb = _edges(a, bins, range)
     if isinstance(bins, (int, np.integer)):
@@ -124,7 +124,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     else:
         w = ravel(asarray(weights))
         counts = zeros(nb, aval(w).dtype)
-    from ._advanced import _scatter
+    from jitmagic.numpy._advanced import _scatter
     hist = _scatter(counts, (idx,), w, "add")
     if density:
         widths = apply_ufunc(np.subtract, asarray(edges)[1:], asarray(edges)[:-1])
@@ -140,8 +140,8 @@ def _uniform_bin(a, edges, nb):
     every edge made run time, and compile time, grow with the bin count). The edges compared
     with are recomputed as np.linspace computes them, j * step + lo (the last one hi), so no
     table is read: the same values as `edges`, operation for operation."""
-    from ._shape import clip, where
-    from ._ufuncs import apply_ufunc as u
+    from jitmagic.numpy._shape import clip, where
+    from jitmagic.numpy._ufuncs import apply_ufunc as u
     dt = np.result_type(aval(a).dtype, np.float64)
     x = convert(a, dt)
     if isinstance(edges, np.ndarray):             # a static range: edges are constants

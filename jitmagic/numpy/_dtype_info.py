@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval
-from ..tracing import Tracer
+from jitmagic.core.operands import aval
+from jitmagic.core.tracing import Tracer
 
 
 def _dt(x):

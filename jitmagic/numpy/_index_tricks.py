@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
-from ._ufuncs import apply_ufunc as u
-from ..errors import DataDependentShapeError, TracerBoolConversionError
-from ..tracing import Tracer
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
+from jitmagic.numpy._ufuncs import apply_ufunc as u
+from jitmagic.errors import DataDependentShapeError, TracerBoolConversionError
+from jitmagic.core.tracing import Tracer
 
 
 def _s():
-    from . import _shape
+    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -26,7 +26,7 @@ def _where(c, x, y):
 # ---------------------------------------------------------------- static index sets
 
 def tri(N, M=None, k=0, dtype=None):
-    from ._manipulate import _tri_mask
+    from jitmagic.numpy._manipulate import _tri_mask
     N = static_int(N, "N")
     M = N if M is None else static_int(M, "M")
     return convert(_tri_mask((N, M), static_int(k, "k"), False), dtype or np.float64)
@@ -77,7 +77,7 @@ def diag_indices_from(arr):
 def mask_indices(n, mask_func, k=0, *, size=None):
     """Indices where mask_func(ones((n, n)), k) is nonzero (static n; the mask is computed
     from constants, so its nonzeros are known)."""
-    from ._advanced import nonzero
+    from jitmagic.numpy._advanced import nonzero
     m = mask_func(np.ones((static_int(n, "n"),) * 2, np.int64), k)
     return nonzero(m, size=size)
 
@@ -88,7 +88,7 @@ def indices(dimensions, dtype=None, sparse=False):
     out = []
     for i, d in enumerate(dims):
         shape = tuple(d if j == i else (1 if sparse else dims[j]) for j in range(len(dims)))
-        from ..tracing import bind
+        from jitmagic.core.tracing import bind
         out.append(bind("iota", shape=shape, dimension=i, dtype=dt))
     return tuple(out) if sparse else _s().stack(out) if out else _s().zeros((0,), dt)
 
@@ -102,7 +102,7 @@ def ix_(*args):
             raise ValueError("Cross index must be 1 dimensional")
         if aval(a).dtype.kind == "b":
             if isinstance(a, Tracer):
-                from ..errors import NonConcreteBooleanIndexError
+                from jitmagic.errors import NonConcreteBooleanIndexError
                 raise NonConcreteBooleanIndexError(
                     "ix_ of a traced boolean array has a data-dependent shape")
             a = np.nonzero(a)[0]
@@ -198,7 +198,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
     if mode == "raise":
         if any(isinstance(i, Tracer) for i in multi_index):
-            from ..tracing import concretization_error
+            from jitmagic.core.tracing import concretization_error
             t = next(i for i in multi_index if isinstance(i, Tracer))
             raise concretization_error(t, "ravel_multi_index(mode='raise') bounds check; "
                                           "use mode='wrap' or 'clip'")
@@ -232,11 +232,11 @@ def vander(x, N=None, increasing=False):
     n = shape_of(x)[0] if N is None else static_int(N, "N")
     if n < 0:
         raise ValueError("N must be nonnegative")
-    from ..tracing import bind
+    from jitmagic.core.tracing import bind
     p = bind("iota", shape=(n,), dimension=0, dtype=np.dtype(np.int64))
     if not increasing:
         p = u(np.subtract, n - 1, p)
-    from ._cumulative import cumprod
+    from jitmagic.numpy._cumulative import cumprod
     xs = _s().reshape(x, (-1, 1))
     # products, not powers: x ** k by repeated multiplication, as NumPy
     dt = aval(x).dtype if aval(x).dtype.kind != "b" else np.dtype(np.int64)
@@ -260,7 +260,7 @@ def select(condlist, choicelist, default=0):
         raise ValueError("condlist and choicelist must have the same length")
     if not condlist:
         raise ValueError("condlist must be non-empty")
-    from .. import dtypes as D
+    from jitmagic.core import dtypes as D
     conds = [asarray(c) for c in condlist]
     for c in conds:
         if aval(c).dtype.kind != "b":
@@ -320,9 +320,9 @@ def choose(a, choices, out=None, mode="raise"):
         a = u(np.minimum, u(np.maximum, a, 0), n - 1)
     else:
         raise ValueError(f"invalid mode {mode!r}; expected 'raise', 'wrap' or 'clip'")
-    from ._shape import broadcast_arrays, stack
+    from jitmagic.numpy._shape import broadcast_arrays, stack
     arrs = broadcast_arrays(a, *choices)
-    from ._advanced import take_along_axis
+    from jitmagic.numpy._advanced import take_along_axis
     st = stack(arrs[1:], axis=0)
     return take_along_axis(st, _s().expand_dims(arrs[0], 0), axis=0)[0]
 
@@ -340,7 +340,7 @@ def _size_needed(name, x, size):
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
-    from ._advanced import nonzero, take
+    from jitmagic.numpy._advanced import nonzero, take
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     c = _s().ravel(asarray(condition))
@@ -354,7 +354,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     _size_needed("compress", c, size)
     if size is None:
         idx = np.nonzero(np.asarray(c))[0]
-        from ._manipulate import _take_static
+        from jitmagic.numpy._manipulate import _take_static
         return _take_static(a, idx, axis)
     c = u(np.not_equal, c, 0) if aval(c).dtype.kind != "b" else c
     (idx,) = nonzero(c, size=size, fill_value=n)          # n: past the end, filled
@@ -382,7 +382,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     """a with a.flat[ind] = v (values cycled over ind), as JAX: mode None wraps a negative
     index once and clamps, 'clip' clamps, 'wrap' takes indices modulo the size (NumPy's
     'raise' cannot check traced indices)."""
-    from ._advanced import _scatter
+    from jitmagic.numpy._advanced import _scatter
     _inplace("put", inplace)
     if mode == "raise":
         raise NotImplementedError("jnp.put(mode='raise') is not supported: use None, 'clip' "
@@ -400,7 +400,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if shape_of(v)[0] != m:
         if shape_of(v)[0] == 0:
             return a
-        from ._manipulate import _take_static
+        from jitmagic.numpy._manipulate import _take_static
         v = _take_static(v, np.arange(m) % shape_of(v)[0], 0)
     if mode == "wrap":
         ind = u(np.remainder, ind, n)
@@ -411,7 +411,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    from ._advanced import _IndexUpdateRef
+    from jitmagic.numpy._advanced import _IndexUpdateRef
     _inplace("put_along_axis", inplace)
     arr, ind = asarray(arr), convert(asarray(indices), np.int64)
     if axis is None:
@@ -424,7 +424,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     shape = tuple(shape_of(ind)[d] if d == ax else
                   np.broadcast_shapes((shape_of(arr2)[d],), (shape_of(ind)[d],))[0]
                   for d in range(nd))
-    from ..tracing import bind
+    from jitmagic.core.tracing import bind
     idx = tuple(broadcast_to(ind, shape) if d == ax else
                 bind("iota", shape=shape, dimension=d, dtype=np.dtype(np.int64))
                 for d in range(nd))
@@ -435,8 +435,8 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
 
 def place(arr, mask, vals, *, inplace=True):
     """arr with the positions where mask is true set to vals, cycled in order."""
-    from ._advanced import _scatter
-    from ._cumulative import cumsum
+    from jitmagic.numpy._advanced import _scatter
+    from jitmagic.numpy._cumulative import cumsum
     _inplace("place", inplace)
     arr = asarray(arr)
     m = _s().ravel(u(np.not_equal, asarray(mask), 0))
@@ -450,7 +450,7 @@ def place(arr, mask, vals, *, inplace=True):
             raise ValueError("Cannot insert from an empty array!")
         return arr
     slot = u(np.remainder, u(np.subtract, cumsum(convert(m, np.int64)), 1), k)
-    from ._advanced import take
+    from jitmagic.numpy._advanced import take
     new = take(vals, slot, mode="clip")
     return _s().reshape(_where(m, convert(new, aval(arr).dtype), flat), shape_of(arr))
 
@@ -475,16 +475,16 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
         return a
     v = _s().ravel(asarray(val))
     k = shape_of(v)[0]
-    from ._manipulate import _take_static
+    from jitmagic.numpy._manipulate import _take_static
     vals = _take_static(v, np.arange(pos.size) % k, 0) if k else v
     flat = _s().ravel(a)
-    from ._advanced import _scatter
+    from jitmagic.numpy._advanced import _scatter
     out = _scatter(flat, (np.asarray(pos),), convert(vals, aval(a).dtype), "set")
     return _s().reshape(out, shp)
 
 
 def diagflat(v, k=0):
-    from ._manipulate import diag
+    from jitmagic.numpy._manipulate import diag
     return diag(_s().ravel(asarray(v)), k)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval
-from ..errors import UnsupportedOperationError
-from ..shapes import known_equal, slice_indices
-from ..tracing import Tracer, bind
+from jitmagic.core.operands import aval
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.shapes import known_equal, slice_indices
+from jitmagic.core.tracing import Tracer, bind
 
 
 def _expand_ellipsis(idx, ndim):
@@ -37,8 +37,8 @@ def check_static_slices(idx):
         if isinstance(i, slice):
             for t in (i.start, i.stop, i.step):
                 if isinstance(t, Tracer):
-                    from ..errors import TracerSliceError
-                    from ..tracing import concretization_error
+                    from jitmagic.errors import TracerSliceError
+                    from jitmagic.core.tracing import concretization_error
                     raise concretization_error(t, "slice", TracerSliceError)
 
 
@@ -48,7 +48,7 @@ def getitem(x, idx):
     check_static_slices(idx)
     for i in idx:
         if isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) and not np.ndim(i) == 0:
-            from . import _advanced
+            from jitmagic.numpy import _advanced
             return _advanced.getitem(x, idx)
         if isinstance(i, np.ndarray) and i.ndim == 0:
             pass

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedOperationError
-from ..tracing import Tracer
-from ._ufuncs import apply_ufunc
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.tracing import Tracer
+from jitmagic.numpy._ufuncs import apply_ufunc
 
 
 def _install(functions: dict):
@@ -37,7 +37,7 @@ def _install(functions: dict):
     T.__abs__ = lambda s: apply_ufunc(np.absolute, s)
     T.__invert__ = lambda s: apply_ufunc(np.invert, s)
 
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
     T.__getitem__ = getitem
 
     def method(fname):
@@ -76,7 +76,7 @@ def _install(functions: dict):
         elif method == "reduce" and ufunc in _REDUCE:
             res = functions[_REDUCE[ufunc]](inputs[0], axis=kwargs.get("axis", 0))
         elif method == "outer" and ufunc.nin == 2:
-            from ._shape import expand_dims
+            from jitmagic.numpy._shape import expand_dims
             a, b = inputs
             na, nb = np.ndim(a) if not isinstance(a, Tracer) else a.ndim, \
                 np.ndim(b) if not isinstance(b, Tracer) else b.ndim
@@ -111,7 +111,7 @@ def _install(functions: dict):
 def _strong(res):
     """What a NumPy function returns is an array, never a weakly typed Python scalar:
     np.where(c, 0.1, -1e-310) is a strong float64 (jnp.where keeps JAX's weak type)."""
-    from ._core import convert
+    from jitmagic.core.operands import convert
     if isinstance(res, Tracer):
         return convert(res, res.dtype) if res.weak_type else res
     if isinstance(res, (tuple, list)):

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis
-from ._reductions import sum as _sum
-from ._shape import ravel, transpose
-from ..errors import UnsupportedOperationError
-from ..tracing import bind
+from jitmagic.core import dtypes
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis
+from jitmagic.numpy._reductions import sum as _sum
+from jitmagic.numpy._shape import ravel, transpose
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.tracing import bind
 
 
 def _promote(a, b):
@@ -45,7 +45,7 @@ def matmul(a, b):
 
 
 def _squeeze_matmul(a, b, which):
-    from ._shape import expand_dims, squeeze
+    from jitmagic.numpy._shape import expand_dims, squeeze
     if which == 1:
         return squeeze(matmul(expand_dims(a, 0), b), -2)
     return squeeze(matmul(a, expand_dims(b, -1)), -1)
@@ -55,7 +55,7 @@ def dot(a, b):
     a, b = _promote(a, b)
     an, bn = aval(a).ndim, aval(b).ndim
     if an == 0 or bn == 0:
-        from ._ufuncs import apply_ufunc
+        from jitmagic.numpy._ufuncs import apply_ufunc
         return apply_ufunc(np.multiply, a, b)
     if bn == 1:
         return _dot_general(a, b, ((an - 1,), (0,)))
@@ -78,8 +78,8 @@ def tensordot(a, b, axes=2):
 
 def outer(a, b):
     a, b = _promote(ravel(asarray(a)), ravel(asarray(b)))
-    from ._ufuncs import apply_ufunc
-    from ._shape import expand_dims
+    from jitmagic.numpy._ufuncs import apply_ufunc
+    from jitmagic.numpy._shape import expand_dims
     return apply_ufunc(np.multiply, expand_dims(a, 1), expand_dims(b, 0))
 
 
@@ -87,7 +87,7 @@ def inner(a, b):
     a, b = _promote(a, b)
     an, bn = aval(a).ndim, aval(b).ndim
     if an == 0 or bn == 0:
-        from ._ufuncs import apply_ufunc
+        from jitmagic.numpy._ufuncs import apply_ufunc
         return apply_ufunc(np.multiply, a, b)
     return _dot_general(a, b, ((an - 1,), (bn - 1,)))
 

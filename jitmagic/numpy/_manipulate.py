@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
-from ..errors import DataDependentShapeError, UnsupportedOperationError
-from ..tracing import Tracer, bind
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of
+from jitmagic.errors import DataDependentShapeError, UnsupportedOperationError
+from jitmagic.core.tracing import Tracer, bind
 
 
 def _ufunc(uf, *xs):
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._ufuncs import apply_ufunc
     return apply_ufunc(uf, *xs)
 
 
@@ -20,20 +20,20 @@ def _iota(shape, dim):
 
 def _set_last(e, value):
     """e with its last element replaced (1-d)."""
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     n = shape_of(e)[0]
     return where(_ufunc(np.equal, _iota((n,), 0), n - 1), convert(value, aval(e).dtype), e)
 
 
 def _take_static(a, idx, axis):
-    from ._advanced import getitem
+    from jitmagic.numpy._advanced import getitem
     return getitem(a, (slice(None),) * axis + (np.asarray(idx, np.int64),))
 
 
 def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
-        from ._shape import ravel, reshape
+        from jitmagic.numpy._shape import ravel, reshape
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
@@ -48,7 +48,7 @@ def roll(a, shift, axis=None):
         if isinstance(s, Tracer):       # traced shift: positions (i - s) mod n
             pos = _ufunc(np.remainder, _ufunc(np.subtract, _iota((n,), 0),
                                               convert(s, np.int64)), n)
-            from ._advanced import getitem
+            from jitmagic.numpy._advanced import getitem
             a = getitem(a, (slice(None),) * ax + (pos,))
         else:
             s = int(s) % n
@@ -64,7 +64,7 @@ def _tri_mask(shape, k, upper):
 
 
 def _tri(m, k, upper):
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     m = asarray(m)
     shp = shape_of(m)
     if len(shp) < 2:
@@ -81,7 +81,7 @@ def tril(m, k=0):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    from ._shape import moveaxis
+    from jitmagic.numpy._shape import moveaxis
     a = asarray(a)
     nd = aval(a).ndim
     a = moveaxis(a, (normalize_axis(axis1, nd), normalize_axis(axis2, nd)), (-2, -1))
@@ -89,12 +89,12 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     r0, c0 = max(-offset, 0), max(offset, 0)
     length = max(0, min(n - r0, m - c0))
     rows, cols = np.arange(length) + r0, np.arange(length) + c0
-    from ._advanced import getitem
+    from jitmagic.numpy._advanced import getitem
     return getitem(a, (Ellipsis, rows, cols))
 
 
 def diag(v, k=0):
-    from ._shape import where, zeros
+    from jitmagic.numpy._shape import where, zeros
     v = asarray(v)
     shp = shape_of(v)
     if len(shp) == 2:
@@ -107,7 +107,7 @@ def diag(v, k=0):
     # row i holds v[i] (k >= 0) / column j holds v[j] (k < 0); positions past len(v) clamp
     idx = np.minimum(np.arange(n), shp[0] - 1)
     vals = _take_static(v, idx, 0)
-    from ._shape import reshape
+    from jitmagic.numpy._shape import reshape
     full = broadcast_to(reshape(vals, (n, 1)) if k >= 0 else vals, (n, n))
     on = _ufunc(np.equal, _ufunc(np.subtract, _iota((n, n), 1), _iota((n, n), 0)), k)
     return where(on, full, convert(0, aval(v).dtype))
@@ -116,12 +116,12 @@ def diag(v, k=0):
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
-    from ._reductions import sum as asum
+    from jitmagic.numpy._reductions import sum as asum
     return asum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    from ._shape import ravel, reshape
+    from jitmagic.numpy._shape import ravel, reshape
     if indexing not in ("xy", "ij"):
         raise ValueError("indexing must be 'xy' or 'ij'")
     xs = [ravel(asarray(x)) for x in xi]
@@ -148,7 +148,7 @@ ogrid = np.ogrid
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """np.repeat; with total_repeat_length (static) the result is cut to that length or
     padded with the array's last element, as in JAX, and repeats may then be traced."""
-    from ._shape import ravel
+    from jitmagic.numpy._shape import ravel
     a = asarray(a)
     if isinstance(repeats, Tracer) and total_repeat_length is None:
         raise DataDependentShapeError(
@@ -171,19 +171,19 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 def _repeat_traced(a, repeats, axis, n, total):
     """Output position j reads the block whose running end first exceeds j; positions past
     the last block read index n, which the gather clamps to the last element."""
-    from ._cumulative import cumsum
-    from ._reductions import sum as asum
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._cumulative import cumsum
+    from jitmagic.numpy._reductions import sum as asum
+    from jitmagic.numpy._ufuncs import apply_ufunc
     ends = cumsum(broadcast_to(convert(repeats, np.int64), (n,)))
     j = bind("iota", shape=(total, 1), dimension=0, dtype=np.dtype(np.int64))
     idx = asum(apply_ufunc(np.less_equal, bind("broadcast_in_dim", ends, shape=(total, n),
                                                 broadcast_dimensions=(1,)), j), axis=1)
-    from ._advanced import getitem
+    from jitmagic.numpy._advanced import getitem
     return getitem(a, (slice(None),) * axis + (idx,))
 
 
 def tile(A, reps):
-    from ._shape import reshape
+    from jitmagic.numpy._shape import reshape
     A = asarray(A)
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
     shp = shape_of(A)
@@ -202,7 +202,7 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kw):
     """np.pad for modes constant, edge, wrap, reflect, symmetric (static widths)."""
     if kw:
         raise NotImplementedError(f"pad: keyword arguments {sorted(kw)} are not supported")
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     a = asarray(array)
     nd = aval(a).ndim
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (nd, 2))
@@ -226,11 +226,11 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kw):
             pos = _iota((m,), 0)
             shape = [1] * nd
             shape[ax] = m
-            from ._shape import reshape
+            from jitmagic.numpy._shape import reshape
             pos = reshape(pos, tuple(shape))
             dt = aval(a).dtype
             if n == 0:
-                from ._shape import full
+                from jitmagic.numpy._shape import full
                 s = list(shape_of(a))
                 s[ax] = m
                 a = full(tuple(s), convert(cvals[ax, 0], dt))
@@ -247,7 +247,7 @@ def _split_points(n, indices_or_sections, equal):
     """Static [start, stop) bounds of each piece along an axis of length n, as NumPy."""
     ios = indices_or_sections
     if isinstance(ios, Tracer):
-        from ..tracing import concretization_error
+        from jitmagic.core.tracing import concretization_error
         raise concretization_error(ios, "split indices")
     if np.ndim(ios) == 0:
         sections = int(ios)
@@ -267,7 +267,7 @@ def _split_points(n, indices_or_sections, equal):
 
 
 def _split(ary, indices_or_sections, axis, equal):
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
     a = asarray(ary)
     nd = aval(a).ndim
     axis = normalize_axis(axis, nd)
@@ -314,7 +314,7 @@ def dsplit(ary, indices_or_sections):
 
 def _install_ufunc_methods():
     """jnp.add.outer, jnp.add.reduce, jnp.add.accumulate, ... on the jnp ufunc functions."""
-    from ._ufuncs import FUNCTIONS as ufuncs, UFUNC_PRIMS
+    from jitmagic.numpy._ufuncs import FUNCTIONS as ufuncs, UFUNC_PRIMS
     reductions = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
                   np.logical_and: "all", np.logical_or: "any"}
     for uf in UFUNC_PRIMS:
@@ -336,7 +336,7 @@ def _jnp(name):
 
 
 def _outer(uf, a, b):
-    from ._shape import expand_dims
+    from jitmagic.numpy._shape import expand_dims
     a, b = asarray(a), asarray(b)
     na, nb = aval(a).ndim, aval(b).ndim
     return _ufunc(uf, expand_dims(a, tuple(range(na, na + nb))) if nb else a,

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, broadcast_to, convert, shape_of
-from ._ufuncs import COMPOSITES, apply_ufunc as u
-from ..tracing import bind
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, shape_of
+from jitmagic.numpy._ufuncs import COMPOSITES, apply_ufunc as u
+from jitmagic.core.tracing import bind
 
 
 def _where(c, x, y):
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     return where(c, x, y)
 
 
@@ -39,7 +39,7 @@ def _signbit(x):
 
 
 def _full_bool(x, v):
-    from ._shape import full
+    from jitmagic.numpy._shape import full
     return full(shape_of(x), v, bool)
 
 
@@ -122,9 +122,9 @@ def _modf(x):
 def _gcd(x, y):
     """NumPy's Euclid on |x|, |y| taken as unsigned numbers (|INT_MIN| is 2**(n-1) there, and
     the result is cast back), all elements in one while_loop."""
-    from .. import lax
-    from ._shape import broadcast_arrays
-    from ._reductions import any as any_
+    from jitmagic import lax
+    from jitmagic.numpy._shape import broadcast_arrays
+    from jitmagic.numpy._reductions import any as any_
     dt = aval(x).dtype
     if dt.kind == "i":
         ut = np.dtype(f"u{dt.itemsize}")
@@ -194,7 +194,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if dt.kind not in "fc":
         return x
     if dt.kind == "c":
-        from ._shape import imag, real
+        from jitmagic.numpy._shape import imag, real
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return bind("complex", re, im)
@@ -263,12 +263,12 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from ._reductions import all as all_
+    from jitmagic.numpy._reductions import all as all_
     return all_(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def array_equal(a1, a2, equal_nan=False):
-    from ._reductions import all as all_
+    from jitmagic.numpy._reductions import all as all_
     a1, a2 = asarray(a1), asarray(a2)
     if shape_of(a1) != shape_of(a2):
         return convert(asarray(False), bool)
@@ -279,7 +279,7 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
-    from ._reductions import all as all_
+    from jitmagic.numpy._reductions import all as all_
     a1, a2 = asarray(a1), asarray(a2)
     try:
         np.broadcast_shapes(shape_of(a1), shape_of(a2))
@@ -300,7 +300,7 @@ def i0(x):
         x = convert(x, np.float64)
     elif dt.itemsize < 8:       # in float64, rounded once: a float32 series loses ulps
         return convert(i0(convert(x, np.float64)), dt)
-    from .. import lax
+    from jitmagic import lax
     a = u(np.absolute, x)
     small = u(np.less_equal, a, _c(30.0, x))
     s = _where(small, a, _c(0, x))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _reductions as R
-from ._core import aval, asarray, convert
-from ._cumulative import cumprod, cumsum
-from ._ufuncs import apply_ufunc as u
+from jitmagic.numpy import _reductions as R
+from jitmagic.core.operands import aval, asarray, convert
+from jitmagic.numpy._cumulative import cumprod, cumsum
+from jitmagic.numpy._ufuncs import apply_ufunc as u
 
 
 def _isnan(a):
@@ -21,7 +21,7 @@ def _inexact(a):
 
 
 def _replace_nan(a, value):
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     if not _inexact(a):
         return a
     return where(_isnan(a), convert(asarray(value), aval(a).dtype), a)
@@ -46,7 +46,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 def _nan_extremum(fn, fill, a, axis, out, keepdims, initial, where):
-    from ._shape import where as select
+    from jitmagic.numpy._shape import where as select
     a = asarray(a)
     if not _inexact(a):
         return fn(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
@@ -73,7 +73,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def _nan_arg(fn, fill, a, axis, out, keepdims):
-    from ._shape import where as select
+    from jitmagic.numpy._shape import where as select
     a = asarray(a)
     keepdims = bool(keepdims)
     if not _inexact(a):

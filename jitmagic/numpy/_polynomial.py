@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, asarray, convert, normalize_axis, shape_of, static_int
-from ._ufuncs import apply_ufunc as u
+from jitmagic.core.operands import aval, asarray, convert, normalize_axis, shape_of, static_int
+from jitmagic.numpy._ufuncs import apply_ufunc as u
 
 
 def _s():
-    from . import _shape
+    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -49,14 +49,14 @@ def polysub(a1, a2):
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    from ._convolve import convolve
+    from jitmagic.numpy._convolve import convolve
     a1, a2 = _poly1d(a1, "polymul"), _poly1d(a2, "polymul")
     if trim_leading_zeros:
         raise NotImplementedError("polymul(trim_leading_zeros=True) has a data-dependent "
                                   "length; not supported by jitmagic")
     if shape_of(a1)[0] == 0 or shape_of(a2)[0] == 0:
         return _s().zeros((0,), np.result_type(aval(a1).dtype, aval(a2).dtype))
-    from ._convolve import _full_conv
+    from jitmagic.numpy._convolve import _full_conv
     dt = np.result_type(aval(a1).dtype, aval(a2).dtype)
     return _full_conv(convert(a1, dt), convert(a2, dt))
 
@@ -146,7 +146,7 @@ def bartlett(M):
 
 def kaiser(M, beta):
     """I0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / I0(beta); beta may be traced."""
-    from ._math import i0
+    from jitmagic.numpy._math import i0
     M = static_int(M, "M")
     if M <= 0:
         return _s().zeros((0,), np.float64)
@@ -201,7 +201,7 @@ def packbits(a, axis=None, bitorder="big"):
     bits = _s().reshape(bits, shape_of(bits)[:-1] + ((n + pad) // 8, 8))
     shifts = np.arange(7, -1, -1) if bitorder == "big" else np.arange(8)
     packed = u(np.left_shift, bits, convert(asarray(shifts), np.uint8))
-    from ._reductions import sum as asum
+    from jitmagic.numpy._reductions import sum as asum
     out = convert(asum(packed, axis=-1, dtype=np.uint8), np.uint8)
     return _s().moveaxis(out, -1, axis)
 
@@ -244,8 +244,8 @@ FUNCTIONS = dict(polyval=polyval, polyadd=polyadd, polysub=polysub, polymul=poly
 def _bin_index(a, bins, range_):
     """(bin of each element of the 1-d a, inside the edges, edges, bin count), as
     jnp.histogram bins it (uniform bins by position, explicit edges by comparison)."""
-    from ._cumulative import _edges, _uniform_bin
-    from ._reductions import sum as asum
+    from jitmagic.numpy._cumulative import _edges, _uniform_bin
+    from jitmagic.numpy._reductions import sum as asum
     edges, nb = _edges(a, bins, range_)
     if isinstance(bins, (int, np.integer)):
         idx, ok = _uniform_bin(a, edges, nb)
@@ -259,15 +259,15 @@ def _bin_index(a, bins, range_):
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    from ._cumulative import _edges
+    from jitmagic.numpy._cumulative import _edges
     a = _s().ravel(asarray(a))
     return _edges(a, bins, range)[0] if not isinstance(bins, (int, np.integer)) or \
         range is not None else _s().asarray(_edges(a, bins, range)[0])
 
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
-    from ._advanced import _scatter
-    from ._reductions import sum as asum
+    from jitmagic.numpy._advanced import _scatter
+    from jitmagic.numpy._reductions import sum as asum
     sample = asarray(sample)
     if aval(sample).ndim == 1:
         sample = _s().reshape(sample, (-1, 1))
@@ -327,8 +327,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Least squares fit of a degree-deg polynomial (NumPy's method: a Vandermonde matrix
     with unit-norm columns, solved by jnp.linalg.lstsq). full= and cov= extras are not
     supported."""
-    from . import linalg
-    from ._index_tricks import vander
+    from jitmagic.numpy import linalg
+    from jitmagic.numpy._index_tricks import vander
     if full or cov:
         raise NotImplementedError("jnp.polyfit(full=True / cov=True) is not supported by "
                                   "jitmagic")
@@ -359,7 +359,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
             raise TypeError("expected a 1-d weight vector of the same length as x")
         lhs = u(np.multiply, lhs, _s().reshape(w, (n, 1)))
         rhs = u(np.multiply, rhs, w if aval(rhs).ndim == 1 else _s().reshape(w, (n, 1)))
-    from ._reductions import sum as asum
+    from jitmagic.numpy._reductions import sum as asum
     scale = u(np.sqrt, asum(u(np.multiply, lhs, lhs), axis=0))
     lhs = u(np.true_divide, lhs, scale)
     c = linalg.lstsq(lhs, rhs, rcond=rcond)[0]

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import (aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis,
-                    shape_of)
-from ._ufuncs import apply_ufunc
-from ..tracing import bind
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis, shape_of
+from jitmagic.numpy._ufuncs import apply_ufunc
+from jitmagic.core.tracing import bind
 
 
 def _accum_dtype(dt):
@@ -61,7 +60,7 @@ def _masked(a, mask, fill):
     """a where the mask holds, else fill (the reduction's identity)."""
     if mask is None:
         return a
-    from ._shape import where as select
+    from jitmagic.numpy._shape import where as select
     dt = aval(a).dtype
     return select(mask, a, convert(fill, dt))
 
@@ -117,7 +116,7 @@ def _extremum(prim, ufunc, fname, a, axis, out, keepdims, initial, where):
         if initial is None:
             raise ValueError(f"zero-size array to reduction operation {fname} which has no "
                              f"identity; give initial=")
-        from ._shape import full
+        from jitmagic.numpy._shape import full
         shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape)
                       if keepdims or i not in axes)
         return full(shape, convert(asarray(initial), av.dtype), av.dtype)
@@ -168,7 +167,7 @@ def _divide_by_count(s, a, axes, keepdims, mask, acc, correction=0):
     """s / (number of elements taking part - correction), in acc's real dtype. With a
     correction (var's ddof) a count <= 0 gives NaN, as in JAX (NumPy divides by
     max(count, 0): inf or NaN, with a warning)."""
-    from ..dtypes import real_dtype
+    from jitmagic.core.dtypes import real_dtype
     rdt = real_dtype(acc)
     if mask is None:
         n = _count(a, axes) - correction
@@ -178,7 +177,7 @@ def _divide_by_count(s, a, axes, keepdims, mask, acc, correction=0):
     n = sum(mask, axis=axes, keepdims=keepdims)
     if not correction:
         return apply_ufunc(np.true_divide, s, convert(n, rdt))
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     n = convert(apply_ufunc(np.subtract, n, correction), rdt)
     return where(apply_ufunc(np.greater, n, 0), apply_ufunc(np.true_divide, s, n),
                  convert(asarray(np.nan), aval(s).dtype))
@@ -234,7 +233,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def _arg(prim, a, axis, keepdims):
     av = aval(a)
     if axis is None:
-        from ._shape import ravel
+        from jitmagic.numpy._shape import ravel
         a, ax = ravel(a), 0
         out = bind(prim, a, axis=0, index_dtype=np.dtype(np.int64))
         if keepdims:

@@ -8,13 +8,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._core import aval, asarray, convert, normalize_axis, shape_of
-from ._ufuncs import apply_ufunc as u
-from ..tracing import Tracer
+from jitmagic.core.operands import aval, asarray, convert, normalize_axis, shape_of
+from jitmagic.numpy._ufuncs import apply_ufunc as u
+from jitmagic.core.tracing import Tracer
 
 
 def _s():
-    from . import _shape
+    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -24,14 +24,14 @@ def _where(c, x, y):
 
 def _need_size(name, x, size):
     if size is None and isinstance(x, Tracer):
-        from ..tracing import concretization_error
+        from jitmagic.core.tracing import concretization_error
         raise concretization_error(x, f"jnp.{name}'s output size (pass size=n)")
 
 
 def _sorted_runs(flat, equal_nan=True):
     """(perm, sorted values, first-of-run mask, run id of each sorted element)."""
-    from ._cumulative import argsort, cumsum
-    from ._advanced import take
+    from jitmagic.numpy._cumulative import argsort, cumsum
+    from jitmagic.numpy._advanced import take
     perm = argsort(flat, stable=True) if aval(flat).dtype.kind != "c" else None
     if perm is None:
         raise NotImplementedError("set operations on complex values are not supported by "
@@ -51,7 +51,7 @@ def _sorted_runs(flat, equal_nan=True):
 
 def _compact(values, keep, size, fill_value, name):
     """values[keep], in order: concrete, or the first `size` with fill_value after."""
-    from ._advanced import nonzero, take
+    from jitmagic.numpy._advanced import nonzero, take
     if size is None:
         return np.asarray(values)[np.asarray(keep)]
     size = int(size)
@@ -75,7 +75,7 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", "values inverse_indices"
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None, sorted=True):
-    from ._advanced import _scatter
+    from jitmagic.numpy._advanced import _scatter
     if axis is not None:
         raise NotImplementedError("jnp.unique(axis=...) is not supported by jitmagic")
     if not sorted:
@@ -127,7 +127,7 @@ def unique_all(x, /, *, size=None, fill_value=None):
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     """Every element against every test element (NaN is in nothing)."""
-    from ._reductions import any as any_
+    from jitmagic.numpy._reductions import any as any_
     if method not in ("auto", "compare_all", "binary_search", "sort"):
         raise ValueError(f"invalid method {method!r} for isin")
     e, t = asarray(element), _s().ravel(asarray(test_elements))
@@ -143,7 +143,7 @@ def _unique_valid(a):
     _, s, first, _ = _sorted_runs(flat)
     if n == 0:
         return s, first
-    from ._advanced import nonzero, take
+    from jitmagic.numpy._advanced import nonzero, take
     (idx,) = nonzero(first, size=n, fill_value=n)
     return take(s, idx, mode="clip"), u(np.less, idx, n)
 
@@ -191,7 +191,7 @@ def _has(a, v):
     """isin(v, a) with NaN found among NaNs (a set holds NaN once)."""
     r = isin(v, a)
     if aval(v).dtype.kind == "f":
-        from ._reductions import any as any_
+        from jitmagic.numpy._reductions import any as any_
         r = u(np.logical_or, r, u(np.logical_and, u(np.isnan, v),
                                   any_(u(np.isnan, asarray(a)))))
     return r
@@ -200,7 +200,7 @@ def _has(a, v):
 def trim_zeros(filt, trim="fb", axis=None):
     """Concrete input only, as in JAX (the output length depends on the values)."""
     if isinstance(filt, Tracer):
-        from ..tracing import concretization_error
+        from jitmagic.core.tracing import concretization_error
         raise concretization_error(filt, "trim_zeros (its output length depends on the "
                                          "values)")
     if axis is not None:
@@ -212,7 +212,7 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 
 def sort_complex(a):
-    from ._cumulative import sort
+    from jitmagic.numpy._cumulative import sort
     a = asarray(a)
     if aval(a).dtype.kind != "c":
         dt = np.result_type(aval(a).dtype, np.complex64)
@@ -222,8 +222,8 @@ def sort_complex(a):
 
 def lexsort_sort(a):
     """Complex values sorted by real part, then imaginary part (NumPy's order)."""
-    from ._advanced import take_along_axis
-    from ._shape import real, imag
+    from jitmagic.numpy._advanced import take_along_axis
+    from jitmagic.numpy._shape import real, imag
     idx = lexsort([imag(a), real(a)], axis=-1)
     return take_along_axis(a, idx, axis=-1)
 
@@ -231,8 +231,8 @@ def lexsort_sort(a):
 def lexsort(keys, axis=-1):
     """Indices sorting by the last key, ties broken by the ones before (stable argsorts from
     the first key to the last)."""
-    from ._advanced import take_along_axis
-    from ._cumulative import argsort
+    from jitmagic.numpy._advanced import take_along_axis
+    from jitmagic.numpy._cumulative import argsort
     keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -251,19 +251,19 @@ def lexsort(keys, axis=-1):
 def partition(a, kth, axis=-1):
     """A full sort, which satisfies the partition contract (JAX's result is a valid
     partition too; their element orders within each side may differ)."""
-    from ._cumulative import sort
+    from jitmagic.numpy._cumulative import sort
     _check_kth(a, kth, axis)
     return sort(a, axis=axis)
 
 
 def argpartition(a, kth, axis=-1):
-    from ._cumulative import argsort
+    from jitmagic.numpy._cumulative import argsort
     _check_kth(a, kth, axis)
     return argsort(a, axis=axis, stable=True)
 
 
 def _check_kth(a, kth, axis):
-    from ._core import static_int
+    from jitmagic.core.operands import static_int
     n = shape_of(asarray(a))[normalize_axis(axis, aval(asarray(a)).ndim)]
     k = static_int(kth, "kth")
     if not -n <= k < n:

@@ -6,13 +6,12 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ._core import (aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int,
-                    weak_probe)
-from ._ufuncs import apply_ufunc
-from ..errors import DataDependentShapeError, UnsupportedOperationError
-from ..shapes import Dim, is_one, known_equal
-from ..tracing import Tracer, bind
+from jitmagic.core import dtypes
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int, weak_probe
+from jitmagic.numpy._ufuncs import apply_ufunc
+from jitmagic.errors import DataDependentShapeError, UnsupportedOperationError
+from jitmagic.core.shapes import Dim, is_one, known_equal
+from jitmagic.core.tracing import Tracer, bind
 
 
 def _shape_arg(shape):
@@ -205,7 +204,7 @@ def empty_like(a, dtype=None, shape=None):
 
 def _static_number(x, what):
     if isinstance(x, Tracer):
-        from ..tracing import concretization_error
+        from jitmagic.core.tracing import concretization_error
         raise concretization_error(x, "int" if what == "stop" else "float")
     return x.item() if isinstance(x, (np.ndarray, np.generic)) else x
 
@@ -345,7 +344,7 @@ def identity(n, dtype=float):
 def where(condition, x=None, y=None, *, size=None, fill_value=None):
     if x is None and y is None:
         if size is not None or not isinstance(condition, Tracer):
-            from ._advanced import nonzero
+            from jitmagic.numpy._advanced import nonzero
             return nonzero(condition, size=size, fill_value=fill_value)
         raise DataDependentShapeError(
             "jnp.where(condition) with one argument has a data-dependent output shape, which "

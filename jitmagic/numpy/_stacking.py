@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
-from ._ufuncs import apply_ufunc as u
-from ..tracing import Tracer
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
+from jitmagic.numpy._ufuncs import apply_ufunc as u
+from jitmagic.core.tracing import Tracer
 
 
 def _s():
-    from . import _shape
+    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -137,7 +137,7 @@ def append(arr, values, axis=None):
 
 def _positions(obj, n, what):
     if isinstance(obj, Tracer):
-        from ..tracing import concretization_error
+        from jitmagic.core.tracing import concretization_error
         raise concretization_error(obj, f"{what} positions")
     if isinstance(obj, slice):
         return np.arange(n)[obj]
@@ -146,7 +146,7 @@ def _positions(obj, n, what):
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """Static positions (ints, slices, boolean masks) are removed by one static gather."""
-    from ._manipulate import _take_static
+    from jitmagic.numpy._manipulate import _take_static
     arr = asarray(arr)
     if axis is None:
         arr, axis = _s().ravel(arr), 0
@@ -170,7 +170,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
 def insert(arr, obj, values, axis=None):
     """np.insert at static positions: values go before the given indices (a scalar index
     inserts values as a block along the axis)."""
-    from ._manipulate import _take_static
+    from jitmagic.numpy._manipulate import _take_static
     arr = asarray(arr)
     values = asarray(values)
     if axis is None:
@@ -213,7 +213,7 @@ def insert(arr, obj, values, axis=None):
 
 def resize(a, new_shape):
     """The flattened array repeated (or cut) to fill new_shape, as np.resize."""
-    from ._manipulate import _take_static
+    from jitmagic.numpy._manipulate import _take_static
     a = _s().ravel(asarray(a))
     shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
     shape = tuple(static_int(d, "new_shape") for d in shape)
@@ -233,7 +233,7 @@ def unstack(x, /, *, axis=0):
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     axis = normalize_axis(axis, nd)
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
     return tuple(getitem(x, (slice(None),) * axis + (i,)) for i in range(shape_of(x)[axis]))
 
 
@@ -273,7 +273,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if shape_of(a)[-1] not in (2, 3) or shape_of(b)[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 "
                          "or 3)")
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
 
     def c(x, i):
         return getitem(x, (Ellipsis, i))
@@ -296,19 +296,19 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    from . import linalg
+    from jitmagic.numpy import linalg
     return linalg.vecdot(x1, x2, axis=axis, precision=precision,
                          preferred_element_type=preferred_element_type)
 
 
 def matvec(x1, x2, /):
-    from ._linalg import matmul
+    from jitmagic.numpy._linalg import matmul
     x1, x2 = asarray(x1), asarray(x2)
     return _s().squeeze(matmul(x1, _s().expand_dims(x2, -1)), -1)
 
 
 def vecmat(x1, x2, /):
-    from ._linalg import matmul
+    from jitmagic.numpy._linalg import matmul
     x1, x2 = asarray(x1), asarray(x2)
     if aval(x1).dtype.kind == "c":
         x1 = u(np.conjugate, x1)

@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 
-from . import _reductions as R
-from ._core import (aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis,
-                    shape_of, static_int, weak_probe)
-from ._ufuncs import apply_ufunc as u
-from ..tracing import Tracer
+from jitmagic.numpy import _reductions as R
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis, shape_of, static_int, weak_probe
+from jitmagic.numpy._ufuncs import apply_ufunc as u
+from jitmagic.core.tracing import Tracer
 
 
 def _j():
@@ -19,7 +18,7 @@ def _j():
 
 
 def _where(c, x, y):
-    from ._shape import where
+    from jitmagic.numpy._shape import where
     return where(c, x, y)
 
 
@@ -33,9 +32,9 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(a, q, axis, out, overwrite_input, method, keepdims, weights, nan, fname):
-    from ._shape import moveaxis, reshape
-    from ._cumulative import sort
-    from ._advanced import take_along_axis
+    from jitmagic.numpy._shape import moveaxis, reshape
+    from jitmagic.numpy._cumulative import sort
+    from jitmagic.numpy._advanced import take_along_axis
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{fname} is not supported.")
     if weights is not None:
@@ -64,7 +63,7 @@ def _quantile(a, q, axis, out, overwrite_input, method, keepdims, weights, nan, 
     rdt = np.result_type(dt, aval(q).dtype)
     x, q = convert(x, rdt), convert(q, rdt)
     if n == 0:
-        from ._shape import full
+        from jitmagic.numpy._shape import full
         res = full(shape_of(q) + batch, np.nan, rdt)
     else:
         s = sort(x, axis=-1)
@@ -93,7 +92,7 @@ def _quantile(a, q, axis, out, overwrite_input, method, keepdims, weights, nan, 
             lo, hi = index(fl), index(u(np.add, fl, 1.0))
         full_shape = shape_of(pos) + (n,)
         sb = broadcast_to(s, full_shape)
-        from ._shape import expand_dims, squeeze
+        from jitmagic.numpy._shape import expand_dims, squeeze
         vlo = squeeze(take_along_axis(sb, expand_dims(lo, -1), axis=-1), -1)
         vhi = squeeze(take_along_axis(sb, expand_dims(hi, -1), axis=-1), -1)
         if method in ("linear", "midpoint"):
@@ -173,7 +172,7 @@ class WeightsShapeError(ValueError, TypeError):
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
-    from ._shape import reshape
+    from jitmagic.numpy._shape import reshape
     a = asarray(a)
     if weights is None:
         avg = R.mean(a, axis=axis, keepdims=keepdims)
@@ -226,8 +225,8 @@ def _slice(nd, axis, s):
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
-    from ._indexing import getitem
-    from ._shape import concatenate
+    from jitmagic.numpy._indexing import getitem
+    from jitmagic.numpy._shape import concatenate
     a = asarray(a)
     n = static_int(n, "n")
     if n < 0:
@@ -261,7 +260,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
-    from ._shape import concatenate, ravel
+    from jitmagic.numpy._shape import concatenate, ravel
     a = ravel(asarray(ary))
     d = diff(a) if shape_of(a)[0] else a
     parts = []
@@ -272,7 +271,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    from ._indexing import getitem
+    from jitmagic.numpy._indexing import getitem
     y = asarray(y)
     nd = aval(y).ndim
     axis = normalize_axis(axis, nd)
@@ -287,7 +286,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = diff(x)
             shp = [1] * nd
             shp[axis] = shape_of(d)[0]
-            from ._shape import reshape
+            from jitmagic.numpy._shape import reshape
             d = reshape(d, tuple(shp))
         else:
             d = diff(x, axis=axis)
@@ -299,8 +298,8 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """NumPy's unwrap: each step is taken into [-period / 2, period / 2) (a step of exactly
     +period / 2 stays), unless smaller than discont, and the corrections accumulate. Integer
     phases with an integer period stay integers, as in NumPy."""
-    from ._cumulative import cumsum
-    from ._shape import concatenate, zeros
+    from jitmagic.numpy._cumulative import cumsum
+    from jitmagic.numpy._shape import concatenate, zeros
     p = asarray(p)
     nd = aval(p).ndim
     axis = normalize_axis(axis, nd)
@@ -335,8 +334,8 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Central differences inside, one-sided (first or second order) at the edges; spacing a
     scalar per axis or the coordinates along it, as NumPy."""
-    from ._indexing import getitem
-    from ._shape import concatenate, reshape
+    from jitmagic.numpy._indexing import getitem
+    from jitmagic.numpy._shape import concatenate, reshape
     f = asarray(f)
     nd = aval(f).ndim
     axes = list(range(nd)) if axis is None else [
@@ -432,8 +431,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
-    from ._shape import atleast_2d, concatenate, transpose
-    from ._linalg import matmul
+    from jitmagic.numpy._shape import atleast_2d, concatenate, transpose
+    from jitmagic.numpy._linalg import matmul
     m = asarray(m)
     if aval(m).ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -479,7 +478,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     else:
         fact = u(np.maximum, fact, 0.0)
     c = u(np.true_divide, c, fact)
-    from ._shape import squeeze
+    from jitmagic.numpy._shape import squeeze
     return squeeze(c)
 
 
@@ -487,8 +486,8 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if aval(c).ndim == 0:
         return u(np.true_divide, c, c)
-    from ._manipulate import diagonal
-    from ._shape import clip, reshape
+    from jitmagic.numpy._manipulate import diagonal
+    from jitmagic.numpy._shape import clip, reshape
     d = diagonal(c)
     sd = u(np.sqrt, d if aval(d).dtype.kind != "c" else bind_real(d))
     n = shape_of(d)[0]
@@ -500,7 +499,7 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
 
 
 def bind_real(x):
-    from ._shape import real
+    from jitmagic.numpy._shape import real
     return real(x)
 
 
@@ -527,7 +526,7 @@ _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Binary search, log2(n) + 1 static steps of one gather each (every method name JAX
     accepts gives the same result; they choose an algorithm)."""
-    from ._advanced import take
+    from jitmagic.numpy._advanced import take
     if side not in ("left", "right"):
         raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
     if method not in _SEARCH_METHODS:
@@ -559,7 +558,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 
 
 def digitize(x, bins, right=False, *, method=None):
-    from ._shape import flip
+    from jitmagic.numpy._shape import flip
     bins = asarray(bins)
     if aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got {bins!r}")
@@ -579,9 +578,9 @@ def digitize(x, bins, right=False, *, method=None):
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: piecewise linear through (xp, fp), xp increasing; left/right outside
     (default fp[0], fp[-1]); with period, xp and x are wrapped into one period first."""
-    from ._advanced import take
-    from ._cumulative import argsort
-    from ._shape import concatenate
+    from jitmagic.numpy._advanced import take
+    from jitmagic.numpy._cumulative import argsort
+    from jitmagic.numpy._shape import concatenate
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if aval(xp).ndim != 1 or aval(fp).ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays")
@@ -628,8 +627,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative integer. The output length is
     max(x) + 1 (at least minlength), which inside jit must be static: give length=; values
     at or past length, and negative ones, are dropped."""
-    from ._advanced import _scatter
-    from ._shape import zeros, ravel
+    from jitmagic.numpy._advanced import _scatter
+    from jitmagic.numpy._shape import zeros, ravel
     x = asarray(x)
     if aval(x).dtype.kind not in "iub":
         raise TypeError(f"bincount requires an integer input, got {aval(x).dtype}")
@@ -640,7 +639,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         raise ValueError("minlength must not be negative")
     if length is None:
         if isinstance(x, Tracer):
-            from ..tracing import concretization_error
+            from jitmagic.core.tracing import concretization_error
             raise concretization_error(x, "bincount's output length (give length=)")
         xs = np.asarray(x)
         if xs.size and xs.min() < 0:

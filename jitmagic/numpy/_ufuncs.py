@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import aval, convert, weak_probe
-from ..errors import UnsupportedOperationError
-from ..tracing import bind
+from jitmagic.core.operands import aval, convert, weak_probe
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.tracing import bind
 
 UFUNC_PRIMS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
@@ -85,7 +85,7 @@ def apply_ufunc(ufunc, *xs):
 
 
 def _full_like_bool(x, value):
-    from ._shape import full
+    from jitmagic.numpy._shape import full
     return full(aval(x).shape, value, dtype=bool)
 
 
@@ -118,7 +118,7 @@ def _reciprocal(x):
 
 
 def _matmul(a, b):
-    from ._linalg import matmul
+    from jitmagic.numpy._linalg import matmul
     return matmul(a, b)
 
 

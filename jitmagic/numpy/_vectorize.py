@@ -9,12 +9,12 @@ import re
 
 import numpy as np
 
-from ._core import aval, asarray, broadcast_to, shape_of
+from jitmagic.core.operands import aval, asarray, broadcast_to, shape_of
 
 
 def _map(fn, xs, n):
     """fn applied to each leading row of the arrays xs (a tuple), stacked; n rows."""
-    from .. import lax
+    from jitmagic import lax
     return lax.map(lambda row: fn(*row), tuple(xs))
 
 
@@ -38,7 +38,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         ins_core, outs_core = _parse_signature(signature)
 
     def wrapped(*args, **kwargs):
-        from ._shape import reshape
+        from jitmagic.numpy._shape import reshape
         names = [k for k in kwargs if k not in excluded]
         if names:               # traced keywords become trailing positional arguments
             fixed = {k: v for k, v in kwargs.items() if k in excluded}
@@ -97,8 +97,8 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-    from ._shape import moveaxis, reshape
-    from ._core import normalize_axis
+    from jitmagic.numpy._shape import moveaxis, reshape
+    from jitmagic.core.operands import normalize_axis
     arr = asarray(arr)
     nd = aval(arr).ndim
     axis = normalize_axis(axis, nd)
@@ -112,12 +112,12 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     # NumPy puts the function's output dimensions where the axis was
     k = len(core)
     perm = list(range(axis)) + list(range(nd - 1, nd - 1 + k)) + list(range(axis, nd - 1))
-    from ._shape import transpose
+    from jitmagic.numpy._shape import transpose
     return transpose(out, perm)
 
 
 def apply_over_axes(func, a, axes):
-    from ._shape import expand_dims
+    from jitmagic.numpy._shape import expand_dims
     a = asarray(a)
     for ax in (axes if isinstance(axes, (tuple, list)) else (axes,)):
         nd = aval(a).ndim
@@ -160,7 +160,7 @@ class ufunc:
         return self._call(*args)
 
     def outer(self, A, B, /):
-        from ._shape import expand_dims
+        from jitmagic.numpy._shape import expand_dims
         if self.nin != 2 or self.nout != 1:
             raise ValueError("outer only supported for binary ufuncs with one output")
         A, B = asarray(A), asarray(B)
@@ -174,8 +174,8 @@ class ufunc:
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
                where=None):
-        from .. import lax
-        from ._shape import moveaxis, ravel, reshape, astype
+        from jitmagic import lax
+        from jitmagic.numpy._shape import moveaxis, ravel, reshape, astype
         self._binary("reduce")
         if out is not None or where is not None:
             raise NotImplementedError(f"{self.__name__}.reduce: out= and where= are not "
@@ -187,7 +187,7 @@ class ufunc:
         if axis is None:
             x, keep = ravel(a), (1,) * nd
         else:
-            from ._core import normalize_axis
+            from jitmagic.core.operands import normalize_axis
             ax = normalize_axis(axis, nd)
             x = moveaxis(a, ax, 0)
             keep = tuple(1 if i == ax else d for i, d in enumerate(shape_of(a)))
@@ -206,15 +206,15 @@ class ufunc:
         return reshape(acc, keep) if keepdims else acc
 
     def accumulate(self, a, axis=0, dtype=None, out=None):
-        from .. import lax
-        from ._shape import concatenate, moveaxis, astype
+        from jitmagic import lax
+        from jitmagic.numpy._shape import concatenate, moveaxis, astype
         self._binary("accumulate")
         if out is not None:
             raise NotImplementedError(f"{self.__name__}.accumulate: out= is not supported")
         a = asarray(a)
         if dtype is not None:
             a = astype(a, dtype)
-        from ._core import normalize_axis
+        from jitmagic.core.operands import normalize_axis
         ax = normalize_axis(axis, aval(a).ndim)
         x = moveaxis(a, ax, 0)
         if shape_of(x)[0] == 0:

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..tracing import bind
-from ._core import aval, asarray, broadcast_to, convert, normalize_axis
+from jitmagic.core import dtypes
+from jitmagic.core.tracing import bind
+from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis
 
 
 def _jnp():
-    from .. import numpy as jnp     # the package namespace, complete once imported
+    from jitmagic import numpy as jnp     # the package namespace, complete once imported
     return jnp
 
 
 def _u(uf, *xs):
-    from ._ufuncs import apply_ufunc
+    from jitmagic.numpy._ufuncs import apply_ufunc
     return apply_ufunc(uf, *xs)
 
 
@@ -355,7 +355,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
 
 
 def matrix_power(a, n):
-    from ._core import static_int
+    from jitmagic.core.operands import static_int
     n = static_int(n, "matrix_power exponent")
     a = asarray(a)
     batch, m, _ = _matrix(a, "matrix_power", square=True)
@@ -401,7 +401,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 
 # ---------------------------------------------------------------- norms
 def norm(x, ord=None, axis=None, keepdims=False):
-    from ._reductions import max as amax, min as amin, sum as asum
+    from jitmagic.numpy._reductions import max as amax, min as amin, sum as asum
     x = asarray(x)
     a = aval(x)
     if a.dtype.kind in "biu":
@@ -442,7 +442,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
             f = amax if ord in (1, np.inf) else amin
             out = f(s, axis=other, keepdims=True)
             if not keepdims:
-                from ._shape import squeeze
+                from jitmagic.numpy._shape import squeeze
                 out = squeeze(out, axis=axes)
             return out
         if ord in (2, -2, "nuc"):

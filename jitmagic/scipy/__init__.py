@@ -1,2 +1,2 @@
 """jax.scipy-style functions (only jitmagic.scipy.linalg so far)."""
-from . import linalg  # noqa: F401
+from jitmagic.scipy import linalg  # noqa: F401

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numpy import linalg as _nl
-from ..numpy._core import aval, broadcast_to
-from ..tracing import bind
+from jitmagic.numpy import linalg as _nl
+from jitmagic.core.operands import aval, broadcast_to
+from jitmagic.core.tracing import bind
 
 _TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
           2: (True, True), "C": (True, True)}

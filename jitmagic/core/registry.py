@@ -1,0 +1,100 @@
+"""The primitive registry: everything known about a primitive lives in its one entry.
+
+Each primitive has a kind, which says how the backend lowers it:
+  elementwise  rule(cg, in_dtypes, out_dtype, *scalar_values, **params) -> scalar value
+  view         index_rule(cg, in_aval, out_aval, out_index, **params) -> input index
+  generator    value_rule(cg, out_aval, out_index, **params) -> scalar value (no inputs)
+  reduce       reduce_rule(dtype) -> (identity, combine(cg, dtype, acc, x) -> acc)
+  custom       lower(cg, eqn, out_buffers) emits whole loops itself
+plus a shape/dtype rule (`abstract`) and a NumPy reference (`impl`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from jitmagic.core import shapes as _shapes
+from jitmagic.core.dtypes import ShapedArray
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    kind: str
+    abstract: Callable          # (*avals, **params) -> ShapedArray | tuple
+    impl: Callable              # (*ndarrays, **params) -> ndarray | tuple
+    lower: Callable | None = None
+    multiple_results: bool = False
+    # elementwise primitives whose lowering is expensive enough that recomputing them
+    # per use costs more than a temporary buffer
+    expensive: bool = False
+    # the eager plan's faster form (interpreter.plan), or None:
+    # specialize(avals, statics, inplace, **params) -> (impl, owned) or None. statics: each
+    # input's value when it is the same on every run (literals, constants), else None;
+    # inplace says input 0 belongs to the plan and dies here, so impl may write into it.
+    # owned: impl's result shares memory with nothing (a new array, or input 0 when inplace);
+    # otherwise it may be a view of the inputs, which the plan then never writes into.
+    specialize: Callable | None = None
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def register(name, kind, abstract, impl, lower=None, multiple_results=False, expensive=False,
+             specialize=None):
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name} registered twice")
+    p = Primitive(name, kind, abstract, impl, lower, multiple_results, expensive, specialize)
+    PRIMITIVES[name] = p
+    return p
+
+
+def abstract_eval(name, avals, params) -> tuple:
+    out = PRIMITIVES[name].abstract(*avals, **params)
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def eval_eager(name, args, params):
+    """Evaluate a primitive on concrete values with its NumPy reference."""
+    p = PRIMITIVES[name]
+    with np.errstate(all="ignore"):
+        out = p.impl(*[np.asarray(a) for a in args], **params)
+    if p.multiple_results:
+        return [np.asarray(o) for o in out]
+    return np.asarray(out)
+
+
+def broadcast_shapes(*shapes):
+    if any(_shapes.any_symbolic(s) for s in shapes):
+        return _shapes.broadcast(shapes)
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("shapes " + " ".join(str(tuple(s)) for s in shapes) +
+                         " cannot be broadcast together") from None
+
+
+def same_dtype(prim, avals):
+    dts = {a.dtype for a in avals}
+    if len(dts) != 1:
+        raise TypeError(f"{prim} requires operands of one dtype, got "
+                        + ", ".join(str(a) for a in avals))
+    return avals[0].dtype
+
+
+def all_weak(avals):
+    return all(a.weak_type for a in avals)
+
+
+def shaped(shape, dtype, weak=False):
+    return ShapedArray(tuple(shape), np.dtype(dtype), weak)
+
+
+from jitmagic.ops import elementwise, reductions, structural, linalg  # noqa: E402,F401  (registration)
+from jitmagic.ops import control, indexing, ordering  # noqa: E402,F401  (registration)
+from jitmagic.ops import call  # noqa: E402,F401  (nested jit)
+from jitmagic.ops import elementwise_lax  # noqa: E402,F401  (jitmagic.lax's XLA-semantics ops)
+from jitmagic.ops import libm  # noqa: E402,F401  (fmod, nextafter)
+from jitmagic.ops import dims  # noqa: E402,F401  (symbolic sizes as values)

@@ -1,0 +1,239 @@
+"""llvmlite plumbing: shared host target machines, a fresh module and engine per variant.
+
+Compilation phases are timed separately (optimisation, machine code) for the tracker.
+A variant first compiles at the quick or the light tier (jitmagic/tiering.py chooses): the light
+one skips LLVM's loop unrolling, which on loop nests with static trip counts multiplied module
+size and compile time by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of O3 + code
+generation), while keeping the vectorizers; the quick one, for kernels that do little work, is
+-O1 with the vectorizers and fast instruction selection; the full one is O3 as it was.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from jitmagic.errors import LoweringError
+
+_lock = threading.RLock()
+_state = {}
+
+
+def _init():
+    if _state:
+        return _state
+    with _lock:
+        if _state:
+            return _state
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        try:
+            llvm.load_library_permanently("libmvec.so.1")
+            vecmath = True
+        except (RuntimeError, OSError):
+            vecmath = False
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+        tm = _target_machine(cpu, features)
+        # this one only builds pass pipelines and prints assembly: an engine takes ownership
+        # of (and frees) the target machine it is given, so each engine gets its own
+        _state.update(tm=tm, triple=llvm.get_process_triple(), cpu=cpu, features=features,
+                      vecmath=vecmath, layout=str(tm.target_data))
+    return _state
+
+
+def _target_machine(cpu, features, opt=3):
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True)
+
+
+def _codegen_tm(level):
+    """The shared target machine of a code generator level: it emits every variant's object
+    code and prints assembly. It is never handed to an engine (an engine owns, and frees, the
+    target machine it is given)."""
+    s = _init()
+    with _lock:
+        tms = s.setdefault("codegen_tms", {})
+        if level not in tms:
+            tms[level] = _target_machine(s["cpu"], s["features"], level)
+        return tms[level]
+
+
+def host_info() -> dict:
+    s = _init()
+    return {"triple": s["triple"], "cpu": s["cpu"], "features": s["features"],
+            "vector_math": s["vecmath"], "llvm_version": ".".join(map(str, llvm.llvm_version_info))}
+
+
+def triple_and_layout():
+    s = _init()
+    return s["triple"], s["layout"]
+
+
+class CompiledModule:
+    """A live machine-code module; keeps its engine alive for as long as it is referenced.
+
+    The optimised IR text is what views show, and printing it took 0.2-0.4 ms of a small
+    function's 10 ms first call: it is made when first asked for, by running the module's
+    pipeline again on `llvm_ir` (the pipelines are deterministic), unless given."""
+
+    def __init__(self, engine, address, llvm_ir, optimized_ir=None, timings=None,
+                 pipeline=None):
+        self.engine, self.address, self.llvm_ir = engine, address, llvm_ir
+        self._optimized = optimized_ir
+        self.pipeline = pipeline
+        self.timings = timings if timings is not None else {}
+        self._asm = None
+        self.object_code = None
+
+    @property
+    def optimized_ir(self) -> str:
+        if self._optimized is None:
+            p = self.pipeline or FULL
+            with _lock:
+                mod = llvm.parse_assembly(self.llvm_ir)
+                _prepare(mod)
+                _optimize(mod, _init()["tm"], p)
+                self._optimized = str(mod)
+        return self._optimized
+
+    def asm(self) -> str:
+        """Assembly of the optimised IR, by a code generator at the module's level."""
+        if self._asm is None:
+            text = self.optimized_ir
+            with _lock:
+                mod = llvm.parse_assembly(text)
+                self._asm = _codegen_tm(self.pipeline.codegen if self.pipeline else 3) \
+                    .emit_assembly(mod)
+        return self._asm
+
+
+def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
+    """Machine code from the persistent cache: link an object file into a fresh engine."""
+    from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
+    blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
+    gemm.linked_by(obj)     # and jitmagic's own GEMM, when it calls it
+    runstats.ensure_helpers()       # and the clock functions every entry point calls,
+    bufpool.install()               # the temporaries' allocator and the thread pool
+    threadpool.install()
+    with _lock:
+        t0 = time.perf_counter()
+        engine, addr = _link(obj, entry)
+        t1 = time.perf_counter()
+    return CompiledModule(engine, addr, llvm_ir, optimized_ir,
+                          {"llvm_opt": 0.0, "codegen": t1 - t0})
+
+
+def _link(obj: bytes, entry: str):
+    """(engine, entry address) for object code: an MCJIT engine around an empty module links
+    it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
+    level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
+    (_codegen_tm): a new target machine sets itself up again for its first function, about
+    0.7 ms per variant."""
+    s = _init()
+    mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
+    engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    addr = engine.get_function_address(entry)
+    if not addr:
+        raise LoweringError(f"entry point {entry} not found in the compiled object")
+    return engine, addr
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """An LLVM pass pipeline and code generator level."""
+    speed: int              # LLVM's -O level
+    unroll: bool = True     # loop unrolling (full unrolling of static trip counts included)
+    codegen: int = 3        # the code generator's level (0: fast instruction selection)
+    vectorize: bool | None = None   # the loop vectorizer (None: at -O2 and above)
+    slp: bool | None = None         # the straight-line (SLP) vectorizer (None: as vectorize)
+    interleave: bool = True         # the loop vectorizer may interleave (unroll) vector loops
+    name: str = ""
+
+    def tuning(self):
+        """LLVM's pipeline tuning options for this pipeline."""
+        loop = self.speed >= 2 if self.vectorize is None else self.vectorize
+        pto = llvm.create_pipeline_tuning_options(speed_level=self.speed)
+        pto.loop_vectorization = loop
+        pto.slp_vectorization = loop if self.slp is None else self.slp
+        pto.loop_unrolling = self.unroll
+        pto.loop_interleaving = self.interleave
+        return pto
+
+
+FULL = Pipeline(3, name="O3")
+# chosen on the kernel suite (benchmarks/README.md, issue 17, tiered compilation): -O2 without
+# unrolling halved the first calls at about the same steady speed; -O1 (no vectorizers) or
+# fast instruction selection (codegen 0) made steady calls 1.8x slower
+LIGHT = Pipeline(2, unroll=False, codegen=2, name="light")
+# for kernels doing little work (tiering.first_tier): -O1 keeping the loop vectorizer (not
+# the SLP one: the kernels are loops), and fast instruction selection, which is where the
+# time went. LLVM took 55-60% of the light tier's time, on the small functions of the compile
+# latency table and on the kernel suite (benchmarks/README.md, issue 17); the code is 1.22x
+# slower on the suite (geomean; a cumulative sum 5x) until the tier-up replaces it
+QUICK = Pipeline(1, unroll=False, codegen=0, vectorize=True, slp=False, name="quick")
+TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
+
+
+def _prepare(mod):
+    s = _init()
+    mod.triple = s["triple"]
+    mod.data_layout = s["layout"]
+
+
+def _optimize(mod, tm, pipeline):
+    pb = llvm.create_pass_builder(tm, pipeline.tuning())
+    pm = pb.getModulePassManager()
+    try:
+        pm.run(mod, pb)
+    finally:
+        _dispose_pass_manager(pm)
+
+
+def _dispose_pass_manager(pm):
+    """Free the pipeline. In llvmlite 0.50 ModulePassManager inherits ObjectRef's no-op
+    _dispose ahead of NewPassManager's (method resolution order), so without this every
+    compile leaked its whole O3 pipeline (30-70 KiB; tests/test_memory.py)."""
+    if type(pm)._dispose is llvm.ffi.ObjectRef._dispose and not pm.closed:
+        llvm.ffi.lib.LLVMPY_DisposeNewModulePassManger(pm)
+        pm.detach()
+    else:
+        pm.close()
+
+
+def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 3,
+               pipeline: Pipeline | None = None) -> CompiledModule:
+    """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
+    such as backend/native_call's entry points, where compile time is what counts).
+    pipeline, when given, replaces both levels (a tier of TIERS)."""
+    if pipeline is None:
+        pipeline = Pipeline(opt_level, codegen=codegen_opt)
+    s = _init()
+    tm = s["tm"]
+    with _lock:
+        t0 = time.perf_counter()
+        try:
+            mod = llvm.parse_assembly(llvm_ir)
+            mod.verify()
+        except RuntimeError as e:
+            raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
+        _prepare(mod)
+        _optimize(mod, tm, pipeline)
+        t1 = time.perf_counter()
+        obj = _codegen_tm(pipeline.codegen).emit_object(mod)
+        engine, addr = _link(obj, entry)
+        t2 = time.perf_counter()
+    cm = CompiledModule(engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1},
+                        pipeline)
+    cm.object_code = obj
+    return cm
+
+
+def make_cfunc(address: int, argtypes, restype=ctypes.c_int32):
+    proto = ctypes.CFUNCTYPE(restype, *argtypes)
+    return proto(address)
