@@ -71,7 +71,7 @@ def test_transpose_is_not_copied_for_a_product():
 
 
 def test_openblas_thread_count_is_put_back():
-    assert blas._library() is not None
+    assert blas.library() is not None
     lib = blas._found["handle"]
     before = lib.scipy_openblas_get_num_threads64_()
     a, x = np.ones((64, 64)), np.ones(64)

@@ -92,10 +92,10 @@ def kernel(monkeypatch):
     monkeypatch.setattr(comm_pkg, "create_comm", create_comm)
     monkeypatch.setattr(comm_pkg, "get_comm_manager", lambda: manager)
     ip = FakeShell()
-    subscribers = len(tracker._subscribers)
+    subscribers = len(tracker.subscribers())
     yield ip, opened, manager
     jcomm.stop(ip)
-    assert len(tracker._subscribers) == subscribers, "comm left a tracker subscription behind"
+    assert len(tracker.subscribers()) == subscribers, "comm left a tracker subscription behind"
 
 
 def _scale():
@@ -107,11 +107,11 @@ def _scale():
 
 def test_silent_until_a_frontend_subscribes(kernel):
     ip, opened, manager = kernel
-    before = len(tracker._subscribers)
+    before = len(tracker.subscribers())
     jcomm.start(ip)
     assert [c.opened_with["type"] for c in opened] == ["hello"]
     assert jcomm.TARGET in manager.targets
-    assert len(tracker._subscribers) == before   # no frontend, no subscription
+    assert len(tracker.subscribers()) == before   # no frontend, no subscription
 
     scale, x = _scale(), np.arange(3.0)
     scale(x, 2)
@@ -154,16 +154,16 @@ def test_streams_events_and_snapshots_to_a_subscriber(kernel):
 
 def test_unsubscribe_and_close_stop_the_stream(kernel):
     ip, opened, manager = kernel
-    before = len(tracker._subscribers)
+    before = len(tracker.subscribers())
     jcomm.start(ip)
     c = opened[0]
     c.receive({"type": "subscribe"})
-    assert len(tracker._subscribers) == before + 1
+    assert len(tracker.subscribers()) == before + 1
     c.receive({"type": "unsubscribe"})
-    assert len(tracker._subscribers) == before
+    assert len(tracker.subscribers()) == before
     c.receive({"type": "subscribe"})
     c.frontend_closes()
-    assert len(tracker._subscribers) == before
+    assert len(tracker.subscribers()) == before
     c.sent.clear()
     _scale()(np.arange(2.0), 1)
     assert c.sent == []

@@ -114,7 +114,7 @@ def test_empty_and_unit_products():
 _PROBE = """
 import ctypes, json, os, numpy as np
 from jitmagic.backend import blas
-lib = ctypes.CDLL(blas._library(), mode=os.RTLD_LOCAL)     # the file: NumPy's instance
+lib = ctypes.CDLL(blas.library(), mode=os.RTLD_LOCAL)     # the file: NumPy's instance
 lib.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
 a = np.random.default_rng(0).random((200, 300))
 import jitmagic as jm

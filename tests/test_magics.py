@@ -256,7 +256,7 @@ def test_unload_and_reload_repeatedly(ip):
     from jitmagic.diagnostics import tracker
     # exactly one subscriber and one post_run_cell hook from the extension
     assert sum(getattr(cb, "__self__", None).__class__.__name__ == "_Session"
-               for cb in tracker._subscribers) == 1
+               for cb in tracker.subscribers()) == 1
     from jitmagic.notebook import magics
     assert ip.events.callbacks["post_run_cell"].count(magics._post_run_cell) == 1
     _, cap = run(ip, "after_unload(np.ones(3))")

@@ -14,8 +14,8 @@ import functools
 
 import numpy as np
 
-from jitmagic.runtime import bufpool
-from jitmagic.core.tracing import Tracer, current_trace, new_trace
+from jitmagic.core.interpreter import eval_function
+from jitmagic.core.tracing import Tracer, aval_of, current_trace, new_trace
 
 
 class Array(np.ndarray):
@@ -43,9 +43,17 @@ class Array(np.ndarray):
         if type(idx) is Tracer or (type(idx) is tuple and any(type(i) is Tracer for i in idx)):
             # a constant indexed by a traced value inside jit: a gather from the constant, as
             # jax.Array does (a plain numpy.ndarray raises TracerArrayConversionError there)
-            from jitmagic.numpy._indexing import getitem
-            return getitem(self, idx)
+            return _traced_getitem[0](self, idx)
         return np.ndarray.__getitem__(self, idx)
+
+
+# how a constant is indexed by a traced value: set by jitmagic.numpy (its indexing), which
+# also gives tracers their NumPy methods (as jax.numpy does for JAX's tracers)
+_traced_getitem = [None]
+
+
+def register_traced_getitem(fn):
+    _traced_getitem[0] = fn
 
 
 def as_array(x):
@@ -55,19 +63,6 @@ def as_array(x):
     if type(x) in (tuple, list):
         return type(x)(as_array(e) for e in x)
     return x
-
-
-def allocator(shape, dtype):
-    """A function returning a new uninitialised Array of this shape and dtype, for a compiled
-    variant's output. Small ones copy a template (a fast C method call) rather than call the
-    ndarray constructor, which parses its arguments on every call: the hit path stays as fast
-    as it was with np.empty."""
-    template = Array(shape, dtype)
-    if template.nbytes <= 4096:
-        return template.copy
-    if bufpool.pooled(template.nbytes):
-        return bufpool.allocator(shape, dtype, Array)
-    return functools.partial(Array, shape, dtype)
 
 
 def returns_arrays(fn):
@@ -97,11 +92,9 @@ def _eager(name):
     def method(self, *args, **kwargs):
         x = np.asarray(self.x)
         with new_trace(f"at[...].{name}") as t:
-            from jitmagic.core.tracing import aval_of
             xt = t.new_arg(aval_of(x), "x")
             out = getattr(Tracer.at.fget(xt)[self.idx], name)(*args, **kwargs)
             fn = t.finish([out])
-        from jitmagic.core.interpreter import eval_function
         return eval_function(fn, x)[0].view(Array)
     method.__name__ = name
     method.__doc__ = f"x.at[idx].{name}(...) outside jit, as inside jit (returns a new Array)"

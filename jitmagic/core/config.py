@@ -53,6 +53,37 @@ _SPEC = {
 }
 
 
+_HOOKS: dict = {}     # option name -> [hook(value) -> None or the value to store]
+
+
+def on_update(name, hook):
+    """Call hook(value) whenever option `name` is set, before it is stored. The hook applies
+    the new value to the layer that owns it; it may return the value to store instead (a
+    normalised form) or raise ValueError to refuse it. This is how config, at the bottom of
+    the package, reaches the layers above without importing them."""
+    if name not in _SPEC:
+        raise ValueError(f"unknown jitmagic option {name!r}")
+    _HOOKS.setdefault(name, []).append(hook)
+
+
+def _check(name, value):
+    default, typ, check, _ = _SPEC[name]
+    if typ is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off",
+                                                       "1", "0", "yes", "no"):
+            value = value.lower() in ("true", "on", "1", "yes")
+        if not isinstance(value, bool):
+            raise ValueError(f"option {name} takes True or False, got {value!r}")
+        return value
+    try:
+        value = typ(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"option {name} takes a {typ.__name__}, got {value!r}") from None
+    if check is not None and not check(value):
+        raise ValueError(f"option {name}={value!r} is out of range: {_SPEC[name][3]}")
+    return value
+
+
 class Config:
     def __init__(self):
         for name, (default, *_rest) in _SPEC.items():
@@ -61,40 +92,27 @@ class Config:
     def __setattr__(self, name, value):
         self.update(**{name: value})
 
+    @staticmethod
+    def on_update(name, hook):
+        """Call hook(value) whenever option `name` is set, before it is stored (see the
+        module-level on_update)."""
+        on_update(name, hook)
+
     def update(self, **kw):
-        if "watch" in kw:   # hooks into JAX/Numba: installed first, so a failure changes nothing
-            from jitmagic.diagnostics.watch import set_watching
-            try:
-                kw["watch"] = ",".join(set_watching(kw["watch"]))
-            except ImportError as e:
-                raise ValueError(str(e)) from None
+        checked = {}
         for name, value in kw.items():
             if name not in _SPEC:
                 raise ValueError(f"unknown jitmagic option {name!r}; options: {', '.join(_SPEC)}")
-            default, typ, check, _ = _SPEC[name]
-            if typ is bool:
-                if isinstance(value, str) and value.lower() in ("true", "false", "on", "off",
-                                                               "1", "0", "yes", "no"):
-                    value = value.lower() in ("true", "on", "1", "yes")
-                if not isinstance(value, bool):
-                    raise ValueError(f"option {name} takes True or False, got {value!r}")
-            else:
-                try:
-                    value = typ(value)
-                except (TypeError, ValueError):
-                    raise ValueError(f"option {name} takes a {typ.__name__}, got {value!r}") from None
-                if check is not None and not check(value):
-                    raise ValueError(f"option {name}={value!r} is out of range: {_SPEC[name][3]}")
+            checked[name] = _check(name, value)
+        # reactions of the layers above (the runtime's clocks and buffer pool, the event store,
+        # watchers of other JITs): run before anything is stored, so a refusal changes nothing
+        for name, value in checked.items():
+            for hook in _HOOKS.get(name, ()):
+                out = hook(value)
+                if out is not None:
+                    checked[name] = value = out
+        for name, value in checked.items():
             object.__setattr__(self, name, value)
-        if "tracking" in kw:
-            from jitmagic.runtime import runstats
-            runstats.set_tracking(self.tracking)
-        if "buffer_pool_bytes" in kw:
-            from jitmagic.runtime import bufpool
-            bufpool.set_limit(self.buffer_pool_bytes)
-        if "max_events" in kw:
-            from jitmagic.diagnostics import tracker
-            tracker.resize(self.max_events)
 
     def as_dict(self):
         return {name: getattr(self, name) for name in _SPEC}

@@ -45,11 +45,21 @@ def _contains_tracer(x):
 
 
 def stack_elements(xs, dtype=None):
-    from jitmagic.numpy._shape import stack
+    """np.array([...]) of a nested list holding tracers: the elements converted to one dtype
+    (NumPy's promotion of the elements, unless dtype is given) and stacked along a new axis."""
     items = [asarray(e) if not isinstance(e, (list, tuple)) else stack_elements(e) for e in xs]
+    if not items:
+        raise ValueError("need at least one array to stack")
     dt, _ = dtypes.result_type(*[aval(e) for e in xs if not isinstance(e, (list, tuple))]
                                or [aval(items[0])])
-    return stack([convert(i, dtype or dt) for i in items])
+    items = [convert(i, dtype or dt) for i in items]
+    if len({shape_of(i) for i in items}) != 1:
+        raise ValueError("setting an array element with a sequence: the requested array "
+                         "has an inhomogeneous shape")
+    shape = shape_of(items[0])
+    rows = [bind("broadcast_in_dim", i, shape=(1,) + tuple(shape),
+                 broadcast_dimensions=tuple(range(1, len(shape) + 1))) for i in items]
+    return rows[0] if len(rows) == 1 else bind("concatenate", *rows, dimension=0)
 
 
 def weak_probe(x):

@@ -1,12 +1,9 @@
-"""The primitive registry: everything known about a primitive lives in its one entry.
+"""The primitive registry: what tracing, typechecking and the reference interpreter know of a
+primitive: its kind, its shape/dtype rule (`abstract`) and its NumPy reference (`impl`).
 
-Each primitive has a kind, which says how the backend lowers it:
-  elementwise  rule(cg, in_dtypes, out_dtype, *scalar_values, **params) -> scalar value
-  view         index_rule(cg, in_aval, out_aval, out_index, **params) -> input index
-  generator    value_rule(cg, out_aval, out_index, **params) -> scalar value (no inputs)
-  reduce       reduce_rule(dtype) -> (identity, combine(cg, dtype, acc, x) -> acc)
-  custom       lower(cg, eqn, out_buffers) emits whole loops itself
-plus a shape/dtype rule (`abstract`) and a NumPy reference (`impl`).
+The kind says how code is generated for it (elementwise, view, generator, reduce, custom);
+the rules that generate it live in the lowering layer's own table (jitmagic.lower.rules).
+Definitions (jitmagic.ops) register into both with one call (jitmagic.ops.define.register).
 """
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ class Primitive:
     kind: str
     abstract: Callable          # (*avals, **params) -> ShapedArray | tuple
     impl: Callable              # (*ndarrays, **params) -> ndarray | tuple
-    lower: Callable | None = None
     multiple_results: bool = False
     # elementwise primitives whose lowering is expensive enough that recomputing them
     # per use costs more than a temporary buffer
@@ -37,16 +33,25 @@ class Primitive:
     # owned: impl's result shares memory with nothing (a new array, or input 0 when inplace);
     # otherwise it may be a view of the inputs, which the plan then never writes into.
     specialize: Callable | None = None
+    # operands read from memory by random access (products, control-flow bodies, sort): the
+    # code generator keeps them in memory rather than computing them inside a fused loop
+    reads_memory: bool = False
+    # the result is written whole into the buffer it is given, by that buffer's strides
+    writes_outputs: bool = False
+    # array elements of work, for the compile tier: work(eqn, sizes) with sizes those of the
+    # inputs then the outputs; by default their sum
+    work: Callable | None = None
 
 
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def register(name, kind, abstract, impl, lower=None, multiple_results=False, expensive=False,
-             specialize=None):
+def register(name, kind, abstract, impl, multiple_results=False, expensive=False,
+             specialize=None, reads_memory=False, writes_outputs=False, work=None):
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} registered twice")
-    p = Primitive(name, kind, abstract, impl, lower, multiple_results, expensive, specialize)
+    p = Primitive(name, kind, abstract, impl, multiple_results, expensive, specialize,
+                  reads_memory, writes_outputs, work)
     PRIMITIVES[name] = p
     return p
 
@@ -90,11 +95,3 @@ def all_weak(avals):
 
 def shaped(shape, dtype, weak=False):
     return ShapedArray(tuple(shape), np.dtype(dtype), weak)
-
-
-from jitmagic.ops import elementwise, reductions, structural, linalg  # noqa: E402,F401  (registration)
-from jitmagic.ops import control, indexing, ordering  # noqa: E402,F401  (registration)
-from jitmagic.ops import call  # noqa: E402,F401  (nested jit)
-from jitmagic.ops import elementwise_lax  # noqa: E402,F401  (jitmagic.lax's XLA-semantics ops)
-from jitmagic.ops import libm  # noqa: E402,F401  (fmod, nextafter)
-from jitmagic.ops import dims  # noqa: E402,F401  (symbolic sizes as values)

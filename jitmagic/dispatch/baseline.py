@@ -265,7 +265,7 @@ def _keep(variant, jf, args, kwargs):
                 f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)")
     try:
         args_c, kwargs_c = _copy(args), _copy(kwargs)
-        leaves = jf._key(args_c, kwargs_c)[1]
+        leaves = jf.key_of(args_c, kwargs_c)[1]
     except BaseException:
         with _lock:
             _kept_bytes -= n
@@ -386,8 +386,8 @@ def _eager_runner(variant, kept):
 def _call_runner(variant, kept):
     """(run, note): end to end through the jitted function, as the user calls it."""
     jf = kept.jf()
-    if jf is not None and jf._state.cache.get(variant.key) is variant and \
-            jf._key(kept.args, kept.kwargs)[0] == variant.key:
+    if jf is not None and jf.is_live(variant) and \
+            jf.key_of(kept.args, kept.kwargs)[0] == variant.key:
         args, kwargs = kept.args, kept.kwargs
 
         def run():

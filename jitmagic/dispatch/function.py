@@ -19,7 +19,7 @@ import numpy as np
 from jitmagic.dispatch import baseline, generic, identity, inspection, tiering
 from jitmagic import passes
 from jitmagic.core import pytree, shapes
-from jitmagic.diagnostics import tracker
+from jitmagic.dispatch import events
 from jitmagic.core.array import Array
 from jitmagic.lower import codegen
 from jitmagic.runtime import engine, native_call
@@ -66,7 +66,7 @@ class FunctionState:
         self.fast: dict = {}
         self.fast1: dict = {}
         self.history: list = []          # KeyInfo of every compiled key, newest last
-        self.storm = tracker.StormDetector()
+        self.storm = events.StormDetector()
         self.next_id = 0
         self.lock = threading.RLock()
         self.redefined = None            # a Reason for the next compile, after a redefinition
@@ -118,8 +118,8 @@ class JitFunction:
         if redefined is not None:
             old, new = redefined
             text = "redefined: source changed" + (f": `{old}` -> `{new}`" if old or new else "")
-            self._state.redefined = tracker.Reason("redefined", None, old, new, text)
-        tracker.register_function(self)
+            self._state.redefined = events.Reason("redefined", None, old, new, text)
+        events.register_function(self)
         # calls that miss the plain hit path can use quick keys (negative static_argnums are
         # resolved per call, and globals are part of the key: those take the general path)
         self._static_pos = frozenset(self.static_argnums)
@@ -129,6 +129,43 @@ class JitFunction:
     @staticmethod
     def _new_state():
         return FunctionState()
+
+    # ------------------------------------------------------------------ identity
+    # what the layers above read of a function (events, views, tiering, the baseline); see
+    # jitmagic.dispatch.events for the record API
+    @property
+    def fid(self) -> int:
+        """Which function this is: shared by identical redefinitions (they share a cache)."""
+        return self._state.fid
+
+    @property
+    def storm(self):
+        """The function's recompilation-storm detector (events.record_compile feeds it)."""
+        return self._state.storm
+
+    @property
+    def generic_failures(self) -> dict:
+        """Families of calls where a shape-generic variant could not be compiled -> why."""
+        return self._state.generic_failed
+
+    # what tiering and the baseline do with a function's variants
+    def locked(self):
+        """The function's lock (re-entrant): hold it around is_live + swap_code."""
+        return self._state.lock
+
+    def is_live(self, variant) -> bool:
+        """variant still serves calls (it was not evicted, nor the cache cleared)."""
+        return self._state.cache.get(variant.key) is variant
+
+    def swap_code(self, variant, module, tier):
+        """Serve a live variant from `module`, its IR compiled again at another tier; the hit
+        tables and native entries follow. Call with locked() held, after is_live."""
+        old_fast = variant.swap_module(module, tier=tier)
+        self._retier(variant, old_fast)
+
+    def key_of(self, args, kwargs):
+        """(cache key, traced leaves) of a call, as the call itself computes them."""
+        return self._key(args, kwargs)
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
@@ -406,23 +443,23 @@ class JitFunction:
             if st.redefined is not None and not st.history:
                 reasons = [st.redefined]
             else:
-                reasons = tracker.explain_miss(st.history, info)
-            tracker.check_compile_allowed(self, reasons)
+                reasons = events.explain_miss(st.history, info)
+            events.check_compile_allowed(self, reasons)
             try:
                 variant = self._compile_generic(key, args, kwargs, info, reasons)
                 if variant is None:
                     variant = self.compile_variant(key, args, kwargs, info, reasons)
             except Exception as e:
-                tracker.record("error", self, statics=info.statics, signature=info.signature(),
+                events.record("error", self, statics=info.statics, signature=info.signature(),
                                reasons=reasons, message=f"{type(e).__name__}: {e}")
                 raise
             st.redefined = None
             st.cache[key] = variant
             st.history.append(info)
             del st.history[:-64]
-            tracker.record_compile(self, variant, reasons, stacklevel=4)
+            events.record_compile(self, variant, reasons, stacklevel=4)
             if getattr(variant, "generalised", None):
-                tracker.record("generalise", self, **variant.generalised)
+                events.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
             tiering.watch(self, variant)
@@ -442,7 +479,7 @@ class JitFunction:
                 for s in [s for s, f in table.items()
                           if f is victim.fast or getattr(f, "base", None) is victim]:
                     del table[s]
-            tracker.record("evict", self, variant=victim.id, statics=victim.statics,
+            events.record("evict", self, variant=victim.id, statics=victim.statics,
                            signature=victim.signature,
                            message=f"{self.name}: evicted variant {victim.id} (least recently "
                                    f"used; limit {limit} variants)")
@@ -459,7 +496,7 @@ class JitFunction:
         for x, lbl in zip(leaves, labels):
             avals[lbl] = _abstract(x, lbl)
         env = {n: self._globals.get(n, _MISSING) for n in self._env_names}
-        return tracker.KeyInfo(statics, avals, _tree_text(tree, labels), env)
+        return events.KeyInfo(statics, avals, _tree_text(tree, labels), env)
 
     def trace(self, args, kwargs):
         """Trace to IR: (Function, output treedef)."""
@@ -518,7 +555,7 @@ class JitFunction:
         if spec is not None:
             spec.guards = dict(gctx.guards)
             spec.build([a.aval.shape for a in opt.outs])
-            info = tracker.KeyInfo(info.statics, dict(zip(info.leaves, (
+            info = events.KeyInfo(info.statics, dict(zip(info.leaves, (
                 a if d is None else a.update(shape=d)
                 for a, d in zip(info.leaves.values(), spec.dims())))), info.tree, info.env)
         module, tier = self._native(text, info, tiering.first_tier(opt, len(text)))
@@ -579,11 +616,11 @@ class JitFunction:
         except Exception as e:
             why = str(e) if isinstance(e, shapes.InconclusiveDimensionError) else \
                 f"{type(e).__name__}: {e}"
-            r = tracker.Reason("generic_failed", None, None, None,
+            r = events.Reason("generic_failed", None, None, None,
                                f"could not compile a variant generic in {spec.axes_text()}: "
                                f"{why}")
             st.generic_failed[fam] = r
-            tracker.record("generalise_failed", self, statics=info.statics,
+            events.record("generalise_failed", self, statics=info.statics,
                            signature=info.signature(), reasons=[r], message=r.text)
             reasons.append(r)
             return None
@@ -591,7 +628,7 @@ class JitFunction:
         text = (f"{'; '.join(varied)}: compiled a variant generic in {spec.axes_text()}"
                 if mode == "auto" else f"shapes='dynamic': compiled a variant generic in "
                                        f"{spec.axes_text()}")
-        reasons.append(tracker.Reason("generalised", None, None, variant.signature, text))
+        reasons.append(events.Reason("generalised", None, None, variant.signature, text))
         variant.reason = "; ".join(r.text for r in reasons)
         # recorded by _miss right after the compile's own record
         variant.generalised = dict(variant=variant.id, statics=info.statics,
@@ -632,13 +669,13 @@ class JitFunction:
         if obj is not None:
             try:
                 module = engine.load_object(obj, codegen.ENTRY, text)
-                tracker.record("disk_hit", self, message=f"{self.name}: machine code loaded "
+                events.record("disk_hit", self, message=f"{self.name}: machine code loaded "
                                f"from the persistent cache ({key[:12]})", **fields)
                 return module, max(tier, meta.get("tier", 2))
             except Exception as e:
                 why = f"cached object failed to load ({e})"
-        tracker.record("disk_miss", self, message=f"{self.name}: {why}; compiling", **fields,
-                       reasons=[tracker.Reason("disk", None, None, None, why)])
+        events.record("disk_miss", self, message=f"{self.name}: {why}; compiling", **fields,
+                       reasons=[events.Reason("disk", None, None, None, why)])
         module = engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
         if module.object_code:
             try:
@@ -647,7 +684,7 @@ class JitFunction:
                                  "tier": tier,
                                  "statics": {k: repr(v) for k, v in info.statics.items()}})
             except OSError as e:
-                tracker.record("warning", self, message=f"could not write the disk cache: {e}")
+                events.record("warning", self, message=f"could not write the disk cache: {e}")
         return module, tier
 
     def _lower(self, args, kwargs):
@@ -692,10 +729,10 @@ class JitFunction:
             st.generic.clear()
             st.generic_failed.clear()
             self._drop_native()
-        tracker.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
+        events.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def explain(self):
-        tracker.explain(self)
+        events.explain(self)
 
     def __repr__(self):
         return f"<jitted function {self.qualname} ({len(self._state.cache)} variants)>"

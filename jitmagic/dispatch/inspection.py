@@ -4,7 +4,7 @@ from __future__ import annotations
 from jitmagic.dispatch import baseline
 from jitmagic.runtime import runstats
 from jitmagic.core.config import config
-from jitmagic.diagnostics.tracker import PHASES, fmt_value
+from jitmagic.dispatch.events import PHASES, fmt_value
 
 CACHE_COLUMNS = ["variant", "statics", "signature", "compile_ms"] + [f"{p}_ms" for p in PHASES] + \
     ["calls", "kernel_ms_total", "kernel_us_mean", "kernel_us_min", "kernel_us_median",

@@ -35,6 +35,7 @@ from jitmagic.lower import codegen
 from jitmagic.runtime import engine, o3worker
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, Lit
+from jitmagic.core.registry import PRIMITIVES
 
 POLL_S = 0.05
 _lock = threading.Lock()
@@ -117,7 +118,8 @@ def work(fn):
         sizes = [a.aval.size for a in e.inputs] + [v.aval.size for v in e.outvars]
         if not all(isinstance(n, numbers.Integral) for n in sizes):    # a symbolic size
             return None
-        own = _product_work(e, sizes) if e.prim == "dot_general" else sum(sizes)
+        rule = PRIMITIVES[e.prim].work
+        own = rule(e, sizes) if rule is not None else sum(sizes)
         trips = 1
         if e.prim == "scan":
             trips = e.kw["length"]
@@ -133,19 +135,6 @@ def work(fn):
             return None
         total += own + trips * max(inner, default=0)
     return total
-
-
-def _product_work(e, sizes):
-    """A product that BLAS computes costs the generated code its output only (the library
-    runs at the same speed at every tier); one lowered to a loop nest, its m*n*k
-    multiply-adds (exactly so for a matrix product: sqrt of the three sizes' product)."""
-    from jitmagic.runtime import blas
-    lhs, rhs = e.inputs
-    kw = e.kw
-    if blas.gemm_symbol(e.outvars[0].aval.dtype) and \
-            blas.plan(lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]):
-        return sizes[-1]
-    return int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)
 
 
 def watch(jf, variant):
@@ -196,8 +185,8 @@ def _run():
                     tier_up(jf, variant)
                 except Exception as e:     # noqa: BLE001  (the light code keeps running)
                     variant.tier_up_info = {"failed": f"{type(e).__name__}: {e}"}  # not retried
-                    from jitmagic.diagnostics import tracker
-                    tracker.record("warning", jf, variant=variant.id,
+                    from jitmagic.dispatch import events
+                    events.record("warning", jf, variant=variant.id,
                                    message=f"{jf.name}: tier-up of variant {variant.id} "
                                            f"failed, keeping the light code: "
                                            f"{type(e).__name__}: {e}")
@@ -223,19 +212,16 @@ def settle():
 def tier_up(jf, variant):
     """Compile `variant` at the full tier and swap it in (the background thread calls this;
     tests may call it directly)."""
-    from jitmagic.diagnostics import tracker
+    from jitmagic.dispatch import events
     module = _compile_full(variant.module.llvm_ir)
     _store_best(jf, variant, module)
-    st = jf._state
-    with st.lock:
-        if st.cache.get(variant.key) is not variant or variant.tier >= 2 or \
-                variant.tier_up_info is not None:
+    with jf.locked():
+        if not jf.is_live(variant) or variant.tier >= 2 or variant.tier_up_info is not None:
             return False          # evicted, cleared, or done meanwhile
         first = engine.TIERS[variant.tier].name
         calls, total = variant.calls, variant.total_ns
         previous = (variant.module, variant.tier)
-        old_fast = variant.swap_module(module, tier=2)
-        jf._retier(variant, old_fast)
+        jf.swap_code(variant, module, tier=2)
     before_us = total / calls / 1e3 if calls else None
     variant.tier_up_info = {"calls_before": calls, "total_ns_before": total,
                             "before_us": before_us, "at": time.monotonic()}
@@ -245,7 +231,7 @@ def tier_up(jf, variant):
             _checking.append((weakref.ref(jf), weakref.ref(variant)))
     ms = {k: t * 1e3 for k, t in module.timings.items()}
     light = variant.tier_timings
-    tracker.record(
+    events.record(
         "tier_up", jf, variant=variant.id, statics=variant.statics,
         signature=variant.signature,
         timings_ms={**ms, "total": sum(ms.values()),
@@ -263,7 +249,7 @@ def check(jf, variant):
     """After a tier-up: once the new code has run long enough, keep it, or swap the replaced
     code back in when it is slower by more than REVERT_RATIO. Returns "keep", "revert" or
     None (not decided yet)."""
-    from jitmagic.diagnostics import tracker
+    from jitmagic.dispatch import events
     info = variant.tier_up_info or {}
     if "previous" not in info:
         return None
@@ -279,18 +265,16 @@ def check(jf, variant):
         info.pop("previous")
         return "keep"
     module, tier = info["previous"]
-    st = jf._state
-    with st.lock:
-        if st.cache.get(variant.key) is not variant or variant.tier != 2:
+    with jf.locked():
+        if not jf.is_live(variant) or variant.tier != 2:
             info.pop("previous")
             return None
-        old_fast = variant.swap_module(module, tier=tier)
-        jf._retier(variant, old_fast)
+        jf.swap_code(variant, module, tier=tier)
         info.pop("previous")
         info["reverted"] = {"before_us": before, "after_us": after}
     _store_best(jf, variant, module)
     name = engine.TIERS[tier].name
-    tracker.record(
+    events.record(
         "tier_down", jf, variant=variant.id, statics=variant.statics,
         signature=variant.signature, run_us={"before": before, "after": after, "calls_after": n},
         message=f"{jf.name}: variant {variant.id} ran slower at O3 ({after:.1f} µs per call "
@@ -330,12 +314,12 @@ def _store_best(jf, variant, module):
     if not config.disk_cache or not module.object_code:
         return
     from jitmagic.runtime import diskcache
-    from jitmagic.diagnostics import tracker
+    from jitmagic.dispatch import events
     try:
         directory = diskcache.cache_dir(config.disk_cache_dir)
         diskcache.store(directory, diskcache.entry_key(module.llvm_ir), module.object_code,
                         {"function": jf.qualname, "signature": variant.signature, "tier": 2,
                          "statics": {k: repr(v) for k, v in variant.statics.items()}})
     except OSError as e:
-        tracker.record("warning", jf, message=f"could not write the disk cache: {e}")
+        events.record("warning", jf, message=f"could not write the disk cache: {e}")
 

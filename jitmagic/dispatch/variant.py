@@ -3,6 +3,7 @@ closure that calls it, and the run statistics the native code keeps."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import time
 import types
 import weakref
@@ -93,7 +94,7 @@ class Variant:
         cfunc, retry = self.cfunc, self._retry
         consts = self.consts
         news = [] if self.generic is not None else \
-            [array.allocator(s, d) for s, d in self.out_specs]   # new output Arrays
+            [_allocator(s, d) for s, d in self.out_specs]   # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
         if self.generic is not None:
             shapes_of, Arr, empty = self.generic.out_shapes, array.Array, bufpool.empty
@@ -219,3 +220,16 @@ def _prepare(kind, x):
             return x
         return np.asarray(x)
     return x
+
+
+def _allocator(shape, dtype):
+    """A function returning a new uninitialised Array of this shape and dtype, for a compiled
+    variant's output. Small ones copy a template (a fast C method call) rather than call the
+    ndarray constructor, which parses its arguments on every call: the hit path stays as fast
+    as it was with np.empty."""
+    template = array.Array(shape, dtype)
+    if template.nbytes <= 4096:
+        return template.copy
+    if bufpool.pooled(template.nbytes):
+        return bufpool.allocator(shape, dtype, array.Array)
+    return functools.partial(array.Array, shape, dtype)

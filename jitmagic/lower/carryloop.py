@@ -149,7 +149,7 @@ def _tile(cg, plan, t, rows, lead, row, scope, temps, per_step, inits):
         cg.buffers.update(temps)
         cg.memo = {}
         for e in plan.kernels:
-            cg._emit_eqn(e)
+            cg.emit_eqn(e)
 
         def element(idx):
             vals = [cg.emit_value(o, idx) for o in fn.outs]

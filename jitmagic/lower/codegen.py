@@ -15,8 +15,10 @@ import llvmlite.ir as ir
 from jitmagic.core import shapes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.errors import LoweringError
-from jitmagic.core.ir import Function, Lit, Var
+from jitmagic.core.ir import Function, Lit, Var, typecheck
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.lower.rules import lowering
+from jitmagic.passes import for_backend, keeps_layout
 from jitmagic.runtime import bufpool, interrupt, runstats
 from jitmagic.lower import fusion, parallel, reductions
 from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, storage_type
@@ -60,8 +62,6 @@ def _contiguous_strides(shape):
 
 # an innermost reduced axis this short is unrolled by code generation (_emit_reduce)
 _UNROLL_REDUCED = 4
-# primitives that write their whole result into the buffer they are given, by its strides
-_WRITES_OUTS = ("dot_general", "concatenate")
 
 
 class Codegen(ScalarOps):
@@ -135,13 +135,13 @@ class Codegen(ScalarOps):
             for v in e.outvars:
                 if v in self.materialized and v not in self.buffers and e.prim != "reshape" \
                         and v not in in_place:
-                    self.buffers[v] = Buffer(self._malloc(v.aval, temps), v.aval)
+                    self.buffers[v] = Buffer(self.malloc(v.aval, temps), v.aval)
         done_by_reductions = set(self._epilogues.values())
         for e in fn.eqns:
             if not any(v in self.materialized for v in e.outvars) or \
                     e.outvars[0] in done_by_reductions:
                 continue
-            self._emit_eqn(e)
+            self.emit_eqn(e)
         for a, buf in pending_copies:
             self._emit_elementwise_kernel(a, buf)
         for p in temps:
@@ -154,7 +154,7 @@ class Codegen(ScalarOps):
         for bb, rc in ((self.oom_bb, 2), (self.abort_target, interrupt.ABORTED)):
             self.b.position_at_end(bb)
             for slot in self._temp_slots.values():
-                self.b.call(self._free(), [self.b.load(slot, typ=PTR)])
+                self.b.call(self.tmp_free(), [self.b.load(slot, typ=PTR)])
             self.b.ret(ir.Constant(I32, rc))
         return self._text()
 
@@ -164,11 +164,10 @@ class Codegen(ScalarOps):
         reads in place, instead of in a temporary copied over by a loop nest of its own
         (`(a.reshape(n0, n1, 1, k) @ c).reshape(n0, n1, m)`: a 3.7 MB copy per call, and a
         quarter of the module). None otherwise."""
-        from jitmagic.passes import _keeps_layout
         e = self.producer[out]
         src = e.inputs[0] if e.inputs else None
-        if not (isinstance(src, Var) and (e.prim == "reshape" or _keeps_layout(e))
-                and src in self.producer and self.producer[src].prim in _WRITES_OUTS
+        if not (isinstance(src, Var) and (e.prim == "reshape" or keeps_layout(e))
+                and src in self.producer and PRIMITIVES[self.producer[src].prim].writes_outputs
                 and src.aval.dtype == out.aval.dtype and src not in self.buffers
                 and src not in self.fn.outs):
             return None
@@ -301,7 +300,7 @@ class Codegen(ScalarOps):
             return self.b.icmp_unsigned("!=", arg, ir.Constant(I64, 0))
         return self.cast(arg, np.dtype(np.int64), dt)
 
-    def _malloc(self, aval, temps):
+    def malloc(self, aval, temps):
         b = self.b
         if shapes.is_symbolic(aval.size):
             n = self.size(aval.size * aval.dtype.itemsize)
@@ -329,10 +328,10 @@ class Codegen(ScalarOps):
     def release(self, p):
         """Free a temporary from _malloc (and forget it: an early exit must not free it
         again)."""
-        self.b.call(self._free(), [p])
+        self.b.call(self.tmp_free(), [p])
         raw_store(self.b, ir.Constant(PTR, None), self._temp_slots[p])
 
-    def _free(self):
+    def tmp_free(self):
         return self.module.globals.get("jm_tmp_free") or ir.Function(
             self.module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_tmp_free")
 
@@ -486,24 +485,25 @@ class Codegen(ScalarOps):
         if p.kind == "elementwise":
             vals = [self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape))
                     for a in e.inputs]
-            val = p.lower(self, [a.aval.dtype for a in e.inputs], out_aval.dtype, *vals, **e.kw)
+            val = lowering(e.prim)(self, [a.aval.dtype for a in e.inputs], out_aval.dtype, *vals,
+                                   **e.kw)
         elif e.prim == "reshape":
-            src = self._reshape_source(e.inputs[0])
+            src = self.reshape_source(e.inputs[0])
             if isinstance(src, Lit):
                 val = self.emit_value(src, [])
             else:   # row-major buffers: the flat offset is the same in both shapes
                 val = self.load_flat(self.buffers[src], self._offset(Buffer(None, out_aval), idx))
         elif p.kind == "view":
-            in_idx = p.lower(self, e.inputs[0].aval, out_aval, idx, **e.kw)
+            in_idx = lowering(e.prim)(self, e.inputs[0].aval, out_aval, idx, **e.kw)
             val = self.emit_value(e.inputs[0], in_idx)
         elif p.kind == "generator":
-            val = p.lower(self, out_aval, idx, **e.kw)
+            val = lowering(e.prim)(self, out_aval, idx, **e.kw)
         else:
             raise LoweringError(f"{e.prim} result was not materialized")
         self.memo[key] = val
         return val
 
-    def _reshape_source(self, a):
+    def reshape_source(self, a):
         while isinstance(a, Var) and a not in self.buffers:
             e = self.producer[a]
             if e.prim != "reshape":
@@ -512,7 +512,7 @@ class Codegen(ScalarOps):
         return a
 
     # ---------------------------------------------------------------- kernels
-    def _emit_eqn(self, e):
+    def emit_eqn(self, e):
         """Lower one equation; a failure names it. Only top-level kernels (depth 1) run in
         parallel, not those inside control-flow bodies."""
         self._eqn_depth = getattr(self, "_eqn_depth", 0) + 1
@@ -543,7 +543,7 @@ class Codegen(ScalarOps):
             else:
                 self._emit_reduce(e)
         else:
-            p.lower(self, e, [self.buffers[v] for v in e.outvars])
+            lowering(e.prim)(self, e, [self.buffers[v] for v in e.outvars])
 
     def _emit_elementwise_kernel(self, atom, buf, compute=False):
         if compute:
@@ -572,7 +572,7 @@ class Codegen(ScalarOps):
         buf = self.buffers.get(out)         # None: an epilogue's result is stored instead
         axes = e.kw["axes"]
         dt = out.aval.dtype
-        identity, combine_prim = p.lower(dt)
+        identity, combine_prim = lowering(e.prim)(dt)
         shape = x.aval.shape
         init = self.const(dt, identity)
 
@@ -584,13 +584,13 @@ class Codegen(ScalarOps):
                 return _reassoc(self.b.fadd(acc, val))
             if combine_prim == "mul" and dt.kind == "f":
                 return _reassoc(self.b.fmul(acc, val))
-            return PRIMITIVES[combine_prim].lower(self, [dt, dt], dt, acc, val)
+            return lowering(combine_prim)(self, [dt, dt], dt, acc, val)
 
         kept = [d for d in range(len(shape)) if d not in axes]
         red = [d for d in range(len(shape)) if d in axes]
         def reduce_dims(oidx, ds, ridx, acc, start=None):
             if not ds:
-                full = _place(len(shape), (kept, oidx), (red, ridx))
+                full = place(len(shape), (kept, oidx), (red, ridx))
                 return [combine(acc, self.emit_value(x, full))]
             n = shape[ds[0]]
             if len(ds) == 1 and start is None and type(n) is int and n <= _UNROLL_REDUCED:
@@ -682,7 +682,7 @@ class Codegen(ScalarOps):
         axis = e.kw["axis"]
         n = x.aval.shape[axis]
         dt = x.aval.dtype
-        extreme = PRIMITIVES["max" if op == ">" else "min"].lower
+        extreme = lowering("max" if op == ">" else "min")
 
         def outer(oidx):
             def at(k):
@@ -743,7 +743,7 @@ class Codegen(ScalarOps):
             self.loop_nest(a.aval.shape, body)
             offset += n
 
-    def _memory_operand(self, a):
+    def memory_operand(self, a):
         """a's Buffer, or None. A reshape (a.reshape(3600, 128) @ c, or a view that
         passes.views_to_reshapes turned into one) has no buffer of its own: its source's
         memory, when that is a contiguous buffer, is the operand."""
@@ -753,50 +753,13 @@ class Codegen(ScalarOps):
         if buf is not None:
             return buf if isinstance(buf, Buffer) else None
         try:
-            src = self._reshape_source(a)
+            src = self.reshape_source(a)
         except (LoweringError, KeyError):
             return None
         sbuf = self.buffers.get(src) if isinstance(src, Var) else None
         if isinstance(sbuf, Buffer) and sbuf.strides == _contiguous_strides(src.aval.shape):
             return Buffer(sbuf.ptr, a.aval)
         return None
-
-    def lower_dot(self, e, outs):
-        (lhs, rhs), (buf,) = e.inputs, outs
-        (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
-        from jitmagic.ops.linalg import free_axes
-        lf, rf = free_axes(lhs.aval.ndim, lc, lb), free_axes(rhs.aval.ndim, rc, rb)
-        ls, rs = lhs.aval.shape, rhs.aval.shape
-        dt = buf.aval.dtype
-        from jitmagic.runtime import blas
-        symbol = blas.gemm_symbol(dt)
-        gemm = symbol and blas.plan(ls, rs, (lc, rc), (lb, rb))
-        lbuf, rbuf = self._memory_operand(lhs), self._memory_operand(rhs)
-        if gemm and lbuf is not None and rbuf is not None:
-            blas.emit(self, symbol, dt, lbuf, rbuf, buf, gemm)
-            return
-        zero = self.const(dt, 0)
-        b = self.b
-        self.loop_nest(buf.aval.shape, lambda idx: self.store(buf, idx, zero))
-        # loop order batch, lhs free, contraction, rhs free: the innermost loop runs along
-        # contiguous rows of rhs and of the output
-        dims = [ls[d] for d in lb] + [ls[d] for d in lf] + [ls[d] for d in lc] + [rs[d] for d in rf]
-        nb, nl, nc = len(lb), len(lf), len(lc)
-
-        def body(it):
-            bi, li, ci, ri = it[:nb], it[nb:nb + nl], it[nb + nl:nb + nl + nc], it[nb + nl + nc:]
-            lidx = _place(len(ls), (lb, bi), (lf, li), (lc, ci))
-            ridx = _place(len(rs), (rb, bi), (rc, ci), (rf, ri))
-            oidx = list(bi) + list(li) + list(ri)
-            x, y = self.emit_value(lhs, lidx), self.emit_value(rhs, ridx)
-            acc = self.load(buf, oidx)
-            prod = PRIMITIVES["mul"].lower(self, [dt, dt], dt, x, y)
-            if dt.kind == "f":
-                s = _contract(b.fadd(acc, _contract(prod)))
-            else:
-                s = PRIMITIVES["add"].lower(self, [dt, dt], dt, acc, prod)
-            self.store(buf, oidx, s)
-        self.loop_nest(dims, body)
 
 
 # Ctrl-C is polled about once per this many elements of work (tens of microseconds)
@@ -817,7 +780,7 @@ def _prod(xs):
     return out
 
 
-def _place(n, *groups):
+def place(n, *groups):
     """An index of n dimensions from (dimensions, index values) groups."""
     idx = [None] * n
     for dims, vals in groups:
@@ -833,7 +796,7 @@ def _reassoc(instr):
     return instr
 
 
-def _contract(instr):
+def contract(instr):
     if hasattr(instr, "flags"):
         instr.flags.append("contract")
     return instr
@@ -875,8 +838,6 @@ def _reads_by_index(fn, v):
 def lower_function(fn: Function, name="jitted", strided=False):
     """(LLVM IR text, argument kinds); with strided=True also which inputs the entry point
     reads through their strides (the others must be C-contiguous)."""
-    from jitmagic.passes import for_backend
-    from jitmagic.core.ir import typecheck
     flat = for_backend(fn)          # nested jit calls are inlined here, before lowering
     if flat is not fn:
         typecheck(flat)

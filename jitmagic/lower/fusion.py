@@ -6,12 +6,6 @@ from jitmagic.core import shapes
 from jitmagic.core.ir import Function, Var
 from jitmagic.core.registry import PRIMITIVES
 
-# custom primitives that read their operands by random access want them in memory
-_MATERIALIZED_OPERANDS = {"dot_general",
-                          # control flow: bodies read their operands in place
-                          "cond", "while_loop", "fori_loop", "scan",
-                          "argsort"}
-
 
 def plan(fn: Function) -> set:
     """The set of variables to materialize (inputs are in memory already)."""
@@ -22,7 +16,7 @@ def plan(fn: Function) -> set:
         kind = PRIMITIVES[e.prim].kind
         if kind in ("reduce", "custom"):
             mat.update(e.outvars)
-        if e.prim in _MATERIALIZED_OPERANDS or e.prim == "reshape":
+        if PRIMITIVES[e.prim].reads_memory or e.prim == "reshape":
             copied = _copied_operands(e)
             mat.update(a for k, a in enumerate(e.inputs) if isinstance(a, Var) and k not in copied)
         # a computed value read through an expanding broadcast (explicit, or an elementwise

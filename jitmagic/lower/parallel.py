@@ -9,24 +9,16 @@ depends on a worker. The GIL is released for the whole native call.
 from __future__ import annotations
 
 import itertools
-import os
 
 import llvmlite.ir as ir
 
 from jitmagic.runtime import threadpool
+from jitmagic.runtime.threadpool import threads  # noqa: F401  (kernels split by it)
 from jitmagic.lower.scalar import I8, I64, PTR, raw_store
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
 _ids = itertools.count()
-
-
-def threads() -> int:
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
 
 
 def worth_it(cg, elements, outer):

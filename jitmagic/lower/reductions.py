@@ -16,6 +16,7 @@ import llvmlite.ir as ir
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Var
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.lower.rules import lowering
 from jitmagic.lower import parallel
 from jitmagic.lower.scalar import I64
 
@@ -43,14 +44,14 @@ def groups(fn, materialized):
 
 def _combiner(cg, prim, dt):
     from jitmagic.lower.codegen import _reassoc
-    _, combine_prim = PRIMITIVES[prim].lower(dt)
+    _, combine_prim = lowering(prim)(dt)
 
     def combine(acc, val):
         if combine_prim == "add" and dt.kind == "f":
             return _reassoc(cg.b.fadd(acc, val))
         if combine_prim == "mul" and dt.kind == "f":
             return _reassoc(cg.b.fmul(acc, val))
-        return PRIMITIVES[combine_prim].lower(cg, [dt, dt], dt, acc, val)
+        return lowering(combine_prim)(cg, [dt, dt], dt, acc, val)
     return combine
 
 
@@ -64,7 +65,7 @@ class _Member:
         # a suffix of reduced axes: the accumulator starts at the first of them
         suffix = self.axes == set(range(min(self.axes), ndim))
         self.start = min(self.axes) if suffix else None
-        self.identity = PRIMITIVES[e.prim].lower(self.dt)[0]
+        self.identity = lowering(e.prim)(self.dt)[0]
         self.combine = _combiner(cg, e.prim, self.dt)
 
 
@@ -91,7 +92,7 @@ def emit_group(cg, eqns):
         m.partial = None
         if split and not by_columns and m.start is None and 0 in m.axes:
             aval = ShapedArray((n_threads,) + m.out.aval.shape, m.dt)
-            m.partial = Buffer(cg._malloc(aval, temps), aval)
+            m.partial = Buffer(cg.malloc(aval, temps), aval)
 
     def init_outputs(dst_of, t=None, partials=None):
         for m in members:

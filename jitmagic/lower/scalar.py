@@ -6,48 +6,14 @@ from __future__ import annotations
 import numpy as np
 import llvmlite.ir as ir
 
-I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
-F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
-PTR = ir.PointerType()
-
-_INT = {1: I8, 2: I16, 4: I32, 8: I64}
-_FLOAT = {2: F16, 4: F32, 8: F64}
+from jitmagic.runtime.llvmtypes import (  # noqa: F401  (the code generator's vocabulary)
+    F16, F32, F64, I1, I8, I16, I32, I64, PTR, component_dtype, ltype, raw_store, storage_type)
 
 # functions LLVM knows as intrinsics (memory(none), vectorizable); the rest are libm calls
 # Functions that are single instructions stay intrinsics; transcendental ones are libm calls
 # so that vecmath can attach their libmvec vector variants.
 _INTRINSIC = {"sqrt", "floor", "ceil", "trunc", "fabs", "copysign"}
 _RENAME_INTRINSIC = {"rint": "roundeven"}
-
-
-def ltype(dt: np.dtype):
-    """Register type of one element (complex: of one component)."""
-    if dt.kind == "b":
-        return I1
-    if dt.kind in "iu":
-        return _INT[dt.itemsize]
-    if dt.kind == "f":
-        return _FLOAT[dt.itemsize]
-    if dt.kind == "c":
-        return _FLOAT[dt.itemsize // 2]
-    raise TypeError(dt)
-
-
-def storage_type(dt: np.dtype):
-    return I8 if dt.kind == "b" else ltype(dt)
-
-
-def raw_store(b, value, ptr):
-    """store value to ptr without llvmlite's pointee check: llvmlite types allocas (and GEPs
-    into them) as typed pointers that its check gets wrong; with opaque pointers the IR is the
-    same either way."""
-    st = ir.instructions.StoreInstr(b.block, value, ptr)
-    st.align = None
-    b._insert(st)
-
-
-def component_dtype(dt):
-    return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
 
 
 class ScalarOps:
@@ -274,7 +240,7 @@ class ScalarOps:
     # C99 Annex G special values (what NumPy gets from glibc): each function computes the
     # textbook formula, then selects the prescribed result where an operand is 0, inf or NaN.
 
-    def _cparts(self, x):
+    def cparts(self, x):
         t = x[0].type
         return np.dtype(np.float32) if t == F32 else np.dtype(np.float64)
 
@@ -293,7 +259,7 @@ class ScalarOps:
         doubles and comes back as a pair; float complex as one <2 x float>, as the x86-64
         calling convention has them."""
         b = self.b
-        if self._cparts(x) == np.float64:
+        if self.cparts(x) == np.float64:
             fn = self._declare(name, ir.LiteralStructType([F64, F64]), [F64, F64])
             r = b.call(fn, list(x))
             return b.extract_value(r, 0), b.extract_value(r, 1)
@@ -310,7 +276,7 @@ class ScalarOps:
         """log|z| + i atan2(im, re); near |z| = 1, log1p(x^2 + y^2 - 1) / 2 with the squares
         split exactly (fma), so the small real part keeps its relative accuracy."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         re, im = x
         h = self.math("hypot", dt, re, im)
         far = self.math("log", dt, h)
@@ -340,7 +306,7 @@ class ScalarOps:
 
     def complex_sqrt(self, x):
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         re, im = x
         zero, half, inf = self.const(dt, 0), self.const(dt, 0.5), self.const(dt, np.inf)
         x0, y0 = re, im
@@ -383,7 +349,7 @@ class ScalarOps:
     def complex_sinh_cosh(self, x, which):
         """sinh(x + iy) = sinh x cos y + i cosh x sin y; cosh = cosh x cos y + i sinh x sin y."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         re, im = x
         sh, ch = self.math("sinh", dt, re), self.math("cosh", dt, re)
         c, s = self.math("cos", dt, im), self.math("sin", dt, im)
@@ -424,7 +390,7 @@ class ScalarOps:
         """Kahan's formula (as FreeBSD's ctanh): t = tan y, s = sinh x,
         tanh z = (s sqrt(1 + s^2) (1 + t^2) + i t) / (1 + (1 + t^2) s^2)."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         re, im = x
         one, zero, nan = self.const(dt, 1), self.const(dt, 0), self.const(dt, np.nan)
         t = self.math("tan", dt, im)
@@ -466,7 +432,7 @@ class ScalarOps:
         """x * y with C99's recovery of infinities (libgcc's __muldc3): when the plain product
         is NaN + NaN i but an operand is infinite, the result is an infinity, not NaN."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         zero, one, inf = self.const(dt, 0), self.const(dt, 1), self.const(dt, np.inf)
         (a, bb), (c, d) = x, y
         ac, bd, ad, bc = b.fmul(a, c), b.fmul(bb, d), b.fmul(a, d), b.fmul(bb, c)
@@ -495,7 +461,7 @@ class ScalarOps:
         """NumPy's nc_pow: 1 for y = 0; 0 or NaN for x = 0; repeated multiplication for an
         integer y with |y| < 100; else exp(y log x)."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         zero, one = self.const(dt, 0), self.const(dt, 1)
         (xr, xi), (yr, yi) = x, y
         general = cexp(self.complex_mul_c99(y, self.complex_log(x)))
@@ -526,7 +492,7 @@ class ScalarOps:
     def complex_sign(self, x):
         """NumPy 2's sign: z / |z|; 0 for 0, NaN for NaN, +-1 (or +-i) for one infinite part."""
         b = self.b
-        dt = self._cparts(x)
+        dt = self.cparts(x)
         re, im = x
         zero, one, nan = self.const(dt, 0), self.const(dt, 1), self.const(dt, np.nan)
         h = self.math("hypot", dt, re, im)

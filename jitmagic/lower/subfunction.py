@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 
 from jitmagic.errors import LoweringError
 from jitmagic.core.ir import Lit, Var
-from jitmagic.core.registry import PRIMITIVES
+from jitmagic.lower.rules import lowering
 from jitmagic.lower import fusion
 from jitmagic.lower.codegen import Buffer, ScalarArg
 from jitmagic.lower.scalar import I8, I64, PTR, raw_store
@@ -33,7 +33,7 @@ class _State:
 def _state(cg):
     st = getattr(cg, "_subfunction_state", None)
     if st is None:
-        st = cg._subfunction_state = _State()
+        st = cg.subfunction_state = _State()
     return st
 
 
@@ -59,7 +59,7 @@ def alloc(cg, aval):
     one on the stack, where LLVM keeps it in a register."""
     if aval.shape == ():
         return scalar_slot(cg, aval)
-    return Buffer(cg._malloc(aval, _state(cg).temps), aval)
+    return Buffer(cg.malloc(aval, _state(cg).temps), aval)
 
 
 def scalar_slot(cg, aval, builder=None):
@@ -139,7 +139,7 @@ def prepare_function(cg, fn, out_bufs=None, carry_invars=(), carry_bufs=()):
             if v in mat and v not in cg.buffers and (e.prim != "reshape" or v in taken):
                 cg.buffers[v] = alloc(cg, v.aval)
     for e in fn.eqns:
-        prep = getattr(PRIMITIVES[e.prim].lower, "prepare", None)
+        prep = getattr(lowering(e.prim), "prepare", None)
         if prep is not None and any(v in mat for v in e.outvars):
             st.scratch[e] = prep(cg, e, [cg.buffers[v] for v in e.outvars])
     return Plan(fn, mat, staged)
@@ -185,7 +185,7 @@ def operand(cg, atom):
     buf = cg.buffers.get(atom)
     if buf is not None:
         return buf
-    src = cg._reshape_source(atom)     # reshape of a buffer: the same memory, another shape
+    src = cg.reshape_source(atom)     # reshape of a buffer: the same memory, another shape
     if isinstance(src, Lit):
         return ScalarArg(cg.const(src.aval.dtype, src.val), atom.aval)
     sbuf = cg.buffers[src]
@@ -203,7 +203,7 @@ def emit_function(cg, plan, inputs):
     for e in fn.eqns:
         if not any(v in plan.materialized for v in e.outvars):
             continue
-        cg._emit_eqn(e)
+        cg.emit_eqn(e)
     cg.memo = saved
 
 

@@ -183,7 +183,7 @@ def _function(fid=None, qualname=None):
     from jitmagic.diagnostics import tracker
     fns = tracker.all_functions()
     for f in fns:
-        if fid is not None and f._state.fid == fid:
+        if fid is not None and f.fid == fid:
             return f
     for f in fns:
         if fid is None and qualname and qualname in (f.qualname, f.name):
@@ -223,7 +223,7 @@ def _code_answer(data):
 def _clear(fid):
     from jitmagic.diagnostics import tracker
     for f in tracker.all_functions():
-        if fid is None or f._state.fid == fid:
+        if fid is None or f.fid == fid:
             f.clear_cache()
 
 

@@ -52,7 +52,7 @@ class _Session:
         total = 0.0
         for f in tracker.all_functions():
             for v in f.variants:
-                k = (id(f._state), v.id)
+                k = (f.fid, v.id)
                 seen = self.run_seen.get(k, 0)
                 if v.total_ns > seen:
                     total += (v.total_ns - seen) / 1e6
@@ -110,7 +110,7 @@ def _figures_note(ev):
     from jitmagic.dispatch import baseline
     if getattr(ev, "backend", "jitmagic") != "jitmagic":
         return ""   # no NumPy baseline for another JIT's functions
-    v = next((v for f in tracker.all_functions() if f._state.fid == ev.fid
+    v = next((v for f in tracker.all_functions() if f.fid == ev.fid
               for v in f.variants if v.id == ev.variant), None)
     if v is None:
         return ""

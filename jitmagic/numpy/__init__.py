@@ -12,6 +12,8 @@ from jitmagic.numpy import _math, _nan, _statistics, _dtype_info, _vectorize, _s
 from jitmagic.numpy import _polynomial
 from jitmagic.numpy._interop import _install
 from jitmagic.core.array import as_array as _as_array, returns_arrays as _returns_arrays
+from jitmagic.core.array import register_traced_getitem as _register_traced_getitem
+from jitmagic.numpy._indexing import getitem as _getitem
 
 _FUNCTIONS: dict = {}
 for _m in (_ufuncs, _reductions, _shape, _linalg, _advanced, _cumulative, _manipulate,
@@ -68,3 +70,5 @@ ndarray = _np.ndarray
 # NumPy's own functions on tracers keep NumPy's result dtypes where jnp's differ
 _install({**_FUNCTIONS, **{f.__name__: g for m in (_convolve, _manipulate)
                            for f, g in m.NUMPY_OVERRIDES.items()}})
+# a jm.Array constant indexed by a tracer inside jit gathers from it, as jax.Array does
+_register_traced_getitem(_getitem)

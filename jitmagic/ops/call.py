@@ -9,7 +9,7 @@ backend never sees this primitive and fuses across the call boundary.
 """
 from __future__ import annotations
 
-from jitmagic.core.registry import register
+from jitmagic.ops.define import register
 
 
 def _call_abstract(*avals, jaxpr, name):

@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 import llvmlite.ir as ir
 
-from jitmagic.core.registry import register
+from jitmagic.ops.define import register
 
 
 def _interp(fn, *args):
@@ -110,7 +110,7 @@ def _control_lower(prepare, emit):
 
 
 register("cond", "custom", _cond_abstract, _cond_impl, _control_lower(_cond_prepare, _cond_emit),
-         multiple_results=True)
+         multiple_results=True, reads_memory=True)
 
 
 # ---------------------------------------------------------------- loops: shared checks
@@ -195,7 +195,8 @@ def _while_emit(cg, eqn, outs, scratch):
 
 
 register("while_loop", "custom", _while_abstract, _while_impl,
-         _control_lower(_while_prepare, _while_emit), multiple_results=True)
+         _control_lower(_while_prepare, _while_emit), multiple_results=True,
+         reads_memory=True)
 
 
 # ---------------------------------------------------------------- fori_loop
@@ -271,7 +272,8 @@ def _fori_emit(cg, eqn, outs, plan):
 
 
 register("fori_loop", "custom", _fori_abstract, _fori_impl,
-         _control_lower(_fori_prepare, _fori_emit), multiple_results=True)
+         _control_lower(_fori_prepare, _fori_emit), multiple_results=True,
+         reads_memory=True)
 
 
 # ---------------------------------------------------------------- scan
@@ -367,6 +369,7 @@ def _scan_emit(cg, eqn, outs, plan):
 
 
 register("scan", "custom", _scan_abstract, _scan_impl,
-         _control_lower(_scan_prepare, _scan_emit), multiple_results=True)
+         _control_lower(_scan_prepare, _scan_emit), multiple_results=True,
+         reads_memory=True)
 
 CONTROL_FLOW = ("cond", "while_loop", "fori_loop", "scan")

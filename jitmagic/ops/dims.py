@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.ops.define import register
 
 
 def _abstract(*, dim):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import all_weak, broadcast_shapes, register, same_dtype, shaped
+from jitmagic.core.registry import all_weak, broadcast_shapes, same_dtype, shaped
+from jitmagic.ops.define import register
 from jitmagic.core.dtypes import real_dtype
 from jitmagic.errors import LoweringError
 
@@ -389,20 +390,20 @@ for _n, _f, _m in [("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
 def _scaled_clog(scale):
     def rule(cg, z):                # NumPy: log z times log2(e) or log10(e), part by part
         r, i = cg.complex_log(z)
-        k = cg.const(cg._cparts(z), scale)
+        k = cg.const(cg.cparts(z), scale)
         return cg.b.fmul(r, k), cg.b.fmul(i, k)
     return rule
 
 
 def _cexp2(cg, z):                  # NumPy: exp(z ln 2)
-    k = cg.const(cg._cparts(z), np.log(2.0))
-    return _cexp(cg, cg._cparts(z), cg.b.fmul(z[0], k), cg.b.fmul(z[1], k))
+    k = cg.const(cg.cparts(z), np.log(2.0))
+    return _cexp(cg, cg.cparts(z), cg.b.fmul(z[0], k), cg.b.fmul(z[1], k))
 
 
 def _cexpm1(cg, z):
     """NumPy's formula: expm1(re) cos(im) - 2 sin^2(im/2) + i exp(re) sin(im), which keeps
     the accuracy of small arguments."""
-    b, dt = cg.b, cg._cparts(z)
+    b, dt = cg.b, cg.cparts(z)
     re, im = z
     a = cg.math("sin", dt, b.fmul(im, cg.const(dt, 0.5)))
     real = b.fsub(b.fmul(cg.math("expm1", dt, re), cg.math("cos", dt, im)),
@@ -411,7 +412,7 @@ def _cexpm1(cg, z):
 
 
 def _clog1p(cg, z):                 # NumPy: log|z + 1| + i atan2(im, re + 1)
-    b, dt = cg.b, cg._cparts(z)
+    b, dt = cg.b, cg.cparts(z)
     re1 = b.fadd(z[0], cg.const(dt, 1.0))
     return (cg.math("log", dt, cg.math("hypot", dt, re1, z[1])),
             cg.math("atan2", dt, z[1], re1))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import llvmlite.ir as ir
 
-from jitmagic.core.registry import register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.ops.define import register
 from jitmagic.ops.elementwise import FLT, INT, elementwise
 
 _I1 = ir.IntType(1)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 import llvmlite.ir as ir
 
-from jitmagic.core.registry import PRIMITIVES, register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.lower.rules import lowering
+from jitmagic.ops.define import register
 from jitmagic.core.shapes import is_symbolic
 
 _I64 = np.dtype(np.int64)
@@ -333,7 +335,7 @@ def _scatter_lower(cg, eqn, outs):
             full = _full_index(cg, len(shape), axes, pos, windows, widx)
             v = cg.emit_value(upd, list(bidx) + list(widx))
             if op != "set":
-                v = PRIMITIVES[SCATTER_OPS[op]].lower(cg, [dt, dt], dt, cg.load(buf, full), v)
+                v = lowering(SCATTER_OPS[op])(cg, [dt, dt], dt, cg.load(buf, full), v)
             cg.store(buf, full, v)
         saved, cg.memo = cg.memo, {}
         cg.loop_nest([w[2] for w in windows], inner)

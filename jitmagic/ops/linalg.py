@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import register, same_dtype, shaped
-
-
-def _free(ndim, *used):
-    taken = set().union(*map(set, used))
-    return [i for i in range(ndim) if i not in taken]
+from jitmagic.core.registry import same_dtype, shaped
+from jitmagic.lower import blas, lapack
+from jitmagic.lower.codegen import contract, place
+from jitmagic.lower.rules import lowering
+from jitmagic.ops.define import register
+from jitmagic.passes.products import free_axes, plan
 
 
 def _dot_abstract(lhs, rhs, *, contract, batch):
@@ -31,14 +31,14 @@ def _dot_abstract(lhs, rhs, *, contract, batch):
             raise ValueError(f"dot_general: shapes {lhs.shape} and {rhs.shape} not aligned: "
                              f"dimension {a} of lhs ({lhs.shape[a]}) != dimension {b} "
                              f"of rhs ({rhs.shape[b]})")
-    shape = ([lhs.shape[i] for i in lb] + [lhs.shape[i] for i in _free(lhs.ndim, lc, lb)]
-             + [rhs.shape[i] for i in _free(rhs.ndim, rc, rb)])
+    shape = ([lhs.shape[i] for i in lb] + [lhs.shape[i] for i in free_axes(lhs.ndim, lc, lb)]
+             + [rhs.shape[i] for i in free_axes(rhs.ndim, rc, rb)])
     return shaped(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
-    lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
+    lf, rf = free_axes(lhs.ndim, lc, lb), free_axes(rhs.ndim, rc, rb)
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
     for a, b in zip(lb, rb):
@@ -55,133 +55,58 @@ def _dot_impl(lhs, rhs, *, contract, batch):
     return np.einsum(spec, lhs, rhs, optimize=True).astype(lhs.dtype)
 
 
-register("dot_general", "custom", _dot_abstract, _dot_impl,
-         lambda cg, eqn, outs: cg.lower_dot(eqn, outs))
-
-free_axes = _free
-
-
-def fold_transposes(fn):
-    """A pass: dot_general reading a transposed operand reads the untransposed one, with its
-    contracting and batch dimensions renamed, so `a.T @ y` costs no copy of `a` (BLAS reads
-    it transposed). Done when the operand's free dimensions keep their order, as the output
-    lists them in operand order."""
-    from jitmagic.core.ir import Eqn, Var
-    producer, eqns, changed = {}, [], False
-    for e in fn.eqns:
-        if e.prim == "dot_general":
-            (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
-            ins, dims = list(e.inputs), [[lc, lb], [rc, rb]]
-            for side in (0, 1):
-                while True:
-                    t = producer.get(ins[side]) if isinstance(ins[side], Var) else None
-                    if t is None or t.prim != "transpose" or not isinstance(t.inputs[0], Var):
-                        break
-                    perm = t.kw["permutation"]
-                    c, bt = dims[side]
-                    free = _free(len(perm), c, bt)
-                    if [perm[d] for d in free] != sorted(perm[d] for d in free):
-                        break
-                    dims[side] = [tuple(perm[d] for d in c), tuple(perm[d] for d in bt)]
-                    ins[side] = t.inputs[0]
-            for side in (0, 1):
-                root = _unit_axis_source(ins[side], producer)
-                if root is not None:
-                    flat = Var(ins[side].aval)
-                    eqns.append(Eqn("reshape", (root,),
-                                    (("new_sizes", tuple(flat.aval.shape)),), (flat,)))
-                    ins[side] = flat
-            if ins != list(e.inputs):
-                kw = dict(e.kw, contract=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
-                e = Eqn(e.prim, tuple(ins), tuple(sorted(kw.items())), e.outvars)
-                changed = True
-        eqns.append(e)
-        producer.update((v, e) for v in e.outvars)
-    return fn.replace(eqns=tuple(eqns)) if changed else fn
-
-
-# below this many multiply-adds a loop nest is as quick as copying operands for BLAS
-GEMM_FORM_MIN = 1 << 12
-
-
-def gemm_form(fn):
-    """A pass: a float product BLAS cannot take as it stands (several contracted axes, free
-    axes on both sides of the contracted one, batch axes not leading) becomes one: each
-    operand transposed to (batch, free, contracted) / (batch, contracted, free) order and
-    reshaped to matrices, one batched GEMM, and a reshape to the product's shape. The
-    transposes are copies (fused with whatever computes the operand), O(size) against the
-    product's O(M N K): an im2col convolution contracting channels and taps (8x16x9x32x32 by
-    32x16x9) ran as a loop nest 16x slower than XLA."""
-    from jitmagic.runtime import blas
-    from jitmagic.core.ir import Eqn, Var
-    from jitmagic.core import shapes
-    eqns, changed = [], False
-    for e in fn.eqns:
-        if e.prim != "dot_general" or not _gemm_form_applies(e, blas, shapes):
-            eqns.append(e)
-            continue
-        lhs, rhs = e.inputs
-        (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
-        lf, rf = _free(lhs.aval.ndim, lc, lb), _free(rhs.aval.ndim, rc, rb)
-        ls, rs = lhs.aval.shape, rhs.aval.shape
-        bshape = [ls[d] for d in lb]
-        m, k, n = (int(np.prod([sh[d] for d in ax], dtype=np.int64))
-                   for sh, ax in ((ls, lf), (ls, lc), (rs, rf)))
-
-        def matrix(x, perm, shape):
-            if list(perm) != list(range(len(perm))):
-                t = Var(x.aval.update(shape=tuple(x.aval.shape[d] for d in perm)))
-                eqns.append(Eqn("transpose", (x,), (("permutation", tuple(perm)),), (t,)))
-                x = t
-            out = Var(x.aval.update(shape=tuple(shape)))
-            eqns.append(Eqn("reshape", (x,), (("new_sizes", tuple(shape)),), (out,)))
-            return out
-        nb = len(lb)
-        a = matrix(lhs, list(lb) + lf + list(lc), bshape + [m, k])
-        b = matrix(rhs, list(rb) + list(rc) + rf, bshape + [k, n])
-        prod = Var(e.outvars[0].aval.update(shape=tuple(bshape + [m, n])))
-        kw = {"contract": ((nb + 1,), (nb,)), "batch": (tuple(range(nb)), tuple(range(nb)))}
-        eqns.append(Eqn("dot_general", (a, b), tuple(sorted(kw.items())), (prod,)))
-        eqns.append(Eqn("reshape", (prod,),
-                        (("new_sizes", tuple(e.outvars[0].aval.shape)),), e.outvars))
-        changed = True
-    return fn.replace(eqns=tuple(eqns)) if changed else fn
-
-
-def _gemm_form_applies(e, blas, shapes):
-    lhs, rhs = e.inputs
-    out = e.outvars[0].aval
-    if blas.gemm_symbol(out.dtype) is None or shapes.any_symbolic(lhs.aval.shape) or \
-            shapes.any_symbolic(rhs.aval.shape):
-        return False
+def _dot_lower(cg, e, outs):
+    """A (batched) GEMM or GEMV call when the product is one (jitmagic.lower.blas), else a loop
+    nest: batch, lhs free, contraction, rhs free, so that the innermost loop runs along
+    contiguous rows of rhs and of the output."""
+    (lhs, rhs), (buf,) = e.inputs, outs
     (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
-    if blas.plan(lhs.aval.shape, rhs.aval.shape, (lc, rc), (lb, rb)) is not None:
-        return False
-    k = int(np.prod([lhs.aval.shape[d] for d in lc], dtype=np.int64))
-    return out.size > 0 and k > 0 and out.size * k >= GEMM_FORM_MIN
+    lf, rf = free_axes(lhs.aval.ndim, lc, lb), free_axes(rhs.aval.ndim, rc, rb)
+    ls, rs = lhs.aval.shape, rhs.aval.shape
+    dt = buf.aval.dtype
+    symbol = blas.gemm_symbol(dt)
+    gemm = symbol and plan(ls, rs, (lc, rc), (lb, rb))
+    lbuf, rbuf = cg.memory_operand(lhs), cg.memory_operand(rhs)
+    if gemm and lbuf is not None and rbuf is not None:
+        blas.emit(cg, symbol, dt, lbuf, rbuf, buf, gemm)
+        return
+    zero = cg.const(dt, 0)
+    b = cg.b
+    cg.loop_nest(buf.aval.shape, lambda idx: cg.store(buf, idx, zero))
+    dims = [ls[d] for d in lb] + [ls[d] for d in lf] + [ls[d] for d in lc] + [rs[d] for d in rf]
+    nb, nl, nc = len(lb), len(lf), len(lc)
+    mul, add = lowering("mul"), lowering("add")
+
+    def body(it):
+        bi, li, ci, ri = it[:nb], it[nb:nb + nl], it[nb + nl:nb + nl + nc], it[nb + nl + nc:]
+        lidx = place(len(ls), (lb, bi), (lf, li), (lc, ci))
+        ridx = place(len(rs), (rb, bi), (rc, ci), (rf, ri))
+        oidx = list(bi) + list(li) + list(ri)
+        x, y = cg.emit_value(lhs, lidx), cg.emit_value(rhs, ridx)
+        acc = cg.load(buf, oidx)
+        prod = mul(cg, [dt, dt], dt, x, y)
+        if dt.kind == "f":
+            s = contract(b.fadd(acc, contract(prod)))
+        else:
+            s = add(cg, [dt, dt], dt, acc, prod)
+        cg.store(buf, oidx, s)
+    cg.loop_nest(dims, body)
 
 
-def _unit_axis_source(v, producer):
-    """The array v is a unit-axis view of (squeezes and broadcasts that only add or drop axes
-    of length 1, reshapes), when there is one: the same elements in the same row-major order,
-    so a reshape of it, which reads its buffer in place, can stand for v. Otherwise None
-    (`a.reshape(60, 60, 1, 128) @ c` would copy `a` into a temporary first)."""
-    from jitmagic.core.ir import Var
-    root = v
-    while isinstance(root, Var) and root in producer:
-        e = producer[root]
-        src = e.inputs[0] if e.inputs else None
-        if not isinstance(src, Var) or src.aval.size != root.aval.size:
-            break
-        if e.prim == "broadcast_in_dim":
-            dims = e.kw["broadcast_dimensions"]
-            if list(dims) != sorted(dims):
-                break
-        elif e.prim not in ("squeeze", "reshape"):
-            break
-        root = src
-    return root if root is not v else None
+def _dot_work(e, sizes):
+    """A product that BLAS computes costs the generated code its output only (the library
+    runs at the same speed at every tier); one lowered to a loop nest, its m*n*k
+    multiply-adds (exactly so for a matrix product: sqrt of the three sizes' product)."""
+    lhs, rhs = e.inputs
+    kw = e.kw
+    if blas.gemm_symbol(e.outvars[0].aval.dtype) and \
+            plan(lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]):
+        return sizes[-1]
+    return int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)
 
+
+register("dot_general", "custom", _dot_abstract, _dot_impl, _dot_lower, reads_memory=True,
+         writes_outputs=True, work=_dot_work)
 
 # ---------------------------------------------------------------- factorizations
 _LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
@@ -388,10 +313,7 @@ def _svd_ref(a, *, full_matrices, compute_uv):
 
 
 def _lapack(name):
-    def lower(cg, eqn, outs):
-        from jitmagic.runtime import lapack
-        return getattr(lapack, "lower_" + name)(cg, eqn, outs)
-    return lower
+    return getattr(lapack, "lower_" + name)
 
 
 for _name, _abs, _ref in [("cholesky", _cholesky_abstract, _cholesky_ref),

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import llvmlite.ir as ir
 
-from jitmagic.core.registry import PRIMITIVES, register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.lower.rules import lowering
+from jitmagic.ops.define import register
 
 _NP_ACC = {"add": np.cumsum, "mul": np.cumprod,
            "max": lambda x, axis: np.maximum.accumulate(x, axis=axis),
@@ -35,7 +37,7 @@ def _cum_lower(cg, eqn, outs):
     (x,), (buf,) = eqn.inputs, outs
     shape = x.aval.shape
     dt = x.aval.dtype
-    op = PRIMITIVES[eqn.kw["op"]]
+    op = lowering(eqn.kw["op"])
     if 0 in shape:
         return
 
@@ -45,7 +47,7 @@ def _cum_lower(cg, eqn, outs):
 
         def step(k, acc):
             k1 = cg.b.add(k, cg.index(1))
-            acc = op.lower(cg, [dt, dt], dt, acc, cg.emit_value(x, list(oidx) + [k1]))
+            acc = op(cg, [dt, dt], dt, acc, cg.emit_value(x, list(oidx) + [k1]))
             cg.store(buf, list(oidx) + [k1], acc)
             return [acc]
         cg.loop(shape[-1] - 1, step, [first])
@@ -170,4 +172,4 @@ register("sort", "custom", _sort_abstract, lambda x: np.sort(x, axis=-1),
          lambda cg, e, outs: _sort_lower(cg, e, outs, False))
 register("argsort", "custom", _argsort_abstract,
          lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.int64),
-         lambda cg, e, outs: _sort_lower(cg, e, outs, True))
+         lambda cg, e, outs: _sort_lower(cg, e, outs, True), reads_memory=True)

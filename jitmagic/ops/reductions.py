@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.ops.define import register
 
 
 def _reduced_shape(shape, axes):

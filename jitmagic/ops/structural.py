@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import register, shaped
+from jitmagic.core.registry import shaped
+from jitmagic.ops.define import register
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.shapes import is_one
 
@@ -188,4 +189,4 @@ def _concat_abstract(*xs, dimension):
 
 register("concatenate", "custom", _concat_abstract,
          lambda *xs, dimension: np.concatenate(xs, axis=dimension),
-         lambda cg, eqn, outs: cg.lower_concatenate(eqn, outs))
+         lambda cg, eqn, outs: cg.lower_concatenate(eqn, outs), writes_outputs=True)

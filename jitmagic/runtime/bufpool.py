@@ -26,6 +26,8 @@ import threading
 
 import numpy as np
 
+from jitmagic.core.config import config
+
 SLOTS = 32
 MIN_BYTES = 256 << 10        # smaller blocks: glibc's bins already reuse them without faults
 HEADER = 64
@@ -331,7 +333,6 @@ def _init():
         if _pool:
             return _pool
         from jitmagic.runtime import native_call, native as runtime
-        from jitmagic.core.config import config
         c = native_call._c_api()
         table = ctypes.c_void_p.from_address(c["table"] + 8 * _SET_HANDLER).value
         st = _State()
@@ -399,6 +400,9 @@ def set_limit(nbytes):
         _pool["state"].cap = nbytes
         if _pool["state"].cached > nbytes:
             _pool["clear"]()
+
+
+config.on_update("buffer_pool_bytes", set_limit)
 
 
 def clear():

@@ -114,7 +114,7 @@ class CompiledModule:
 def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
     from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
-    blas._library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
+    blas.library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
     gemm.linked_by(obj)     # and jitmagic's own GEMM, when it calls it
     runstats.ensure_helpers()       # and the clock functions every entry point calls,
     bufpool.install()               # the temporaries' allocator and the thread pool

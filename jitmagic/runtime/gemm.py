@@ -594,7 +594,7 @@ def declare(module, dtype):
     `module` (see _Gen.entry); returns 0, or 1 when it could not allocate its buffers."""
     import llvmlite.ir as ir
     import numpy as np
-    from jitmagic.lower.scalar import I32, I64, PTR
+    from jitmagic.runtime.llvmtypes import I32, I64, PTR
     dt = "f64" if np.dtype(dtype) == np.float64 else "f32"
     install(dt)
     name = f"jm_gemm_{dt}"

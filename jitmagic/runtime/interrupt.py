@@ -14,7 +14,7 @@ import threading
 
 import llvmlite.ir as ir
 
-from jitmagic.lower.scalar import I32, PTR
+from jitmagic.runtime.llvmtypes import I32, PTR
 
 ABORTED = 3
 _flag = ctypes.c_int32(0)

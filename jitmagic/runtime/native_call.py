@@ -27,7 +27,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.runtime import bufpool, engine
-from jitmagic.lower.scalar import F64, I32, I64, PTR
+from jitmagic.runtime.llvmtypes import F64, I32, I64, PTR
 
 NAME = "jm_dispatch"
 ENABLED = True      # off: every hit takes the Python path (tests compare the two)

@@ -15,7 +15,8 @@ import ctypes
 
 import llvmlite.ir as ir
 
-from jitmagic.lower.scalar import I64, PTR
+from jitmagic.core.config import config
+from jitmagic.runtime.llvmtypes import I64, PTR
 
 SAMPLES = 128          # ring of recent call durations (ns), for the median
 CALLS, TOTAL, MIN, LAST, RING = 0, 1, 2, 3, 4
@@ -26,6 +27,9 @@ _flag = ctypes.c_int32(1)
 
 def set_tracking(on: bool):
     _flag.value = 1 if on else 0
+
+
+config.on_update("tracking", set_tracking)
 
 
 def new_counters():

@@ -234,16 +234,25 @@ iout:
 """
 
 
+def threads() -> int:
+    """Threads a parallel kernel splits over: the calling thread and the pool's workers (the
+    CPUs this process may run on, at most 8)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
 def _init():
     if _pool:
         return _pool
     with _lock:
         if _pool:
             return _pool
-        from jitmagic.lower import parallel
         from jitmagic.runtime import native as runtime
         st = _State()
-        workers = parallel.threads() - 1 if _FUTEX else 0
+        workers = threads() - 1 if _FUTEX else 0
         fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads",
                             link=("jm_par",))
         runtime.keep_forever(st)
@@ -259,7 +268,7 @@ def install():
 def declare(module):
     """`void jm_par(ptr task, ptr arg, i64 n)` in `module`; task is `void (ptr arg, i64 i)`."""
     import llvmlite.ir as ir
-    from jitmagic.lower.scalar import I64, PTR
+    from jitmagic.runtime.llvmtypes import I64, PTR
     install()
     fn = module.globals.get("jm_par")
     if fn is None:

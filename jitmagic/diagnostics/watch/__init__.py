@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from jitmagic.core.config import config
+
 BACKENDS = ("jax", "numba")
 _MODULES = {"jax": "jitmagic.diagnostics.watch.jax", "numba": "jitmagic.diagnostics.watch.numba"}
 _active: tuple = ()
@@ -81,6 +83,17 @@ def set_watching(value):
             _peer(n).set_global(False)
     _active = names
     return names
+
+
+def _on_config(value):
+    """jm.config.update(watch=...): hooks installed first, so a failure changes nothing."""
+    try:
+        return ",".join(set_watching(value))
+    except ImportError as e:
+        raise ValueError(str(e)) from None
+
+
+config.on_update("watch", _on_config)
 
 
 def watching():

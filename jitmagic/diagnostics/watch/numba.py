@@ -83,7 +83,7 @@ class NumbaAdapter:
         for types in list(self.disp.overloads):
             if types != skip:
                 info = self.info(types)
-                wf._state.history.append(info)
+                wf.history.append(info)
                 wf.variant_for(info, types)
 
 

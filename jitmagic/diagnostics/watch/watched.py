@@ -1,7 +1,7 @@
 """A watched function: a jax.jit or numba.njit function seen through jitmagic's tracker.
 
-It quacks like a JitFunction where the views look (name, qualname, where, _state.fid,
-variants, cache_info, inspect_*), so `%jit_cache`, `%jit_log`, the dashboard and the panel
+It offers what the views read of any tracked function (name, qualname, where, fid, backend,
+variants, cache_info, inspect_*; see jitmagic.dispatch.events), so `%jit_cache`, `%jit_log`, the dashboard and the panel
 show it with no code of their own; `backend` says which JIT compiled it. The peer-specific
 parts (compile detection, cache keys, phase times, IR text) live in an adapter:
 watch/jax.py and watch/numba.py.
@@ -25,15 +25,7 @@ from jitmagic.errors import RecompilationError
 _perf_ns = time.perf_counter_ns
 
 
-class WatchState:
-    """What tracker.record and the views read from `_state`."""
-
-    _ids = itertools.count(1_000_000)   # far from JitFunction's ids: never the same fid
-
-    def __init__(self):
-        self.fid = next(WatchState._ids)
-        self.storm = tracker.StormDetector()
-        self.history = []               # KeyInfo of every compiled key, newest last
+_ids = itertools.count(1_000_000)   # far from JitFunction's ids: never the same fid
 
 
 class WatchedVariant:
@@ -91,7 +83,9 @@ class WatchedFunction:
         self.adapter = adapter
         self.backend = adapter.backend
         self.name, self.qualname, self.where = name, qualname, where
-        self._state = WatchState()
+        self.fid = next(_ids)
+        self.storm = tracker.StormDetector()
+        self.history = []               # KeyInfo of every compiled key, newest last
         self._variants = {}             # key -> WatchedVariant
         self._next_id = 0
         self._lock = threading.RLock()
@@ -105,12 +99,11 @@ class WatchedFunction:
             return self._compiled(info, timings, peer_key, reasons, signature)
 
     def _compiled(self, info, timings, peer_key, reasons, signature):
-        st = self._state
         if reasons is None:
-            reasons = tracker.explain_miss(st.history, info, self.adapter.diff)
+            reasons = tracker.explain_miss(self.history, info, self.adapter.diff)
         if info is not None:
-            st.history.append(info)
-            del st.history[:-64]
+            self.history.append(info)
+            del self.history[:-64]
         self._next_id += 1
         key = self.adapter.key_of(info) if info is not None else ("compile", self._next_id)
         v = WatchedVariant(self._next_id, key, info, timings,

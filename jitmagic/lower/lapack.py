@@ -31,7 +31,7 @@ def symbol(routine, dtype, cblas=False):
     dtype = np.dtype(dtype)
     if dtype.name not in _PREFIX:
         raise LoweringError(f"LAPACK has no {routine} for {dtype}")
-    if blas._library() is None:
+    if blas.library() is None:
         raise LoweringError("NumPy's bundled OpenBLAS (scipy_openblas64_) was not found, so "
                             "jnp.linalg cannot be compiled; it still runs outside jit")
     p = _PREFIX[dtype.name]
@@ -67,11 +67,11 @@ class Scratch:
 
     def matrix(self, shape, dtype):
         aval = ShapedArray(tuple(shape), np.dtype(dtype))
-        return Buffer(self.cg._malloc(aval, self.ptrs), aval)
+        return Buffer(self.cg.malloc(aval, self.ptrs), aval)
 
     def free(self):
         for p in self.ptrs:
-            self.cg.b.call(self.cg._free(), [p])
+            self.cg.b.call(self.cg.tmp_free(), [p])
 
 
 def part(cg, buf, flat, shape):

@@ -1,0 +1,164 @@
+"""Matrix products as library calls.
+
+A float32/float64 dot_general whose operands are (batches of) matrices becomes one call to
+jitmagic's own GEMM (jitmagic.runtime.gemm; OpenBLAS's ?gemm when blas.GEMM = "openblas", or
+should ours find no memory for its packed operands), and a matrix-vector product a call to
+?gemv; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the loop
+nest of the dot_general lowering (jitmagic.ops.linalg). Which products are GEMMs is decided by
+jitmagic.passes.products.plan.
+"""
+from __future__ import annotations
+
+import numpy as np
+import llvmlite.ir as ir
+
+from jitmagic.core import shapes
+from jitmagic.runtime import blas as library, gemm as own_gemm
+from jitmagic.runtime.llvmtypes import F32, F64, I32, I64, PTR
+from jitmagic.runtime.threadpool import threads
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_THREADS = library.THREADS
+
+
+def gemm_symbol(dtype):
+    """OpenBLAS's ?gemm for a product of this dtype, or None (no float dtype, no library)."""
+    return library.gemm_symbol(dtype)
+
+
+def _at_least_1(cg, x):
+    """max(x, 1) as an i64, at run time for a symbolic size."""
+    if not shapes.is_symbolic(x):
+        return ir.Constant(I64, max(x, 1))
+    v = cg.size(x)
+    return cg.b.select(cg.b.icmp_signed(">", v, ir.Constant(I64, 1)), v, ir.Constant(I64, 1))
+
+
+def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
+    nbatch, m, n, k, ta, tb, shared = gemm
+    t = F64 if dtype == np.float64 else F32
+    if shapes.is_one(m) or shapes.is_one(n):
+        return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
+    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
+        ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
+        symbol)
+    if GEMM not in ("jitmagic", "openblas"):
+        raise NotImplementedError(f"blas.GEMM = {GEMM!r}: the products are 'jitmagic' "
+                                  "(jitmagic.runtime.gemm) or 'openblas'")
+    if GEMM == "openblas":
+        return _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+    # jitmagic's own (jitmagic.runtime.gemm); should it find no memory for its packed operands,
+    # OpenBLAS, which needs none of ours, computes the product instead
+    s = cg.size
+    sai, sak = (1, m) if ta else (k, 1)
+    sbk, sbj = (1, k) if tb else (n, 1)
+    b = cg.b
+    rc = b.call(own_gemm.declare(cg.module, dtype), [
+        s(nbatch), s(m), s(n), s(k), lhs_buf.ptr, s(m * k), s(sai), s(sak),
+        rhs_buf.ptr, s(0 if shared else k * n), s(sbk), s(sbj),
+        out_buf.ptr, s(m * n), s(n), ir.Constant(I64, threads())])
+    with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
+        _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+
+
+# below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
+# than they save once the cores are shared: conv2d_layer's 288 products of 1024x16 by 16x32
+# took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
+# this many in all, one thread does the whole batch.
+SMALL_GEMM = 1 << 21
+# "jitmagic": products of float32/float64 matrices run jitmagic's own GEMM (jitmagic.runtime.gemm),
+# threads of its pool; "openblas": OpenBLAS's ?gemm with its own threads (for comparison:
+# benchmarks/gemm_threads.py). Measured in benchmarks/README.md (issue 17, GEMM).
+GEMM = "jitmagic"
+
+
+def _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """One OpenBLAS call per batch entry, on one thread below SMALL_GEMM multiply-adds
+    (decided at run time for a shape-generic variant)."""
+    nbatch, m, n, k, ta, tb, shared = gemm
+    lda = m if ta else k
+    ldb = k if tb else n
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, cg.size(stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
+                    ir.Constant(I32, _TRANS if tb else _NO_TRANS), cg.size(m),
+                    cg.size(n), cg.size(k), ir.Constant(t, 1.0),
+                    at(lhs_buf, m * k), _at_least_1(cg, lda),
+                    at(rhs_buf, 0 if shared else k * n),
+                    _at_least_1(cg, ldb), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    _at_least_1(cg, n)])
+    if shapes.is_symbolic(m * n * k):    # OpenBLAS's threads only for a large product
+        work = cg.size(m * n * k)
+        with b.if_else(b.icmp_signed(">=", work, ir.Constant(I64, SMALL_GEMM))) as (big, small):
+            with big:
+                _batch(cg, nbatch, one)
+            with small:
+                _one_thread(cg, lambda: _batch(cg, nbatch, one))
+    elif m * n * k >= SMALL_GEMM:
+        _batch(cg, nbatch, one)
+    else:
+        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+
+
+def _batch(cg, nbatch, one):
+    if shapes.is_one(nbatch):
+        one(ir.Constant(I64, 0))
+    else:
+        cg.loop(nbatch, one)
+
+
+def _one_thread(cg, body):
+    """body() between setting OpenBLAS's thread count to 1 and putting the previous count back
+    (the count is OpenBLAS's global one; results never depend on it)."""
+    setn = cg.module.globals.get(_THREADS) or ir.Function(
+        cg.module, ir.FunctionType(I32, [I32]), _THREADS)
+    prev = cg.b.call(setn, [ir.Constant(I32, 1)])
+    body()
+    cg.b.call(setn, [prev])
+
+
+def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """A product with one row or one column is a matrix-vector product: ?gemv streams the
+    matrix once, where ?gemm with m or n = 1 goes through its blocked path (packing)."""
+    nbatch, m, n, k, ta, tb, shared = gemm
+    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
+        ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]), symbol)
+    if shapes.is_one(n):
+        # out (m) = op(lhs) x, lhs stored m x k (or k x m when transposed); rhs is k values
+        # in a row (k x 1, 1 x k, or a vector: contiguous either way)
+        mat, vec, trans = lhs_buf, rhs_buf, ta
+        rows, cols = (k, m) if ta else (m, k)
+        mat_step, vec_step = rows * cols, 0 if shared else k
+    else:
+        # out (n) = x op(rhs) = op(rhs)^T x, rhs stored k x n (or n x k when transposed)
+        mat, vec, trans = rhs_buf, lhs_buf, not tb
+        rows, cols = (n, k) if tb else (k, n)
+        mat_step, vec_step = 0 if shared else rows * cols, k
+    b = cg.b
+
+    def one(i):
+        def at(buf, stride):
+            off = b.mul(i, cg.size(stride))
+            return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
+        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if trans else _NO_TRANS),
+                    cg.size(rows), cg.size(cols), ir.Constant(t, 1.0),
+                    at(mat, mat_step), _at_least_1(cg, cols), at(vec, vec_step),
+                    ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
+                    ir.Constant(I64, 1)])
+    # OpenBLAS's threads for a large matrix (as NumPy's own call has): one in the L3 cache
+    # streams at twice the speed from two cores (gesummv's 1000x1000: NumPy 93 µs, one thread
+    # 164 µs, on idle cores); one thread below GEMV_THREADS_MIN elements, where OpenBLAS's
+    # threads wait for each other when the cores are shared (1000x1000 with two other busy
+    # processes on the 2 cores: 16-36 ms with 2 threads, 0.1 ms with 1; benchmarks/README.md)
+    size = nbatch * rows * cols
+    if not shapes.is_symbolic(size) and size >= GEMV_THREADS_MIN:
+        _batch(cg, nbatch, one)
+    else:
+        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+
+
+GEMV_THREADS_MIN = 1 << 19
