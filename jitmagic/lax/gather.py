@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jitmagic.core.array import returns_arrays
+from jitmagic.lax.control import fori_loop, map as lax_map
 from jitmagic.lax.elementwise import _check
 from jitmagic.lax.structural import _ints, reshape, squeeze, transpose
 from jitmagic.core.operands import aval as _aval, convert as _convert
@@ -110,7 +111,6 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     start_indices), collapsed_slice_dims dropped, the slice's other axes placed at
     offset_dims of the result. unique_indices and indices_are_sorted are promises that do
     not change the result."""
-    from jitmagic.lax import map as lax_map
     dn = dimension_numbers
     _no_batching("gather", dn.operand_batching_dims, dn.start_indices_batching_dims)
     oa = _aval(operand)
@@ -158,7 +158,6 @@ _COMBINE = {"scatter": None, "scatter_add": "add", "scatter_sub": "sub", "scatte
 
 
 def _scatter(name, operand, scatter_indices, updates, dimension_numbers, mode, combine):
-    from jitmagic.lax import fori_loop
     dn = dimension_numbers
     _no_batching(name, dn.operand_batching_dims, dn.scatter_indices_batching_dims)
     oa, ua = _aval(operand), _aval(updates)

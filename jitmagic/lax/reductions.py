@@ -11,8 +11,11 @@ import itertools
 import numpy as np
 
 from jitmagic.core import pytree
+from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.array import returns_arrays
+from jitmagic.lax.control import _trace
 from jitmagic.lax.elementwise import _check
+from jitmagic.lax.gather import GatherDimensionNumbers, gather
 from jitmagic.lax.structural import _axis, _ints, _no_sharding, concatenate, expand_dims, full, pad, reshape, rev, squeeze, transpose
 from jitmagic.core.operands import aval as _aval
 from jitmagic.core.tracing import Tracer, bind
@@ -116,8 +119,6 @@ _MONOIDS = {"add", "mul", "max", "min", "and", "or", "xor"}
 
 def _monoid(computation, dt, what):
     """The monoid a two-argument computation applies, found by tracing it once on scalars."""
-    from jitmagic.core.dtypes import ShapedArray
-    from jitmagic.lax import _trace
     s = ShapedArray((), dt, False)
     try:
         t = _trace(computation, [s, s], pytree.TreeDef("tuple", (pytree.LEAF,) * 2),
@@ -265,10 +266,12 @@ cummin = _cumulative("cummin", "min", "iuf")
 
 
 def _logaddexp(x, y):
-    from jitmagic import numpy as jnp
-    m = jnp.maximum(x, y)
-    d = jnp.where(jnp.equal(x, y), jnp.zeros_like(x), -jnp.abs(x - y))   # equal infinities
-    return m + jnp.log1p(jnp.exp(d))
+    m = bind("max", x, y)
+    zero = np.zeros((), _aval(x).dtype)
+    d = bind("select", bind("eq", x, y), bind("broadcast_in_dim", zero, shape=_aval(x).shape,
+                                              broadcast_dimensions=()),
+             bind("neg", bind("abs", bind("sub", x, y))))     # equal infinities: 0, not NaN
+    return bind("add", m, bind("log1p", bind("exp", d)))
 
 
 @returns_arrays
@@ -352,8 +355,20 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 # ---------------------------------------------------------------- sorting
 
 def _take_last(x, idx):
-    from jitmagic.numpy import take_along_axis
-    return take_along_axis(x, idx, axis=-1)
+    """x[..., idx] along the last axis (idx: the same leading shape): one gather."""
+    a, ia = _aval(x), _aval(idx)
+    n = a.ndim
+    lead = [bind("broadcast_in_dim", bind("iota", dtype=ia.dtype, shape=(a.shape[d],),
+                                          dimension=0),
+                 shape=ia.shape, broadcast_dimensions=(d,)) for d in range(n - 1)]
+    cols = lead + [idx]
+    starts = bind("concatenate", *[bind("broadcast_in_dim", c, shape=ia.shape + (1,),
+                                        broadcast_dimensions=tuple(range(n))) for c in cols],
+                  dimension=n)
+    return gather(x, starts, GatherDimensionNumbers(offset_dims=(),
+                                                    collapsed_slice_dims=tuple(range(n)),
+                                                    start_index_map=tuple(range(n))),
+                  slice_sizes=(1,) * n, mode="promise_in_bounds")
 
 
 @returns_arrays

@@ -8,7 +8,38 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.core.array import returns_arrays
-from jitmagic.lax.elementwise import _check
+from jitmagic.core.tracing import bind
+from jitmagic.lax.elementwise import _check, erf, erfc
+
+
+class _F64:
+    """The float64 elementwise functions these series are written with (operands already
+    float64, constants Python floats: no promotion to think about)."""
+
+    def __getattr__(self, name):
+        prim = _PRIMS[name]
+        return lambda *xs: bind(prim, *xs)
+
+    @staticmethod
+    def where(c, x, y):
+        return bind("select", c, *(_full(v, c) for v in (x, y)))
+
+    @staticmethod
+    def zeros_like(x):
+        return _full(0.0, x)
+
+
+def _full(v, like):
+    if isinstance(v, (int, float)):
+        return bind("broadcast_in_dim", np.float64(v), shape=_aval(like).shape,
+                    broadcast_dimensions=())
+    return v
+
+
+_PRIMS = {"less": "lt", "less_equal": "le", "greater": "gt", "equal": "eq", "log": "log",
+          "tan": "tan", "floor": "floor", "abs": "abs", "sqrt": "sqrt", "exp": "exp",
+          "copysign": "copysign", "logical_and": "and", "logical_or": "or"}
+jnp = _F64()
 from jitmagic.core.operands import aval as _aval, convert as _convert
 
 F64 = np.dtype(np.float64)
@@ -21,7 +52,6 @@ _SHIFT = 10      # psi(z) = psi(z + 10) - sum_{k<10} 1/(z + k): the series is ex
 @returns_arrays
 def digamma(x):
     """lax.digamma: psi(x) = d/dx log Gamma(x); NaN at the poles (0, -1, -2, ...)."""
-    from jitmagic import numpy as jnp
     dt = _check("digamma", (x,), "f")[0].dtype
     w = _convert(x, F64)
     reflect = jnp.less(w, 0.5)
@@ -59,8 +89,6 @@ def _horner(coeffs, t):
 def erf_inv(x):
     """lax.erf_inv: y with erf(y) = x; +-inf at +-1, NaN outside [-1, 1]. Giles' starting
     value, then Newton steps on erf (erfc in the tails, where 1 - |x| is exact)."""
-    from jitmagic import numpy as jnp
-    from jitmagic.lax.elementwise import erf, erfc
     dt = _check("erf_inv", (x,), "f")[0].dtype
     w64 = _convert(x, F64)
     t = jnp.abs(w64)

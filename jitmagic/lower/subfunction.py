@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 
 from jitmagic.errors import LoweringError
 from jitmagic.core.ir import Lit, Var
-from jitmagic.lower.rules import lowering
+from jitmagic.lower.rules import LOWERINGS
 from jitmagic.lower import fusion
 from jitmagic.lower.codegen import Buffer, ScalarArg
 from jitmagic.lower.scalar import I8, I64, PTR, raw_store
@@ -31,7 +31,7 @@ class _State:
 
 
 def _state(cg):
-    st = getattr(cg, "_subfunction_state", None)
+    st = getattr(cg, "subfunction_state", None)
     if st is None:
         st = cg.subfunction_state = _State()
     return st
@@ -139,7 +139,7 @@ def prepare_function(cg, fn, out_bufs=None, carry_invars=(), carry_bufs=()):
             if v in mat and v not in cg.buffers and (e.prim != "reshape" or v in taken):
                 cg.buffers[v] = alloc(cg, v.aval)
     for e in fn.eqns:
-        prep = getattr(lowering(e.prim), "prepare", None)
+        prep = getattr(LOWERINGS.get(e.prim), "prepare", None)
         if prep is not None and any(v in mat for v in e.outvars):
             st.scratch[e] = prep(cg, e, [cg.buffers[v] for v in e.outvars])
     return Plan(fn, mat, staged)
