@@ -1,4 +1,4 @@
-"""jitmagic's GEMM (backend/gemm.py) against OpenBLAS's (blas.GEMM = "openblas", its own
+"""jitmagic's GEMM (jitmagic/runtime/gemm.py) against OpenBLAS's (blas.GEMM = "openblas", its own
 threads), NumPy's `@` (its own OpenBLAS instance, whatever OPENBLAS_CORETYPE the process
 inherited) and jax.jit, on matrix products and the suite's product-heavy kernels (~1 min).
 
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import jitmagic as jm
-from jitmagic.runtime import blas
+from jitmagic.lower import blas
 from suite import _fresh
 
 
@@ -79,16 +79,16 @@ def _run(args):
         systems = {}
         for policy in ("jitmagic", "jitmagic 1 thread", "openblas"):
             blas.GEMM = policy.split()[0]
-            threads = blas.parallel.threads
+            threads = blas.threads
             if "1 thread" in policy:      # the count compiled into the call
-                blas.parallel.threads = lambda: 1
+                blas.threads = lambda: 1
             try:
                 # a fresh definition each: jitmagic shares variants between definitions of
                 # the same code
                 f = jm.jit(_fresh(make(jmnp), f"{name}_{policy.replace(' ', '_')}"))
                 np.testing.assert_allclose(np.asarray(f(*data)), want, rtol=1e-9)
             finally:
-                blas.parallel.threads = threads
+                blas.threads = threads
             systems["jm " + policy] = lambda f=f: f(*data)
         blas.GEMM = "jitmagic"
         jd = tuple(jjnp.asarray(x) for x in data)

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 from jitmagic import errors
+from jitmagic import errors
 from jitmagic._version import __version__
+from jitmagic.core import shapes  # noqa: F401  (jm.shapes.Dim: the symbolic sizes of generic variants)
 from jitmagic.diagnostics import tracker
 from jitmagic.core.config import config
 from jitmagic.core.array import Array, block_until_ready

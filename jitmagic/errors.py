@@ -69,3 +69,7 @@ class RecompilationError(JitError):
 
 class TraceTooLargeError(JitError, RuntimeError):
     """A trace passed config.max_trace_equations: usually a Python loop being unrolled."""
+
+
+class RecompilationStormWarning(UserWarning):
+    """One function keeps recompiling."""

@@ -127,8 +127,8 @@ GEMM_FORM = [("bckhw,ock->bhwo", (2, 3, 4, 5, 6), (7, 3, 4)),
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("spec,sa,sb", GEMM_FORM)
 def test_contractions_in_gemm_form(spec, sa, sb, dt, monkeypatch):
-    from jitmagic.ops import linalg
-    monkeypatch.setattr(linalg, "GEMM_FORM_MIN", 1)      # the test shapes are small
+    from jitmagic.passes import products
+    monkeypatch.setattr(products, "GEMM_FORM_MIN", 1)      # the test shapes are small
     rng = np.random.default_rng(9)
     a, b = _args(rng, sa, sb, dt)
     jf = jm.jit(lambda a, b: jnp.einsum(spec, a, b))

@@ -10,7 +10,7 @@ import jitmagic as jm
 from jitmagic.core import pytree
 from jitmagic.runtime import native_call
 
-pytestmark = pytest.mark.filterwarnings("ignore::jitmagic.tracker.RecompilationStormWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::jitmagic.errors.RecompilationStormWarning")
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -15,6 +15,7 @@ import pytest
 import jitmagic as jm
 import jitmagic.numpy as jnp
 from jitmagic.core.registry import PRIMITIVES, abstract_eval
+from jitmagic.lower.rules import lowering
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.numpy._ufuncs import COMPOSITES, UFUNC_PRIMS
 from jitmagic.core.tracing import bind
@@ -109,7 +110,7 @@ def layouts(x):
 
 
 def n_inputs(p):
-    sig = inspect.signature(p.lower)
+    sig = inspect.signature(lowering(p.name))
     return sum(1 for q in sig.parameters.values()
                if q.kind == q.POSITIONAL_OR_KEYWORD) - 3
 

@@ -72,7 +72,7 @@ def test_corrupt_truncated_and_foreign_entries_are_detected_and_replaced(tmp_pat
 
 RACE = textwrap.dedent("""
     import os, sys, time
-    from jitmagic.backend import diskcache
+    from jitmagic.runtime import diskcache
     role, directory, ready, n_procs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     key = "k" * 64
     open(os.path.join(ready, f"{role}-{os.getpid()}"), "w").close()

@@ -17,7 +17,7 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.runtime import blas
+from jitmagic.lower import blas
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,7 +65,7 @@ def test_large_products_match_numpy(policy, dt, monkeypatch):
 def test_any_thread_count(nthreads, monkeypatch):
     # the pool hands out tasks whatever the number planned for, including more threads than
     # tasks (17 rows times 1000 columns: tasks are ranges of columns)
-    monkeypatch.setattr(blas.parallel, "threads", lambda: nthreads)
+    monkeypatch.setattr(blas, "threads", lambda: nthreads)
     rng = np.random.default_rng(4)
     for sa, sb, f in CASES[::2] + [CASES[-3]]:
         a, b = rng.random(sa), rng.random(sb)
@@ -113,7 +113,7 @@ def test_empty_and_unit_products():
 
 _PROBE = """
 import ctypes, json, os, numpy as np
-from jitmagic.backend import blas
+from jitmagic.runtime import blas
 lib = ctypes.CDLL(blas.library(), mode=os.RTLD_LOCAL)     # the file: NumPy's instance
 lib.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
 a = np.random.default_rng(0).random((200, 300))

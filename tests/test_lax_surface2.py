@@ -14,7 +14,7 @@ import pytest
 from jaxref import assert_same, assert_same_error
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::jitmagic.tracker.RecompilationStormWarning")   # one function, many dtypes
+    "ignore::jitmagic.errors.RecompilationStormWarning")   # one function, many dtypes
 
 
 def _data(dt, shape, key=""):

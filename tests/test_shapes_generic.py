@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import jitmagic as jm
+from jitmagic.core.dtypes import ShapedArray
 import jitmagic.numpy as jnp
 from jitmagic import lax
 from jitmagic.diagnostics import tracker
@@ -43,7 +44,7 @@ def test_dim_arithmetic_and_printing():
     assert str(n % 2) == "n%2" and str(n * m + 2 * n) == "m*n+2*n"
     assert (2 * n) // 2 == n and (n + 1) - 1 == n and n - n == 0 and (4 * n) % 2 == 0
     assert n >= 0 and n + 1 > n and n - n // 2 >= 0 and not (n < 0)
-    a = jm.dtypes.ShapedArray((n, 3), np.dtype(np.float64))
+    a = ShapedArray((n, 3), np.dtype(np.float64))
     assert str(a) == "f64[n,3]" and str(a.size) == "3*n"
 
 

@@ -73,7 +73,7 @@ def test_workers_are_started_once(par):
     for _ in range(50):
         par(10)
     after = threadpool.info()
-    assert after["workers"] == before["workers"] == jm.backend.parallel.threads() - 1
+    assert after["workers"] == before["workers"] == threadpool.threads() - 1
     assert after["jobs"] + after["inline"] >= before["jobs"] + before["inline"] + 50
 
 

@@ -253,7 +253,8 @@ def test_the_disk_cache_keeps_the_best_tier(tmp_path):
 
 INTERRUPT_SCRIPT = textwrap.dedent("""
     import os, signal, threading, numpy as np, jitmagic as jm
-    from jitmagic import lax, tiering
+    from jitmagic import lax
+    from jitmagic.dispatch import tiering
     signal.signal(signal.SIGINT, signal.default_int_handler)
     jm.config.update(tier_up_calls=10**9, tier_up_ms=1e9)
     f = jm.jit(lambda x, stop: lax.while_loop(lambda c: c < stop, lambda c: c + 1.0, x))

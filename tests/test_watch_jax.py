@@ -37,7 +37,7 @@ def kinds(f):
 
 
 def test_importing_jitmagic_imports_neither_jax_nor_numba():
-    code = ("import sys, jitmagic as jm, jitmagic.watch\n"
+    code = ("import sys, jitmagic as jm, jitmagic.diagnostics.watch\n"
             "jm.config.update(live_notices=False)\n"
             "assert callable(jm.watch)\n"
             "bad = [m for m in ('jax', 'numba') if m in sys.modules]\n"

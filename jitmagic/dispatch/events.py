@@ -17,16 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from jitmagic.core.config import config
-from jitmagic.errors import RecompilationError
+from jitmagic.errors import RecompilationError, RecompilationStormWarning  # noqa: F401
 
 PHASES = ("trace", "passes", "llvm_ir", "llvm_opt", "codegen")
 # phases only a watched JIT reports (jitmagic/watch): JAX lowering to MLIR and XLA's compile,
 # Numba's type inference (its lowering to LLVM is "lower", its other passes "passes")
 PEER_PHASES = ("lower", "backend_compile", "typing")
-
-
-class RecompilationStormWarning(UserWarning):
-    """One function keeps recompiling."""
 
 
 # ---------------------------------------------------------------- records

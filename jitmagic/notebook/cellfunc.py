@@ -176,7 +176,7 @@ class CellFunction:
         _LIVE[self.token] = self
         body = copy.deepcopy(analysis.body)
         last = max((getattr(n, "end_lineno", None) or n.lineno) for n in body) if body else 1
-        tail = ast.parse(f"from jitmagic.cellfunc import _collect as __jm_collect__\n"
+        tail = ast.parse(f"from jitmagic.notebook.cellfunc import _collect as __jm_collect__\n"
                          f"return __jm_collect__({self.token!r}, locals())").body
         for node in tail:
             ast.increment_lineno(node, last - 1)
