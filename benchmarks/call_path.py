@@ -9,6 +9,7 @@ tuple pytrees).
 Every figure is the minimum over `repeat` timeit runs of `number` calls each, the runs of all
 rows interleaved: on a shared machine the minimum is the least disturbed figure (the median
 moves with the load, printed alongside)."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,10 +23,12 @@ import numpy as np
 
 def rows():
     import numba
+
     import jitmagic as jm
+
     try:
         from jitmagic.runtime import native_call
-    except ImportError:     # a checkout from before the native entry: for before/after runs
+    except ImportError:  # a checkout from before the native entry: for before/after runs
         native_call = types.SimpleNamespace(ENABLED=True)
 
     x = np.ones(1)
@@ -33,7 +36,7 @@ def rows():
     def affine(x):
         return x * 2 + 1
 
-    def affine_py(x):         # the same, kept on the Python hit path
+    def affine_py(x):  # the same, kept on the Python hit path
         return x * 2 + 1
 
     def static_k(x, k):
@@ -95,8 +98,10 @@ def main():
     for _ in range(a.repeat):
         for name, call in rs:
             times[name].append(call.timeit(a.number) / a.number * 1e9)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"min (median) of {a.repeat} x {a.number} calls, ns per call")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+        f"min (median) of {a.repeat} x {a.number} calls, ns per call"
+    )
     for name, _ in rs:
         ts = times[name]
         print(f"  {name:40s} {min(ts):8.0f}  ({statistics.median(ts):.0f})")

@@ -10,6 +10,7 @@ which is part of what is measured). RSS is read after gc and malloc_trim, every 
 cycles; the result is the growth from the first reading (after a warm-up) to the last.
 Exit status 1 when the growth passes --limit-mib (50 MiB by default).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import jitmagic as jm  # noqa: E402
+import jitmagic as jm
 
 
 def rss_mib():
@@ -43,7 +44,7 @@ def main(argv=None):
     ap.add_argument("--limit-mib", type=float, default=50.0)
     args = ap.parse_args(argv)
     jm.config.update(live_notices=False)
-    warnings.simplefilter("ignore")          # the storm warning fires, as it should
+    warnings.simplefilter("ignore")  # the storm warning fires, as it should
     f = jm.jit(lambda x, k: x * k - 2, static_argnums=(1,), max_variants=4)
     x = np.ones(16)
     for k in range(args.warmup):
@@ -54,13 +55,18 @@ def main(argv=None):
         f(x, args.warmup + i)
         if i % args.every == 0 or i == args.cycles:
             now = rss_mib()
-            print(f"{i:>7} cycles  RSS {now:7.1f} MiB  growth {now - base:6.1f} MiB  "
-                  f"{(time.perf_counter() - t0) / i * 1e3:5.1f} ms/cycle", flush=True)
+            print(
+                f"{i:>7} cycles  RSS {now:7.1f} MiB  growth {now - base:6.1f} MiB  "
+                f"{(time.perf_counter() - t0) / i * 1e3:5.1f} ms/cycle",
+                flush=True,
+            )
     growth = rss_mib() - base
     per = growth * 1024 / args.cycles
     ok = growth <= args.limit_mib
-    print(f"{args.cycles} compile/evict cycles: RSS grew {growth:.1f} MiB ({per:.2f} KiB per "
-          f"cycle); limit {args.limit_mib:.0f} MiB: {'ok' if ok else 'EXCEEDED'}")
+    print(
+        f"{args.cycles} compile/evict cycles: RSS grew {growth:.1f} MiB ({per:.2f} KiB per "
+        f"cycle); limit {args.limit_mib:.0f} MiB: {'ok' if ok else 'EXCEEDED'}"
+    )
     return 0 if ok else 1
 
 

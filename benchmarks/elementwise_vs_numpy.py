@@ -5,6 +5,7 @@
 NumPy evaluates sin(x) * cos(2x) + 0.5x as five passes with four temporaries and scalar libm
 calls; jitmagic fuses it into one loop using vector math. Prints both medians and the speedup.
 """
+
 import statistics
 import sys
 import time
@@ -12,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import jitmagic as jm  # noqa: E402
-import jitmagic.numpy as jnp  # noqa: E402
+import jitmagic as jm
+import jitmagic.numpy as jnp
 
 
 def chain_np(x):
@@ -32,7 +33,7 @@ def main(n=10_000_000, reps=15):
     x = np.random.default_rng(0).random(n)
     np.testing.assert_allclose(chain_jm(x), chain_np(x), rtol=1e-12, atol=1e-12)  # + compiles
     times = {"numpy": [], "jitmagic": []}
-    for _ in range(reps):                       # interleaved: both see the same machine noise
+    for _ in range(reps):  # interleaved: both see the same machine noise
         for name, f in (("numpy", chain_np), ("jitmagic", chain_jm)):
             t0 = time.perf_counter_ns()
             f(x)

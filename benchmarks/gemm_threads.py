@@ -10,6 +10,7 @@ Prints min and median per call, the ratio to min(NumPy, JAX), and the load avera
 
     .venv/bin/python benchmarks/gemm_threads.py [--seconds 6] [--cases matmul512,mlp] [--busy 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,10 +21,10 @@ import sys
 import time
 
 import numpy as np
+from suite import _fresh
 
 import jitmagic as jm
 from jitmagic.lower import blas
-from suite import _fresh
 
 
 def _attention(xp):
@@ -31,6 +32,7 @@ def _attention(xp):
         s = q @ xp.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
         e = xp.exp(s - xp.max(s, axis=-1, keepdims=True))
         return (e / xp.sum(e, axis=-1, keepdims=True)) @ v
+
     return f
 
 
@@ -39,11 +41,15 @@ def _cases(rng):
     return {
         "matmul512": (lambda xp: lambda a, b: a @ b, (r((512, 512)), r((512, 512)))),
         "matmul1024": (lambda xp: lambda a, b: a @ b, (r((1024, 1024)), r((1024, 1024)))),
-        "mlp": (lambda xp: lambda x, w1, b1, w2, b2: xp.tanh(xp.maximum(x @ w1 + b1, 0.0) @ w2 + b2),
-                (r((512, 256)), r((256, 512)) / 16, r(512), r((512, 64)) / 16, r(64))),
+        "mlp": (
+            lambda xp: lambda x, w1, b1, w2, b2: xp.tanh(xp.maximum(x @ w1 + b1, 0.0) @ w2 + b2),
+            (r((512, 256)), r((256, 512)) / 16, r(512), r((512, 64)) / 16, r(64)),
+        ),
         "attention": (_attention, tuple(r((8, 256, 64)) for _ in range(3))),
-        "bcast_matmul": (lambda xp: lambda a, c: (a.reshape(60, 60, 1, 128) @ c).reshape(60, 60, 128),
-                         (r((60, 60, 128)), r((128, 128)))),
+        "bcast_matmul": (
+            lambda xp: lambda a, c: (a.reshape(60, 60, 1, 128) @ c).reshape(60, 60, 128),
+            (r((60, 60, 128)), r((128, 128))),
+        ),
     }
 
 
@@ -51,11 +57,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6.0, help="sampling time per case")
     ap.add_argument("--cases", default="", help="comma-separated case names")
-    ap.add_argument("--busy", type=int, default=0,
-                    help="processes spinning on the CPUs meanwhile (contention: issue 17)")
+    ap.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        help="processes spinning on the CPUs meanwhile (contention: issue 17)",
+    )
     args = ap.parse_args()
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.busy)]
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
+    ]
     try:
         _run(args)
     finally:
@@ -65,12 +76,17 @@ def main():
 
 def _run(args):
     import jax
+
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jjnp
+
     import jitmagic.numpy as jmnp
+
     rng = np.random.default_rng(0)
-    print(f"load {os.getloadavg()[0]:.1f}; NumPy's OpenBLAS: inherited OPENBLAS_CORETYPE="
-          f"{os.environ.get('OPENBLAS_CORETYPE')}; jitmagic's instance: {blas.corename()}")
+    print(
+        f"load {os.getloadavg()[0]:.1f}; NumPy's OpenBLAS: inherited OPENBLAS_CORETYPE="
+        f"{os.environ.get('OPENBLAS_CORETYPE')}; jitmagic's instance: {blas.corename()}"
+    )
     cases = _cases(rng)
     wanted = [c for c in args.cases.split(",") if c] or list(cases)
     for name in wanted:
@@ -80,7 +96,7 @@ def _run(args):
         for policy in ("jitmagic", "jitmagic 1 thread", "openblas"):
             blas.GEMM = policy.split()[0]
             threads = blas.threads
-            if "1 thread" in policy:      # the count compiled into the call
+            if "1 thread" in policy:  # the count compiled into the call
                 blas.threads = lambda: 1
             try:
                 # a fresh definition each: jitmagic shares variants between definitions of
@@ -100,8 +116,8 @@ def _run(args):
         rounds = 3
         block = args.seconds / rounds / len(systems)
         for r in range(rounds):
-            for k in list(systems)[r % len(systems):] + list(systems)[:r % len(systems)]:
-                time.sleep(0.3)         # the previous system's BLAS threads stop spinning
+            for k in list(systems)[r % len(systems) :] + list(systems)[: r % len(systems)]:
+                time.sleep(0.3)  # the previous system's BLAS threads stop spinning
                 systems[k]()
                 end = time.perf_counter() + block
                 while time.perf_counter() < end or len(samples[k]) < 5 * (r + 1):
@@ -111,8 +127,10 @@ def _run(args):
         ref = min(np.median(samples["jax"]), np.median(samples["numpy"]))
         for k, v in samples.items():
             med = float(np.median(v))
-            print(f"{name:13s} {k:20s} min {min(v) * 1e3:8.2f} ms  median {med * 1e3:8.2f} ms"
-                  f"  {med / ref:5.2f}x min(np, jax)  n={len(v)}")
+            print(
+                f"{name:13s} {k:20s} min {min(v) * 1e3:8.2f} ms  median {med * 1e3:8.2f} ms"
+                f"  {med / ref:5.2f}x min(np, jax)  n={len(v)}"
+            )
     print(f"load {os.getloadavg()[0]:.1f}")
 
 

@@ -13,6 +13,7 @@ every size, sizes read at run time). Rows:
 Figures are the minimum over `repeat` interleaved timeit runs (the least disturbed figure on
 a shared machine). Runs in well under a minute.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,15 +51,20 @@ def workloads():
 
 def measure(repeat):
     import jitmagic as jm
+
     out = []
     for name, fn, make, big in workloads():
-        fs = {mode: jm.jit(_copy(fn, f"{name}_{mode}"), shapes=mode)
-              for mode in ("static", "dynamic")}
-        cases = {"large": [make(big)], "tiny same": [make(4)],
-                 "tiny varying": [make(n) for n in (3, 4, 5, 6)]}
+        fs = {
+            mode: jm.jit(_copy(fn, f"{name}_{mode}"), shapes=mode) for mode in ("static", "dynamic")
+        }
+        cases = {
+            "large": [make(big)],
+            "tiny same": [make(4)],
+            "tiny varying": [make(n) for n in (3, 4, 5, 6)],
+        }
         for case, argsets in cases.items():
             for f in fs.values():
-                for a in argsets:       # compile, then reach the steady hit path (native entry)
+                for a in argsets:  # compile, then reach the steady hit path (native entry)
                     for _ in range(5):
                         f(*a)
             number = 3 if case == "large" else 2000
@@ -70,14 +76,16 @@ def measure(repeat):
                         t = timeit.timeit(lambda: f(*a), number=number) / number
                     else:
                         k = len(argsets)
-                        t = timeit.timeit(lambda: [f(*a) for a in argsets],
-                                          number=number // k) / (number // k * k)
+                        t = timeit.timeit(lambda: [f(*a) for a in argsets], number=number // k) / (
+                            number // k * k
+                        )
                     times[m].append(t)
             s, d = min(times["static"]), min(times["dynamic"])
             out.append((name, case, s, d))
         for f in fs.values():
-            assert [v.generic is not None for v in f.variants].count(True) == \
-                (1 if f.shapes == "dynamic" else 0)
+            assert [v.generic is not None for v in f.variants].count(True) == (
+                1 if f.shapes == "dynamic" else 0
+            )
     return out
 
 

@@ -1,12 +1,15 @@
-"""Timing: samples of several systems taken in rotated blocks (so they share the machine's
-noise, but not each other's spinning threads), medians and spread. Records only; printing and plotting live in report.py."""
+"""Timing: samples of several systems taken in rotated blocks (so they share the machine's noise,
+but not each other's spinning threads), medians and spread. Records only; printing and plotting
+live in report.py."""
+
 from __future__ import annotations
 
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 ns = time.perf_counter_ns
 
@@ -16,9 +19,10 @@ class Impl:
     """One system's way to run a workload: `run()` does it once and returns the result
     (already materialised: JAX results are blocked on). `before`/`after` run outside the timed
     region around every sample (used to switch jitmagic's tracking on and off)."""
+
     run: Callable[[], Any]
-    before: Optional[Callable[[], None]] = None
-    after: Optional[Callable[[], None]] = None
+    before: Callable[[], None] | None = None
+    after: Callable[[], None] | None = None
 
 
 @dataclass
@@ -27,9 +31,9 @@ class Stats:
     p25_ns: float
     p75_ns: float
     n_samples: int
-    inner: int                      # calls per sample (a sample's time is divided by it)
+    inner: int  # calls per sample (a sample's time is divided by it)
     extra: dict = field(default_factory=dict)
-    samples: list = field(default_factory=list, repr=False)   # in time order; not in as_dict
+    samples: list = field(default_factory=list, repr=False)  # in time order; not in as_dict
 
     @property
     def spread(self):
@@ -37,9 +41,16 @@ class Stats:
         return (self.p75_ns - self.p25_ns) / self.median_ns if self.median_ns > 0 else 0.0
 
     def as_dict(self):
-        return {"median_ns": self.median_ns, "p25_ns": self.p25_ns, "p75_ns": self.p75_ns,
-                "min_ns": min(self.samples) if self.samples else None, "spread": self.spread, "n_samples": self.n_samples, "inner": self.inner,
-                **self.extra}
+        return {
+            "median_ns": self.median_ns,
+            "p25_ns": self.p25_ns,
+            "p75_ns": self.p75_ns,
+            "min_ns": min(self.samples) if self.samples else None,
+            "spread": self.spread,
+            "n_samples": self.n_samples,
+            "inner": self.inner,
+            **self.extra,
+        }
 
 
 def summarize(samples, inner=1, **extra):
@@ -60,10 +71,12 @@ def paired_difference(a: Stats, b: Stats) -> Stats:
 
 def machine_busy(interval=0.25) -> float:
     """Fraction of all CPUs busy over `interval` (while we sleep: that is other processes)."""
+
     def read():
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:]]
-        return v[3] + v[4], sum(v)          # idle + iowait, total
+        return v[3] + v[4], sum(v)  # idle + iowait, total
+
     try:
         i0, t0 = read()
         time.sleep(interval)
@@ -73,7 +86,7 @@ def machine_busy(interval=0.25) -> float:
     return 1.0 - (i1 - i0) / max(t1 - t0, 1)
 
 
-WAIT_BUDGET_S = [60.0]       # for the whole run: a busy machine must not stall it forever
+WAIT_BUDGET_S = [60.0]  # for the whole run: a busy machine must not stall it forever
 
 
 def wait_quiet(threshold=0.35, max_wait_s=15.0) -> float:
@@ -110,9 +123,9 @@ def _sample(impl: Impl, inner: int) -> float:
 def calibrate(impl: Impl, min_sample_ns: float) -> tuple[int, float]:
     """(calls per sample so one sample lasts at least min_sample_ns, seconds per call)."""
     t = _sample(impl, 1)
-    if t < 50e6:                        # cheap enough to take a second look
+    if t < 50e6:  # cheap enough to take a second look
         t = min(t, _sample(impl, 1))
-    if t * 8 < min_sample_ns:           # short: measure a batch for a better per-call time
+    if t * 8 < min_sample_ns:  # short: measure a batch for a better per-call time
         t = _sample(impl, 64)
     inner = max(1, math.ceil(min_sample_ns / max(t, 1.0)))
     return inner, t * 1e-9
@@ -123,8 +136,16 @@ def calibrate(impl: Impl, min_sample_ns: float) -> tuple[int, float]:
 SETTLE_S = 0.2
 
 
-def interleaved(impls: dict[str, Impl], budget_s=6.0, min_reps=5, max_reps=60,
-                min_sample_ns=2e6, warmup=2, rounds=3, settle_s=None) -> dict[str, Stats]:
+def interleaved(
+    impls: dict[str, Impl],
+    budget_s=6.0,
+    min_reps=5,
+    max_reps=60,
+    min_sample_ns=2e6,
+    warmup=2,
+    rounds=3,
+    settle_s=None,
+) -> dict[str, Stats]:
     """Time every impl: `warmup` unrecorded runs, then `rounds` rounds in each of which every
     system takes its share of the samples in a block, after a pause (settle_s) and one
     unrecorded run, the systems' order rotated each round. The number of samples fits
@@ -155,7 +176,7 @@ def interleaved(impls: dict[str, Impl], budget_s=6.0, min_reps=5, max_reps=60,
         for name in names[k:] + names[:k]:
             if settle_s:
                 time.sleep(settle_s)
-            _sample(impls[name], 1)         # wakes the system's threads; not recorded
+            _sample(impls[name], 1)  # wakes the system's threads; not recorded
             for _ in range(share):
                 samples[name].append(_sample(impls[name], inner[name]))
     return {n: summarize(samples[n], inner[n]) for n in names}
@@ -182,7 +203,7 @@ def first_call_latency(factories: dict[str, Callable[[], tuple]], reps=5, steady
                 t0 = ns()
                 call()
                 first = ns() - t0
-            except Exception as e:          # noqa: BLE001  (reported, not raised)
+            except Exception as e:
                 errors[name] = e
                 continue
             ts = []

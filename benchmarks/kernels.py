@@ -9,11 +9,12 @@ array features Numba lacks (keepdims, `.at`, lax); otherwise it compiles the Num
 Sizes are chosen so one call takes milliseconds on one core, and tests run them scaled down
 (`tests/test_kernels_suite.py` checks every kernel against its NumPy version).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -21,8 +22,8 @@ import numpy as np
 @dataclass
 class Kernel:
     name: str
-    make: Callable                 # (xp, lax) -> function
-    data: Callable                 # (rng, scale) -> tuple of arguments
+    make: Callable  # (xp, lax) -> function
+    data: Callable  # (rng, scale) -> tuple of arguments
     numba: Callable | None = None  # explicit-loop version, when the NumPy one is not Numba's
     note: str = ""
 
@@ -34,6 +35,7 @@ def kernel(data, numba=None, note=""):
     def register(make):
         KERNELS[make.__name__] = Kernel(make.__name__, make, data, numba, note)
         return make
+
     return register
 
 
@@ -62,6 +64,7 @@ def _set(xp, lax, x, idx, value):
 
 # ------------------------------------------------------------------ stencils
 
+
 @kernel(lambda rng, s: (rng.random((_n(256, s), _n(256, s))),))
 def jacobi_2d(xp, lax):
     steps = 20
@@ -69,6 +72,7 @@ def jacobi_2d(xp, lax):
     def body(i, u):
         inner = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
         return _set(xp, lax, u, (slice(1, -1), slice(1, -1)), inner)
+
     return lambda u: _loop(lax, steps, body, u)
 
 
@@ -78,14 +82,24 @@ def heat_3d(xp, lax):
 
     def body(i, a):
         c = a[1:-1, 1:-1, 1:-1]
-        lap = (a[2:, 1:-1, 1:-1] - 2 * c + a[:-2, 1:-1, 1:-1]
-               + a[1:-1, 2:, 1:-1] - 2 * c + a[1:-1, :-2, 1:-1]
-               + a[1:-1, 1:-1, 2:] - 2 * c + a[1:-1, 1:-1, :-2])
+        lap = (
+            a[2:, 1:-1, 1:-1]
+            - 2 * c
+            + a[:-2, 1:-1, 1:-1]
+            + a[1:-1, 2:, 1:-1]
+            - 2 * c
+            + a[1:-1, :-2, 1:-1]
+            + a[1:-1, 1:-1, 2:]
+            - 2 * c
+            + a[1:-1, 1:-1, :-2]
+        )
         return _set(xp, lax, a, (slice(1, -1),) * 3, c + 0.125 * lap)
+
     return lambda a: _loop(lax, steps, body, a)
 
 
 # ------------------------------------------------------------------ linear algebra (BLAS 2)
+
 
 def _mat_vecs(rng, s, k=4):
     n = _n(1000, s)
@@ -99,10 +113,13 @@ def gemver(xp, lax):
         x = 1.2 * (a2.T @ y) + z
         w = 1.5 * (a2 @ x)
         return a2, x, w
+
     return f
 
 
-@kernel(lambda rng, s: _mat_vecs(rng, s, 1) + (np.random.default_rng(1).random((_n(1000, s),) * 2),))
+@kernel(
+    lambda rng, s: _mat_vecs(rng, s, 1) + (np.random.default_rng(1).random((_n(1000, s),) * 2),)
+)
 def gesummv(xp, lax):
     return lambda a, x, b: 1.5 * (a @ x) + 1.2 * (b @ x)
 
@@ -124,6 +141,7 @@ def matvec_update(xp, lax):
 
 # ------------------------------------------------------------------ graphs and particles
 
+
 def _fw_nb(d):
     d = d.copy()
     n = d.shape[0]
@@ -141,6 +159,7 @@ def floyd_warshall(xp, lax):
     def f(d):
         n = d.shape[0]
         return _loop(lax, n, lambda k, d: xp.minimum(d, d[:, k][:, None] + d[k, :][None, :]), d)
+
     return f
 
 
@@ -160,8 +179,14 @@ def _nbody_nb(pos, vel, mass):
     return pos + 0.01 * vel2, vel2
 
 
-@kernel(lambda rng, s: (rng.random((_n(700, s), 3)), rng.random((_n(700, s), 3)) - 0.5,
-                        rng.random(_n(700, s))), numba=_nbody_nb)
+@kernel(
+    lambda rng, s: (
+        rng.random((_n(700, s), 3)),
+        rng.random((_n(700, s), 3)) - 0.5,
+        rng.random(_n(700, s)),
+    ),
+    numba=_nbody_nb,
+)
 def nbody(xp, lax):
     def f(pos, vel, mass):
         d = pos[None, :, :] - pos[:, None, :]
@@ -169,29 +194,40 @@ def nbody(xp, lax):
         acc = xp.sum(d * (mass[None, :] * inv)[:, :, None], axis=1)
         vel2 = vel + 0.01 * acc
         return pos + 0.01 * vel2, vel2
+
     return f
 
 
 # ------------------------------------------------------------------ machine learning
 
+
 @kernel(lambda rng, s: (rng.random((_n(32, s), 16, 34, 34)), rng.random((32, 16, 3, 3)) - 0.5))
 def conv2d_layer(xp, lax):
     def f(x, w):
         out = 0.0
-        for dy in range(3):            # static loops over the 3x3 window, as in JAX code
+        for dy in range(3):  # static loops over the 3x3 window, as in JAX code
             for dx in range(3):
-                patch = x[:, :, dy:dy + 32, dx:dx + 32]
+                patch = x[:, :, dy : dy + 32, dx : dx + 32]
                 out = out + xp.einsum("bchw,oc->bohw", patch, w[:, :, dy, dx])
         return xp.maximum(out, 0.0)
+
     return f
 
 
-@kernel(lambda rng, s: (rng.random((_n(512, s), 256)), rng.random((256, 512)) / 16,
-                        rng.random(512), rng.random((512, 64)) / 16, rng.random(64)))
+@kernel(
+    lambda rng, s: (
+        rng.random((_n(512, s), 256)),
+        rng.random((256, 512)) / 16,
+        rng.random(512),
+        rng.random((512, 64)) / 16,
+        rng.random(64),
+    )
+)
 def mlp_forward(xp, lax):
     def f(x, w1, b1, w2, b2):
         h = xp.maximum(x @ w1 + b1, 0.0)
         return xp.tanh(h @ w2 + b2)
+
     return f
 
 
@@ -207,6 +243,7 @@ def attention(xp, lax):
         e = xp.exp(s - xp.max(s, axis=-1, keepdims=True))
         p = e / xp.sum(e, axis=-1, keepdims=True)
         return p @ v
+
     return f
 
 
@@ -216,17 +253,18 @@ def layernorm(xp, lax):
         mu = xp.mean(x, axis=-1, keepdims=True)
         var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
         return (x - mu) / xp.sqrt(var + 1e-5) * g + b
+
     return f
 
 
-@kernel(lambda rng, s: (rng.random((_n(4096, s), 100)) * 4,
-                        rng.integers(0, 100, _n(4096, s))))
+@kernel(lambda rng, s: (rng.random((_n(4096, s), 100)) * 4, rng.integers(0, 100, _n(4096, s))))
 def cross_entropy(xp, lax):
     def f(logits, labels):
         m = xp.max(logits, axis=1, keepdims=True)
         lse = m[:, 0] + xp.log(xp.sum(xp.exp(logits - m), axis=1))
         picked = xp.take_along_axis(logits, labels[:, None], axis=1)[:, 0]
         return xp.mean(lse - picked)
+
     return f
 
 
@@ -236,6 +274,7 @@ def kmeans_assign(xp, lax):
         d = xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=-1)
         k = xp.argmin(d, axis=1)
         return k, xp.sum(xp.min(d, axis=1))
+
     return f
 
 
@@ -249,10 +288,12 @@ def batched_broadcast_matmul(xp, lax):
     def f(a, c):
         n0, n1, k = a.shape
         return (a.reshape(n0, n1, 1, k) @ c).reshape(n0, n1, c.shape[1])
+
     return f
 
 
 # ------------------------------------------------------------------ signal and scans
+
 
 @kernel(lambda rng, s: (rng.random(_n(1_000_000, s)),))
 def cumulative(xp, lax):
@@ -275,6 +316,7 @@ def histogram(xp, lax):
         h, _ = xp.histogram(r, bins=256, range=(0.0, 1.0))
         hw, _ = xp.histogram(r, bins=256, range=(0.0, 1.0), weights=w)
         return h.astype(xp.float64), hw
+
     return f
 
 
@@ -297,6 +339,7 @@ def _poly_nb(x, c):
 def horner(xp, lax):
     def f(x, c):
         return _loop(lax, c.shape[0], lambda j, acc: acc * x + c[j], xp.zeros_like(x))
+
     return f
 
 
@@ -316,7 +359,7 @@ def _mandel_nb(cr, ci):
 
 def _mandel_data(rng, s):
     n = _n(300, s)
-    y, x = np.mgrid[-1.2:1.2:n * 1j, -2.0:0.6:n * 1j]
+    y, x = np.mgrid[-1.2 : 1.2 : n * 1j, -2.0 : 0.6 : n * 1j]
     return x.ravel().copy(), y.ravel().copy()
 
 
@@ -329,8 +372,10 @@ def mandelbrot(xp, lax):
             zr2 = xp.where(inside, zr * zr - zi * zi + cr, zr)
             zi2 = xp.where(inside, 2 * zr * zi + ci, zi)
             return zr2, zi2, n + inside
+
         z = xp.zeros_like(cr)
         return _loop(lax, 64, body, (z, z, z))[2]
+
     return f
 
 
@@ -361,6 +406,7 @@ def _levinson_nb(r):
 @kernel(_levinson_data, numba=_levinson_nb)
 def levinson_durbin(xp, lax):
     """A recurrence over a vector: each step reads the whole previous solution."""
+
     def f(r):
         n = r.shape[0] - 1
         idx = xp.arange(n + 1)
@@ -375,8 +421,10 @@ def levinson_durbin(xp, lax):
             a2 = xp.where((idx >= 1) & (idx < k), a + lam * rev, a)
             a2 = xp.where(idx == k, lam, a2)
             return a2, err * (1.0 - lam * lam)
+
         a0 = xp.where(idx == 0, 1.0, 0.0)
         return _loop_from(lax, 1, n + 1, body, (a0, r[0]))
+
     return f
 
 
@@ -394,7 +442,7 @@ def _scan(lax, step, init, xs, reverse=False):
     if lax is not None:
         return lax.scan(step, init, xs, reverse=reverse)
     c, ys = init, [None] * xs.shape[0]
-    for t in (range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])):
+    for t in range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0]):
         c, ys[t] = step(c, xs[t])
     return c, np.stack(ys)
 
@@ -405,13 +453,13 @@ _DA = 0.25
 _DK = (1 - math.exp(-_DA)) ** 2 / (1 + 2 * _DA * math.exp(-_DA) - math.exp(2 * _DA))
 _D1, _D2 = _DK, _DK * math.exp(-_DA) * (_DA - 1)
 _D3, _D4 = _DK * math.exp(-_DA) * (_DA + 1), -_DK * math.exp(-2 * _DA)
-_DB1, _DB2 = 2.0 ** -_DA, -math.exp(-2 * _DA)
+_DB1, _DB2 = 2.0**-_DA, -math.exp(-2 * _DA)
 
 
 def _deriche_nb(img):
     a1, a2, a3, a4, b1, b2 = _D1, _D2, _D3, _D4, _DB1, _DB2
     out = img.copy()
-    for _ in range(2):                   # rows of out, then rows of its transpose
+    for _ in range(2):  # rows of out, then rows of its transpose
         src = out.copy()
         y1 = np.empty_like(src)
         y2 = np.empty_like(src)
@@ -445,20 +493,24 @@ def deriche(xp, lax):
 
     def along_axis0(x):
         z = xp.zeros(x.shape[1:])
-        return (_scan(lax, causal, (z, z, z), x)[1]
-                + _scan(lax, anticausal, (z, z, z, z), x, reverse=True)[1])
+        return (
+            _scan(lax, causal, (z, z, z), x)[1]
+            + _scan(lax, anticausal, (z, z, z, z), x, reverse=True)[1]
+        )
 
     def f(img):
-        h = along_axis0(img.T)           # along each row (h is the result transposed)
-        return along_axis0(h.T)          # then along each column
+        h = along_axis0(img.T)  # along each row (h is the result transposed)
+        return along_axis0(h.T)  # then along each column
+
     return f
 
 
 @kernel(lambda rng, s: (rng.random((_n(512, s), _n(512, s))),))
 def gelu_rowsum(xp, lax):
     def f(x):
-        g = 0.5 * x * (1 + xp.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+        g = 0.5 * x * (1 + xp.tanh(0.7978845608 * (x + 0.044715 * x**3)))
         return xp.sum(g, axis=0), xp.sum(g, axis=1)
+
     return f
 
 

@@ -1,4 +1,5 @@
 """Views over the results record: the text/markdown tables, the targets check, the plots."""
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,17 @@ def rows_for_table(results):
     rows = [(w["name"], w) for w in results["workloads"]]
     cs = results.get("compile_set")
     if cs:
-        rows.append(("compile10", {"name": "compile10", "title": cs["title"],
-                                   "systems": cs["summary"], "spread_note": ""}))
+        rows.append(
+            (
+                "compile10",
+                {
+                    "name": "compile10",
+                    "title": cs["title"],
+                    "systems": cs["summary"],
+                    "spread_note": "",
+                },
+            )
+        )
     if results.get("recompile"):
         rows.append(("recompile", results["recompile"]))
     return rows
@@ -70,12 +80,24 @@ def table(results, markdown=False):
         if label == "tracking":
             tr, un = sy.get("tracked"), sy.get("untracked")
             d = median(sy.get("overhead"))
-            body.append([label, _cell_text(tr, notes) + " on", _cell_text(un, notes) + " off",
-                         "", "", ("+" if d >= 0 else "") + fmt_ns(d) if d is not None else "-",
-                         "", ""])
+            body.append(
+                [
+                    label,
+                    _cell_text(tr, notes) + " on",
+                    _cell_text(un, notes) + " off",
+                    "",
+                    "",
+                    ("+" if d >= 0 else "") + fmt_ns(d) if d is not None else "-",
+                    "",
+                    "",
+                ]
+            )
             continue
-        body.append([label] + [_cell_text(sy.get(s), notes) for s in ("jitmagic",) + PEERS]
-                    + [fmt_ratio(ratio(row, p)) for p in PEERS])
+        body.append(
+            [label]
+            + [_cell_text(sy.get(s), notes) for s in ("jitmagic",) + PEERS]
+            + [fmt_ratio(ratio(row, p)) for p in PEERS]
+        )
     return _render(head, body, markdown), notes
 
 
@@ -85,8 +107,9 @@ def _render(head, body, markdown):
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
         return "\n".join(lines)
     widths = [max(len(str(r[i])) for r in [head] + body) for i in range(len(head))]
-    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths)))
+    line = lambda r: "  ".join(
+        str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+    )
     return "\n".join([line(head), "-" * len(line(head))] + [line(r) for r in body])
 
 
@@ -102,8 +125,15 @@ def targets(results):
         elif measured is None:
             out.append({"target": target, "status": "MISSED", "measured": "not measured"})
         else:
-            out.append({"target": target, "status": "MET" if measured <= limit else "MISSED",
-                        "measured": shown, "value": measured, "limit": limit})
+            out.append(
+                {
+                    "target": target,
+                    "status": "MET" if measured <= limit else "MISSED",
+                    "measured": shown,
+                    "value": measured,
+                    "limit": limit,
+                }
+            )
 
     def unsupported(name, system="jitmagic"):
         cell = W.get(name, {}).get("systems", {}).get(system)
@@ -143,16 +173,25 @@ def targets(results):
         r = jm["median_ns"] / jx["median_ns"] if not bad and median(jx) else None
         add("compile latency median ≤ 0.3x JAX", r, 0.3, fmt_ratio(r), bad)
         mx = jm.get("max_ns")
-        add("compile latency: no function over 50 ms", mx, 50e6,
-            f"max {fmt_ns(mx)} ({jm.get('max_fn')})" if mx else None, bad)
+        add(
+            "compile latency: no function over 50 ms",
+            mx,
+            50e6,
+            f"max {fmt_ns(mx)} ({jm.get('max_fn')})" if mx else None,
+            bad,
+        )
     d = median(W.get("tracking", {}).get("systems", {}).get("overhead"))
     add("tracking overhead < 150 ns", d, 150, fmt_ns(d), unsupported("tracking", "tracked"))
     return out
 
 
-CALL_ROWS = ("static by position f(x, 3)", "static by keyword f(x, mode='mul')",
-             "keyword arguments f(x=x, y=x)", "dict pytree f({'w': x, 'b': x})",
-             "tuple pytree f((x, x))")
+CALL_ROWS = (
+    "static by position f(x, 3)",
+    "static by keyword f(x, mode='mul')",
+    "keyword arguments f(x=x, y=x)",
+    "dict pytree f({'w': x, 'b': x})",
+    "tuple pytree f((x, x))",
+)
 
 
 def targets17(results):
@@ -165,23 +204,37 @@ def targets17(results):
         if measured is None:
             out.append({"target": target, "status": "MISSED", "measured": "not measured"})
         else:
-            out.append({"target": target, "status": "MET" if measured <= limit else "MISSED",
-                        "measured": shown, "value": measured, "limit": limit})
+            out.append(
+                {
+                    "target": target,
+                    "status": "MET" if measured <= limit else "MISSED",
+                    "measured": shown,
+                    "value": measured,
+                    "limit": limit,
+                }
+            )
+
     tiny, nb = calls.get("tiny: jitmagic (native entry)"), calls.get("tiny: numba dispatcher")
-    add("cache-hit call, one 1-element array ≤ 0.5 µs", tiny, 500,
-        fmt_ns(tiny) if tiny else None)
+    add("cache-hit call, one 1-element array ≤ 0.5 µs", tiny, 500, fmt_ns(tiny) if tiny else None)
     r = tiny / nb if tiny and nb else None
     add("  ... and ≤ 1.5x Numba's dispatcher", r, 1.5, fmt_ratio(r))
     worst = max(((calls[k], k) for k in CALL_ROWS if k in calls), default=None)
-    add("cache-hit call with statics, keywords or pytrees ≤ 1 µs (worst)",
-        worst[0] if worst else None, 1000,
-        f"{fmt_ns(worst[0])} ({worst[1]})" if worst else None)
+    add(
+        "cache-hit call with statics, keywords or pytrees ≤ 1 µs (worst)",
+        worst[0] if worst else None,
+        1000,
+        f"{fmt_ns(worst[0])} ({worst[1]})" if worst else None,
+    )
     cs = (results.get("compile_set") or {}).get("summary", {})
     jm, jx = cs.get("jitmagic", {}), cs.get("jax", {})
     r = jm["median_ns"] / jx["median_ns"] if median(jm) and median(jx) else None
     add("compile latency, small functions (median) ≤ 0.25x JAX", r, 0.25, fmt_ratio(r))
-    add("  ... first call (trace + compile) ≤ 10 ms (median)", median(jm), 10e6,
-        fmt_ns(median(jm)) if median(jm) else None)
+    add(
+        "  ... first call (trace + compile) ≤ 10 ms (median)",
+        median(jm),
+        10e6,
+        fmt_ns(median(jm)) if median(jm) else None,
+    )
     r = ratio(W["scan"], "jax") if "scan" in W else None
     add("scan, 2000 steps of a 256-vector ≤ 0.7x JAX", r, 0.7, fmt_ratio(r))
     for name in ("matmul512", "matmul1024"):
@@ -194,8 +247,11 @@ def targets17(results):
 
 
 def targets_table(tgts, markdown=False):
-    return _render(["target", "status", "measured"],
-                   [[t["target"], t["status"], str(t["measured"])] for t in tgts], markdown)
+    return _render(
+        ["target", "status", "measured"],
+        [[t["target"], t["status"], str(t["measured"])] for t in tgts],
+        markdown,
+    )
 
 
 # --------------------------------------------------------------------------- kernel suite
@@ -203,28 +259,61 @@ def kernels_table(suite_res, markdown=False):
     """The real-kernel suite: steady medians of the four systems, jitmagic/peer ratios, and the
     first call (trace + compile + run) of the three compilers."""
     import suite as S
+
     notes = []
-    head = ["kernel", "jitmagic", "numpy", "numba", "jax", "jm/np", "jm/nb", "jm/jax",
-            "1st jm", "1st nb", "1st jax", "1st jm/jax"]
+    head = [
+        "kernel",
+        "jitmagic",
+        "numpy",
+        "numba",
+        "jax",
+        "jm/np",
+        "jm/nb",
+        "jm/jax",
+        "1st jm",
+        "1st nb",
+        "1st jax",
+        "1st jm/jax",
+    ]
     body = []
     for row in suite_res["kernels"]:
         sy, fi = row["systems"], row["first"]
-        body.append([row["name"]] + [_cell_text(sy.get(s), notes) for s in S.SYSTEMS]
-                    + [fmt_ratio(S.steady_ratio(row, p)) for p in PEERS]
-                    + [fmt_ns(median(fi.get(s))) for s in S.COMPILERS]
-                    + [fmt_ratio(S.first_ratio(row, "jax"))])
+        body.append(
+            [row["name"]]
+            + [_cell_text(sy.get(s), notes) for s in S.SYSTEMS]
+            + [fmt_ratio(S.steady_ratio(row, p)) for p in PEERS]
+            + [fmt_ns(median(fi.get(s))) for s in S.COMPILERS]
+            + [fmt_ratio(S.first_ratio(row, "jax"))]
+        )
     sm = suite_res["summary"]
     g = lambda k: fmt_ratio(sm[k]["geomean"])
-    body.append(["geomean", "", "", "", "", g("steady_vs_numpy"), g("steady_vs_numba"),
-                 g("steady_vs_jax"), "", "", "", g("first_vs_jax")])
+    body.append(
+        [
+            "geomean",
+            "",
+            "",
+            "",
+            "",
+            g("steady_vs_numpy"),
+            g("steady_vs_numba"),
+            g("steady_vs_jax"),
+            "",
+            "",
+            "",
+            g("first_vs_jax"),
+        ]
+    )
     return _render(head, body, markdown), notes
 
 
 def kernels_goals_table(suite_res, markdown=False):
     import suite as S
-    return _render(["goal (issue 17)", "status", "measured"],
-                   [[t, "MET" if ok else "MISSED", m]
-                    for t, m, ok in S.goals(suite_res["summary"])], markdown)
+
+    return _render(
+        ["goal (issue 17)", "status", "measured"],
+        [[t, "MET" if ok else "MISSED", m] for t, m, ok in S.goals(suite_res["summary"])],
+        markdown,
+    )
 
 
 # --------------------------------------------------------------------------- plots
@@ -233,8 +322,10 @@ COLORS = {"jitmagic": "#d62728", "numpy": "#1f77b4", "numba": "#2ca02c", "jax": 
 
 def plot_all(results, outdir):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     paths = []
 
     # ratios per workload
@@ -243,7 +334,7 @@ def plot_all(results, outdir):
     h = 0.27
     for k, peer in enumerate(PEERS):
         ys, xs = [], []
-        for i, (label, row) in enumerate(rows):
+        for i, (_label, row) in enumerate(rows):
             r = ratio(row, peer)
             if r:
                 ys.append(i + (k - 1) * h)
@@ -263,10 +354,13 @@ def plot_all(results, outdir):
     sc = results.get("scaling") or {}
     if sc:
         fig, axes = plt.subplots(1, len(sc), figsize=(5.2 * len(sc), 4), squeeze=False)
-        for ax, (name, pts) in zip(axes[0], sc.items()):
+        for ax, (_name, pts) in zip(axes[0], sc.items()):
             for sysname in ("jitmagic",) + PEERS:
-                xy = [(p["size"], p["systems"][sysname]["median_ns"] / 1e9) for p in pts["points"]
-                      if median(p["systems"].get(sysname))]
+                xy = [
+                    (p["size"], p["systems"][sysname]["median_ns"] / 1e9)
+                    for p in pts["points"]
+                    if median(p["systems"].get(sysname))
+                ]
                 if xy:
                     ax.loglog(*zip(*xy), "o-", color=COLORS[sysname], label=sysname, ms=4)
             ax.set_xlabel("elements")
@@ -280,8 +374,11 @@ def plot_all(results, outdir):
     if cz:
         fig, ax = plt.subplots(figsize=(6, 4))
         for sysname in ("jitmagic",) + PEERS:
-            xy = [(p["eqns"], p["systems"][sysname]["median_ns"] / 1e6) for p in cz["points"]
-                  if median(p["systems"].get(sysname))]
+            xy = [
+                (p["eqns"], p["systems"][sysname]["median_ns"] / 1e6)
+                for p in cz["points"]
+                if median(p["systems"].get(sysname))
+            ]
             if xy:
                 ax.loglog(*zip(*xy), "o-", color=COLORS[sysname], label=sysname, ms=4)
         ax.set_xlabel("equations in the function (jitmagic IR)")
@@ -298,6 +395,7 @@ def _save(fig, outdir, name):
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     import matplotlib.pyplot as plt
+
     plt.close(fig)
     return path
 
@@ -306,11 +404,15 @@ def markdown(results):
     """The README section's tables from a results record."""
     m = results["meta"]
     text, notes = table(results, markdown=True) if results.get("workloads") else ("", [])
-    out = [f"Measured {m['date'][:10]} on {m['cpu']} ({m['cores']} cores, {m['memory']}), "
-           f"jitmagic @ {m['commit']}{' (dirty tree)' if m.get('dirty') else ''}, "
-           f"numpy {m['versions']['numpy']}, numba {m['versions']['numba']}, "
-           f"jax {m['versions']['jax']}; load average {m['loadavg_start'][0]:.1f} -> "
-           f"{m['loadavg_end'][0]:.1f}; whole run {m['wall_s']:.0f} s.", "", text]
+    out = [
+        f"Measured {m['date'][:10]} on {m['cpu']} ({m['cores']} cores, {m['memory']}), "
+        f"jitmagic @ {m['commit']}{' (dirty tree)' if m.get('dirty') else ''}, "
+        f"numpy {m['versions']['numpy']}, numba {m['versions']['numba']}, "
+        f"jax {m['versions']['jax']}; load average {m['loadavg_start'][0]:.1f} -> "
+        f"{m['loadavg_end'][0]:.1f}; whole run {m['wall_s']:.0f} s.",
+        "",
+        text,
+    ]
     out += [f"\n[{i}] unsupported: `{n}`" for i, n in enumerate(notes, 1)]
     if results.get("targets"):
         out += ["", targets_table(results["targets"], markdown=True)]
@@ -324,7 +426,8 @@ def markdown(results):
     return "\n".join(out)
 
 
-if __name__ == "__main__":     # python benchmarks/report.py benchmarks/results/latest.json
+if __name__ == "__main__":  # python benchmarks/report.py benchmarks/results/latest.json
     import json
     import sys
+
     print(markdown(json.load(open(sys.argv[1]))))

@@ -8,6 +8,7 @@
 Prints the table and the targets check, writes benchmarks/results/bench-<date>.json (and
 latest.json) and PNG plots, and copies the plots to docs/figures/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,23 +26,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(ROOT))        # jitmagic from this checkout, installed or not
-
-import numpy as np  # noqa: E402
+sys.path.insert(1, str(ROOT))  # jitmagic from this checkout, installed or not
 
 import harness  # noqa: E402
+import numpy as np  # noqa: E402
 import report  # noqa: E402
 import suite  # noqa: E402
 import workloads as W  # noqa: E402
 
-NOISY = 0.25        # a workload whose interquartile range exceeds this fraction is rerun once
+NOISY = 0.25  # a workload whose interquartile range exceeds this fraction is rerun once
 
 
 def _err(e):
     lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
     msg = lines[0] if lines else ""
     if msg.startswith("Failed in nopython mode pipeline") and len(lines) > 1:
-        msg += " " + lines[1]          # Numba's first line names the stage, the next the cause
+        msg += " " + lines[1]  # Numba's first line names the stage, the next the cause
     return f"{type(e).__name__}: {msg}"[:300]
 
 
@@ -54,7 +54,8 @@ def _flat(x):
 def agrees(a, b):
     fa, fb = _flat(a), _flat(b)
     return len(fa) == len(fb) and all(
-        x.shape == y.shape and np.allclose(x, y, rtol=1e-6, atol=1e-9) for x, y in zip(fa, fb))
+        x.shape == y.shape and np.allclose(x, y, rtol=1e-6, atol=1e-9) for x, y in zip(fa, fb)
+    )
 
 
 def build(builders):
@@ -66,12 +67,12 @@ def build(builders):
             if impl.before:
                 impl.before()
             try:
-                outs[name] = impl.run()      # the first call: compiles
+                outs[name] = impl.run()  # the first call: compiles
             finally:
                 if impl.after:
                     impl.after()
             impls[name] = impl
-        except Exception as e:              # noqa: BLE001  (any failure is that cell's result)
+        except Exception as e:
             errors[name] = _err(e)
     return impls, errors, outs
 
@@ -84,8 +85,10 @@ def measure(w: W.Workload, log):
     worst = max((s.spread for s in stats.values()), default=0)
     rerun = False
     if worst > NOISY:
-        log(f"    noisy (IQR {worst:.0%} of median, others used {busy:.0%} of the CPUs): "
-            f"rerunning {w.name}")
+        log(
+            f"    noisy (IQR {worst:.0%} of median, others used {busy:.0%} of the CPUs): "
+            f"rerunning {w.name}"
+        )
         busy = harness.wait_quiet(max_wait_s=20)
         again = harness.interleaved(impls, **opts)
         if max(s.spread for s in again.values()) < worst:
@@ -104,15 +107,23 @@ def measure(w: W.Workload, log):
     if w.name == "tracking" and not errors:
         d = harness.paired_difference(stats["tracked"], stats["untracked"])
         systems["overhead"] = d.as_dict()
-    return {"name": w.name, "title": w.title, "group": w.group, "note": w.note,
-            "systems": systems, "rerun": rerun, "others_busy": round(busy, 3),
-            "ratios": {p: report.ratio({"systems": systems}, p) for p in report.PEERS}}
+    return {
+        "name": w.name,
+        "title": w.title,
+        "group": w.group,
+        "note": w.note,
+        "systems": systems,
+        "rerun": rerun,
+        "others_busy": round(busy, 3),
+        "ratios": {p: report.ratio({"systems": systems}, p) for p in report.PEERS},
+    }
 
 
 def calls(repeat, number=2000):
     """{row: ns per call}: the minimum over `repeat` interleaved timeit runs of each row of
     benchmarks/call_path.py (on a shared machine the least disturbed figure)."""
     import call_path
+
     rows = call_path.rows()
     times = {name: [] for name, _ in rows}
     for _ in range(repeat):
@@ -130,14 +141,18 @@ def compile_set(reps, log):
         try:
             call, _ = fac()
             call()
-        except Exception:                   # noqa: BLE001
+        except Exception:
             pass
     fns = []
     for name, src in W.COMPILE_SET.items():
         facs = W.compile_factories(src, name, args)
         fns.append({"name": name, "source": src, "systems": _latency(facs, reps)})
-        log(f"    {name}: " + ", ".join(f"{s} {report.fmt_ns(c.get('median_ns'))}"
-                                          for s, c in fns[-1]["systems"].items()))
+        log(
+            f"    {name}: "
+            + ", ".join(
+                f"{s} {report.fmt_ns(c.get('median_ns'))}" for s, c in fns[-1]["systems"].items()
+            )
+        )
     summary = {}
     for s in ("jitmagic", "numba", "jax"):
         cells = [f["systems"].get(s, {}) for f in fns]
@@ -147,47 +162,67 @@ def compile_set(reps, log):
             continue
         meds = [c["median_ns"] for c in cells]
         worst = max(range(len(fns)), key=lambda i: meds[i])
-        summary[s] = {"median_ns": float(np.median(meds)), "max_ns": meds[worst],
-                      "max_fn": fns[worst]["name"], "spread": 0.0}
-    return {"title": "compile latency, median over 10 small functions (first - steady call)",
-            "functions": fns, "summary": summary}
+        summary[s] = {
+            "median_ns": float(np.median(meds)),
+            "max_ns": meds[worst],
+            "max_fn": fns[worst]["name"],
+            "spread": 0.0,
+        }
+    return {
+        "title": "compile latency, median over 10 small functions (first - steady call)",
+        "functions": fns,
+        "summary": summary,
+    }
 
 
 def _latency(factories, reps):
     """first_call_latency, as JSON cells ({"unsupported": error} for a system that failed)."""
-    return {name: ({"unsupported": _err(st)} if isinstance(st, Exception) else st.as_dict())
-            for name, st in harness.first_call_latency(factories, reps=reps).items()}
+    return {
+        name: ({"unsupported": _err(st)} if isinstance(st, Exception) else st.as_dict())
+        for name, st in harness.first_call_latency(factories, reps=reps).items()
+    }
 
 
 def recompile(reps):
     rng = np.random.default_rng(W.RNG_SEED)
-    facs = W.compile_factories(W.RECOMPILE_SRC, "recompile", (rng.standard_normal(1000),),
-                               statics=("n", 4, 5))
+    facs = W.compile_factories(
+        W.RECOMPILE_SRC, "recompile", (rng.standard_normal(1000),), statics=("n", 4, 5)
+    )
     systems = _latency(facs, reps)
     systems["numba"] = None
-    row = {"name": "recompile", "systems": systems,
-           "title": "recompile after a static-argument change (n=4 -> n=5, loop unrolled)",
-           "note": "numba has no static arguments (a new value does not recompile): n/a"}
+    row = {
+        "name": "recompile",
+        "systems": systems,
+        "title": "recompile after a static-argument change (n=4 -> n=5, loop unrolled)",
+        "note": "numba has no static arguments (a new value does not recompile): n/a",
+    }
     row["ratios"] = {p: report.ratio(row, p) for p in report.PEERS}
     return row
 
 
 def scaling(sizes, log):
     out = {}
-    for name, make, nb, title in (("chain", W.chain, W.chain_nb, "elementwise sin/cos chain"),
-                                  ("sumsq", W.sumsq, W.sumsq_nb, "reduction sum(x*x)")):
+    for name, make, nb, title in (
+        ("chain", W.chain, W.chain_nb, "elementwise sin/cos chain"),
+        ("sumsq", W.sumsq, W.sumsq_nb, "reduction sum(x*x)"),
+    ):
         pts = []
         for n in sizes:
             x = np.random.default_rng(W.RNG_SEED).random(int(n))
             impls, errors, _ = build(W.array_impls(make, x, numba_fn=nb))
             big = n >= 1e8
-            st = harness.interleaved(impls, budget_s=6 if big else 2.5, min_reps=3 if big else 7,
-                                     warmup=0 if big else 1)     # build() made the first call
-            systems = {s: ({"unsupported": errors[s]} if s in errors else st[s].as_dict())
-                       for s in ("jitmagic",) + report.PEERS}
+            st = harness.interleaved(
+                impls, budget_s=6 if big else 2.5, min_reps=3 if big else 7, warmup=0 if big else 1
+            )  # build() made the first call
+            systems = {
+                s: ({"unsupported": errors[s]} if s in errors else st[s].as_dict())
+                for s in ("jitmagic",) + report.PEERS
+            }
             pts.append({"size": int(n), "systems": systems})
-            log(f"    {name} n={n:.0e}: " + ", ".join(
-                f"{s} {report.fmt_ns(report.median(c))}" for s, c in systems.items()))
+            log(
+                f"    {name} n={n:.0e}: "
+                + ", ".join(f"{s} {report.fmt_ns(report.median(c))}" for s, c in systems.items())
+            )
             del impls, x
         out[name] = {"title": f"{title}: time vs size", "points": pts}
     return out
@@ -201,31 +236,35 @@ def compile_scaling(line_counts, reps, log, cap_s=2.5):
     for k, n in enumerate(line_counts):
         src = W.compile_size_source(n)
         eqns = len(jm.make_ir(W.fresh_function(src, W._jnp(), "count"))(*args).eqns)
-        facs = {s: f for s, f in W.compile_factories(src, f"size{n}", args).items()
-                if s not in dropped}
+        facs = {
+            s: f for s, f in W.compile_factories(src, f"size{n}", args).items() if s not in dropped
+        }
         systems = _latency(facs, reps)
         grow = line_counts[k + 1] / n if k + 1 < len(line_counts) else 1
         for s, c in systems.items():
             if report.median(c) and c["median_ns"] * grow > cap_s * 1e9:
-                dropped.add(s)           # the next size would blow the time budget
+                dropped.add(s)  # the next size would blow the time budget
         pts.append({"lines": n, "eqns": eqns, "systems": systems})
-        log(f"    {eqns} eqns: " + ", ".join(f"{s} {report.fmt_ns(report.median(c))}"
-                                             for s, c in systems.items()))
+        log(
+            f"    {eqns} eqns: "
+            + ", ".join(f"{s} {report.fmt_ns(report.median(c))}" for s, c in systems.items())
+        )
     return {"points": pts, "cap_s": cap_s}
 
 
 def machine():
     def cmd(*a):
         try:
-            return subprocess.run(a, capture_output=True, text=True, cwd=ROOT,
-                                  timeout=10).stdout.strip()
-        except Exception:                   # noqa: BLE001
+            return subprocess.run(
+                a, capture_output=True, text=True, cwd=ROOT, timeout=10
+            ).stdout.strip()
+        except Exception:
             return ""
+
     cpu = ""
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
-                       "")
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
     mem = ""
@@ -237,13 +276,19 @@ def machine():
     for mod in ("jitmagic", "llvmlite", "numba", "jax", "jaxlib"):
         try:
             vers[mod] = __import__(mod).__version__
-        except Exception:                   # noqa: BLE001
+        except Exception:
             vers[mod] = "not installed"
-    return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "platform": platform.platform(),
-            "versions": vers, "commit": cmd("git", "rev-parse", "--short", "HEAD"),
-            "dirty": bool(cmd("git", "status", "--porcelain", "--untracked-files=no")),
-            "loadavg_start": os.getloadavg()}
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "platform": platform.platform(),
+        "versions": vers,
+        "commit": cmd("git", "rev-parse", "--short", "HEAD"),
+        "dirty": bool(cmd("git", "status", "--porcelain", "--untracked-files=no")),
+        "loadavg_start": os.getloadavg(),
+    }
 
 
 def main(argv=None):
@@ -252,13 +297,20 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated workload names")
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
-    ap.add_argument("--suite", choices=("all", "micro", "kernels"), default="all",
-                    help="micro: the workloads, compile latency and scaling; kernels: the "
-                         "real-kernel suite (benchmarks/kernels.py); all: both")
+    ap.add_argument(
+        "--suite",
+        choices=("all", "micro", "kernels"),
+        default="all",
+        help="micro: the workloads, compile latency and scaling; kernels: the "
+        "real-kernel suite (benchmarks/kernels.py); all: both",
+    )
     ap.add_argument("--kernels", default="", help="comma-separated kernel names (--suite kernels)")
     ap.add_argument("--out", default=str(HERE / "results"))
-    ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"),
-                    help="where the plots are copied ('' to skip)")
+    ap.add_argument(
+        "--figures",
+        default=str(ROOT / "docs" / "figures"),
+        help="where the plots are copied ('' to skip)",
+    )
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -269,9 +321,11 @@ def main(argv=None):
 
     res = {"meta": machine()}
     m = res["meta"]
-    log(f"jitmagic {m['versions']['jitmagic']} @ {m['commit']} | numpy {m['versions']['numpy']} "
+    log(
+        f"jitmagic {m['versions']['jitmagic']} @ {m['commit']} | numpy {m['versions']['numpy']} "
         f"| numba {m['versions']['numba']} | jax {m['versions']['jax']} | {m['cpu']}, "
-        f"{m['cores']} cores | load {m['loadavg_start'][0]:.2f}")
+        f"{m['cores']} cores | load {m['loadavg_start'][0]:.2f}"
+    )
     res["workloads"] = []
     micro = a.suite in ("all", "micro")
     for w in W.run_workloads(scale=0.4 if a.quick else 1.0) if micro else ():
@@ -279,8 +333,11 @@ def main(argv=None):
             continue
         log(f"  {w.name}: {w.title}")
         res["workloads"].append(measure(w, log))
-    if micro and not a.no_compile and (
-            not only or {"compile10", "recompile", "compile_scaling"} & only):
+    if (
+        micro
+        and not a.no_compile
+        and (not only or {"compile10", "recompile", "compile_scaling"} & only)
+    ):
         reps = 3 if a.quick else 5
         log("  compile latency, 10 small functions")
         res["compile_set"] = compile_set(reps, log)
@@ -288,25 +345,33 @@ def main(argv=None):
         res["recompile"] = recompile(reps)
         log("  compile time vs function size")
         res["compile_scaling"] = compile_scaling(
-            (10, 30, 100, 300) if a.quick else (10, 30, 100, 300, 1000), 3, log)
+            (10, 30, 100, 300) if a.quick else (10, 30, 100, 300, 1000), 3, log
+        )
     if micro and (not only or "calls" in only):
         log("  the cache-hit call (benchmarks/call_path.py)")
         res["calls"] = calls(20 if a.quick else 60)
     if micro and not a.no_scaling and (not only or "scaling" in only):
         log("  time vs size")
-        res["scaling"] = scaling([10.0 ** k for k in range(3, 8 if a.quick else 9)], log)
+        res["scaling"] = scaling([10.0**k for k in range(3, 8 if a.quick else 9)], log)
     if a.suite in ("all", "kernels"):
         names = [s for s in a.kernels.split(",") if s] or list(suite.KERNELS_ORDER)
         unknown = [n for n in names if n not in suite.K.KERNELS]
         if unknown:
-            ap.error(f"unknown kernel(s) {', '.join(unknown)}; known: "
-                     + ", ".join(suite.K.KERNELS))
+            ap.error(
+                f"unknown kernel(s) {', '.join(unknown)}; known: " + ", ".join(suite.K.KERNELS)
+            )
         log(f"  real-kernel suite, {len(names)} kernels (first call, then steady)")
         # --quick: a quarter of the data (compile time does not shrink), one first call
-        res["kernels"] = suite.run(names, 0.25 if a.quick else 1.0, 1 if a.quick else 3,
-                                   0.3 if a.quick else 2.0, agrees, _err, log)
-    res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} \
-        else []
+        res["kernels"] = suite.run(
+            names,
+            0.25 if a.quick else 1.0,
+            1 if a.quick else 3,
+            0.3 if a.quick else 2.0,
+            agrees,
+            _err,
+            log,
+        )
+    res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} else []
     if micro:
         res["targets17"] = report.targets17(res)
     m["loadavg_end"] = os.getloadavg()
@@ -315,10 +380,11 @@ def main(argv=None):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in (f"bench-{stamp}.json", "latest.json"):
         (out / name).write_text(json.dumps(res, indent=1, default=float))
-    print(f"\njitmagic benchmarks, {m['date']}, {m['cpu']} ({m['cores']} cores), "
-          f"load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, {m['wall_s']} s")
-    print("medians; ± is half the interquartile range when above 5%; ratios < 1: jitmagic "
-          "faster\n")
+    print(
+        f"\njitmagic benchmarks, {m['date']}, {m['cpu']} ({m['cores']} cores), "
+        f"load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, {m['wall_s']} s"
+    )
+    print("medians; ± is half the interquartile range when above 5%; ratios < 1: jitmagic faster\n")
     if micro:
         text, notes = report.table(res)
         print(text)
@@ -326,9 +392,11 @@ def main(argv=None):
             print(f"  [{i}] unsupported: {n}")
     if res.get("kernels"):
         k = res["kernels"]
-        print(f"\nreal-kernel suite (benchmarks/kernels.py, data scale {k['scale']}): steady "
-              f"medians, then the first call of a fresh function (trace + compile + run, median "
-              f"of {k['first_reps']})\n")
+        print(
+            f"\nreal-kernel suite (benchmarks/kernels.py, data scale {k['scale']}): steady "
+            f"medians, then the first call of a fresh function (trace + compile + run, median "
+            f"of {k['first_reps']})\n"
+        )
         text, notes = report.kernels_table(k)
         print(text)
         for i, n in enumerate(notes, 1):
@@ -347,8 +415,9 @@ def main(argv=None):
         fig_dir.mkdir(parents=True, exist_ok=True)
         for p in plots:
             shutil.copy(p, fig_dir / p.name)
-    print(f"\nresults: {out / f'bench-{stamp}.json'}; plots: "
-          + ", ".join(str(p.name) for p in plots))
+    print(
+        f"\nresults: {out / f'bench-{stamp}.json'}; plots: " + ", ".join(str(p.name) for p in plots)
+    )
 
 
 if __name__ == "__main__":

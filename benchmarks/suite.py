@@ -6,38 +6,40 @@ systems, sampled in turn by harness.interleaved. The function whose first call w
 the one timed steady, so each system compiles each kernel `first_reps` times and no more. Records
 only; report.py renders them.
 """
+
 from __future__ import annotations
 
 import math
 import statistics
 import types
 
-import numpy as np
-
 import harness
 import kernels as K
+import numpy as np
 import workloads as W
 
 COMPILERS = ("jitmagic", "numba", "jax")
 SYSTEMS = ("jitmagic", "numpy", "numba", "jax")
 
 # the goals of issue 17 for the suite
-STEADY_VS_JAX, STEADY_VS_NUMBA = 1 / 1.5, 1 / 1.3      # geomean of time ratios
-WORST_VS_JAX, WORST_VS_NUMPY = 1.2, 1.0                 # every kernel
+STEADY_VS_JAX, STEADY_VS_NUMBA = 1 / 1.5, 1 / 1.3  # geomean of time ratios
+WORST_VS_JAX, WORST_VS_NUMPY = 1.2, 1.0  # every kernel
 FIRST_VS_JAX, FIRST_MAX_S = 0.5, 2.0
 
 
 def _fresh(fn, tag):
     """A copy of `fn` with a unique qualname: jitmagic shares compiled variants between
     definitions with the same module and qualname, and the first call must compile."""
-    g = types.FunctionType(fn.__code__, fn.__globals__, f"{tag}_{next(W._fresh)}",
-                           fn.__defaults__, fn.__closure__)
+    g = types.FunctionType(
+        fn.__code__, fn.__globals__, f"{tag}_{next(W._fresh)}", fn.__defaults__, fn.__closure__
+    )
     g.__qualname__ = g.__name__
     return g
 
 
 def _factories(k: K.Kernel, args):
     """system -> () -> call: a fresh, not yet compiled function bound to its arguments."""
+
     def jm():
         f = W._jm().jit(_fresh(k.make(W._jnp(), W._JmLax), k.name))
         return lambda: f(*args)
@@ -51,6 +53,7 @@ def _factories(k: K.Kernel, args):
         f = jax.jit(_fresh(k.make(jax.numpy, jax.lax), k.name))
         dargs = [jax.device_put(a) for a in args]
         return lambda: jax.block_until_ready(f(*dargs))
+
     return {"jitmagic": jm, "numba": nb, "jax": jx}
 
 
@@ -69,7 +72,7 @@ def first_calls(factories, reps):
                 t0 = harness.ns()
                 res = call()
                 out[name].append(harness.ns() - t0)
-            except Exception as e:          # noqa: BLE001  (that cell's result)
+            except Exception as e:
                 errors[name] = e
                 continue
             last[name], result[name] = call, res
@@ -83,7 +86,7 @@ def measure_kernel(k: K.Kernel, scale, first_reps, budget_s, agrees, err):
         ref = k.make(np, None)
         outs["numpy"] = ref(*[a.copy() for a in args])
         impls["numpy"] = harness.Impl(lambda: ref(*args))
-    except Exception as e:                  # noqa: BLE001
+    except Exception as e:
         systems["numpy"] = {"unsupported": err(e)}
     first = {}
     for name, got in first_calls(_factories(k, args), first_reps).items():
@@ -91,8 +94,11 @@ def measure_kernel(k: K.Kernel, scale, first_reps, budget_s, agrees, err):
             systems[name] = {"unsupported": err(got)}
             continue
         times, call, outs[name] = got
-        first[name] = {"median_ns": statistics.median(times), "min_ns": min(times),
-                       "n_samples": len(times)}
+        first[name] = {
+            "median_ns": statistics.median(times),
+            "min_ns": min(times),
+            "n_samples": len(times),
+        }
         impls[name] = harness.Impl(call)
     busy = harness.wait_quiet(max_wait_s=2)
     stats = harness.interleaved(impls, budget_s=budget_s, min_reps=5, max_reps=40)
@@ -103,8 +109,13 @@ def measure_kernel(k: K.Kernel, scale, first_reps, budget_s, agrees, err):
                 cell["agrees"] = bool(agrees(outs[name], outs["numpy"]))
             systems[name] = cell
     shapes = [list(np.shape(a)) for a in args]
-    return {"name": k.name, "shapes": shapes, "systems": systems, "first": first,
-            "others_busy": round(busy, 3)}
+    return {
+        "name": k.name,
+        "shapes": shapes,
+        "systems": systems,
+        "first": first,
+        "others_busy": round(busy, 3),
+    }
 
 
 def _ratio(a, b):
@@ -135,39 +146,56 @@ def summary(rows):
     for peer in ("jax", "numba"):
         rs = [first_ratio(r, peer) for r in rows]
         s[f"first_vs_{peer}"] = {"geomean": geomean(rs), "n": sum(1 for x in rs if x)}
-    s["slower_than_1.2x_jax"] = [r["name"] for r in rows
-                                 if (steady_ratio(r, "jax") or 0) > WORST_VS_JAX]
-    s["slower_than_numpy"] = [r["name"] for r in rows
-                              if (steady_ratio(r, "numpy") or 0) > WORST_VS_NUMPY]
-    s["first_over_2s"] = [r["name"] for r in rows
-                          if r["first"].get("jitmagic", {}).get("median_ns", 0) > FIRST_MAX_S * 1e9]
-    s["jitmagic_unsupported"] = [r["name"] for r in rows
-                                 if "unsupported" in r["systems"].get("jitmagic", {})]
-    s["disagree"] = [r["name"] for r in rows
-                     if any(c.get("agrees") is False for c in r["systems"].values())]
+    s["slower_than_1.2x_jax"] = [
+        r["name"] for r in rows if (steady_ratio(r, "jax") or 0) > WORST_VS_JAX
+    ]
+    s["slower_than_numpy"] = [
+        r["name"] for r in rows if (steady_ratio(r, "numpy") or 0) > WORST_VS_NUMPY
+    ]
+    s["first_over_2s"] = [
+        r["name"]
+        for r in rows
+        if r["first"].get("jitmagic", {}).get("median_ns", 0) > FIRST_MAX_S * 1e9
+    ]
+    s["jitmagic_unsupported"] = [
+        r["name"] for r in rows if "unsupported" in r["systems"].get("jitmagic", {})
+    ]
+    s["disagree"] = [
+        r["name"] for r in rows if any(c.get("agrees") is False for c in r["systems"].values())
+    ]
     return s
 
 
 def goals(s):
     """[(goal, measured text, met)] for the table under the suite."""
+
     def g(key):
         return s[key]["geomean"]
+
     out = []
     # time ratios jitmagic / peer, as in the table: "1.5x faster than JAX" is a ratio <= 0.67
-    for key, lim, text in (("steady_vs_jax", STEADY_VS_JAX,
-                            "steady: geomean jm/jax ≤ 0.67 (1.5x faster)"),
-                           ("steady_vs_numba", STEADY_VS_NUMBA,
-                            "steady: geomean jm/numba ≤ 0.77 (1.3x faster)"),
-                           ("first_vs_jax", FIRST_VS_JAX, "first call: geomean jm/jax ≤ 0.5")):
+    for key, lim, text in (
+        ("steady_vs_jax", STEADY_VS_JAX, "steady: geomean jm/jax ≤ 0.67 (1.5x faster)"),
+        ("steady_vs_numba", STEADY_VS_NUMBA, "steady: geomean jm/numba ≤ 0.77 (1.3x faster)"),
+        ("first_vs_jax", FIRST_VS_JAX, "first call: geomean jm/jax ≤ 0.5"),
+    ):
         v = g(key)
-        out.append((text, "-" if v is None else f"{v:.2f}x ({s[key]['n']} kernels)",
-                    v is not None and v <= lim))
-    for key, text in (("slower_than_1.2x_jax", "steady: every jm/jax ≤ 1.2"),
-                      ("slower_than_numpy", "steady: every jm/np ≤ 1"),
-                      ("first_over_2s", "first call: none over 2 s")):
+        out.append(
+            (
+                text,
+                "-" if v is None else f"{v:.2f}x ({s[key]['n']} kernels)",
+                v is not None and v <= lim,
+            )
+        )
+    for key, text in (
+        ("slower_than_1.2x_jax", "steady: every jm/jax ≤ 1.2"),
+        ("slower_than_numpy", "steady: every jm/np ≤ 1"),
+        ("first_over_2s", "first call: none over 2 s"),
+    ):
         bad = s[key]
-        out.append((text, ", ".join(bad) if bad else "none", not bad and
-                    not s["jitmagic_unsupported"]))
+        out.append(
+            (text, ", ".join(bad) if bad else "none", not bad and not s["jitmagic_unsupported"])
+        )
     return out
 
 
@@ -178,10 +206,14 @@ def run(names, scale, first_reps, budget_s, agrees, err, log):
         row = measure_kernel(k, scale, first_reps, budget_s, agrees, err)
         rows.append(row)
         f = row["first"].get("jitmagic", {}).get("median_ns")
-        log(f"    {name}: " + ", ".join(
-            f"{s} {c['median_ns'] / 1e6:.2f} ms" if "median_ns" in c else f"{s} unsupported"
-            for s, c in row["systems"].items())
-            + (f" | jitmagic first call {f / 1e9:.2f} s" if f else ""))
+        log(
+            f"    {name}: "
+            + ", ".join(
+                f"{s} {c['median_ns'] / 1e6:.2f} ms" if "median_ns" in c else f"{s} unsupported"
+                for s, c in row["systems"].items()
+            )
+            + (f" | jitmagic first call {f / 1e9:.2f} s" if f else "")
+        )
     return {"scale": scale, "first_reps": first_reps, "kernels": rows, "summary": summary(rows)}
 
 

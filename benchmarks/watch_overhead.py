@@ -7,6 +7,7 @@ noise; the table shows the fastest batch's time per call and the difference. Wit
 watched JAX call waits for its result (block_until_ready), so its unwatched partner does too;
 with tracking off neither waits. Goal: the watched call costs under 2 µs more.
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import jitmagic as jm  # noqa: E402
+import jitmagic as jm
 
 BATCH, ROUNDS = 500, 61
 

@@ -8,15 +8,14 @@ lax.fori_loop / lax.scan in jitmagic and JAX and plain Python loops in NumPy.
 A builder takes the workload's data and returns an `Impl` (harness.py). Anything that goes wrong
 while building or on the first (warm-up) call makes that cell "unsupported: <error>".
 """
+
 from __future__ import annotations
 
 import itertools
 import types
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
-
 from harness import Impl
 
 SYSTEMS = ("jitmagic", "numpy", "numba", "jax")
@@ -26,31 +25,36 @@ RNG_SEED = 0
 # --------------------------------------------------------------------------- the systems
 def _jm():
     import jitmagic as jm
+
     jm.config.update(live_notices=False)
     if "disk_cache" in jm.config.as_dict():
-        jm.config.update(disk_cache=False)       # compile latency means compiling
+        jm.config.update(disk_cache=False)  # compile latency means compiling
     return jm
 
 
 def _jnp():
     _jm()
     import jitmagic.numpy as jnp
+
     return jnp
 
 
 def _jm_lax():
     from jitmagic import lax
+
     return lax
 
 
 def _numba():
     import numba
+
     return numba
 
 
 def _jax():
     import jax
-    jax.config.update("jax_enable_x64", True)     # float64 like everyone else
+
+    jax.config.update("jax_enable_x64", True)  # float64 like everyone else
     jax.config.update("jax_platforms", "cpu")
     return jax
 
@@ -112,7 +116,7 @@ class Workload:
     name: str
     title: str
     group: str
-    builders: dict                  # system -> () -> Impl
+    builders: dict  # system -> () -> Impl
     budget_s: float = 6.0
     min_sample_ns: float = 2e6
     max_reps: int = 60
@@ -137,6 +141,7 @@ def softmax(xp, lax):
     def f(x):
         e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
         return e / xp.sum(e, axis=1, keepdims=True)
+
     return f
 
 
@@ -154,11 +159,14 @@ FORI_STEPS = 1000
 def fori(xp, lax):
     def body(i, x):
         return 0.999 * x + 0.001 * xp.sin(x)
+
     if lax is None:
+
         def f(x):
             for i in range(FORI_STEPS):
                 x = body(i, x)
             return x
+
         return f
     return lambda x: lax.fori_loop(0, FORI_STEPS, body, x)
 
@@ -167,12 +175,15 @@ def scan(xp, lax):
     def step(h, x_t):
         h = xp.tanh(0.9 * h + x_t)
         return h, h
+
     if lax is None:
+
         def f(h, xs):
             hs = np.empty_like(xs)
             for t in range(xs.shape[0]):
                 h, hs[t] = step(h, xs[t])
             return h, hs
+
         return f
     return lambda h, xs: lax.scan(step, h, xs)
 
@@ -183,15 +194,19 @@ STENCIL_STEPS = 200
 def stencil(xp, lax):
     def interior(u):
         return 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
     if lax is None:
+
         def f(u):
             u = u.copy()
             for _ in range(STENCIL_STEPS):
                 u[1:-1, 1:-1] = interior(u)
             return u
+
         return f
-    return lambda u: lax.fori_loop(0, STENCIL_STEPS,
-                                   lambda i, u: u.at[1:-1, 1:-1].set(interior(u)), u)
+    return lambda u: lax.fori_loop(
+        0, STENCIL_STEPS, lambda i, u: u.at[1:-1, 1:-1].set(interior(u)), u
+    )
 
 
 # --------------------------------------------------------------------------- numba code
@@ -293,32 +308,83 @@ def run_workloads(scale=1.0):
     grid = np.zeros((256, 256))
     grid[0, :] = 1.0
     ws = [
-        Workload("tiny", "tiny call: x*2+1 on a 1-element array (cache-hit overhead)", "call",
-                 array_impls(tiny, x1, numba_fn=tiny_nb), budget_s=5, min_sample_ns=3e5,
-                 max_reps=400),
-        Workload("tracking", "tiny call with jitmagic tracking on vs off", "call",
-                 _tracking_builders(x1), budget_s=6, min_sample_ns=3e5, max_reps=600,
-                 note="jitmagic tracked / untracked; overhead = median of paired differences"),
-        Workload("chain", "elementwise sin(x)*cos(2x)+0.5x, 10M float64", "elementwise",
-                 array_impls(chain, big, numba_fn=chain_nb), budget_s=8),
-        Workload("sumsq", "sum(x*x), 10M float64", "reduction",
-                 array_impls(sumsq, big, numba_fn=sumsq_nb)),
-        Workload("softmax", "row softmax, 4096x2048 float64", "reduction",
-                 array_impls(softmax, mat, numba_fn=softmax_nb), budget_s=8),
-        Workload("meanvar", "mean and var along axis 0 and 1, 4096x2048 float64", "reduction",
-                 array_impls(meanvar, mat, numba_fn=meanvar_nb), budget_s=8),
+        Workload(
+            "tiny",
+            "tiny call: x*2+1 on a 1-element array (cache-hit overhead)",
+            "call",
+            array_impls(tiny, x1, numba_fn=tiny_nb),
+            budget_s=5,
+            min_sample_ns=3e5,
+            max_reps=400,
+        ),
+        Workload(
+            "tracking",
+            "tiny call with jitmagic tracking on vs off",
+            "call",
+            _tracking_builders(x1),
+            budget_s=6,
+            min_sample_ns=3e5,
+            max_reps=600,
+            note="jitmagic tracked / untracked; overhead = median of paired differences",
+        ),
+        Workload(
+            "chain",
+            "elementwise sin(x)*cos(2x)+0.5x, 10M float64",
+            "elementwise",
+            array_impls(chain, big, numba_fn=chain_nb),
+            budget_s=8,
+        ),
+        Workload(
+            "sumsq",
+            "sum(x*x), 10M float64",
+            "reduction",
+            array_impls(sumsq, big, numba_fn=sumsq_nb),
+        ),
+        Workload(
+            "softmax",
+            "row softmax, 4096x2048 float64",
+            "reduction",
+            array_impls(softmax, mat, numba_fn=softmax_nb),
+            budget_s=8,
+        ),
+        Workload(
+            "meanvar",
+            "mean and var along axis 0 and 1, 4096x2048 float64",
+            "reduction",
+            array_impls(meanvar, mat, numba_fn=meanvar_nb),
+            budget_s=8,
+        ),
     ]
     for n in (512, 1024):
         a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-        ws.append(Workload(f"matmul{n}", f"matmul {n}x{n} @ {n}x{n} float64", "matmul",
-                           array_impls(matmul, a, b, numba_fn=matmul_nb), budget_s=6))
+        ws.append(
+            Workload(
+                f"matmul{n}",
+                f"matmul {n}x{n} @ {n}x{n} float64",
+                "matmul",
+                array_impls(matmul, a, b, numba_fn=matmul_nb),
+                budget_s=6,
+            )
+        )
     ws += [
-        Workload("fori", f"fori_loop, {FORI_STEPS} steps of x=0.999x+0.001sin(x), 1000-vector",
-                 "loop", array_impls(fori, vec, numba_fn=fori_nb)),
-        Workload("scan", "scan h=tanh(0.9h+x_t) over 2000x256, outputs stacked", "loop",
-                 array_impls(scan, h0, xs, numba_fn=scan_nb)),
-        Workload("stencil", f"jacobi stencil 256x256, {STENCIL_STEPS} steps in fori_loop", "loop",
-                 array_impls(stencil, grid, numba_fn=stencil_nb)),
+        Workload(
+            "fori",
+            f"fori_loop, {FORI_STEPS} steps of x=0.999x+0.001sin(x), 1000-vector",
+            "loop",
+            array_impls(fori, vec, numba_fn=fori_nb),
+        ),
+        Workload(
+            "scan",
+            "scan h=tanh(0.9h+x_t) over 2000x256, outputs stacked",
+            "loop",
+            array_impls(scan, h0, xs, numba_fn=scan_nb),
+        ),
+        Workload(
+            "stencil",
+            f"jacobi stencil 256x256, {STENCIL_STEPS} steps in fori_loop",
+            "loop",
+            array_impls(stencil, grid, numba_fn=stencil_nb),
+        ),
     ]
     for w in ws:
         w.budget_s *= scale
@@ -329,9 +395,12 @@ def _tracking_builders(x1):
     def build(on):
         jm = _jm()
         f = jm.jit(tiny(_jnp(), None))
-        return Impl(lambda: f(x1),
-                    before=lambda: jm.config.update(tracking=on),
-                    after=lambda: jm.config.update(tracking=True))
+        return Impl(
+            lambda: f(x1),
+            before=lambda: jm.config.update(tracking=on),
+            after=lambda: jm.config.update(tracking=True),
+        )
+
     return {"tracked": lambda: build(True), "untracked": lambda: build(False)}
 
 
@@ -349,8 +418,9 @@ COMPILE_SET = {
     "clip_abs": "def f(x, y):\n    return np.minimum(np.maximum(x, -1.0), 1.0) * np.abs(x)",
 }
 
-RECOMPILE_SRC = ("def f(x, n):\n    for _ in range(n):\n        x = np.sin(x) * 0.5 + x\n"
-                 "    return x")
+RECOMPILE_SRC = (
+    "def f(x, n):\n    for _ in range(n):\n        x = np.sin(x) * 0.5 + x\n    return x"
+)
 
 _fresh = itertools.count()
 
@@ -369,13 +439,17 @@ def fresh_function(src, xp, tag):
 
 def _jm_details(jf):
     v = jf.variants[-1]
-    return {"compile_ms": v.compile_ms, "phases_ms": {k: t * 1e3 for k, t in v.timings.items()},
-            "n_eqns": len(v.ir.eqns)}
+    return {
+        "compile_ms": v.compile_ms,
+        "phases_ms": {k: t * 1e3 for k, t in v.timings.items()},
+        "n_eqns": len(v.ir.eqns),
+    }
 
 
 def compile_factories(src, tag, args, statics=None):
     """system -> factory() -> (call, inspect) for harness.first_call_latency.
     With statics=(name, warm, new): compile at `warm` first, then time the call with `new`."""
+
     def jm_f():
         jm = _jm()
         kw = {"static_argnames": statics[0]} if statics else {}
@@ -395,7 +469,7 @@ def compile_factories(src, tag, args, statics=None):
         return (lambda: f(*args)), None
 
     fs = {"jitmagic": jm_f, "jax": jax_f}
-    if not statics:                 # numba has no static arguments: a new value is no recompile
+    if not statics:  # numba has no static arguments: a new value is no recompile
         fs["numba"] = nb_f
     return fs
 
@@ -404,13 +478,19 @@ def _with_statics(f, args, statics):
     if not statics:
         return lambda: f(*args)
     name, warm, new = statics
-    f(*args, **{name: warm})       # the variant we already have
+    f(*args, **{name: warm})  # the variant we already have
     return lambda: f(*args, **{name: new})
 
 
 def compile_size_source(n_lines):
     """A function of about n_lines equations: a chain of elementwise ops over x and y."""
-    ops = ["x = x * 1.0001", "x = x + y", "x = np.sin(x)", "x = x - y", "x = np.cos(x)",
-           "x = x / 1.0001"]
+    ops = [
+        "x = x * 1.0001",
+        "x = x + y",
+        "x = np.sin(x)",
+        "x = x - y",
+        "x = np.cos(x)",
+        "x = x / 1.0001",
+    ]
     body = "\n".join("    " + ops[i % len(ops)] for i in range(n_lines))
     return f"def f(x, y):\n{body}\n    return x"

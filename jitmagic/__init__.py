@@ -1,44 +1,62 @@
 """jitmagic: trace NumPy functions, compile them with LLVM, and show every compilation.
 
-    import jitmagic as jm
-    import jitmagic.numpy as jnp
-    from jitmagic import lax
+import jitmagic as jm
+import jitmagic.numpy as jnp
+from jitmagic import lax
 """
+
 from __future__ import annotations
 
-from jitmagic import errors
-from jitmagic import errors
+from jitmagic import (
+    errors,
+    numpy,  # noqa: F401  (installs NumPy's protocols on tracers)
+)
 from jitmagic._version import __version__
 from jitmagic.core import shapes  # noqa: F401  (jm.shapes.Dim: the symbolic sizes of generic variants)
-from jitmagic.diagnostics import tracker
-from jitmagic.core.config import config
 from jitmagic.core.array import Array, block_until_ready
-from jitmagic.dispatch.function import JitFunction, jit, make_ir
+from jitmagic.core.config import config
+from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tracker import events, explain, no_recompile
-from jitmagic.diagnostics.watch import watch  # noqa: E402  (the function; imports JAX/Numba only when used)
-from jitmagic import numpy  # noqa: F401  (installs NumPy's protocols on tracers)
+from jitmagic.diagnostics.watch import watch
+from jitmagic.dispatch.function import JitFunction, jit, make_ir
 
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
     if name in ("lax", "tree", "tree_util"):
         import importlib
+
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython):
     from jitmagic.notebook.magics import load_ipython_extension as load
+
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
     from jitmagic.notebook.magics import unload_ipython_extension as unload
+
     unload(ipython)
 
 
-__all__ = ["jit", "make_ir", "Array", "block_until_ready", "errors", "JitFunction", "config",
-           "events", "explain", "no_recompile", "tracker", "watch", "__version__"]
+__all__ = [
+    "jit",
+    "make_ir",
+    "Array",
+    "block_until_ready",
+    "errors",
+    "JitFunction",
+    "config",
+    "events",
+    "explain",
+    "no_recompile",
+    "tracker",
+    "watch",
+    "__version__",
+]
 
 
 def _jupyter_labextension_paths():

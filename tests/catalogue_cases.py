@@ -6,6 +6,7 @@ in a child process (`python catalogue_cases.py NAME...`, one JSON line per case)
 segfault in native code kills only the child and is reported against the case that ran.
 tests/test_catalogue.py drives it.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -56,6 +57,7 @@ def same(got, want):
 def _jm():
     import jitmagic as jm
     import jitmagic.numpy as jnp
+
     return jm, jnp
 
 
@@ -67,12 +69,14 @@ def compiles(f):
 
 # ---------------------------------------------------------------- arguments
 
+
 @case
 def too_few_arguments():
     jm, _ = _jm()
 
     def add2(x, y):
         return x + y
+
     with raises(TypeError, "missing", "'y'"):
         jm.jit(add2)(np.ones(3))
 
@@ -83,6 +87,7 @@ def too_many_arguments():
 
     def add2(x, y):
         return x + y
+
     with raises(TypeError, "positional argument"):
         jm.jit(add2)(np.ones(3), 1.0, 2.0)
 
@@ -93,6 +98,7 @@ def unknown_keyword():
 
     def add2(x, y):
         return x + y
+
     with raises(TypeError, "keyword", "'z'"):
         jm.jit(add2)(np.ones(3), y=1.0, z=2.0)
 
@@ -122,12 +128,13 @@ def datetime_argument():
 def python_int_too_big():
     jm, _ = _jm()
     f = jm.jit(lambda x: x + 1)
-    for big in (2 ** 70, 2 ** 63, -2 ** 63 - 1):
+    for big in (2**70, 2**63, -(2**63) - 1):
         with raises(OverflowError, "int64"):
             f(big)
 
 
 # ---------------------------------------------------------------- static arguments
+
 
 @case
 def unhashable_static():
@@ -135,6 +142,7 @@ def unhashable_static():
 
     def scale(x, n):
         return x * len(n)
+
     with raises(TypeError, "'n'", "unhashable", "list", "tuple"):
         jm.jit(scale, static_argnums=1)(np.ones(3), [1, 2])
 
@@ -145,6 +153,7 @@ def ndarray_static():
 
     def scale(x, n):
         return x
+
     with raises(TypeError, r"\bn\b", "unhashable", "ndarray"):
         jm.jit(scale, static_argnames="n")(np.ones(3), n=np.ones(2))
 
@@ -173,6 +182,7 @@ def never_equal_static():
 
     def ignore_static(x, tag):
         return x * 2
+
     f = jm.jit(ignore_static, static_argnums=1, max_variants=4)
     for _ in range(6):
         same(f(np.arange(3.0), _NeverEqual()), np.arange(3.0) * 2)
@@ -185,9 +195,10 @@ def static_eq_raises():
 
     def ignore_static(x, tag):
         return x * 2
+
     f = jm.jit(ignore_static, static_argnums=1)
     same(f(np.arange(3.0), _EqRaises()), np.arange(3.0) * 2)
-    try:      # a second, colliding value: the user's __eq__ error may surface, nothing worse
+    try:  # a second, colliding value: the user's __eq__ error may surface, nothing worse
         same(f(np.arange(3.0), _EqRaises()), np.arange(3.0) * 2)
     except ValueError as e:
         assert "refuses" in str(e)
@@ -200,6 +211,7 @@ def nan_static():
 
     def addc(x, c):
         return x + c
+
     f = jm.jit(addc, static_argnums=1)
     same(f(np.ones(2), float("nan")), np.ones(2) + np.nan)
     same(f(np.ones(2), float("nan")), np.ones(2) + np.nan)
@@ -229,6 +241,7 @@ def static_argnames_unknown():
 
 
 # ---------------------------------------------------------------- dtypes
+
 
 @case
 def object_dtype():
@@ -267,6 +280,7 @@ def little_endian_explicit_dtype():
 
 # ---------------------------------------------------------------- layouts
 
+
 def _layout_check(x):
     jm, jnp = _jm()
 
@@ -275,7 +289,7 @@ def _layout_check(x):
 
     f = jm.jit(poly)
     same(f(x), poly(np.array(x)))
-    same(f(x), poly(np.array(x)))           # the hit path too
+    same(f(x), poly(np.array(x)))  # the hit path too
 
 
 @case
@@ -311,6 +325,7 @@ def zero_size():
 
     def red(x):
         return x.sum(axis=0), x * 2, jnp.mean(x, axis=1)
+
     for shape in [(0,), (0, 3), (3, 0)]:
         x = np.ones(shape)
         if len(shape) == 1:
@@ -318,6 +333,7 @@ def zero_size():
             continue
         got = jm.jit(red)(x)
         import warnings
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             want = (x.sum(axis=0), x * 2, np.mean(x, axis=1))
@@ -334,15 +350,17 @@ def zero_size_max_raises():
 
 # ---------------------------------------------------------------- sizes
 
+
 @case
 def huge_zeros_shape():
     # 10^12 elements: tracing allocates nothing; the call fails cleanly allocating the output
     jm, jnp = _jm()
 
     def huge(x):
-        return jnp.zeros((10 ** 6, 10 ** 6)) + x
+        return jnp.zeros((10**6, 10**6)) + x
+
     f = jm.jit(huge)
-    jm.make_ir(huge)(1.0)          # tracing alone is fine
+    jm.make_ir(huge)(1.0)  # tracing alone is fine
     with raises(MemoryError):
         f(1.0)
 
@@ -352,7 +370,8 @@ def huge_intermediate_small_output():
     jm, jnp = _jm()
 
     def corner(x):
-        return (jnp.ones((10 ** 6, 10 ** 6)) * x)[:2, :3]
+        return (jnp.ones((10**6, 10**6)) * x)[:2, :3]
+
     same(jm.jit(corner)(3.0), np.full((2, 3), 3.0))
 
 
@@ -360,10 +379,11 @@ def huge_intermediate_small_output():
 def shape_overflowing_int64():
     jm, jnp = _jm()
     with raises(Exception, "shape|broadcast|size|large"):
-        jm.jit(lambda x: jnp.zeros((2 ** 40, 2 ** 40)) + x)(1.0)
+        jm.jit(lambda x: jnp.zeros((2**40, 2**40)) + x)(1.0)
 
 
 # ---------------------------------------------------------------- tracing footguns
+
 
 @case
 def leaked_tracer_used_later():
@@ -373,6 +393,7 @@ def leaked_tracer_used_later():
     def keep(x):
         leak.append(x)
         return x + 1
+
     same(jm.jit(keep)(np.ones(3)), np.full(3, 2.0))
     with raises(jm.errors.UnexpectedTracerError, "outside", "trace"):
         leak[0] + 1
@@ -388,6 +409,7 @@ def recursion_with_static_depth():
 
     def rec(x, n):
         return x if n == 0 else rec(x + 1, n - 1)
+
     same(jm.jit(rec, static_argnums=1)(np.ones(2), 5), np.full(2, 6.0))
 
 
@@ -397,6 +419,7 @@ def unbounded_recursion():
 
     def forever(x):
         return forever(x + 1)
+
     f = jm.jit(forever)
     with raises(RecursionError):
         f(np.ones(2))
@@ -410,6 +433,7 @@ def generator_function():
 
     def gen(x):
         yield x
+
     with raises(TypeError, "generator"):
         jm.jit(gen)(np.ones(2))
 
@@ -420,6 +444,7 @@ def varargs_kwargs():
 
     def va(*args, **kwargs):
         return args[0] * kwargs["scale"] + sum(args[1:])
+
     f = jm.jit(va)
     same(f(np.ones(2), 2.0, 3.0, scale=4.0), np.full(2, 9.0))
     same(f(np.ones(2), scale=np.float32(2)), np.full(2, 2.0))
@@ -431,6 +456,7 @@ def varargs_static_argnames():
 
     def va(x, **kwargs):
         return x * kwargs["n"]
+
     f = jm.jit(va, static_argnames="n")
     same(f(np.ones(2), n=3), np.full(2, 3.0))
     same(f(np.ones(2), n=4), np.full(2, 4.0))
@@ -446,10 +472,14 @@ def raises_mid_trace_cache_consistent():
         if state["fail"]:
             raise ValueError("user error mid-trace")
         return y * 2
+
     f = jm.jit(flaky)
     with raises(ValueError, "mid-trace"):
         f(np.ones(3))
-    assert len(f.variants) == 0 and __import__('jitmagic.core.tracing', fromlist=['_']).current_trace() is None
+    assert (
+        len(f.variants) == 0
+        and __import__("jitmagic.core.tracing", fromlist=["_"]).current_trace() is None
+    )
     state["fail"] = False
     same(f(np.ones(3)), np.full(3, 4.0))
     assert len(f.variants) == 1 and len(compiles(f)) == 1
@@ -464,6 +494,7 @@ def keyboard_interrupt_in_trace():
         if state["interrupt"]:
             raise KeyboardInterrupt
         return x * 3
+
     f = jm.jit(slow)
     try:
         f(np.ones(2))
@@ -471,7 +502,10 @@ def keyboard_interrupt_in_trace():
         pass
     else:
         raise AssertionError("KeyboardInterrupt was swallowed")
-    assert __import__('jitmagic.core.tracing', fromlist=['_']).current_trace() is None and len(f.variants) == 0
+    assert (
+        __import__("jitmagic.core.tracing", fromlist=["_"]).current_trace() is None
+        and len(f.variants) == 0
+    )
     state["interrupt"] = False
     same(f(np.ones(2)), np.full(2, 3.0))
     assert len(f.variants) == 1 and len(compiles(f)) == 1
@@ -481,6 +515,7 @@ def keyboard_interrupt_in_trace():
 def keyboard_interrupt_in_llvm_compile():
     jm, _ = _jm()
     from jitmagic.runtime import engine
+
     orig = engine.compile_ir
 
     def interrupted(*a, **k):
@@ -488,6 +523,7 @@ def keyboard_interrupt_in_llvm_compile():
 
     def sub1(x):
         return x - 1
+
     f = jm.jit(sub1)
     engine.compile_ir = interrupted
     try:
@@ -511,12 +547,15 @@ def closure_array_replaced():
     def make(w):
         def affine(x):
             return x + w
+
         return jm.jit(affine)
-    for k in range(200):     # freed arrays' ids get reused along the way
+
+    for k in range(200):  # freed arrays' ids get reused along the way
         same(make(np.full(2, float(k)))(np.zeros(2)), np.full(2, float(k)))
 
 
 # ---------------------------------------------------------------- threads
+
 
 @case
 def threads_mixed_signatures():
@@ -524,10 +563,16 @@ def threads_mixed_signatures():
 
     def fma(x, y):
         return x * y + 1
+
     f = jm.jit(fma)
-    sigs = [(np.arange(4.0), 2.0), (np.arange(4, dtype=np.int32), 3),
-            (np.arange(6.0).reshape(2, 3), np.float32(2)), (np.arange(3), True),
-            (np.arange(5, dtype=np.float32), 0.5), (np.arange(4, dtype=np.uint8), 7)]
+    sigs = [
+        (np.arange(4.0), 2.0),
+        (np.arange(4, dtype=np.int32), 3),
+        (np.arange(6.0).reshape(2, 3), np.float32(2)),
+        (np.arange(3), True),
+        (np.arange(5, dtype=np.float32), 0.5),
+        (np.arange(4, dtype=np.uint8), 7),
+    ]
     errors = []
     barrier = threading.Barrier(8)
 
@@ -539,8 +584,9 @@ def threads_mixed_signatures():
                 r, w = f(a, b), a * b + 1
                 if r.dtype != w.dtype or not np.array_equal(r, w):
                     errors.append((i, k, r, w))
-        except BaseException as e:   # noqa: BLE001  (reported below)
+        except BaseException as e:
             errors.append(repr(e))
+
     ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in ts:
         t.start()
@@ -553,15 +599,19 @@ def threads_mixed_signatures():
 
 # ---------------------------------------------------------------- runner
 
+
 def main(names):
     for name in names:
         print(json.dumps({"start": name}), flush=True)
         try:
             CASES[name]()
             res = {"case": name, "ok": True}
-        except BaseException as e:   # noqa: BLE001  (KeyboardInterrupt included)
-            res = {"case": name, "ok": False,
-                   "error": "".join(traceback.format_exception(e))[-3000:]}
+        except BaseException as e:
+            res = {
+                "case": name,
+                "ok": False,
+                "error": "".join(traceback.format_exception(e))[-3000:],
+            }
         print(json.dumps(res), flush=True)
 
 

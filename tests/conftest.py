@@ -5,6 +5,7 @@ import pytest
 def ipshell():
     """The one real IPython shell of the test session (IPython allows one per process)."""
     from IPython.testing.globalipapp import get_ipython, start_ipython
+
     return start_ipython() or get_ipython()
 
 
@@ -14,4 +15,5 @@ def _no_tier_up_across_tests():
     its tier_up record must not land in the next test's records."""
     yield
     from jitmagic.dispatch import tiering
+
     tiering.settle()

@@ -14,13 +14,13 @@ A program is written once against a namespace and run twice with only the import
 `ns` carries jit, jnp, lax, errors, tree (jax.tree_util-style) and the module itself as `ns.top`.
 JAX is a test dependency: importing this module fails loudly when it is missing.
 """
+
 from __future__ import annotations
 
 import types
 
+import jax
 import numpy as np
-
-import jax  # noqa: E402  (a hard test dependency: CI must fail, not skip, without it)
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
@@ -32,10 +32,12 @@ import jitmagic as jm  # noqa: E402
 import jitmagic.numpy as _mjnp  # noqa: E402
 from jitmagic import lax as _mlax  # noqa: E402
 
-JAX = types.SimpleNamespace(name="jax", top=jax, jit=jax.jit, jnp=_jjnp, lax=_jlax,
-                            errors=jax.errors, tree=jax.tree_util)
-JM = types.SimpleNamespace(name="jitmagic", top=jm, jit=jm.jit, jnp=_mjnp, lax=_mlax,
-                           errors=jm.errors, tree=jm.tree_util)
+JAX = types.SimpleNamespace(
+    name="jax", top=jax, jit=jax.jit, jnp=_jjnp, lax=_jlax, errors=jax.errors, tree=jax.tree_util
+)
+JM = types.SimpleNamespace(
+    name="jitmagic", top=jm, jit=jm.jit, jnp=_mjnp, lax=_mlax, errors=jm.errors, tree=jm.tree_util
+)
 
 # tolerances per dtype kind: both sides compute in the same precision but may reassociate
 RTOL = {"f2": 1e-2, "f4": 2e-5, "f8": 1e-12, "c8": 2e-5, "c16": 1e-12}
@@ -62,8 +64,9 @@ def assert_close(got, want, rtol=None, atol=None, check_dtype=True, what=""):
             assert g.dtype == w.dtype, f"{what} leaf {i}: dtype {g.dtype} vs JAX {w.dtype}"
         if w.dtype.kind in "fc":
             r, a = _tol(w.dtype, rtol, atol)
-            np.testing.assert_allclose(g, w, rtol=r, atol=a, equal_nan=True,
-                                       err_msg=f"{what} leaf {i}")
+            np.testing.assert_allclose(
+                g, w, rtol=r, atol=a, equal_nan=True, err_msg=f"{what} leaf {i}"
+            )
         else:
             np.testing.assert_array_equal(g, w, err_msg=f"{what} leaf {i}")
 
@@ -86,7 +89,7 @@ def assert_same_error(prog):
     for ns in (JM, JAX):
         try:
             prog(ns)
-        except Exception as e:  # noqa: BLE001  (any class: that is what is compared)
+        except Exception as e:
             errs.append(e)
         else:
             raise AssertionError(f"{ns.name} did not raise")
@@ -94,10 +97,12 @@ def assert_same_error(prog):
     if type(theirs).__module__.startswith("jax"):
         assert type(theirs).__name__ in {c.__name__ for c in type(mine).__mro__}, (
             f"jitmagic raised {type(mine).__name__}: {mine}\nJAX raised "
-            f"{type(theirs).__name__}: {theirs}")
+            f"{type(theirs).__name__}: {theirs}"
+        )
     else:
         builtin = next(c for c in type(theirs).__mro__ if c.__module__ == "builtins")
         assert isinstance(mine, builtin), (
             f"jitmagic raised {type(mine).__name__}: {mine}\nJAX raised "
-            f"{type(theirs).__name__}: {theirs}")
+            f"{type(theirs).__name__}: {theirs}"
+        )
     return mine, theirs

@@ -1,6 +1,7 @@
 """The real-kernel suite runner (benchmarks/run.py --suite kernels) end to end on two small
 kernels in --quick mode: it runs all four systems, records first calls and steady times, and
 writes the JSON. No timing is asserted."""
+
 from __future__ import annotations
 
 import json
@@ -9,12 +10,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import run  # noqa: E402
+import pytest
+import run
 
-
-import pytest  # noqa: E402
-
-import jitmagic as jm  # noqa: E402
+import jitmagic as jm
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +26,19 @@ def _config_restored():
 
 
 def test_kernel_suite_quick(tmp_path, capsys):
-    run.main(["--suite", "kernels", "--quick", "--kernels", "gesummv,horner",
-              "--out", str(tmp_path), "--figures", ""])
+    run.main(
+        [
+            "--suite",
+            "kernels",
+            "--quick",
+            "--kernels",
+            "gesummv,horner",
+            "--out",
+            str(tmp_path),
+            "--figures",
+            "",
+        ]
+    )
     res = json.loads((tmp_path / "latest.json").read_text())
     rows = {r["name"]: r for r in res["kernels"]["kernels"]}
     assert set(rows) == {"gesummv", "horner"}

@@ -1,5 +1,6 @@
 """backend/bufpool.py: large results and temporaries come from a pool of mapped blocks, reused
 only once nothing refers to them any more; values always match NumPy."""
+
 import threading
 
 import numpy as np
@@ -7,16 +8,18 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.runtime import bufpool, native_call
 from jitmagic.core.config import config
+from jitmagic.runtime import bufpool, native_call
 
-N = 1 << 16          # 512 KiB of float64: over bufpool.MIN_BYTES
+N = 1 << 16  # 512 KiB of float64: over bufpool.MIN_BYTES
 
 
 def handler(a):
-    return np.lib.array_utils.get_handler_name(a) if hasattr(np.lib, "array_utils") and \
-        hasattr(np.lib.array_utils, "get_handler_name") else \
-        np._core.multiarray.get_handler_name(a)
+    return (
+        np.lib.array_utils.get_handler_name(a)
+        if hasattr(np.lib, "array_utils") and hasattr(np.lib.array_utils, "get_handler_name")
+        else np._core.multiarray.get_handler_name(a)
+    )
 
 
 @pytest.fixture
@@ -37,14 +40,14 @@ def path(request, monkeypatch):
 def test_large_results_are_pooled_ordinary_arrays(pool, path):
     f = jm.jit(lambda x: jnp.sin(x) * 2.0)
     x = np.linspace(0, 1, N)
-    for _ in range(4):                         # the native entry serves calls after a few hits
+    for _ in range(4):  # the native entry serves calls after a few hits
         r = f(x)
     assert handler(r) == "jitmagic"
     assert isinstance(r, np.ndarray) and r.flags.c_contiguous and r.flags.owndata
     assert r.flags.writeable and r.base is None
     np.testing.assert_allclose(r, np.sin(x) * 2.0, rtol=1e-15)
     small = f(x[:8])
-    assert handler(small) != "jitmagic"        # small results keep NumPy's allocator
+    assert handler(small) != "jitmagic"  # small results keep NumPy's allocator
 
 
 def test_a_dropped_result_is_reused_a_held_one_never(pool, path):
@@ -52,10 +55,10 @@ def test_a_dropped_result_is_reused_a_held_one_never(pool, path):
     x = np.arange(N, dtype=np.float64)
     for _ in range(4):
         f(x, 1.0)
-    addr = f(x, 1.0).ctypes.data               # dropped at once
+    addr = f(x, 1.0).ctypes.data  # dropped at once
     kept = f(x, 2.0)
-    assert kept.ctypes.data == addr            # the dropped block came back
-    view = f(x, 3.0)[::2]                      # a view keeps its base's block alive
+    assert kept.ctypes.data == addr  # the dropped block came back
+    view = f(x, 3.0)[::2]  # a view keeps its base's block alive
     again = f(x, 4.0)
     assert again.ctypes.data not in (kept.ctypes.data, view.base.ctypes.data)
     np.testing.assert_array_equal(kept, x * 2.0)
@@ -67,7 +70,7 @@ def test_results_changed_in_place_by_the_user_are_not_reused_as_they_are(pool, p
     f = jm.jit(lambda x: x + 1.0)
     x = np.zeros(N)
     r = f(x)
-    r.shape = (N // 2, 2)                      # same bytes, another shape: freed by size
+    r.shape = (N // 2, 2)  # same bytes, another shape: freed by size
     r[:] = 7.0
     del r
     s = f(x)
@@ -79,6 +82,7 @@ def test_temporaries_come_from_the_pool(pool):
     def g(x):
         y = jnp.exp(x)
         return y - jnp.mean(y), jnp.sum(y * y)
+
     f = jm.jit(g)
     x = np.linspace(0, 1, N)
     f(x)
@@ -98,7 +102,7 @@ def test_the_limit_is_honoured(pool):
     del arrays
     info = bufpool.info()
     assert 0 < info["cached_bytes"] <= 3 * N * 8 and info["blocks"] <= 3
-    config.update(buffer_pool_bytes=0)         # off: trims, and keeps nothing more
+    config.update(buffer_pool_bytes=0)  # off: trims, and keeps nothing more
     assert bufpool.info()["cached_bytes"] == 0
     a = bufpool.empty((N,), np.float64, np.ndarray)
     del a
@@ -126,8 +130,9 @@ def test_threads_share_the_pool_safely(pool):
                 s = float(seed * 100 + i)
                 r = f(x, s)
                 np.testing.assert_allclose(r, np.cos(x) * s, rtol=1e-14)
-        except BaseException as e:      # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
+
     ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in ts:
         t.start()

@@ -1,5 +1,6 @@
 """The cache-hit call path: the native entry point (backend/native_call.py) and the Python hit
 path give the same results and errors as the general path, for every case they hand on."""
+
 import gc
 import types
 
@@ -21,17 +22,21 @@ def _collect_garbage():
     gc.collect()
 
 
-WARM = 6   # calls enough for the native entry to be built (native_call.AFTER_HITS)
+WARM = 6  # calls enough for the native entry to be built (native_call.AFTER_HITS)
 
 
 def _outcome(fn, args, kwargs):
     try:
         r = fn(*args, **kwargs)
-    except Exception as e:   # the same exception, class and message, on every path
+    except Exception as e:  # the same exception, class and message, on every path
         return ("raises", type(e), str(e))
     leaves, tree, _ = pytree.flatten(r)
-    return ("ok", type(r), str(tree),
-            [(type(x), np.asarray(x).dtype, np.shape(x), np.asarray(x).tolist()) for x in leaves])
+    return (
+        "ok",
+        type(r),
+        str(tree),
+        [(type(x), np.asarray(x).dtype, np.shape(x), np.asarray(x).tolist()) for x in leaves],
+    )
 
 
 def _run(fun, calls, native, monkeypatch, **jit_kw):
@@ -70,7 +75,7 @@ def test_native_entry_serves_plain_hits(monkeypatch):
     before = f.variants[0].calls
     for _ in range(10):
         f(x)
-    assert f.variants[0].calls == before + 10       # run statistics stay native
+    assert f.variants[0].calls == before + 10  # run statistics stay native
     # its result (a jm.Array) goes straight back in
     np.testing.assert_array_equal(f(f(x)), (x * 2 + 1) * 2 + 1)
 
@@ -78,31 +83,35 @@ def test_native_entry_serves_plain_hits(monkeypatch):
 def test_every_fallback_matches_the_general_path(monkeypatch):
     base = np.arange(12.0)
     cases = [
-        base,                                     # plain
-        base.view(jm.Array),                      # jm.Array
-        base[::2],                                # a strided view, same size as below
-        base[:6],                                 # another shape
-        base.reshape(3, 4),                       # another rank
-        base.reshape(3, 4).T,                     # Fortran order
-        base.reshape(3, 4)[:, :1],                # a column
-        base.astype(np.float32),                  # another dtype
-        base.astype(">f8"),                       # byte-swapped: another descriptor
+        base,  # plain
+        base.view(jm.Array),  # jm.Array
+        base[::2],  # a strided view, same size as below
+        base[:6],  # another shape
+        base.reshape(3, 4),  # another rank
+        base.reshape(3, 4).T,  # Fortran order
+        base.reshape(3, 4)[:, :1],  # a column
+        base.astype(np.float32),  # another dtype
+        base.astype(">f8"),  # byte-swapped: another descriptor
         base.astype(np.int64),
-        np.array(2.5),                            # 0-d
-        np.zeros(0),                              # empty
-        np.ma.masked_array(base[:6]),             # a subclass
-        np.float64(3.0),                          # NumPy scalar
+        np.array(2.5),  # 0-d
+        np.zeros(0),  # empty
+        np.ma.masked_array(base[:6]),  # a subclass
+        np.float64(3.0),  # NumPy scalar
         np.float32(3.0),
-        3, 3.5, True, 2**70,                      # Python scalars, one beyond int64
-        [1.0, 2.0],                               # a list
-        "text",                                   # not an array at all
+        3,
+        3.5,
+        True,
+        2**70,  # Python scalars, one beyond int64
+        [1.0, 2.0],  # a list
+        "text",  # not an array at all
     ]
     _same(affine, [((c,), {}) for c in cases] + [((base[:6],), {})], monkeypatch)
 
 
 def test_wrong_shape_after_native_entry_compiles_a_new_variant(monkeypatch):
-    f, out = _same(affine, [((np.ones(3),), {}), ((np.ones(4),), {}), ((np.ones(3),), {})],
-                   monkeypatch)
+    f, out = _same(
+        affine, [((np.ones(3),), {}), ((np.ones(4),), {}), ((np.ones(3),), {})], monkeypatch
+    )
     assert len(f.variants) == 2
     assert [o[3][0][3] for o in out] == [[3.0] * 3, [3.0] * 4, [3.0] * 3]
 
@@ -113,10 +122,19 @@ def mixed(x, n, s):
 
 def test_scalars_and_keywords(monkeypatch):
     x = np.arange(4.0)
-    calls = [((x, 3, 0.5), {}), ((x, True, 0.5), {}), ((x, 3.0, 1), {}),
-             ((x,), {"n": 2, "s": 1.5}), ((x,), {"s": 1.5, "n": 2}), ((), {"x": x, "n": 1, "s": 2.0}),
-             ((x, 2**64, 1.0), {}), ((x, np.int32(3), 1.0), {}), ((x, 3), {}),
-             ((x, 3, 1.0, 4), {}), ((x, 3), {"q": 1.0})]
+    calls = [
+        ((x, 3, 0.5), {}),
+        ((x, True, 0.5), {}),
+        ((x, 3.0, 1), {}),
+        ((x,), {"n": 2, "s": 1.5}),
+        ((x,), {"s": 1.5, "n": 2}),
+        ((), {"x": x, "n": 1, "s": 2.0}),
+        ((x, 2**64, 1.0), {}),
+        ((x, np.int32(3), 1.0), {}),
+        ((x, 3), {}),
+        ((x, 3, 1.0, 4), {}),
+        ((x, 3), {"q": 1.0}),
+    ]
     _same(mixed, calls, monkeypatch)
 
 
@@ -126,8 +144,15 @@ def scaled(x, k, mode="add"):
 
 def test_statics_by_position_and_keyword(monkeypatch):
     x = np.arange(3.0)
-    calls = [((x, 2), {}), ((x, 2, "mul"), {}), ((x,), {"k": 2, "mode": "mul"}),
-             ((x, 2), {"mode": "add"}), ((x, [2]), {}), ((x, 2.0), {}), ((x, True), {})]
+    calls = [
+        ((x, 2), {}),
+        ((x, 2, "mul"), {}),
+        ((x,), {"k": 2, "mode": "mul"}),
+        ((x, 2), {"mode": "add"}),
+        ((x, [2]), {}),
+        ((x, 2.0), {}),
+        ((x, True), {}),
+    ]
     _same(scaled, calls, monkeypatch, static_argnums=1, static_argnames="mode")
 
 
@@ -137,9 +162,13 @@ def tree_fn(p, t):
 
 def test_pytree_arguments(monkeypatch):
     w, b = np.arange(3.0), np.ones(3)
-    calls = [(({"w": w, "b": b}, (2.0, b)), {}), (({"b": b, "w": w}, (2.0, b)), {}),
-             (({"w": w, "b": b}, [2.0, b]), {}), (({"w": w, "b": b[:2]}, (2.0, b)), {}),
-             (({"w": w}, (2.0, b)), {})]
+    calls = [
+        (({"w": w, "b": b}, (2.0, b)), {}),
+        (({"b": b, "w": w}, (2.0, b)), {}),
+        (({"w": w, "b": b}, [2.0, b]), {}),
+        (({"w": w, "b": b[:2]}, (2.0, b)), {}),
+        (({"w": w}, (2.0, b)), {}),
+    ]
     _same(tree_fn, calls, monkeypatch)
 
 
@@ -152,8 +181,7 @@ def nested_outputs(x):
 
 
 def test_tuple_outputs_native_and_nested_outputs_python(monkeypatch):
-    calls = [((np.arange(4.0),), {}), ((np.arange(4.0).reshape(2, 2),), {}),
-             ((np.arange(3),), {})]
+    calls = [((np.arange(4.0),), {}), ((np.arange(4.0).reshape(2, 2),), {}), ((np.arange(3),), {})]
     f, out = _same(two_outputs, calls, monkeypatch)
     assert _native_installed(f)
     r = f(np.arange(4.0))
@@ -172,7 +200,7 @@ def test_eviction_and_clear_cache_leave_the_native_entry(monkeypatch):
     for _ in range(WARM):
         f(a)
     assert _native_installed(f)
-    for _ in range(WARM):   # evicts a's variant; the native entry must not call it again
+    for _ in range(WARM):  # evicts a's variant; the native entry must not call it again
         np.testing.assert_array_equal(f(b), b * 2 + 1)
     assert len(f.variants) == 1 and f.variants[0].signature == f.variants[-1].signature
     np.testing.assert_array_equal(f(a), a * 2 + 1)
@@ -194,11 +222,13 @@ def test_nested_and_method_calls(monkeypatch):
 
     @jm.jit
     def outer(y):
-        return inner(y) - 1     # traced into outer's IR: a tracer takes the Python path
+        return inner(y) - 1  # traced into outer's IR: a tracer takes the Python path
+
     np.testing.assert_array_equal(outer(x), x * 2)
 
     class Holder:
         scale = jm.jit(lambda self, v: v * 3, static_argnums=0)
+
     h = Holder()
     for _ in range(WARM):
         np.testing.assert_array_equal(h.scale(x), x * 3)
@@ -226,19 +256,40 @@ def reshaped(x, shape):
 
 def test_statics_keywords_and_pytrees_are_served_natively(monkeypatch):
     x = np.arange(3.0)
-    fresh = float("2.5")   # an equal static that is another object: the Python path serves it
+    fresh = float("2.5")  # an equal static that is another object: the Python path serves it
     cases = [
-        (scaled, dict(static_argnums=1, static_argnames="mode"),
-         [((x, 2), {}), ((x,), {"k": 2, "mode": "mul"}), ((x, fresh), {"mode": "mul"}),
-          ((x, float("2.5")), {"mode": "mul"})]),
+        (
+            scaled,
+            dict(static_argnums=1, static_argnames="mode"),
+            [
+                ((x, 2), {}),
+                ((x,), {"k": 2, "mode": "mul"}),
+                ((x, fresh), {"mode": "mul"}),
+                ((x, float("2.5")), {"mode": "mul"}),
+            ],
+        ),
         (tree_fn, {}, [(({"w": x, "b": x}, (2.0, x)), {}), (({"b": x, "w": x}, [2.0, x]), {})]),
-        (with_none, {}, [((x, (1.0,)), {}), ((x, [np.ones(3)]), {"scale": None}),
-                         ((x, (1.0,)), {"scale": 3.0})]),
-        (reshaped, dict(static_argnums=1),
-         [((np.arange(6.0), (2, 3)), {}), ((np.arange(6.0), (3, 2)), {}),
-          ((np.arange(6.0), (3, (2,))), {}), ((np.arange(6.0), [2, 3]), {})]),
+        (
+            with_none,
+            {},
+            [
+                ((x, (1.0,)), {}),
+                ((x, [np.ones(3)]), {"scale": None}),
+                ((x, (1.0,)), {"scale": 3.0}),
+            ],
+        ),
+        (
+            reshaped,
+            dict(static_argnums=1),
+            [
+                ((np.arange(6.0), (2, 3)), {}),
+                ((np.arange(6.0), (3, 2)), {}),
+                ((np.arange(6.0), (3, (2,))), {}),
+                ((np.arange(6.0), [2, 3]), {}),
+            ],
+        ),
     ]
-    python_path = {scaled: 1}   # the call with float("2.5"): equal, but another object
+    python_path = {scaled: 1}  # the call with float("2.5"): equal, but another object
     for fun, kw, calls in cases:
         f, _ = _same(fun, calls, monkeypatch, **kw)
         assert _native_installed(f), fun.__name__
@@ -248,6 +299,7 @@ def test_statics_keywords_and_pytrees_are_served_natively(monkeypatch):
         def python_key(args, kwargs, _f=f):
             seen.append(args)
             return type(_f)._quick_key(_f, args, kwargs)
+
         monkeypatch.setattr(f, "_quick_key", python_key, raising=False)
         for args, kwargs in ok:
             f(*args, **kwargs)

@@ -3,6 +3,7 @@
 One child runs the cases in order and reports each; if it dies (a segfault in native code),
 the case it was running fails with the exit status and a fresh child resumes after it.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,7 @@ sys.path.insert(0, HERE)
 import catalogue_cases  # noqa: E402
 
 # Known bugs outside the files this suite may fix: kept visible, CI stays green.
-XFAIL = {
-}
+XFAIL = {}
 TIMEOUT = 240
 
 
@@ -26,9 +26,13 @@ def _run(names):
     results, pending = {}, list(names)
     while pending:
         try:
-            proc = subprocess.run([sys.executable, os.path.join(HERE, "catalogue_cases.py"),
-                                   *pending], capture_output=True, text=True, timeout=TIMEOUT,
-                                  cwd=os.path.dirname(HERE))
+            proc = subprocess.run(
+                [sys.executable, os.path.join(HERE, "catalogue_cases.py"), *pending],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                cwd=os.path.dirname(HERE),
+            )
             out, rc, err = proc.stdout, proc.returncode, proc.stderr
         except subprocess.TimeoutExpired as e:
             out, rc, err = (e.stdout or b"").decode(), "timeout", (e.stderr or b"").decode()
@@ -46,9 +50,11 @@ def _run(names):
         if running is None and all(n in results for n in pending):
             break
         crashed = running or next(n for n in pending if n not in results)
-        results[crashed] = {"case": crashed, "ok": False,
-                            "error": f"child process died (exit status {rc}) running this "
-                                     f"case\n{err[-3000:]}"}
+        results[crashed] = {
+            "case": crashed,
+            "ok": False,
+            "error": f"child process died (exit status {rc}) running this case\n{err[-3000:]}",
+        }
         pending = [n for n in pending if n not in results]
     return results
 
@@ -65,9 +71,13 @@ def outcomes():
     return res
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n])) if n in XFAIL else n
-    for n in catalogue_cases.CASES])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n])) if n in XFAIL else n
+        for n in catalogue_cases.CASES
+    ],
+)
 def test_case(name, outcomes):
     rec = outcomes[name]
     assert rec["ok"], f"catalogue case {name} failed:\n{rec['error']}"

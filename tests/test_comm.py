@@ -1,15 +1,16 @@
 """jitmagic.comm, the kernel end of the JupyterLab panel, against fake comms and the real tracker."""
+
 from __future__ import annotations
 
 import json
 
+import comm as comm_pkg
 import numpy as np
 import pytest
 
-import comm as comm_pkg
 import jitmagic as jm
-from jitmagic.notebook import comm as jcomm
 from jitmagic.diagnostics import tracker
+from jitmagic.notebook import comm as jcomm
 
 
 class FakeComm:
@@ -24,9 +25,9 @@ class FakeComm:
     count = 0
 
     def send(self, data=None):
-        json.dumps(data)   # what goes over the wire must be JSON
+        json.dumps(data)  # what goes over the wire must be JSON
         if data.get("type") == "event" and data["event"]["kind"] == "tier_up":
-            return         # a background tier-up of an earlier test's function, at any moment
+            return  # a background tier-up of an earlier test's function, at any moment
         self.sent.append(data)
 
     def close(self, data=None):
@@ -68,7 +69,7 @@ class FakeEvents:
         self.callbacks.setdefault(name, []).append(cb)
 
     def unregister(self, name, cb):
-        self.callbacks[name].remove(cb)   # ValueError when absent, as IPython's
+        self.callbacks[name].remove(cb)  # ValueError when absent, as IPython's
 
     def trigger(self, name, *args):
         for cb in list(self.callbacks.get(name, [])):
@@ -102,6 +103,7 @@ def _scale():
     @jm.jit(static_argnames=("n",))
     def scale(x, n):
         return x * n + 1.0
+
     return scale
 
 
@@ -111,7 +113,7 @@ def test_silent_until_a_frontend_subscribes(kernel):
     jcomm.start(ip)
     assert [c.opened_with["type"] for c in opened] == ["hello"]
     assert jcomm.TARGET in manager.targets
-    assert len(tracker.subscribers()) == before   # no frontend, no subscription
+    assert len(tracker.subscribers()) == before  # no frontend, no subscription
 
     scale, x = _scale(), np.arange(3.0)
     scale(x, 2)
@@ -122,7 +124,7 @@ def test_silent_until_a_frontend_subscribes(kernel):
 def test_streams_events_and_snapshots_to_a_subscriber(kernel):
     ip, opened, _ = kernel
     scale, x = _scale(), np.arange(3.0)
-    scale(x, 2)                     # before anyone listens: arrives in the backlog
+    scale(x, 2)  # before anyone listens: arrives in the backlog
     jcomm.start(ip)
     c = opened[0]
     c.receive({"type": "subscribe"})
@@ -132,19 +134,22 @@ def test_streams_events_and_snapshots_to_a_subscriber(kernel):
     assert c.sent[0]["events"][-1]["statics"] == {"n": 2}
 
     c.sent.clear()
-    scale(x, 3)                     # recompile: one live event with its reason
+    scale(x, 3)  # recompile: one live event with its reason
     assert c.kinds() == ["event"]
     ev = c.sent[0]["event"]
     assert ev["kind"] == "miss" and ev["variant"] == 2
     assert ev["reasons"][0]["kind"] == "static_value" and ev["reasons"][0]["arg"] == "n"
 
     c.sent.clear()
-    scale(x, 3)                     # cache hit: nothing at all
+    scale(x, 3)  # cache hit: nothing at all
     assert c.sent == []
-    ip.events.trigger("post_run_cell", None)    # run statistics after the cell
+    ip.events.trigger("post_run_cell", None)  # run statistics after the cell
     assert c.kinds() == ["snapshot"]
-    fn = next(f for f in c.sent[0]["snapshot"]["functions"] if f["name"] == "scale"
-              and any(v["calls"] == 2 for v in f["variants"]))
+    fn = next(
+        f
+        for f in c.sent[0]["snapshot"]["functions"]
+        if f["name"] == "scale" and any(v["calls"] == 2 for v in f["variants"])
+    )
     assert [v["statics"] for v in fn["variants"]] == [{"n": "2"}, {"n": "3"}]
 
     c.sent.clear()
@@ -177,7 +182,7 @@ def test_a_frontend_that_connects_later_opens_its_own_comm(kernel):
     assert late.kinds() == ["hello", "events", "snapshot"]
     _scale()(np.arange(2.0), 5)
     assert late.kinds()[-1] == "event"
-    assert opened[0].sent == []     # the announcement comm never subscribed
+    assert opened[0].sent == []  # the announcement comm never subscribed
 
 
 def test_start_is_idempotent_and_stop_says_bye(kernel):
@@ -190,7 +195,7 @@ def test_start_is_idempotent_and_stop_says_bye(kernel):
     assert opened[0].closed == {"type": "bye"}
     assert jcomm.TARGET not in manager.targets
     assert ip.events.callbacks["post_run_cell"] == []
-    jcomm.start(ip)                 # %reload_ext: a fresh hello
+    jcomm.start(ip)  # %reload_ext: a fresh hello
     assert len(opened) == 2 and opened[1].opened_with["type"] == "hello"
 
 
@@ -198,6 +203,7 @@ def test_unjsonable_statics_go_as_repr():
     class Opaque:
         def __repr__(self):
             return "Opaque()"
+
     assert jcomm._jsonable({"statics": {"o": Opaque()}}) == {"statics": {"o": "Opaque()"}}
 
 
@@ -222,14 +228,21 @@ def test_the_panel_fetches_a_variants_code_and_a_diff(kernel):
     v1, v2 = (v.id for v in scale.variants)
     c.receive({"type": "request_code", "req": 1, "fid": _fid(scale), "variant": v2, "view": "ir"})
     assert c.sent[-1] == {"type": "code", "req": 1, "text": scale.inspect_ir(v2)}
-    c.receive({"type": "request_code", "req": 2, "fid": _fid(scale), "variant": v2,
-               "view": "llvm"})
+    c.receive({"type": "request_code", "req": 2, "fid": _fid(scale), "variant": v2, "view": "llvm"})
     assert c.sent[-1]["text"] == scale.inspect_llvm(v2) and "define" in c.sent[-1]["text"]
-    c.receive({"type": "request_code", "req": 3, "fid": _fid(scale), "variant": v2, "view": "ir",
-               "diff_from": v1})
+    c.receive(
+        {
+            "type": "request_code",
+            "req": 3,
+            "fid": _fid(scale),
+            "variant": v2,
+            "view": "ir",
+            "diff_from": v1,
+        }
+    )
     diff = c.sent[-1]["text"]
     assert diff.startswith(f"--- variant {v1}\n+++ variant {v2}")
-    assert "-" in diff and "3.0" in diff   # the static value differs between the two IRs
+    assert "-" in diff and "3.0" in diff  # the static value differs between the two IRs
     c.receive({"type": "request_code", "req": 4, "fid": _fid(scale), "variant": v1, "view": "asm"})
     assert c.sent[-1]["req"] == 4 and c.sent[-1]["text"].strip()
 
@@ -238,10 +251,12 @@ def test_bad_code_requests_answer_with_an_error_not_a_traceback(kernel):
     c = _subscribed(kernel)
     scale = _scale()
     scale(np.arange(3.0), 2)
-    for bad in ({"fid": -5, "variant": 1, "view": "ir"},
-                {"fid": _fid(scale), "variant": 99, "view": "ir"},
-                {"fid": _fid(scale), "variant": scale.variants[0].id, "view": "nope"},
-                {"fid": _fid(scale)}):
+    for bad in (
+        {"fid": -5, "variant": 1, "view": "ir"},
+        {"fid": _fid(scale), "variant": 99, "view": "ir"},
+        {"fid": _fid(scale), "variant": scale.variants[0].id, "view": "nope"},
+        {"fid": _fid(scale)},
+    ):
         c.receive({"type": "request_code", "req": 7, **bad})
         assert c.sent[-1]["type"] == "code" and c.sent[-1]["req"] == 7
         assert c.sent[-1]["error"], bad
@@ -274,6 +289,7 @@ def test_hello_names_the_kernel(monkeypatch):
         @classmethod
         def instance(cls):
             return cls()
+
     monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", types.SimpleNamespace(IPKernelApp=App))
     assert jcomm.kernel_id() == "1234-abcd"
     assert jcomm._hello()["kernel_id"] == "1234-abcd"

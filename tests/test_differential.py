@@ -5,6 +5,7 @@ editing this file (give it a PARAMS row if it takes parameters). Each test compi
 function that applies the operation to several input cases at once, then calls it again with
 non-contiguous layouts of the same values, so the whole file stays at a few hundred compiles.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -14,11 +15,11 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.core.registry import PRIMITIVES, abstract_eval
-from jitmagic.lower.rules import lowering
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.numpy._ufuncs import COMPOSITES, UFUNC_PRIMS
+from jitmagic.core.registry import PRIMITIVES, abstract_eval
 from jitmagic.core.tracing import bind
+from jitmagic.lower.rules import lowering
+from jitmagic.numpy._ufuncs import COMPOSITES, UFUNC_PRIMS
 
 # ---------------------------------------------------------------- tolerances (one table)
 # Integer and bool results are always compared exactly. Float results of the EXACT operations
@@ -33,19 +34,65 @@ TOL = {
     np.dtype(np.complex128): {"arith": 1e-13, "transc": 1e-14},
 }
 # IEEE operations with one correctly rounded result: the compiled code must match NumPy exactly
-EXACT = {"add", "sub", "mul", "div", "floordiv", "mod", "neg", "abs", "sign", "max", "min",
-         "fmax", "fmin", "sqrt", "floor", "ceil", "trunc", "rint", "copysign", "select",
-         "real", "imag", "conj", "complex", "convert_element_type", "eq", "ne", "lt", "le",
-         "gt", "ge", "isnan", "isinf", "isfinite"}
+EXACT = {
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floordiv",
+    "mod",
+    "neg",
+    "abs",
+    "sign",
+    "max",
+    "min",
+    "fmax",
+    "fmin",
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "copysign",
+    "select",
+    "real",
+    "imag",
+    "conj",
+    "complex",
+    "convert_element_type",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+}
 # NumPy's SIMD maximum/minimum loops return either operand for max(-0.0, +0.0) depending on
 # the CPU's instruction set, so the sign of a zero result is platform-defined for these.
 SIGN_OF_ZERO_UNDEFINED = {"max", "min", "fmax", "fmin"}
 
-DTYPES = [np.dtype(t) for t in ("bool", "int8", "int32", "int64", "uint8",
-                                "float16", "float32", "float64", "complex64", "complex128")]
+DTYPES = [
+    np.dtype(t)
+    for t in (
+        "bool",
+        "int8",
+        "int32",
+        "int64",
+        "uint8",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+]
 # NumPy's ufuncs on tracers mostly test promotion: fewer dtypes, to keep compiles down
-UFUNC_DTYPES = [np.dtype(t) for t in ("bool", "int8", "uint8", "int64", "float16", "float32",
-                                      "complex128")]
+UFUNC_DTYPES = [
+    np.dtype(t) for t in ("bool", "int8", "uint8", "int64", "float16", "float32", "complex128")
+]
 
 # parameters of primitives that take some: every row is applied in the same compiled function
 PARAMS = {
@@ -54,6 +101,7 @@ PARAMS = {
 
 
 # ---------------------------------------------------------------- input values
+
 
 def special_values(dt):
     dt = np.dtype(dt)
@@ -67,13 +115,34 @@ def special_values(dt):
         return np.array(sorted(set(v for v in vals if info.min <= v <= info.max)), dtype=dt)
     if dt.kind == "f":
         fi = np.finfo(dt)
-        vals = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.5, -2.5, 3.0, 10.0, -7.25, 1e-3,
-                np.pi, float(fi.max), -float(fi.max), float(fi.tiny),
-                float(fi.smallest_subnormal), float(fi.eps), np.nan, np.inf, -np.inf]
+        vals = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            1.5,
+            2.5,
+            -2.5,
+            3.0,
+            10.0,
+            -7.25,
+            1e-3,
+            np.pi,
+            float(fi.max),
+            -float(fi.max),
+            float(fi.tiny),
+            float(fi.smallest_subnormal),
+            float(fi.eps),
+            np.nan,
+            np.inf,
+            -np.inf,
+        ]
         with np.errstate(all="ignore"):
             return np.array(vals, dtype=dt)
     re = special_values(np.float32 if dt == np.complex64 else np.float64)
-    re = re[[0, 1, 4, 5, 7, 19, 20, 21]]                    # 0 -0 1 -1 2.5 nan inf -inf
+    re = re[[0, 1, 4, 5, 7, 19, 20, 21]]  # 0 -0 1 -1 2.5 nan inf -inf
     out = np.empty((len(re), len(re)), dt)
     out.real, out.imag = re[:, None], re[None, :]
     return out.ravel()
@@ -111,8 +180,7 @@ def layouts(x):
 
 def n_inputs(p):
     sig = inspect.signature(lowering(p.name))
-    return sum(1 for q in sig.parameters.values()
-               if q.kind == q.POSITIONAL_OR_KEYWORD) - 3
+    return sum(1 for q in sig.parameters.values() if q.kind == q.POSITIONAL_OR_KEYWORD) - 3
 
 
 def input_dtypes(name, dt, nin):
@@ -140,15 +208,25 @@ def fix_inputs(name, args):
 
 def defined_mask(name, params, args, want):
     """Positions where NumPy's result is defined on every platform."""
-    if name == "convert_element_type" and params["new_dtype"].kind in "iu" \
-            and args[0].dtype.kind in "fc":
+    if (
+        name == "convert_element_type"
+        and params["new_dtype"].kind in "iu"
+        and args[0].dtype.kind in "fc"
+    ):
         # C casts of NaN, infinities and out-of-range floats to integers are undefined
         x = np.real(args[0]).astype(np.float64)
         info = np.iinfo(params["new_dtype"])
         with np.errstate(all="ignore"):
             t = np.trunc(x)
-            return np.isfinite(x) & (t >= info.min) & (t <= float(info.max)) & \
-                (t < 2.0 ** (8 * params["new_dtype"].itemsize - (params["new_dtype"].kind == "i")))
+            return (
+                np.isfinite(x)
+                & (t >= info.min)
+                & (t <= float(info.max))
+                & (
+                    t
+                    < 2.0 ** (8 * params["new_dtype"].itemsize - (params["new_dtype"].kind == "i"))
+                )
+            )
     return None
 
 
@@ -181,8 +259,11 @@ def assert_same(got, want, how, what=""):
     if want.dtype.kind in "biu" or how in ("exact", "exact_nosign"):
         np.testing.assert_array_equal(got, want, err_msg=what)
         if want.dtype.kind in "fc" and how == "exact":
-            for g, w in ((got.real, want.real), (got.imag, want.imag)) if want.dtype.kind == "c" \
-                    else ((got, want),):
+            for g, w in (
+                ((got.real, want.real), (got.imag, want.imag))
+                if want.dtype.kind == "c"
+                else ((got, want),)
+            ):
                 bad = (g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w))
                 assert not bad.any(), f"{what}: sign of zero differs at {np.argwhere(bad)[:5]}"
         return
@@ -206,6 +287,7 @@ def check(name, params, args, got, how):
 
 # ---------------------------------------------------------------- elementwise, from the registry
 
+
 def _elementwise_cases():
     for name, p in PRIMITIVES.items():
         if p.kind != "elementwise":
@@ -220,8 +302,10 @@ def _elementwise_cases():
 def _cases_for(name, dts, rng):
     """Lists of input tuples: 0-d, empty, special-value grid, 2-D random, broadcast."""
     nin = len(dts)
-    cases = [tuple(np.asarray(random_values(d, (), rng)) for d in dts),
-             tuple(np.zeros((0,), d) for d in dts)]
+    cases = [
+        tuple(np.asarray(random_values(d, (), rng)) for d in dts),
+        tuple(np.zeros((0,), d) for d in dts),
+    ]
     specials = [special_values(d) for d in dts]
     grids = np.meshgrid(*specials, indexing="ij") if nin > 1 else specials
     cases.append(tuple(np.ascontiguousarray(g.ravel()) for g in grids))
@@ -243,7 +327,7 @@ def test_elementwise_primitive(name, dt):
     def f(*flat):
         outs = []
         for i in range(len(cases)):
-            args = flat[i * nin:(i + 1) * nin]
+            args = flat[i * nin : (i + 1) * nin]
             outs.extend(bind(name, *args, **params) for params in plist)
         return tuple(outs)
 
@@ -275,6 +359,7 @@ def test_elementwise_primitive(name, dt):
 
 # ---------------------------------------------------------------- NumPy's ufuncs on tracers
 
+
 def _ufunc_table():
     for uf in list(UFUNC_PRIMS) + list(COMPOSITES):
         yield pytest.param(uf, id=uf.__name__)
@@ -284,19 +369,56 @@ def _numpy_defines(uf, dts):
     try:
         uf.resolve_dtypes(tuple(dts) + (None,) * uf.nout)
         return True
-    except (TypeError, np._core._exceptions._UFuncNoLoopError if hasattr(np, "_core") else
-            TypeError):
+    except TypeError:  # NumPy's _UFuncNoLoopError derives from it
         return False
 
 
-_UFUNC_EXACT = {np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide,
-                np.remainder, np.negative, np.absolute, np.sign, np.maximum, np.minimum,
-                np.fmax, np.fmin, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                np.greater_equal, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
-                np.left_shift, np.right_shift, np.sqrt, np.floor, np.ceil, np.trunc, np.rint,
-                np.copysign, np.isnan, np.isinf, np.isfinite, np.conjugate, np.positive,
-                np.square, np.reciprocal, np.logical_and, np.logical_or, np.logical_xor,
-                np.logical_not, np.fabs, np.divmod}
+_UFUNC_EXACT = {
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.true_divide,
+    np.floor_divide,
+    np.remainder,
+    np.negative,
+    np.absolute,
+    np.sign,
+    np.maximum,
+    np.minimum,
+    np.fmax,
+    np.fmin,
+    np.equal,
+    np.not_equal,
+    np.less,
+    np.less_equal,
+    np.greater,
+    np.greater_equal,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.invert,
+    np.left_shift,
+    np.right_shift,
+    np.sqrt,
+    np.floor,
+    np.ceil,
+    np.trunc,
+    np.rint,
+    np.copysign,
+    np.isnan,
+    np.isinf,
+    np.isfinite,
+    np.conjugate,
+    np.positive,
+    np.square,
+    np.reciprocal,
+    np.logical_and,
+    np.logical_or,
+    np.logical_xor,
+    np.logical_not,
+    np.fabs,
+    np.divmod,
+}
 
 
 @pytest.mark.parametrize("uf", list(_ufunc_table()))
@@ -328,7 +450,7 @@ def test_numpy_ufunc_on_tracers(uf):
     def f(*flat):
         out, k = [], 0
         for c in cases:
-            r = uf(*flat[k:k + len(c)])
+            r = uf(*flat[k : k + len(c)])
             out.extend(r if isinstance(r, tuple) else (r,))
             k += len(c)
         return tuple(out)
@@ -337,14 +459,18 @@ def test_numpy_ufunc_on_tracers(uf):
     for c in cases:
         with np.errstate(all="ignore"):
             want = uf(*c)
-        for w in (want if isinstance(want, tuple) else (want,)):
+        for w in want if isinstance(want, tuple) else (want,):
             g = next(got)
             how = "exact" if uf in _UFUNC_EXACT else "transc"
-            if c[0].dtype.kind == "c" and uf in (np.multiply, np.true_divide, np.square,
-                                                  np.reciprocal):
+            if c[0].dtype.kind == "c" and uf in (
+                np.multiply,
+                np.true_divide,
+                np.square,
+                np.reciprocal,
+            ):
                 how = "arith"
             if c[0].dtype.kind == "c" and uf in (np.absolute, np.sign, np.sqrt):
-                how = "transc"   # NumPy's SIMD complex abs is not always correctly rounded
+                how = "transc"  # NumPy's SIMD complex abs is not always correctly rounded
             if uf in (np.maximum, np.minimum, np.fmax, np.fmin):
                 how = "exact_nosign"
             assert_same(g, w, how, f"np.{uf.__name__} on {[str(a.dtype) for a in c]}")
@@ -368,7 +494,7 @@ PROMOTION = [
     ("f32 + 1j", lambda x: x + 1j, (_F32,)),
     ("f32 + np.float64", lambda x: x + np.float64(1.5), (_F32,)),
     ("f32 + f64 0-d array", lambda x, y: x + y, (_F32, np.array(1.5))),
-    ("f32 ** 2", lambda x: x ** 2, (_F32,)),
+    ("f32 ** 2", lambda x: x**2, (_F32,)),
     ("i8 + 1", lambda x: x + 1, (_I8,)),
     ("i8 * 300 wraps", lambda x: x * 3, (_I8,)),
     ("i8 + i16", lambda x, y: x + y, (_I8, _I16)),
@@ -427,8 +553,15 @@ def test_nep50_result_dtype(what, fn, args):
 
 AXES_3D = [None, (), 0, 1, 2, -1, (0, 1), (0, 2), (1, 2), (0, 1, 2)]
 REDUCTIONS = {
-    "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
-    "all": np.all, "mean": np.mean, "var": np.var, "std": np.std,
+    "sum": np.sum,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "any": np.any,
+    "all": np.all,
+    "mean": np.mean,
+    "var": np.var,
+    "std": np.std,
 }
 # the dtypes each reduction's code depends on (accumulation dtype, NaN handling, conversion
 # to bool), not the whole product
@@ -463,7 +596,7 @@ def test_reduction(name, dt):
     rng = np.random.default_rng(2)
     x = _red_input(dt, rng)
     if name == "prod" and dt.kind in "iu":
-        x = (x % 3).astype(dt)            # keep products in range of small types
+        x = (x % 3).astype(dt)  # keep products in range of small types
     jfn, nfn = getattr(jnp, name), REDUCTIONS[name]
     combos = [(ax, kd) for ax in AXES_3D for kd in (False, True)]
 
@@ -476,7 +609,11 @@ def test_reduction(name, dt):
     if name == "prod" and dt.kind == "i":
         special = special[np.abs(special) < 8]
     jf = jm.jit(f)
-    for xin in (x, np.asfortranarray(x), np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0)):
+    for xin in (
+        x,
+        np.asfortranarray(x),
+        np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0),
+    ):
         got = jf(xin, special)
         for (ax, kd), g in zip(combos, got):
             with np.errstate(all="ignore"):
@@ -487,16 +624,21 @@ def test_reduction(name, dt):
             assert_same(g, want, how, f"{name}(axis={ax}, keepdims={kd}) of {dt}")
         with np.errstate(all="ignore"):
             want = np.asarray(nfn(special, axis=0))
-        assert_same(got[-1], want, "arith" if name not in ("max", "min", "any", "all")
-                    else "exact", f"{name} of special values {dt}")
+        assert_same(
+            got[-1],
+            want,
+            "arith" if name not in ("max", "min", "any", "all") else "exact",
+            f"{name} of special values {dt}",
+        )
 
 
-@pytest.mark.parametrize("dt", [np.dtype(t) for t in ("int8", "uint8", "int64", "float16",
-                                                       "float32", "float64", "bool")])
+@pytest.mark.parametrize(
+    "dt", [np.dtype(t) for t in ("int8", "uint8", "int64", "float16", "float32", "float64", "bool")]
+)
 def test_argmax_argmin(dt):
     rng = np.random.default_rng(3)
     x = random_values(dt, (3, 4, 5), rng)
-    x.flat[7] = x.flat[3]            # ties: the first index wins
+    x.flat[7] = x.flat[3]  # ties: the first index wins
     special = special_values(dt)
 
     def f(x, s):
@@ -512,19 +654,40 @@ def test_argmax_argmin(dt):
     for fn in (np.argmax, np.argmin):
         for ax in (None, 0, 1, 2, -1):
             for kd in (False, True):
-                assert_same(next(got), fn(x, axis=ax, keepdims=kd), "exact", f"{fn.__name__} {ax} {kd}")
+                assert_same(
+                    next(got), fn(x, axis=ax, keepdims=kd), "exact", f"{fn.__name__} {ax} {kd}"
+                )
         assert_same(next(got), fn(special), "exact", f"{fn.__name__} of specials")
 
 
 def test_reductions_of_empty_and_nan():
     def f(e, x):
-        return (np.sum(e), np.prod(e), np.sum(e, axis=0), np.any(e), np.all(e),
-                np.max(x), np.min(x), np.sum(x), np.mean(e, axis=1))
+        return (
+            np.sum(e),
+            np.prod(e),
+            np.sum(e, axis=0),
+            np.any(e),
+            np.all(e),
+            np.max(x),
+            np.min(x),
+            np.sum(x),
+            np.mean(e, axis=1),
+        )
+
     e = np.zeros((0, 3))
     x = np.array([1.0, np.nan, 3.0, -np.inf])
     with np.errstate(all="ignore"):
-        want = [np.sum(e), np.prod(e), np.sum(e, axis=0), np.any(e), np.all(e),
-                np.max(x), np.min(x), np.sum(x), np.mean(e, axis=1)]
+        want = [
+            np.sum(e),
+            np.prod(e),
+            np.sum(e, axis=0),
+            np.any(e),
+            np.all(e),
+            np.max(x),
+            np.min(x),
+            np.sum(x),
+            np.mean(e, axis=1),
+        ]
     for g, w in zip(jm.jit(f)(e, x), want):
         assert_same(g, w, "exact")
 
@@ -535,11 +698,17 @@ def test_reduction_of_fused_expression():
     def f(x):
         y = np.sin(x) * 2 + x
         return y.sum(axis=(0, 2)), (y * y).mean(axis=1, keepdims=True), np.max(np.abs(y), 0)
+
     y = np.sin(x) * 2 + x
     want = (y.sum(axis=(0, 2)), (y * y).mean(axis=1, keepdims=True), np.max(np.abs(y), 0))
-    for g, w in zip(jm.jit(f)(x[:, ::-1, :]), (y[:, ::-1, :].sum(axis=(0, 2)),
-                                               (y * y)[:, ::-1].mean(axis=1, keepdims=True),
-                                               np.max(np.abs(y[:, ::-1]), 0))):
+    for g, w in zip(
+        jm.jit(f)(x[:, ::-1, :]),
+        (
+            y[:, ::-1, :].sum(axis=(0, 2)),
+            (y * y)[:, ::-1].mean(axis=1, keepdims=True),
+            np.max(np.abs(y[:, ::-1]), 0),
+        ),
+    ):
         assert_same(g, w, "arith")
     for g, w in zip(jm.jit(f)(x), want):
         assert_same(g, w, "arith")
@@ -548,44 +717,126 @@ def test_reduction_of_fused_expression():
 # ---------------------------------------------------------------- structural operations
 
 STRUCTURAL = [
-    ("reshape", lambda x: (x.reshape(4, 6), x.reshape(-1), np.reshape(x, (2, 2, 6)),
-                           x.reshape(1, 24, 1), x.ravel())),
-    ("reshape of expression", lambda x: ((x * 2 + 1).reshape(6, 4), x.T.reshape(8, 3),
-                                         x[:, ::2].reshape(-1))),
-    ("transpose", lambda x: (x.T, np.transpose(x, (1, 0, 2)), x.transpose(2, 0, 1),
-                             np.swapaxes(x, 0, 2), np.moveaxis(x, 0, -1))),
-    ("broadcast", lambda x: (np.broadcast_to(x[:, :1, :], (2, 5, 4)),
-                             np.broadcast_to(x[0, 0, 0], (3, 2)), x + x[:, :1, :1],
-                             np.broadcast_to(x, (2, 2, 3, 4)))),
-    ("squeeze/expand_dims", lambda x: (np.squeeze(x[:, :1, :]), np.squeeze(x[:1], 0),
-                                       np.expand_dims(x, 0), np.expand_dims(x, -1),
-                                       np.expand_dims(x, (0, 2)), x[None], x[:, None, :, None])),
-    ("slicing", lambda x: (x[0], x[-1, 1], x[:, 1:3], x[:, ::2], x[..., ::-1], x[::-1, ::-2],
-                           x[1, ::-1, 1:], x[..., 0], x[None, ..., None], x[:, -2:], x[5:],
-                           x[:, 3:0:-1, ::3], x[:, 10:], x[0, 0, 0])),
-    ("concatenate/stack", lambda x: (np.concatenate([x, x * 2], axis=0),
-                                     np.concatenate([x, x[:, :1]], axis=1),
-                                     np.concatenate([x, x], axis=-1), np.stack([x, x]),
-                                     np.stack([x[0], x[1], x[0]], axis=-1),
-                                     np.concatenate([x[0], x[1]], axis=None),
-                                     np.hstack([x[0], x[1]]), np.vstack([x[0], x[1]]))),
-    ("creation", lambda x: (np.arange(5) + x[0, 0, :1], jnp.arange(2, 11, 3), jnp.arange(5.0),
-                            jnp.arange(0, 1, 0.25), jnp.arange(10, 0, -3),
-                            jnp.zeros((2, 3)), jnp.ones(4, dtype=np.int8),
-                            jnp.full((2, 2), 7.5), jnp.full((3,), 2, dtype=np.uint8),
-                            jnp.linspace(0.0, 1.0, 7), jnp.linspace(-3, 5, 4, endpoint=False),
-                            jnp.linspace(2, 3, 1), jnp.eye(3), jnp.eye(3, 4, k=1),
-                            jnp.eye(4, 3, k=-2, dtype=np.int32), jnp.zeros_like(x),
-                            jnp.ones_like(x, dtype=np.int32), jnp.full_like(x, 3),
-                            # past 4096 elements the length and dtype come from NumPy's formula
-                            jnp.arange(5000.0), jnp.arange(-3, 5000, 0.5),
-                            jnp.arange(0, 1000, 0.1), jnp.arange(10 ** 5, 0, -7))),
-    ("where/clip/round", lambda x: (np.where(x > 0, x, -x), np.where(x > 1, x, 0.0),
-                                    np.where(x > 0, 1, 0), np.clip(x, -1, 1),
-                                    np.clip(x, None, 0.5), np.round(x), np.round(x, 1),
-                                    np.round(x * 100, -1), np.round(np.array([0.5, 1.5, 2.5,
-                                                                              -0.5, -1.5])),
-                                    np.flip(x, 1))),
+    (
+        "reshape",
+        lambda x: (
+            x.reshape(4, 6),
+            x.reshape(-1),
+            np.reshape(x, (2, 2, 6)),
+            x.reshape(1, 24, 1),
+            x.ravel(),
+        ),
+    ),
+    (
+        "reshape of expression",
+        lambda x: ((x * 2 + 1).reshape(6, 4), x.T.reshape(8, 3), x[:, ::2].reshape(-1)),
+    ),
+    (
+        "transpose",
+        lambda x: (
+            x.T,
+            np.transpose(x, (1, 0, 2)),
+            x.transpose(2, 0, 1),
+            np.swapaxes(x, 0, 2),
+            np.moveaxis(x, 0, -1),
+        ),
+    ),
+    (
+        "broadcast",
+        lambda x: (
+            np.broadcast_to(x[:, :1, :], (2, 5, 4)),
+            np.broadcast_to(x[0, 0, 0], (3, 2)),
+            x + x[:, :1, :1],
+            np.broadcast_to(x, (2, 2, 3, 4)),
+        ),
+    ),
+    (
+        "squeeze/expand_dims",
+        lambda x: (
+            np.squeeze(x[:, :1, :]),
+            np.squeeze(x[:1], 0),
+            np.expand_dims(x, 0),
+            np.expand_dims(x, -1),
+            np.expand_dims(x, (0, 2)),
+            x[None],
+            x[:, None, :, None],
+        ),
+    ),
+    (
+        "slicing",
+        lambda x: (
+            x[0],
+            x[-1, 1],
+            x[:, 1:3],
+            x[:, ::2],
+            x[..., ::-1],
+            x[::-1, ::-2],
+            x[1, ::-1, 1:],
+            x[..., 0],
+            x[None, ..., None],
+            x[:, -2:],
+            x[5:],
+            x[:, 3:0:-1, ::3],
+            x[:, 10:],
+            x[0, 0, 0],
+        ),
+    ),
+    (
+        "concatenate/stack",
+        lambda x: (
+            np.concatenate([x, x * 2], axis=0),
+            np.concatenate([x, x[:, :1]], axis=1),
+            np.concatenate([x, x], axis=-1),
+            np.stack([x, x]),
+            np.stack([x[0], x[1], x[0]], axis=-1),
+            np.concatenate([x[0], x[1]], axis=None),
+            np.hstack([x[0], x[1]]),
+            np.vstack([x[0], x[1]]),
+        ),
+    ),
+    (
+        "creation",
+        lambda x: (
+            np.arange(5) + x[0, 0, :1],
+            jnp.arange(2, 11, 3),
+            jnp.arange(5.0),
+            jnp.arange(0, 1, 0.25),
+            jnp.arange(10, 0, -3),
+            jnp.zeros((2, 3)),
+            jnp.ones(4, dtype=np.int8),
+            jnp.full((2, 2), 7.5),
+            jnp.full((3,), 2, dtype=np.uint8),
+            jnp.linspace(0.0, 1.0, 7),
+            jnp.linspace(-3, 5, 4, endpoint=False),
+            jnp.linspace(2, 3, 1),
+            jnp.eye(3),
+            jnp.eye(3, 4, k=1),
+            jnp.eye(4, 3, k=-2, dtype=np.int32),
+            jnp.zeros_like(x),
+            jnp.ones_like(x, dtype=np.int32),
+            jnp.full_like(x, 3),
+            # past 4096 elements the length and dtype come from NumPy's formula
+            jnp.arange(5000.0),
+            jnp.arange(-3, 5000, 0.5),
+            jnp.arange(0, 1000, 0.1),
+            jnp.arange(10**5, 0, -7),
+        ),
+    ),
+    (
+        "where/clip/round",
+        lambda x: (
+            np.where(x > 0, x, -x),
+            np.where(x > 1, x, 0.0),
+            np.where(x > 0, 1, 0),
+            np.clip(x, -1, 1),
+            np.clip(x, None, 0.5),
+            np.round(x),
+            np.round(x, 1),
+            np.round(x * 100, -1),
+            np.round(np.array([0.5, 1.5, 2.5, -0.5, -1.5])),
+            np.flip(x, 1),
+        ),
+    ),
 ]
 
 
@@ -604,11 +855,19 @@ def test_structural(what, fn):
 
 def test_structural_integer_dtypes():
     def fn(x):
-        r = (x.T, x[::-1, 1:], np.concatenate([x, x]), np.where(x > 2, x, 0),
-             np.clip(x, 1, 4), x.reshape(-1), np.stack([x, x], 1))
-        if x.dtype != bool:     # NumPy itself cannot round booleans to tens
+        r = (
+            x.T,
+            x[::-1, 1:],
+            np.concatenate([x, x]),
+            np.where(x > 2, x, 0),
+            np.clip(x, 1, 4),
+            x.reshape(-1),
+            np.stack([x, x], 1),
+        )
+        if x.dtype != bool:  # NumPy itself cannot round booleans to tens
             r += (np.round(x, -1), np.round(x - 30, -1), np.round(x * 5, -2))
         return r
+
     for dt in (np.int8, np.uint8, np.int64, bool):
         x = (np.arange(12).reshape(3, 4) % 7 + (np.arange(12).reshape(3, 4) * 5)).astype(dt)
         got = jm.jit(fn)(x)
@@ -632,8 +891,12 @@ LINALG_SHAPES = [
     ("matmul broadcast batch", np.matmul, (2, 1, 3, 7), (5, 7, 4)),
     ("matmul empty", np.matmul, (3, 0), (0, 4)),
     ("tensordot 2", lambda a, b: np.tensordot(a, b), (2, 3, 4), (3, 4, 5)),
-    ("tensordot axes", lambda a, b: np.tensordot(a, b, axes=([0, 2], [2, 0])), (2, 3, 4),
-     (4, 5, 2)),
+    (
+        "tensordot axes",
+        lambda a, b: np.tensordot(a, b, axes=([0, 2], [2, 0])),
+        (2, 3, 4),
+        (4, 5, 2),
+    ),
     ("tensordot 0", lambda a, b: np.tensordot(a, b, 0), (2, 3), (4,)),
     ("einsum ij,jk", lambda a, b: np.einsum("ij,jk->ik", a, b), (3, 7), (7, 4)),
     ("einsum bij,bjk", lambda a, b: np.einsum("bij,bjk->bki", a, b), (2, 3, 7), (2, 7, 4)),
@@ -666,25 +929,43 @@ def test_einsum_one_operand():
     x = np.arange(24.0).reshape(2, 3, 4)
 
     def f(x):
-        return (np.einsum("ijk->", x), np.einsum("ijk->kji", x), np.einsum("ijk->j", x),
-                jnp.einsum("ijk->ik", x))
-    for g, w in zip(jm.jit(f)(x), (np.einsum("ijk->", x), np.einsum("ijk->kji", x),
-                                   np.einsum("ijk->j", x), np.einsum("ijk->ik", x))):
+        return (
+            np.einsum("ijk->", x),
+            np.einsum("ijk->kji", x),
+            np.einsum("ijk->j", x),
+            jnp.einsum("ijk->ik", x),
+        )
+
+    for g, w in zip(
+        jm.jit(f)(x),
+        (
+            np.einsum("ijk->", x),
+            np.einsum("ijk->kji", x),
+            np.einsum("ijk->j", x),
+            np.einsum("ijk->ik", x),
+        ),
+    ):
         assert_same(g, w, "arith")
 
 
 def test_complex_integer_power():
     z = special_values(np.complex128)[:40] + np.complex128(0.5 - 0.25j)
-    z = np.concatenate([z, random_values(np.complex128, (20,), np.random.default_rng(5)),
-                        random_values(np.complex64, (20,), np.random.default_rng(5))])
+    z = np.concatenate(
+        [
+            z,
+            random_values(np.complex128, (20,), np.random.default_rng(5)),
+            random_values(np.complex64, (20,), np.random.default_rng(5)),
+        ]
+    )
     exps = (0, 1, 2, 3, 4, 7, -1, -3, 2.0, 17)
 
     def f(z, z32):
-        return tuple(z ** n for n in exps) + tuple(np.power(z32, n) for n in exps)
+        return tuple(z**n for n in exps) + tuple(np.power(z32, n) for n in exps)
+
     z32 = z.astype(np.complex64)
     got = jm.jit(f)(z, z32)
     with np.errstate(all="ignore"):
-        want = [z ** n for n in exps] + [np.power(z32, n) for n in exps]
+        want = [z**n for n in exps] + [np.power(z32, n) for n in exps]
     for n, g, w in zip(exps * 2, got, want):
         assert_same(g, w, "arith", f"z ** {n} ({w.dtype})")
 
@@ -695,13 +976,16 @@ def test_tanh_edges_and_ulps(dt):
     # NaN, subnormals and every magnitude within libmvec's 4 ulp of NumPy's tanh
     f = jm.jit(lambda x: jnp.tanh(x))
     rng = np.random.default_rng(1)
-    x = np.concatenate([rng.standard_normal(20000) * s for s in (1e-300, 1e-12, 1e-3, 1, 5, 40)]
-                       + [[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324]]).astype(dt)
+    x = np.concatenate(
+        [rng.standard_normal(20000) * s for s in (1e-300, 1e-12, 1e-3, 1, 5, 40)]
+        + [[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324]]
+    ).astype(dt)
     got, want = f(x), np.tanh(x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(np.signbit(got[-7:-3]), np.signbit(want[-7:-3]))
     np.testing.assert_array_equal(got[-7:-1], want[-7:-1])
     fin = np.isfinite(want)
-    ulps = np.abs(got[fin].astype(np.float64) - want[fin]) / np.spacing(
-        np.abs(want[fin])).astype(np.float64)
+    ulps = np.abs(got[fin].astype(np.float64) - want[fin]) / np.spacing(np.abs(want[fin])).astype(
+        np.float64
+    )
     assert ulps.max() <= 4, ulps.max()

@@ -1,4 +1,5 @@
 """The opt-in persistent compilation cache, across real process restarts."""
+
 import json
 import os
 import stat
@@ -21,9 +22,16 @@ SCRIPT = textwrap.dedent("""
 
 
 def run(cache, n=1):
-    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT, str(cache)], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(n)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SCRIPT, str(cache)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(n)
+    ]
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -34,10 +42,10 @@ def run(cache, n=1):
 
 def test_hit_after_restart_and_private_directory(tmp_path):
     cache = tmp_path / "c"
-    first, = run(cache)
+    (first,) = run(cache)
     assert first.startswith("disk_miss|compile#")
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
-    second, = run(cache)
+    (second,) = run(cache)
     assert second.startswith("disk_hit|compile#")
     assert len(list(cache.iterdir())) == 1 and len(list(cache.glob("*.jmc"))) == 1
 
@@ -53,20 +61,20 @@ def test_corrupt_truncated_and_foreign_entries_are_detected_and_replaced(tmp_pat
     cache = tmp_path / "c"
     run(cache)
     entry = next(cache.glob("*.jmc"))
-    entry.write_bytes(entry.read_bytes()[:-7])                   # truncated
-    out, = run(cache)
+    entry.write_bytes(entry.read_bytes()[:-7])  # truncated
+    (out,) = run(cache)
     assert out.startswith("disk_miss") and "checksum mismatch" in out
-    assert run(cache)[0].startswith("disk_hit")                   # rewritten, valid again
+    assert run(cache)[0].startswith("disk_hit")  # rewritten, valid again
     data = bytearray(entry.read_bytes())
-    data[-100] ^= 0xFF                                            # one flipped byte
+    data[-100] ^= 0xFF  # one flipped byte
     entry.write_bytes(bytes(data))
-    out, = run(cache)
+    (out,) = run(cache)
     assert out.startswith("disk_miss") and "checksum mismatch" in out
     _rewrite_meta(entry, jitmagic="0.0.0-foreign")
-    out, = run(cache)
+    (out,) = run(cache)
     assert out.startswith("disk_miss") and "jitmagic 0.0.0-foreign" in out
     entry.write_bytes(b"{not json\n" + b"x" * 10)
-    out, = run(cache)
+    (out,) = run(cache)
     assert out.startswith("disk_miss") and "unreadable cache entry" in out
 
 
@@ -101,10 +109,16 @@ def test_writers_and_readers_of_one_entry_never_see_a_mix(tmp_path):
     cache.mkdir()
     ready.mkdir()
     roles = ["writer1", "writer2", "reader", "reader"]
-    procs = [subprocess.Popen([sys.executable, "-c", RACE, r, str(cache), str(ready),
-                               str(len(roles))],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for r in roles]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE, r, str(cache), str(ready), str(len(roles))],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in roles
+    ]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -113,8 +127,9 @@ def test_writers_and_readers_of_one_entry_never_see_a_mix(tmp_path):
         results.append((role, int(n), int(bad)))
     assert all(bad == 0 for _, _, bad in results), results
     assert all(n >= 200 for _, n, _ in results), results
-    assert [p.name for p in cache.iterdir() if not p.name.startswith(".tmp-")] == \
-        ["k" * 64 + ".jmc"]
+    assert [p.name for p in cache.iterdir() if not p.name.startswith(".tmp-")] == [
+        "k" * 64 + ".jmc"
+    ]
 
 
 SIMULTANEOUS = textwrap.dedent("""
@@ -134,13 +149,20 @@ SIMULTANEOUS = textwrap.dedent("""
 
 def test_processes_compiling_the_same_function_share_the_cache(tmp_path):
     from jitmagic.runtime import diskcache
+
     cache = tmp_path / "c"
     for d in ("ready", "ready1"):
         (tmp_path / d).mkdir()
-    procs = [subprocess.Popen([sys.executable, "-c", SIMULTANEOUS, str(cache),
-                               str(tmp_path / "ready"), "3"],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SIMULTANEOUS, str(cache), str(tmp_path / "ready"), "3"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=180)
         assert p.returncode == 0, err
@@ -150,14 +172,19 @@ def test_processes_compiling_the_same_function_share_the_cache(tmp_path):
     for e in entries:
         obj, why = diskcache.load(str(cache), e.stem)
         assert obj is not None, why
-    out = subprocess.run([sys.executable, "-c", SIMULTANEOUS, str(cache),
-                          str(tmp_path / "ready1"), "1"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SIMULTANEOUS, str(cache), str(tmp_path / "ready1"), "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.stdout.split() == ["disk_hit"] * 7, out.stdout + out.stderr
 
 
 def test_a_dead_writers_temporary_file_is_cleaned_up(tmp_path):
     import time
+
     cache = tmp_path / "c"
     cache.mkdir()
     stale, fresh = cache / ".tmp-dead", cache / ".tmp-busy"
@@ -188,7 +215,12 @@ def test_parallel_kernel_with_temporaries_hit_after_restart(tmp_path):
     # process links it before compiling anything itself
     cache = tmp_path / "c"
     for want in ("disk_miss", "disk_hit"):
-        p = subprocess.run([sys.executable, "-c", PARALLEL, str(cache)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [sys.executable, "-c", PARALLEL, str(cache)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode == 0, p.stderr
         assert p.stdout.strip().startswith(want + "|compile")

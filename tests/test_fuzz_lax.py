@@ -3,6 +3,7 @@ flow, .at updates, gathers, dynamic slices on 0-d, empty, small and 2**18-elemen
 compiled once and checked against real JAX (x64, CPU; eager JAX decides disagreements) on two
 inputs; `python -m tests.fuzz.campaign_lax` runs the long campaign. Then one regression test
 per bug the fuzzer found."""
+
 from __future__ import annotations
 
 import os
@@ -12,9 +13,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz import lax_programs as L  # noqa: E402
-from fuzz.programs import RandomSource  # noqa: E402
-from jaxref import assert_same  # noqa: E402
+from fuzz import lax_programs as L
+from fuzz.programs import RandomSource
+from jaxref import assert_same
 
 # Program k of the CI tier is RandomSource(CI_SEED * 10**9 + k), the campaign's numbering, so
 # `python -m tests.fuzz.campaign_lax --seed 13` starts with exactly these programs. Constructs
@@ -25,7 +26,7 @@ CI_PROGRAMS = 80
 
 @pytest.mark.parametrize("k", range(CI_PROGRAMS))
 def test_lax_programs_match_jax(k):
-    src = RandomSource(CI_SEED * 10 ** 9 + k)
+    src = RandomSource(CI_SEED * 10**9 + k)
     prog = L.draw_program(src)
     seeds = [L.draw_seeds(src, prog) for _ in range(2)]
     jitted = L.make_jitted(prog)
@@ -42,22 +43,51 @@ def test_generator_reaches_what_it_claims():
     parallel-path (2**18 elements and more) inputs are each a real share, not 1%."""
     n, text, big, zero_d, empty = 1500, [], 0, 0, 0
     for k in range(n):
-        prog = L.draw_program(RandomSource(CI_SEED * 10 ** 9 + k))
+        prog = L.draw_program(RandomSource(CI_SEED * 10**9 + k))
         text.append(prog.source())
         shapes = [s for s, _ in prog.in_specs]
         big += any(int(np.prod(s)) >= L.BIG for s in shapes)
         zero_d += any(s == () for s in shapes)
         empty += any(0 in s for s in shapes)
     allsrc = "\n".join(text)
-    for construct in ["lax.cond(", "lax.switch(-", "lax.switch((jnp.sum", "lax.select(",
-                      "lax.fori_loop(0, 0,", "lax.fori_loop(4, 1,", "lax.fori_loop(0, jnp.sum",
-                      "lax.while_loop(", "lax.scan(", "reverse=True", "length=0", "None, length",
-                      "(cn[0]", ".at[", ".set(", ".add(", ".mul(", ".min(", ".max(", ".get(",
-                      "lax.dynamic_slice(", "lax.dynamic_update_slice(", "lambda j, d",
-                      "mode='clip'", "mode='fill'", "mode='drop'", "jnp.take(", "[:, np.array",
-                      "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim",
-                      "lax.map(", "lax.cond(i % 2", "lax.switch(s[0]", " + i, ",
-                      "jit(lambda u"]:
+    for construct in [
+        "lax.cond(",
+        "lax.switch(-",
+        "lax.switch((jnp.sum",
+        "lax.select(",
+        "lax.fori_loop(0, 0,",
+        "lax.fori_loop(4, 1,",
+        "lax.fori_loop(0, jnp.sum",
+        "lax.while_loop(",
+        "lax.scan(",
+        "reverse=True",
+        "length=0",
+        "None, length",
+        "(cn[0]",
+        ".at[",
+        ".set(",
+        ".add(",
+        ".mul(",
+        ".min(",
+        ".max(",
+        ".get(",
+        "lax.dynamic_slice(",
+        "lax.dynamic_update_slice(",
+        "lambda j, d",
+        "mode='clip'",
+        "mode='fill'",
+        "mode='drop'",
+        "jnp.take(",
+        "[:, np.array",
+        "dynamic_slice_in_dim",
+        "dynamic_index_in_dim",
+        "dynamic_update_index_in_dim",
+        "lax.map(",
+        "lax.cond(i % 2",
+        "lax.switch(s[0]",
+        " + i, ",
+        "jit(lambda u",
+    ]:
         assert construct in allsrc, construct
     assert big / n >= 0.05 and zero_d / n >= 0.1 and empty / n >= 0.1, (big, zero_d, empty)
     layouts = [L.draw_array((3, 4), "float64", seed) for seed in range(200)]
@@ -67,18 +97,22 @@ def test_generator_reaches_what_it_claims():
 
 def test_oracle_catches_a_wrong_answer():
     """The harness is not vacuous: a program whose jitmagic side is perturbed fails."""
-    prog = L.LaxProgram("float64", "int64", [((3,), "float64")],
-                        ["v1 = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + 1.0, a0)"],
-                        [L.Val("v1", (3,), "f")])
+    prog = L.LaxProgram(
+        "float64",
+        "int64",
+        [((3,), "float64")],
+        ["v1 = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + 1.0, a0)"],
+        [L.Val("v1", (3,), "f")],
+    )
     inputs = [np.array([1.0, -2.0, np.nan])]
     good = L.make_jitted(prog)
     assert L.check(prog, good, inputs) is None
     assert L.check(prog, lambda a: (good(a)[0] + 1e-12,), inputs).startswith("mismatch")
-    assert L.check(prog, lambda a: (good(a)[0].astype(np.float32),), inputs).startswith(
-        "mismatch")
+    assert L.check(prog, lambda a: (good(a)[0].astype(np.float32),), inputs).startswith("mismatch")
 
 
 # ---------------------------------------------------------------- regressions found by fuzzing
+
 
 def test_closures_over_different_functions_do_not_share_variants():
     """Found building the harness: two jitted closures with the same code over different
@@ -98,6 +132,7 @@ def test_min_reduction_keeps_nan_next_to_inf_on_large_arrays():
     -inf): jitmagic keeps NumPy's rule, and the harness's reference is patched to it."""
     import jitmagic as jm
     import jitmagic.numpy as jnp
+
     a = np.zeros((513, 513))
     a[5, 24], a[7, 24] = np.nan, -np.inf
     got = jm.jit(lambda x: jnp.min(x, axis=0))(a)
@@ -107,11 +142,14 @@ def test_min_reduction_keeps_nan_next_to_inf_on_large_arrays():
 def test_take_default_mode_fills_out_of_bounds():
     """Found by the fuzzer: JAX's take fills out-of-bounds positions (NaN / INT_MIN) by
     default; jitmagic clamped (fixed on main in 6b8afac)."""
+
     def prog(ns):
         @ns.jit
         def f(a):
             return ns.jnp.take(a, np.array([-2, 0, 5, -7]), axis=0)
+
         return f(np.arange(3.0)), f(np.arange(3))
+
     assert_same(prog)
 
 
@@ -119,7 +157,6 @@ def test_while_loop_with_a_step_that_does_not_divide_matches_eager_jax():
     """Found by the campaign: jax.jit stops this loop one iteration early (counter 1, not 3);
     eager JAX and jitmagic run it to 3. The harness lets eager JAX decide."""
     import jax
-
     from jaxref import JAX, JM
 
     def prog(ns, x):
@@ -135,7 +172,7 @@ def test_while_loop_with_a_step_that_does_not_divide_matches_eager_jax():
 
 def test_snippet_runs_as_printed(capsys):
     """A failure report is a program anyone can paste: run one (of a passing program)."""
-    src = RandomSource(CI_SEED * 10 ** 9 + 1)
+    src = RandomSource(CI_SEED * 10**9 + 1)
     prog = L.draw_program(src)
     seeds = L.draw_seeds(src, prog)
     text = L.snippet(prog, seeds, "example")
@@ -146,6 +183,7 @@ def test_snippet_runs_as_printed(capsys):
 def test_redefined_global_helper_is_not_stale():
     """Found building the harness: a helper read from the globals is part of the key."""
     import jitmagic as jm
+
     ns = {}
     exec("def g(a):\n    return a + 1\ndef f(a):\n    return g(a)\n", ns)
     first = jm.jit(ns["f"])(np.ones(2))
@@ -166,10 +204,17 @@ def test_eager_reference_runs_zero_length_scans():
     """Found by the campaign (seed 3, program 3607): a zero-length scan kept eager JAX from
     deciding, so jax.jit's short while_loop stood as the reference against jitmagic's right
     answer. The reference's lax.scan now runs zero-length scans eagerly too."""
-    prog = L.LaxProgram("float32", "int64", [((), "float32"), ((), "int64")], [
-        "v3, v2 = lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 3, s[1] + a1), (-2, a1))",
-        "(v7, v9), v8 = lax.scan(lambda cn, _: ((jnp.tanh(cn[0]) - 0.5, cn[1] + 1), cn[0]), "
-        "(a0, 0), None, length=0, reverse=True)"], [L.Val("v2", (), "i")])
+    prog = L.LaxProgram(
+        "float32",
+        "int64",
+        [((), "float32"), ((), "int64")],
+        [
+            "v3, v2 = lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 3, s[1] + a1), (-2, a1))",
+            "(v7, v9), v8 = lax.scan(lambda cn, _: ((jnp.tanh(cn[0]) - 0.5, cn[1] + 1), cn[0]), "
+            "(a0, 0), None, length=0, reverse=True)",
+        ],
+        [L.Val("v2", (), "i")],
+    )
     inputs = [np.array(0.5, np.float32), np.array(1, np.int64)]
     assert L.check(prog, L.make_jitted(prog), inputs) is None
     assert int(L.reference(prog, inputs, eager=True)[0]) == 3
@@ -179,10 +224,17 @@ def test_eager_reference_maps_over_zero_rows():
     """Found by the campaign (seed 6, program 14487): lax.map over zero rows is a zero-length
     scan, which eager JAX refuses, so jax.jit's short while_loop stood as the reference
     against jitmagic's right answer. The reference's lax.map runs zero rows eagerly too."""
-    prog = L.LaxProgram("float64", "int64", [((2,), "float64"), ((0,), "int64")], [
-        "v10, v9 = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 2, s[1] - a0 * 0.25), "
-        "(0, a0))",
-        "v11 = lax.map(lambda r: r & 12, a1)"], [L.Val("v9", (2,), "f"), L.Val("v11", (0,), "i")])
+    prog = L.LaxProgram(
+        "float64",
+        "int64",
+        [((2,), "float64"), ((0,), "int64")],
+        [
+            "v10, v9 = lax.while_loop(lambda s: s[0] < 1, lambda s: (s[0] + 2, s[1] - a0 * 0.25), "
+            "(0, a0))",
+            "v11 = lax.map(lambda r: r & 12, a1)",
+        ],
+        [L.Val("v9", (2,), "f"), L.Val("v11", (0,), "i")],
+    )
     inputs = [np.array([3.0, 7.0]), np.zeros(0, np.int64)]
     assert L.check(prog, L.make_jitted(prog), inputs) is None
     np.testing.assert_array_equal(L.reference(prog, inputs, eager=True)[0], [2.25, 5.25])
@@ -198,7 +250,9 @@ def test_a_program_both_jits_reject_is_invalid_not_a_jitmagic_error():
         def f(a):
             v4 = ns.jnp.sum(a, axis=-1)
             return ns.lax.scan(lambda c, r: (c * 3 + r, r), ns.jnp.zeros((), ns.jnp.int32), v4)
+
         return ns.jit(f)(np.ones((3, 4), bool))
+
     for ns in (JM, JAX):
         with pytest.raises(TypeError, match="carry"):
             prog(ns)
@@ -211,9 +265,10 @@ def test_scaled_sum_keeps_infinities():
     sum(s * a) as s * sum(a), so inf * [-0.75, 3.5, inf, 8] summed to inf instead of NaN."""
     import jitmagic as jm
     import jitmagic.numpy as jnp
+
     a = np.array([-0.75, 3.5, np.inf, 8.0], np.float32)
     for dt in (np.float32, np.float64):
         got = jm.jit(lambda s, a: jnp.sum(s * a, axis=0))(dt(np.inf), a.astype(dt))
         assert np.isnan(got), dt
-        big = np.tile(a.astype(dt), 1 << 16)          # the vectorised and parallel path
+        big = np.tile(a.astype(dt), 1 << 16)  # the vectorised and parallel path
         assert np.isnan(jm.jit(lambda s, a: (s * a).sum())(dt(np.inf), big)), dt

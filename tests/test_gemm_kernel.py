@@ -8,6 +8,7 @@ sentinel), so an edge tile that wrote out of bounds fails here.
 
 Tolerances: float64 rtol 1e-12 and float32 rtol 2e-5 on positive data (sums of up to a few
 thousand products, no cancellation)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -17,10 +18,18 @@ import pytest
 
 from jitmagic.runtime import engine, gemm
 
-_SIG = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_int64] * 4 + [ctypes.c_void_p]
-                                          + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
-                                          + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
-                                          + [ctypes.c_int64] * 3))
+_SIG = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    *(
+        [ctypes.c_int64] * 4
+        + [ctypes.c_void_p]
+        + [ctypes.c_int64] * 3
+        + [ctypes.c_void_p]
+        + [ctypes.c_int64] * 3
+        + [ctypes.c_void_p]
+        + [ctypes.c_int64] * 3
+    ),
+)
 _G = gemm._Gen("f64", engine.host_info()["features"])
 MR, NR = _G.mr, _G.nr
 
@@ -34,6 +43,7 @@ def _entry(dt, features=None):
     key = (t, features)
     if key not in _OTHER:
         from jitmagic.runtime import native as runtime
+
         text = gemm.ir_text(features, t)
         tag = f"gemm_test{len(_OTHER)}"
         _OTHER[key] = _SIG(runtime.build(text, (f"jm_gemm_{t}",), tag)[f"jm_gemm_{t}"])
@@ -51,11 +61,22 @@ def _product(a, b, nt, sentinel=-7.0, features=None):
     nb, m, k = a.shape
     n = b.shape[-1]
     pad = np.full((nb, m + 3, n + 5), sentinel, dtype=dt)
-    c = pad[:, 1:m + 1, 2:n + 2]
+    c = pad[:, 1 : m + 1, 2 : n + 2]
     sb = b.strides if b.ndim == 3 else (0,) + b.strides
-    rc = _entry(dt, features)(nb, m, n, k, a.ctypes.data, *(x // s for x in a.strides),
-                    b.ctypes.data, *(x // s for x in sb),
-                    c.ctypes.data, c.strides[0] // s, c.strides[1] // s, nt)
+    rc = _entry(dt, features)(
+        nb,
+        m,
+        n,
+        k,
+        a.ctypes.data,
+        *(x // s for x in a.strides),
+        b.ctypes.data,
+        *(x // s for x in sb),
+        c.ctypes.data,
+        c.strides[0] // s,
+        c.strides[1] // s,
+        nt,
+    )
     assert rc == 0
     return c, pad
 
@@ -81,10 +102,16 @@ def test_tile_and_block_edges(dt, trans):
     for m in SIZES:
         for n in SIZES:
             k = KS[(m * 7 + n) % len(KS)]
-            a = rng.random((1, k, m)).astype(dt).transpose(0, 2, 1) if trans[0] == "t" \
+            a = (
+                rng.random((1, k, m)).astype(dt).transpose(0, 2, 1)
+                if trans[0] == "t"
                 else rng.random((1, m, k)).astype(dt)
-            b = rng.random((1, n, k)).astype(dt).transpose(0, 2, 1) if trans[1] == "t" \
+            )
+            b = (
+                rng.random((1, n, k)).astype(dt).transpose(0, 2, 1)
+                if trans[1] == "t"
                 else rng.random((1, k, n)).astype(dt)
+            )
             _check(a, b, 1)
 
 
@@ -93,8 +120,11 @@ def test_large_products_on_any_thread_count(nt):
     # more than MC rows, KC-deep and NC-wide blocks: every block loop runs more than once;
     # 8 threads on a 2-core machine: tasks outnumber the pool, the caller takes them
     rng = np.random.default_rng(2)
-    for m, n, k in [(gemm.MC * 2 + 3, 301, gemm.KC * 2 + 1), (17, gemm.NC + 31, 40),
-                    (1000, 9, 700)]:
+    for m, n, k in [
+        (gemm.MC * 2 + 3, 301, gemm.KC * 2 + 1),
+        (17, gemm.NC + 31, 40),
+        (1000, 9, 700),
+    ]:
         a, b = rng.random((1, m, k)), rng.random((k, n))
         _check(a, b, nt)
 
@@ -105,24 +135,27 @@ def test_batches_shared_and_strided(nt):
     # many small products (whole products are the tasks), a few large ones, a shared right
     # matrix, and operands that are strided views (every other row and column)
     big = rng.random((6, 2 * 130, 2 * 90))
-    cases = [(rng.random((40, 30, 20)), rng.random((40, 20, 50))),
-             (rng.random((3, 300, 200)), rng.random((200, 310))),
-             (big[:, ::2, ::2], rng.random((6, 90, 70))[:, :, ::1]),
-             (rng.random((4, 50, 60)), rng.random((4, 3 * 60, 2 * 70))[:, ::3, ::2])]
+    cases = [
+        (rng.random((40, 30, 20)), rng.random((40, 20, 50))),
+        (rng.random((3, 300, 200)), rng.random((200, 310))),
+        (big[:, ::2, ::2], rng.random((6, 90, 70))[:, :, ::1]),
+        (rng.random((4, 50, 60)), rng.random((4, 3 * 60, 2 * 70))[:, ::3, ::2]),
+    ]
     for a, b in cases:
         _check(a, b, nt)
 
 
 def test_float32():
     rng = np.random.default_rng(4)
-    _check(rng.random((2, 333, 517)).astype(np.float32),
-           rng.random((517, 129)).astype(np.float32), 2)
+    _check(
+        rng.random((2, 333, 517)).astype(np.float32), rng.random((517, 129)).astype(np.float32), 2
+    )
 
 
 def test_empty_sum_and_empty_output():
     a, b = np.zeros((2, 5, 0)), np.zeros((0, 4))
     c, _ = _product(a, b, 2)
-    assert (c == 0).all()                   # k = 0: zeros, not left as they were
+    assert (c == 0).all()  # k = 0: zeros, not left as they were
     c, pad = _product(np.zeros((2, 0, 3)), np.zeros((3, 4)), 2)
     assert c.size == 0 and (pad == -7.0).all()
 
@@ -135,10 +168,21 @@ def test_tile_shapes_of_other_cpus(features, dt):
     g = gemm._Gen("f64" if dt == np.float64 else "f32", features)
     assert (g.mr, g.nv) == ((6, 2) if features else (4, 2))
     rng = np.random.default_rng(5)
-    for m, n, k in [(1, 1, 1), (g.mr + 1, g.nr - 1, 9), (50, 3 * g.nr + 1, gemm.KC + 3),
-                    (gemm.MC + 5, 70, 33)]:
+    for m, n, k in [
+        (1, 1, 1),
+        (g.mr + 1, g.nr - 1, 9),
+        (50, 3 * g.nr + 1, gemm.KC + 3),
+        (gemm.MC + 5, 70, 33),
+    ]:
         for trans in ("nn", "tt"):
-            a = rng.random((2, k, m)).astype(dt).transpose(0, 2, 1) if trans[0] == "t" \
+            a = (
+                rng.random((2, k, m)).astype(dt).transpose(0, 2, 1)
+                if trans[0] == "t"
                 else rng.random((2, m, k)).astype(dt)
-            b = rng.random((n, k)).astype(dt).T if trans[1] == "t" else rng.random((k, n)).astype(dt)
+            )
+            b = (
+                rng.random((n, k)).astype(dt).T
+                if trans[1] == "t"
+                else rng.random((k, n)).astype(dt)
+            )
             _check(a, b, 2, features)

@@ -1,6 +1,7 @@
 """np.histogram with a bin count: elements are binned by scaling and a one-step correction
 against the edges (NumPy's method), so counts must equal NumPy's exactly, including for values
 lying on an edge or one ulp either side of it, NaN and infinities, and many bins."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,9 @@ def _hists(xp, x, w):
 def _data():
     rng = np.random.default_rng(3)
     x = rng.standard_normal(2001)
-    on_edges = np.concatenate([np.histogram_bin_edges(x, b, r)
-                               for b in (37, 999, 1000) for r in ((-0.1, 0.7), None)])
+    on_edges = np.concatenate(
+        [np.histogram_bin_edges(x, b, r) for b in (37, 999, 1000) for r in ((-0.1, 0.7), None)]
+    )
     return {
         "normal": x,
         "edges": on_edges,

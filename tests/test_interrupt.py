@@ -1,5 +1,6 @@
 """Ctrl-C (SIGINT, as Jupyter's "interrupt kernel" sends) stops native code that would run
 for ever, raises KeyboardInterrupt, and leaves the process (the user's kernel) usable."""
+
 import subprocess
 import sys
 import textwrap
@@ -33,13 +34,19 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_stops_native_loops_and_the_process_goes_on():
-    p = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["while_loop interrupted", "huge loop nest interrupted",
-                                     "1-D loop interrupted", "long rows interrupted",
-                                     "1-D loop in a body interrupted", "argmax interrupted",
-                                     "after: [0.0, 2.0, 4.0]"], p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        "while_loop interrupted",
+        "huge loop nest interrupted",
+        "1-D loop interrupted",
+        "long rows interrupted",
+        "1-D loop in a body interrupted",
+        "argmax interrupted",
+        "after: [0.0, 2.0, 4.0]",
+    ], p.stdout + p.stderr
 
 
 FREE_SCRIPT = textwrap.dedent("""
@@ -72,11 +79,12 @@ FREE_SCRIPT = textwrap.dedent("""
 
 
 def test_an_interrupted_call_frees_its_temporaries():
-    p = subprocess.run([sys.executable, "-c", FREE_SCRIPT], cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", FREE_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr
     growth = float(p.stdout.split()[1])
-    assert growth < 24, p.stdout     # four leaked temporaries would be 128 MiB
+    assert growth < 24, p.stdout  # four leaked temporaries would be 128 MiB
 
 
 TRACE_SCRIPT = textwrap.dedent("""
@@ -108,8 +116,12 @@ TRACE_SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_during_trace_or_compile_leaves_the_kernel_usable():
-    p = subprocess.run([sys.executable, "-c", TRACE_SCRIPT], cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", TRACE_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["trace interrupted", "compile interrupted",
-                                     "after: [1.0, 1.0] [0.0, 0.0]"], p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        "trace interrupted",
+        "compile interrupted",
+        "after: [1.0, 1.0] [0.0, 0.0]",
+    ], p.stdout + p.stderr

@@ -1,15 +1,21 @@
 """jax.jit semantics: static arguments and the cache key, pytrees, weak types, and the errors
 that teach (one test per tracing footgun)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import jitmagic as jm
-from jitmagic.errors import ConcretizationTypeError, TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError
-
+from jitmagic.errors import (
+    ConcretizationTypeError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 
 # ---------------------------------------------------------------- the seed example
+
 
 def branchy(x, threshold):
     if x > threshold:
@@ -36,15 +42,22 @@ def scale(x, threshold):
     return x - threshold
 
 
-@pytest.mark.parametrize("kw", [dict(static_argnums=(1,)), dict(static_argnames=("threshold",)),
-                                dict(static_argnums=-1), dict(static_argnames="threshold")])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(static_argnums=(1,)),
+        dict(static_argnames=("threshold",)),
+        dict(static_argnums=-1),
+        dict(static_argnames="threshold"),
+    ],
+)
 def test_static_threshold(kw):
     f = jm.jit(scale, **kw)
     for t in (10.0, -2.0):
         assert f(3.0, t) == scale(3.0, t)
         assert f(np.float64(3.0), t) == scale(3.0, t)
     g = jm.jit(scale, **kw)
-    g.clear_cache()     # jit objects of one function share their variants: start afresh
+    g.clear_cache()  # jit objects of one function share their variants: start afresh
     for t in (0.0, 0.0, 10.0, 10.0):
         np.testing.assert_array_equal(g(np.float64(1.5), t), scale(1.5, t))
     assert len(g.variants) == 2
@@ -65,7 +78,7 @@ def test_static_key_uses_strict_type_equality():
     assert f(2.0, 1) == 2.0
     assert f(2.0, 1.0) == 2.0
     assert f(2.0, True) == 2.0
-    assert len(f.variants) == 3          # 1 == 1.0 == True, but each type compiles apart
+    assert len(f.variants) == 3  # 1 == 1.0 == True, but each type compiles apart
     assert f(2.0, 1) == 2.0
     assert len(f.variants) == 3
 
@@ -85,6 +98,7 @@ def test_bad_static_argnums_and_argnames():
 
 
 # ---------------------------------------------------------------- pytrees
+
 
 def test_pytree_arguments_and_results():
     @jm.jit
@@ -118,6 +132,7 @@ def test_keyword_traced_arguments():
 
 # ---------------------------------------------------------------- weak types
 
+
 def test_weak_python_scalars_do_not_promote():
     f = jm.jit(lambda x, s: x * s)
     x32 = np.arange(3, dtype=np.float32)
@@ -142,6 +157,7 @@ def test_python_scalars_of_each_kind():
 
 # ---------------------------------------------------------------- footgun catalogue
 
+
 def test_int_float_range_on_tracers_raise():
     with pytest.raises(TracerIntegerConversionError, match="'n'"):
         jm.jit(lambda n: int(n))(np.int64(3))
@@ -157,6 +173,7 @@ def test_inplace_update_says_use_at_set():
     def f(x):
         x[0] = 1
         return x
+
     with pytest.raises(TypeError, match=r"\.at\[idx\]\.set"):
         jm.jit(f)(np.zeros(3))
 
@@ -168,6 +185,7 @@ def test_leaked_tracer_raises_unexpected_tracer_error():
     def f(x):
         leaked.append(x)
         return x + 1
+
     f(1.0)
     with pytest.raises(UnexpectedTracerError, match="outside"):
         jm.jit(lambda y: y + leaked[0])(2.0)
@@ -175,20 +193,29 @@ def test_leaked_tracer_raises_unexpected_tracer_error():
         leaked[0] * 2
 
 
-@pytest.mark.parametrize("fn,name", [(np.fft.fft, "np.fft.fft"), (np.roots, "np.roots"),
-                                     (np.linalg.eigvals, "eigvals"),
-                                     (np.polydiv, "polydiv")])
+@pytest.mark.parametrize(
+    "fn,name",
+    [
+        (np.fft.fft, "np.fft.fft"),
+        (np.roots, "np.roots"),
+        (np.linalg.eigvals, "eigvals"),
+        (np.polydiv, "polydiv"),
+    ],
+)
 def test_unsupported_numpy_function_is_named(fn, name):
     with pytest.raises(NotImplementedError, match=name.replace(".", r"\.")):
         jm.jit(lambda x: fn(x) if fn is not np.polydiv else fn(x[0], x[1]))(np.ones((3, 3)))
 
 
-@pytest.mark.parametrize("arr,what", [
-    (np.array(["a", "b"]), "dtype <U1"),
-    (np.array([1, None], dtype=object), "dtype object"),
-    (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),
-    (np.zeros(3, dtype=">f8"), "big-endian"),
-])
+@pytest.mark.parametrize(
+    "arr,what",
+    [
+        (np.array(["a", "b"]), "dtype <U1"),
+        (np.array([1, None], dtype=object), "dtype object"),
+        (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),
+        (np.zeros(3, dtype=">f8"), "big-endian"),
+    ],
+)
 def test_unsupported_dtype_is_a_clear_type_error(arr, what):
     with pytest.raises(TypeError, match=what) as ei:
         jm.jit(lambda x: x)(arr)
@@ -214,7 +241,7 @@ def test_captured_array_is_frozen_at_trace_time():
     c = np.ones(3)
     f = jm.jit(lambda x: x + c)
     np.testing.assert_array_equal(f(np.zeros(3)), np.ones(3))
-    c[:] = 5          # mutating the captured array is not seen by the compiled variant (as JAX)
+    c[:] = 5  # mutating the captured array is not seen by the compiled variant (as JAX)
     np.testing.assert_array_equal(f(np.zeros(3)), np.ones(3))
 
 

@@ -1,4 +1,5 @@
 """Classic kernels written JAX-style (only the imports changed) against plain NumPy versions."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +17,7 @@ def test_stencil_fori_loop_with_at_set():
         def step(_, u):
             lap = u[:-2] - 2 * u[1:-1] + u[2:]
             return u.at[1:-1].set(u[1:-1] + 0.25 * lap)
+
         return lax.fori_loop(0, steps, step, u)
 
     def ref(u, steps):
@@ -23,6 +25,7 @@ def test_stencil_fori_loop_with_at_set():
         for _ in range(steps):
             u[1:-1] = u[1:-1] + 0.25 * (u[:-2] - 2 * u[1:-1] + u[2:])
         return u
+
     u = RNG.normal(size=64)
     for steps in (0, 1, 50):
         np.testing.assert_allclose(heat(u, steps), ref(u, steps), rtol=1e-12)
@@ -41,6 +44,7 @@ def test_mandelbrot_while_loop():
             inside = jnp.abs(z) <= 2.0
             z = jnp.where(inside, z * z + c, z)
             return z, n + inside.astype(jnp.int32), i + 1
+
         z0 = jnp.zeros_like(c)
         _, n, _ = lax.while_loop(cond, body, (z0, jnp.zeros(c.shape, jnp.int32), 0))
         return n
@@ -55,6 +59,7 @@ def test_mandelbrot_while_loop():
             z = np.where(inside, z * z + c, z)
             n += inside
         return n
+
     re, im = np.meshgrid(np.linspace(-2, 0.6, 40), np.linspace(-1.2, 1.2, 30))
     c = re + 1j * im
     np.testing.assert_array_equal(mandel(c, 50), ref(c, 50))
@@ -66,6 +71,7 @@ def test_scan_recurrence_linear_filter():
         def step(y_prev, xt):
             y = a * y_prev + b * xt
             return y, y
+
         return lax.scan(step, 0.0, x)
 
     def ref(x, a, b):
@@ -74,6 +80,7 @@ def test_scan_recurrence_linear_filter():
             y = a * y + b * xt
             ys.append(y)
         return y, np.array(ys)
+
     x = RNG.normal(size=200)
     last, ys = iir(x, 0.9, 0.1)
     want_last, want = ref(x, 0.9, 0.1)
@@ -83,8 +90,8 @@ def test_scan_recurrence_linear_filter():
 
 def _nbody_step(pos, vel, mass, dt, xp):
     d = pos[None, :, :] - pos[:, None, :]
-    r2 = (d ** 2).sum(-1) + 1e-3
-    inv = r2 ** -1.5
+    r2 = (d**2).sum(-1) + 1e-3
+    inv = r2**-1.5
     acc = (d * (mass[None, :] * inv)[:, :, None]).sum(1)
     vel = vel + dt * acc
     return pos + dt * vel, vel
@@ -94,6 +101,7 @@ def test_nbody_step_in_fori_loop():
     @jm.jit
     def run(pos, vel, mass):
         return lax.fori_loop(0, 10, lambda i, s: _nbody_step(*s, mass, 0.01, jnp), (pos, vel))
+
     pos, vel, mass = RNG.normal(size=(16, 3)), RNG.normal(size=(16, 3)), RNG.uniform(1, 2, 16)
     want = (pos, vel)
     for _ in range(10):
@@ -109,23 +117,29 @@ def test_softmax():
         z = x - jnp.max(x, axis=-1, keepdims=True)
         e = jnp.exp(z)
         return e / jnp.sum(e, axis=-1, keepdims=True)
+
     x = RNG.normal(size=(8, 10)) * 5
     z = np.exp(x - x.max(-1, keepdims=True))
     np.testing.assert_allclose(softmax(x), z / z.sum(-1, keepdims=True), rtol=1e-13)
 
 
 def test_mlp_forward():
-    params = [(RNG.normal(size=(8, 16)) * 0.3, RNG.normal(size=16) * 0.1),
-              (RNG.normal(size=(16, 16)) * 0.3, RNG.normal(size=16) * 0.1),
-              (RNG.normal(size=(16, 4)) * 0.3, RNG.normal(size=4) * 0.1)]
+    params = [
+        (RNG.normal(size=(8, 16)) * 0.3, RNG.normal(size=16) * 0.1),
+        (RNG.normal(size=(16, 16)) * 0.3, RNG.normal(size=16) * 0.1),
+        (RNG.normal(size=(16, 4)) * 0.3, RNG.normal(size=4) * 0.1),
+    ]
 
     def forward(params, x, xp):
         for w, b in params[:-1]:
             x = xp.tanh(x @ w + b)
         w, b = params[-1]
         logits = x @ w + b
-        return logits - np.log(np.exp(logits).sum(-1, keepdims=True)) if xp is np else \
-            logits - jnp.log(jnp.exp(logits).sum(-1, keepdims=True))
+        return (
+            logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+            if xp is np
+            else logits - jnp.log(jnp.exp(logits).sum(-1, keepdims=True))
+        )
 
     x = RNG.normal(size=(5, 8))
     got = jm.jit(lambda p, x: forward(p, x, jnp))(params, x)

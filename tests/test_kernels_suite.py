@@ -1,5 +1,6 @@
 """Every kernel of the benchmark suite (benchmarks/kernels.py), jitted, against its NumPy version
 at a small size. Tolerances: float64 throughout; reductions and matrix products reassociate."""
+
 from __future__ import annotations
 
 import sys
@@ -10,11 +11,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import jitmagic as jm  # noqa: E402
-import jitmagic.numpy as jnp  # noqa: E402
-from jitmagic import lax  # noqa: E402
+from kernels import KERNELS
 
-from kernels import KERNELS  # noqa: E402
+import jitmagic as jm
+import jitmagic.numpy as jnp
+from jitmagic import lax
 
 SCALE = 0.08
 

@@ -8,6 +8,7 @@ show there too, labelled jax, with JAX's reason. A screenshot goes to test-outpu
 
 Without a browser the test skips, except under CI=true, where it fails.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,12 +26,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "test-output"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 CELLS = [
-    "%load_ext jitmagic",                                            # 0
-    "import time\n"                                                  # 1
+    "%load_ext jitmagic",  # 0
+    "import time\n"  # 1
     "import numpy as np\n"
     "import jitmagic as jm\n\n"
     "@jm.jit(static_argnames=('n',))\n"
@@ -38,17 +47,17 @@ CELLS = [
     "    return x * n + 1.0\n\n"
     "x = np.arange(4.0)\n"
     "scale(x, 2)",
-    "scale(x, 3)  # a new static value: recompiles\n"                # 2
+    "scale(x, 3)  # a new static value: recompiles\n"  # 2
     "time.sleep(4)  # the panel shows the miss while the cell still runs",
-    "scale(x, 3)  # cache hit",                                      # 3
-    "s = jm.tracker.snapshot()\n"                                    # 4
+    "scale(x, 3)  # cache hit",  # 3
+    "s = jm.tracker.snapshot()\n"  # 4
     "print(f\"COUNTS compiles={s['compiles']} misses={s['misses']}\")",
-    "%jit_dashboard",                                                # 5
-    "%reload_ext jitmagic",                                          # 6
-    "scale(x, 4)  # after %reload_ext the panel still follows",      # 7
-    "%jit_dashboard --live",                                         # 8
-    "scale(x, 5)  # the live dashboard follows",                     # 9
-    "%jit_config watch=jax\n"                                       # 10
+    "%jit_dashboard",  # 5
+    "%reload_ext jitmagic",  # 6
+    "scale(x, 4)  # after %reload_ext the panel still follows",  # 7
+    "%jit_dashboard --live",  # 8
+    "scale(x, 5)  # the live dashboard follows",  # 9
+    "%jit_config watch=jax\n"  # 10
     "import jax, jax.numpy as jnp\n\n"
     "@jax.jit\n"
     "def jx(v):\n"
@@ -84,11 +93,22 @@ def _free_port():
 
 def _notebook(cells):
     return {
-        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-                   "outputs": [], "source": src} for i, src in enumerate(cells)],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
 
 
@@ -103,21 +123,37 @@ def lab(tmp_path_factory, chromium):
     settings.mkdir(parents=True)
     # no news/update toast over the status bar
     (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    env = dict(os.environ,
-               JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-               IPYTHONDIR=str(tmp / "ipython"))
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        IPYTHONDIR=str(tmp / "ipython"),
+    )
     port, token = _free_port(), "jitmagic-e2e-token"
     log = open(tmp / "lab.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--ServerApp.allow_root=True",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.allow_root=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -128,8 +164,9 @@ def lab(tmp_path_factory, chromium):
             except OSError:
                 if proc.poll() is not None or time.time() > deadline:
                     log.flush()
-                    raise RuntimeError("jupyter lab did not start:\n" +
-                                       (tmp / "lab.log").read_text()[-3000:])
+                    raise RuntimeError(
+                        "jupyter lab did not start:\n" + (tmp / "lab.log").read_text()[-3000:]
+                    )
                 time.sleep(0.3)
         yield {"base": base, "token": token, "log": tmp / "lab.log"}
     finally:
@@ -144,11 +181,16 @@ def lab(tmp_path_factory, chromium):
 @pytest.fixture(scope="module")
 def page(lab, chromium, tmp_path_factory):
     from playwright.sync_api import sync_playwright
+
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(
-            str(profile), executable_path=chromium, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1500, "height": 900})
+            str(profile),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1500, "height": 900},
+        )
         pg = browser.pages[0] if browser.pages else browser.new_page()
         errors = []
         pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -173,19 +215,24 @@ def _run(page, i, wait=True):
     if wait:
         page.wait_for_function(
             "i => /\\[\\d+\\]/.test(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
-            ".querySelector('.jp-InputPrompt').textContent)", arg=i, timeout=60_000)
+            ".querySelector('.jp-InputPrompt').textContent)",
+            arg=i,
+            timeout=60_000,
+        )
 
 
 def _kernel_idle(page):
     page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\| Idle$")).first.wait_for(
-        timeout=60_000)
+        timeout=60_000
+    )
 
 
 def _menu(page, *path):
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{path[0]}$")).click()
     for label in path[1:]:
-        page.locator(".lm-Menu:visible .lm-Menu-itemLabel",
-                     has_text=re.compile(f"^{re.escape(label)}$")).click()
+        page.locator(
+            ".lm-Menu:visible .lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(label)}$")
+        ).click()
 
 
 def _status_is(page, compiles, misses):
@@ -193,8 +240,8 @@ def _status_is(page, compiles, misses):
     if misses:
         text += f", {misses} of them " + ("a recompile" if misses == 1 else "recompiles")
     page.wait_for_function(
-        "t => document.querySelector('.jp-JitStatus')?.textContent === t", arg=text,
-        timeout=30_000)
+        "t => document.querySelector('.jp-JitStatus')?.textContent === t", arg=text, timeout=30_000
+    )
 
 
 def _set_sidebar_width(page, panel, width):
@@ -211,7 +258,8 @@ def _set_sidebar_width(page, panel, width):
                   .filter(r => r.width > 0 && r.height > 200 && r.right <= p.left + 12);
                 hs.sort((a, b) => b.right - a.right);
                 return hs.length ? {x: hs[0].left + hs[0].width / 2, y: hs[0].top + 100} : null;
-            }""")
+            }"""
+        )
         assert handle, "no split handle left of the JIT panel"
         page.mouse.move(handle["x"], handle["y"])
         page.mouse.down()
@@ -241,7 +289,8 @@ def _check_narrow_layout(page, panel, fn):
                 kept: q('.jp-JitPanel-keep').map(k => k.getClientRects().length),
                 overflow: q('.jp-JitPanel-function').map(f => f.scrollWidth - f.clientWidth),
             };
-        }""")
+        }"""
+    )
     assert metrics["heads"] and max(metrics["heads"]) <= 2.2, metrics
     assert max(metrics["reasons"]) <= 2.2, metrics
     assert metrics["kept"] and set(metrics["kept"]) == {1}, metrics
@@ -258,32 +307,38 @@ def _check_jump_code_and_filter(page, panel, fn):
     page.wait_for_function(
         "() => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[1];"
         " return c.classList.contains('jp-mod-active') &&"
-        " c.classList.contains('jp-JitPanel-jumped'); }", timeout=10_000)
+        " c.classList.contains('jp-JitPanel-jumped'); }",
+        timeout=10_000,
+    )
 
     # a variant's IR, its LLVM IR, and a diff of the two variants, fetched over the comm
     v2 = fn.locator(".jp-JitPanel-variant[data-variant='2']")
     v2.locator("[data-action='code'][data-view='ir']").click()
     code = v2.locator(".jp-JitPanel-code")
     page.wait_for_function(
-        "() => /lambda/.test(document.querySelector(\"#jitmagic-panel "
+        '() => /lambda/.test(document.querySelector("#jitmagic-panel '
         ".jp-JitPanel-variant[data-variant='2'] .jp-JitPanel-code\")?.textContent ?? '')",
-        timeout=30_000)
-    assert "3.0" in code.inner_text()   # the static n=3 is baked into this variant's IR
+        timeout=30_000,
+    )
+    assert "3.0" in code.inner_text()  # the static n=3 is baked into this variant's IR
     v2.locator("[data-action='code'][data-view='llvm']").click()
     page.wait_for_function(
-        "() => /define/.test(document.querySelector(\"#jitmagic-panel "
+        '() => /define/.test(document.querySelector("#jitmagic-panel '
         ".jp-JitPanel-variant[data-variant='2'] .jp-JitPanel-code\")?.textContent ?? '')",
-        timeout=30_000)
+        timeout=30_000,
+    )
     v2.locator("select.jp-JitPanel-diff").select_option("1")
     diff = v2.locator(".jp-JitPanel-code.jp-mod-diff")
     diff.wait_for(timeout=30_000)
     page.wait_for_function(
-        "() => /\\+\\+\\+ variant 2/.test(document.querySelector(\"#jitmagic-panel "
-        ".jp-JitPanel-code.jp-mod-diff\")?.textContent ?? '')", timeout=30_000)
+        '() => /\\+\\+\\+ variant 2/.test(document.querySelector("#jitmagic-panel '
+        ".jp-JitPanel-code.jp-mod-diff\")?.textContent ?? '')",
+        timeout=30_000,
+    )
     assert diff.locator(".jp-JitPanel-add").count() >= 1
-    v2.locator("[data-action='code'][data-view='llvm']").click()   # back to the plain view
+    v2.locator("[data-action='code'][data-view='llvm']").click()  # back to the plain view
     v2.locator(".jp-JitPanel-code:not(.jp-mod-diff)").wait_for(timeout=30_000)
-    v2.locator("[data-action='code'][data-view='llvm']").click()   # a second click closes it
+    v2.locator("[data-action='code'][data-view='llvm']").click()  # a second click closes it
     v2.locator(".jp-JitPanel-code").wait_for(state="detached", timeout=10_000)
 
     # search and kind filter
@@ -329,20 +384,24 @@ def _check_panel_and_status(lab, page):
     _run(page, 2, wait=False)
     panel.locator(".jp-JitPanel-event[data-kind='miss']").wait_for(timeout=30_000)
     assert _prompt(page, 2) == "[*]:", "the miss event should arrive while the cell runs"
-    _run(page, 2 + 1)   # queued behind the sleeping cell; then the cache hit
+    _run(page, 2 + 1)  # queued behind the sleeping cell; then the cache hit
     _run(page, 4)
 
     out = page.locator(".jp-OutputArea-output", has_text="COUNTS").inner_text(timeout=30_000)
     compiles, misses = map(int, re.search(r"compiles=(\d+) misses=(\d+)", out).groups())
-    assert (compiles, misses) == (2, 1), out   # two compiles, the second a recompile (a miss)
+    assert (compiles, misses) == (2, 1), out  # two compiles, the second a recompile (a miss)
     _status_is(page, compiles, misses)
 
     rows = fn.locator(".jp-JitPanel-variant")
     assert rows.count() == 2
     assert fn.locator(".jp-JitPanel-variantCount").inner_text() == "2 variants"
     # the cache hit is counted in the per-cell snapshot: variant n=3 ran twice
-    calls = {rows.nth(i).locator(".jp-JitPanel-statics").inner_text():
-             rows.nth(i).locator("[data-stat='calls']").inner_text() for i in range(2)}
+    calls = {
+        rows.nth(i).locator(".jp-JitPanel-statics").inner_text(): rows.nth(i)
+        .locator("[data-stat='calls']")
+        .inner_text()
+        for i in range(2)
+    }
     assert calls["n=2"].startswith("1 call · "), calls
     assert calls["n=3"].startswith("2 calls · ") and "mean" in calls["n=3"], calls
     assert reason in fn.inner_text()
@@ -374,8 +433,7 @@ def _check_panel_and_status(lab, page):
     assert dash.locator(".jp-JitDashboard-compileLine").count() == 1
     # a click on a variant's bar selects it in the panel
     dash.locator(".jp-JitDashboard-bar[data-series='compile'][data-variant='1']").click()
-    panel.locator(".jp-JitPanel-variant.jp-mod-selected[data-variant='1']").wait_for(
-        timeout=10_000)
+    panel.locator(".jp-JitPanel-variant.jp-mod-selected[data-variant='1']").wait_for(timeout=10_000)
     mark = dash.locator(".jp-JitDashboard-mark[data-kind='miss']")
     assert mark.count() == 1
     mark.hover()
@@ -392,7 +450,9 @@ def _check_panel_and_status(lab, page):
     _run(page, 9)
     page.wait_for_function(
         "() => document.querySelectorAll(\".jp-JitDashboard[data-live='true'] "
-        ".jp-JitDashboard-bar[data-series='compile']\").length === 3", timeout=30_000)
+        ".jp-JitDashboard-bar[data-series='compile']\").length === 3",
+        timeout=30_000,
+    )
     _cell(page, 8).screenshot(path=str(OUTPUT / "labextension-live-dashboard.png"))
 
     # %reload_ext jitmagic: the panel reconnects and keeps following
@@ -400,15 +460,19 @@ def _check_panel_and_status(lab, page):
     _run(page, 7)
     _status_is(page, 4, 3)
     page.wait_for_function(
-        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
-        "[data-name='scale'] .jp-JitPanel-variant\").length === 4", timeout=30_000)
+        '() => document.querySelectorAll("#jitmagic-panel .jp-JitPanel-function'
+        "[data-name='scale'] .jp-JitPanel-variant\").length === 4",
+        timeout=30_000,
+    )
 
     # clear the cache from the panel, after a confirmation dialog
     fn.locator("[data-action='clear-function']").click()
     page.locator(".jp-Dialog button", has_text="Clear").click()
     page.wait_for_function(
-        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
-        "[data-name='scale'] .jp-JitPanel-variant\").length === 0", timeout=30_000)
+        '() => document.querySelectorAll("#jitmagic-panel .jp-JitPanel-function'
+        "[data-name='scale'] .jp-JitPanel-variant\").length === 0",
+        timeout=30_000,
+    )
 
     # kernel restart: the panel forgets, the live dashboard stops, then the panel follows
     # the new kernel
@@ -416,7 +480,8 @@ def _check_panel_and_status(lab, page):
     page.locator(".jp-Dialog button", has_text="Restart").click()
     panel.locator(".jp-JitPanel-empty", has_text="%load_ext jitmagic").wait_for(timeout=30_000)
     _cell(page, 8).locator(".jp-JitDashboard-note", has_text="live updates stopped").wait_for(
-        timeout=30_000)
+        timeout=30_000
+    )
     _kernel_idle(page)
     _run(page, 0)
     _run(page, 1)
@@ -448,17 +513,18 @@ def _check_panel_and_status(lab, page):
     jx = panel.locator(".jp-JitPanel-function[data-name='jx']")
     jx.wait_for(timeout=60_000)
     page.wait_for_function(
-        "() => document.querySelectorAll(\"#jitmagic-panel .jp-JitPanel-function"
-        "[data-name='jx'] .jp-JitPanel-variant\").length === 2", timeout=30_000)
+        '() => document.querySelectorAll("#jitmagic-panel .jp-JitPanel-function'
+        "[data-name='jx'] .jp-JitPanel-variant\").length === 2",
+        timeout=30_000,
+    )
     assert jx.locator(".jp-JitPanel-backend").inner_text() == "jax"
-    assert fn.locator(".jp-JitPanel-backend").count() == 0   # only other JITs are labelled
+    assert fn.locator(".jp-JitPanel-backend").count() == 0  # only other JITs are labelled
     assert "argument 'v' shape changed: f32[3] -> f32[5]" in jx.inner_text()
     jx.screenshot(path=str(OUTPUT / "labextension-watched-jax.png"))
 
     # dark theme: styled only with JupyterLab's variables
     _menu(page, "Settings", "Theme", "JupyterLab Dark")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
-                           timeout=30_000)
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
     page.wait_for_timeout(500)
     page.screenshot(path=str(OUTPUT / "labextension-dark.png"))
     _set_sidebar_width(page, panel, 250)

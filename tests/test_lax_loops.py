@@ -3,16 +3,16 @@
 Each element sees the same operations in the same order as in NumPy's loop, so results are
 compared exactly (float and int), at sizes 0, 1, odd, one tile and several, and over 2**18
 elements times steps (the tiles are split between threads there)."""
+
 import numpy as np
 import pytest
+from jaxref import assert_same
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
 from jitmagic import lax
 from jitmagic.lower import carryloop
 from jitmagic.lower.codegen import Codegen
-
-from jaxref import assert_same
 
 SIZES = [0, 1, 7, 1023, 1025, 5001, 300_001]
 
@@ -24,10 +24,10 @@ def _uses_tiles(f, *args):
     cg = Codegen(fn)
     body = e.kw["body"]
     if e.prim == "fori_loop":
-        carries = body.invars[1 + e.kw["n_consts"]:]
+        carries = body.invars[1 + e.kw["n_consts"] :]
     else:
         nc = e.kw["n_consts"]
-        carries = body.invars[nc:nc + e.kw["n_carry"]]
+        carries = body.invars[nc : nc + e.kw["n_carry"]]
     return carryloop.plan(cg, body, carries) is not None
 
 
@@ -42,8 +42,9 @@ def _horner_np(x, c):
 def test_fori_horner_with_a_gathered_coefficient(n):
     rng = np.random.default_rng(n)
     x, c = rng.random(n) * 2 - 1, rng.random(16)
-    f = jm.jit(lambda x, c: lax.fori_loop(0, c.shape[0], lambda j, acc: acc * x + c[j],
-                                          jnp.zeros_like(x)))
+    f = jm.jit(
+        lambda x, c: lax.fori_loop(0, c.shape[0], lambda j, acc: acc * x + c[j], jnp.zeros_like(x))
+    )
     assert _uses_tiles(f, x, c)
     np.testing.assert_array_equal(f(x, c), _horner_np(x, c))
 
@@ -56,15 +57,22 @@ def test_fori_several_carries_multidimensional(shape):
     def body(i, st):
         zr, zi, k = st
         inside = zr * zr + zi * zi <= 4.0
-        return (jnp.where(inside, zr * zr - zi * zi + cr, zr),
-                jnp.where(inside, 2 * zr * zi + ci, zi), k + inside)
+        return (
+            jnp.where(inside, zr * zr - zi * zi + cr, zr),
+            jnp.where(inside, 2 * zr * zi + ci, zi),
+            k + inside,
+        )
+
     f = jm.jit(lambda cr, ci: lax.fori_loop(0, 20, body, (jnp.zeros_like(cr),) * 3))
     assert _uses_tiles(f, cr, ci)
     zr = zi = k = np.zeros(shape)
     for _ in range(20):
         inside = zr * zr + zi * zi <= 4.0
-        zr, zi, k = (np.where(inside, zr * zr - zi * zi + cr, zr),
-                     np.where(inside, 2 * zr * zi + ci, zi), k + inside)
+        zr, zi, k = (
+            np.where(inside, zr * zr - zi * zi + cr, zr),
+            np.where(inside, 2 * zr * zi + ci, zi),
+            k + inside,
+        )
     for got, want in zip(f(cr, ci), (zr, zi, k)):
         np.testing.assert_array_equal(got, want)
 
@@ -120,6 +128,7 @@ def test_scan_recursive_filter_rotating_carries(shape, reverse):
         xm1, ym1, ym2 = c
         y = 0.5 * x_t + 0.25 * xm1 + 0.6 * ym1 - 0.1 * ym2
         return (x_t, y, ym1), y
+
     z = jnp.zeros(shape[1:])
     f = jm.jit(lambda x: lax.scan(step, (z, z, z), x, reverse=reverse))
     assert _uses_tiles(f, x)
@@ -138,6 +147,7 @@ def test_scan_tanh_recurrence(steps, n):
     def step(h, x_t):
         h = jnp.tanh(0.9 * h + x_t)
         return h, h
+
     f = jm.jit(lambda h, xs: lax.scan(step, h, xs))
     h0 = np.full(n, 0.1)
     h, hs = f(h0, xs)
@@ -179,23 +189,32 @@ def test_loops_in_the_tiled_form_match_jax():
         def body(i, st):
             a, b = st
             return a * 0.9 + b * ns.jnp.sin(i * 0.1), ns.jnp.where(a > b, a - b, b)
+
         f = ns.jit(lambda x, y: ns.lax.fori_loop(1, 25, body, (x, y)))
 
         def step(c, x_t):
             return c * 0.5 + x_t, ns.jnp.exp(-c)
+
         g = ns.jit(lambda c, xs: ns.lax.scan(step, c, xs, reverse=True))
         x = np.linspace(-2, 2, 3001)
         return f(x, x[::-1] * 0.5), g(x[:7], np.outer(np.arange(5.0), x[:7]))
+
     assert_same(prog)
 
 
 def test_scalar_carries_of_while_fori_and_scan():
     """0-d carries live in stack slots (registers once optimised), copied out at the end."""
     xs = np.random.default_rng(6).random(1001)
-    w = jm.jit(lambda n, x: lax.while_loop(lambda c: c[0] < n,
-                                           lambda c: (c[0] + 1, c[1] * 0.5 + x), (0, 1.0)))
-    f = jm.jit(lambda x: lax.fori_loop(0, 25, lambda i, c: (c[0] * 0.5 + x * i, c[1] * 3 + i),
-                                       (0.5, np.int32(7))))
+    w = jm.jit(
+        lambda n, x: lax.while_loop(
+            lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 0.5 + x), (0, 1.0)
+        )
+    )
+    f = jm.jit(
+        lambda x: lax.fori_loop(
+            0, 25, lambda i, c: (c[0] * 0.5 + x * i, c[1] * 3 + i), (0.5, np.int32(7))
+        )
+    )
     s = jm.jit(lambda xs: lax.scan(lambda c, x: (c * 0.25 + x, c), 0.0, xs))
     k, v = w(5, 0.25)
     wv = 1.0
@@ -205,7 +224,7 @@ def test_scalar_carries_of_while_fori_and_scan():
     a, b = 0.5, np.int32(7)
     with np.errstate(over="ignore"):
         for i in range(25):
-            a, b = a * 0.5 + 0.25 * i, b * np.int32(3) + np.int32(i)   # wraps
+            a, b = a * 0.5 + 0.25 * i, b * np.int32(3) + np.int32(i)  # wraps
     got = f(0.25)
     assert float(got[0]) == a and int(got[1]) == b and got[1].dtype == np.int32
     c, ys = s(xs)

@@ -3,21 +3,25 @@
 Eigenvectors and singular vectors are defined up to sign (phase) and LAPACK builds differ
 there, so they are checked through reconstructions and orthogonality, never raw.
 Tolerances are relative to the matrix norm, per dtype, for well-conditioned inputs."""
+
 from __future__ import annotations
 
+import jax.scipy.linalg  # noqa: F401
 import numpy as np
 import pytest
+from jaxref import JAX, JM, assert_close, assert_same, assert_same_error
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-import jitmagic.scipy.linalg  # noqa: F401  (jm.scipy.linalg for the JAX comparisons)
-from jaxref import JAX, JM, assert_close, assert_same, assert_same_error
-
-import jax.scipy.linalg  # noqa: F401,E402
+import jitmagic.scipy.linalg
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
-TOL = {np.dtype(np.float32): 2e-4, np.dtype(np.complex64): 2e-4,
-       np.dtype(np.float64): 1e-11, np.dtype(np.complex128): 1e-11}
+TOL = {
+    np.dtype(np.float32): 2e-4,
+    np.dtype(np.complex64): 2e-4,
+    np.dtype(np.float64): 1e-11,
+    np.dtype(np.complex128): 1e-11,
+}
 SHAPES = [(0, 0), (1, 1), (5, 5), (2, 3, 5, 5), (0, 5, 5), (2, 3, 0, 0)]
 
 
@@ -39,7 +43,7 @@ def spd(shape, dt, seed=0):
 def well(shape, dt, seed=0):
     """A general matrix that is far from singular."""
     n = shape[-1]
-    return (rand(shape, dt, seed) + 2 * n ** 0.5 * np.eye(shape[-2], n, dtype=dt)).astype(dt)
+    return (rand(shape, dt, seed) + 2 * n**0.5 * np.eye(shape[-2], n, dtype=dt)).astype(dt)
 
 
 def H(x):
@@ -84,8 +88,12 @@ def test_solve_inv_det(shape, dt):
     for got in both(jnp.linalg.solve, a, b):
         close(got, np.linalg.solve(a, b), dt, what="solve")
     for got in both(jnp.linalg.solve, a, v):
-        close(got, np.linalg.solve(a, np.broadcast_to(v[:, None], shape[:-1] + (1,)))[..., 0],
-              dt, what="solve vector")
+        close(
+            got,
+            np.linalg.solve(a, np.broadcast_to(v[:, None], shape[:-1] + (1,)))[..., 0],
+            dt,
+            what="solve vector",
+        )
     for got in both(jnp.linalg.inv, a):
         assert got.dtype == dt
         close(got, np.linalg.inv(a), dt, what="inv")
@@ -103,7 +111,7 @@ def test_solve_inv_det(shape, dt):
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape", SHAPES, ids=ids(SHAPES))
 def test_eigh(shape, dt):
-    a = spd(shape, dt) - 3 * np.eye(shape[-1], dtype=dt)    # eigenvalues of both signs
+    a = spd(shape, dt) - 3 * np.eye(shape[-1], dtype=dt)  # eigenvalues of both signs
     rdt = np.zeros((), dt).real.dtype
     for w, v in both(jnp.linalg.eigh, a):
         assert w.dtype == rdt and v.dtype == dt
@@ -113,8 +121,18 @@ def test_eigh(shape, dt):
     close(jm.jit(jnp.linalg.eigvalsh)(a), np.linalg.eigvalsh(a), dt, what="eigvalsh")
 
 
-QR_SHAPES = [(0, 0), (1, 1), (5, 5), (6, 4), (4, 6), (2, 3, 5, 5), (2, 3, 6, 4), (0, 5, 5),
-             (0, 3), (3, 0)]
+QR_SHAPES = [
+    (0, 0),
+    (1, 1),
+    (5, 5),
+    (6, 4),
+    (4, 6),
+    (2, 3, 5, 5),
+    (2, 3, 6, 4),
+    (0, 5, 5),
+    (0, 3),
+    (3, 0),
+]
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -127,17 +145,35 @@ def test_qr(shape, dt):
         for q, r in both(lambda a: jnp.linalg.qr(a, mode=mode), a):
             assert q.shape == wq.shape and r.shape == wr.shape and q.dtype == dt
             close(q @ r, a, dt, what=f"Q R ({mode})")
-            close(H(q) @ q, np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2),
-                  dt, what="Q^H Q")
+            close(
+                H(q) @ q,
+                np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2),
+                dt,
+                what="Q^H Q",
+            )
             assert np.all(np.tril(r, -1) == 0), "R is not upper triangular"
-            close(np.abs(np.diagonal(r, axis1=-2, axis2=-1)),
-                  np.abs(np.diagonal(wr, axis1=-2, axis2=-1)), dt, what="|diag R|")
+            close(
+                np.abs(np.diagonal(r, axis1=-2, axis2=-1)),
+                np.abs(np.diagonal(wr, axis1=-2, axis2=-1)),
+                dt,
+                what="|diag R|",
+            )
     r = jm.jit(lambda a: jnp.linalg.qr(a, mode="r"))(a)
     assert r.shape == np.linalg.qr(a, mode="r").shape
 
 
-SVD_SHAPES = [(0, 0), (1, 1), (5, 5), (6, 4), (4, 6), (2, 3, 5, 5), (2, 3, 4, 6), (0, 5, 5),
-              (0, 3), (3, 0)]
+SVD_SHAPES = [
+    (0, 0),
+    (1, 1),
+    (5, 5),
+    (6, 4),
+    (4, 6),
+    (2, 3, 5, 5),
+    (2, 3, 4, 6),
+    (0, 5, 5),
+    (0, 3),
+    (3, 0),
+]
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -170,7 +206,7 @@ def test_lstsq_pinv(shape, dt):
         close(x, wx, dt, what="lstsq x")
         assert int(rank) == wrank
         close(s, ws, dt, what="lstsq s")
-        if wres.size:       # NumPy gives residuals only for full-rank tall problems
+        if wres.size:  # NumPy gives residuals only for full-rank tall problems
             close(res, wres, dt, what="lstsq residuals")
     for got in both(jnp.linalg.pinv, a):
         close(got, np.linalg.pinv(a), dt, what="pinv")
@@ -179,18 +215,30 @@ def test_lstsq_pinv(shape, dt):
 def test_matrix_power_and_norms():
     a = well((2, 4, 4), np.float64)
     for p in (0, 1, 2, 5, -3):
-        close(jm.jit(lambda a: jnp.linalg.matrix_power(a, p))(a), np.linalg.matrix_power(a, p),
-              np.float64, what=f"matrix_power {p}")
+        close(
+            jm.jit(lambda a: jnp.linalg.matrix_power(a, p))(a),
+            np.linalg.matrix_power(a, p),
+            np.float64,
+            what=f"matrix_power {p}",
+        )
     for ord in (2, -2, "nuc", "fro", 1, np.inf):
-        close(jm.jit(lambda a: jnp.linalg.norm(a, ord, axis=(1, 2)))(a),
-              np.linalg.norm(a, ord, axis=(1, 2)), np.float64, what=f"norm {ord}")
-        close(jm.jit(lambda a: jnp.linalg.norm(a, ord, axis=(2, 1), keepdims=True))(a),
-              np.linalg.norm(a, ord, axis=(2, 1), keepdims=True), np.float64, what=f"norm {ord}")
+        close(
+            jm.jit(lambda a: jnp.linalg.norm(a, ord, axis=(1, 2)))(a),
+            np.linalg.norm(a, ord, axis=(1, 2)),
+            np.float64,
+            what=f"norm {ord}",
+        )
+        close(
+            jm.jit(lambda a: jnp.linalg.norm(a, ord, axis=(2, 1), keepdims=True))(a),
+            np.linalg.norm(a, ord, axis=(2, 1), keepdims=True),
+            np.float64,
+            what=f"norm {ord}",
+        )
 
 
 def test_non_contiguous_inputs():
     base = well((4, 6, 6), np.float64)
-    a = base[::2, :, :].transpose(0, 2, 1)          # strided and transposed
+    a = base[::2, :, :].transpose(0, 2, 1)  # strided and transposed
     b = rand((2, 6, 4), np.float64)[:, :, ::2]
     f = jm.jit(lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.svd(a)[1]))
     x, d, s = f(a, b)
@@ -216,9 +264,18 @@ def test_singular_and_failures_match_jax():
 
         @ns.jit
         def f(s, b, batch):
-            return (la.det(s), la.slogdet(s), la.solve(s, np.ones(2)), la.inv(s),
-                    la.cholesky(b), la.cholesky(batch), la.det(np.zeros((3, 3))))
+            return (
+                la.det(s),
+                la.slogdet(s),
+                la.solve(s, np.ones(2)),
+                la.inv(s),
+                la.cholesky(b),
+                la.cholesky(batch),
+                la.det(np.zeros((3, 3))),
+            )
+
         return f(sing, bad, np.stack([bad, np.eye(2)]))
+
     got = assert_same(prog)
     chol = got[4]
     assert got[0] == 0 and np.isnan(chol[np.tril_indices(2)]).all() and chol[0, 1] == 0
@@ -252,19 +309,31 @@ def _sym_parts(ns, a):
     w, v = la.eigh(a)
     q, r = la.qr(a)
     u, s, vh = la.svd(a, full_matrices=False)
-    return (w, (v * w[..., None, :]) @ v.swapaxes(-1, -2), q @ r, ns.jnp.abs(r), s,
-            (u * s[..., None, :]) @ vh, la.cholesky(a @ a.swapaxes(-1, -2) + 4 * ns.jnp.eye(4)),
-            la.det(a), la.slogdet(a), la.inv(a), la.solve(a, a[..., :2]))
+    return (
+        w,
+        (v * w[..., None, :]) @ v.swapaxes(-1, -2),
+        q @ r,
+        ns.jnp.abs(r),
+        s,
+        (u * s[..., None, :]) @ vh,
+        la.cholesky(a @ a.swapaxes(-1, -2) + 4 * ns.jnp.eye(4)),
+        la.det(a),
+        la.slogdet(a),
+        la.inv(a),
+        la.solve(a, a[..., :2]),
+    )
 
 
-@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize(
+    "dt", [np.float32, np.float64, np.int32, np.int64], ids=lambda d: np.dtype(d).name
+)
 def test_dtypes_and_values_match_jax(dt):
     a = (np.arange(2 * 16).reshape(2, 4, 4) % 7 + 4 * np.eye(4)).astype(dt)
     a = (a + np.swapaxes(a, -1, -2)).astype(dt)
 
     def prog(ns):
         return ns.jit(lambda a: _sym_parts(ns, a))(a)
+
     tol = 1e-4 if np.dtype(dt).itemsize == 4 else 1e-10
     assert_same(prog, rtol=tol, atol=tol * 30)
 
@@ -281,9 +350,20 @@ def test_complex_match_jax():
             w, v = la.eigh(a)
             u, s, vh = la.svd(a)
             sign, logabs = la.slogdet(a)
-            return (w, (v * w[None, :]) @ v.conj().T, s, sign, logabs, la.det(a), la.inv(a),
-                    la.cholesky(a), ns.jnp.abs(la.qr(a)[1]))
+            return (
+                w,
+                (v * w[None, :]) @ v.conj().T,
+                s,
+                sign,
+                logabs,
+                la.det(a),
+                la.inv(a),
+                la.cholesky(a),
+                ns.jnp.abs(la.qr(a)[1]),
+            )
+
         return f(a)
+
     assert_same(prog, rtol=1e-10, atol=1e-10)
 
 
@@ -295,31 +375,47 @@ def test_options_match_jax():
 
         @ns.jit
         def f(a):
-            return (la.eigh(a, UPLO="U", symmetrize_input=False)[0],
-                    la.eigh(a, UPLO="L", symmetrize_input=False)[0],
-                    la.eigh(a)[0], la.eigvalsh(a, UPLO="U"),
-                    la.cholesky(a @ a.T, upper=True),
-                    la.cholesky(a + 4 * ns.jnp.eye(3), symmetrize_input=False),
-                    la.qr(a[:, :2], mode="r").shape, la.qr(a[:2], mode="complete")[0].shape,
-                    la.svd(a[:2], compute_uv=False), la.svd(a[:, :2])[0].shape,
-                    la.pinv(a[:, :2]), la.matrix_power(a, 3), la.matrix_power(a, -2),
-                    la.norm(a, 2), la.norm(a, "nuc"), la.norm(a, -2))
+            return (
+                la.eigh(a, UPLO="U", symmetrize_input=False)[0],
+                la.eigh(a, UPLO="L", symmetrize_input=False)[0],
+                la.eigh(a)[0],
+                la.eigvalsh(a, UPLO="U"),
+                la.cholesky(a @ a.T, upper=True),
+                la.cholesky(a + 4 * ns.jnp.eye(3), symmetrize_input=False),
+                la.qr(a[:, :2], mode="r").shape,
+                la.qr(a[:2], mode="complete")[0].shape,
+                la.svd(a[:2], compute_uv=False),
+                la.svd(a[:, :2])[0].shape,
+                la.pinv(a[:, :2]),
+                la.matrix_power(a, 3),
+                la.matrix_power(a, -2),
+                la.norm(a, 2),
+                la.norm(a, "nuc"),
+                la.norm(a, -2),
+            )
+
         return tuple(np.asarray(x) for x in f(a))
+
     assert_same(prog, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("case", ["tall", "square", "wide", "rank_deficient", "vector_b",
-                                  "rcond"])
+@pytest.mark.parametrize("case", ["tall", "square", "wide", "rank_deficient", "vector_b", "rcond"])
 def test_lstsq_matches_jax(case):
     rng = np.random.default_rng(5)
-    a = {"tall": rng.standard_normal((6, 3)), "square": rng.standard_normal((3, 3)) + 3 * np.eye(3),
-         "wide": rng.standard_normal((2, 4)), "rank_deficient": np.ones((4, 3)),
-         "vector_b": rng.standard_normal((5, 2)), "rcond": np.diag([1.0, 1e-3, 1e-9])}[case]
+    a = {
+        "tall": rng.standard_normal((6, 3)),
+        "square": rng.standard_normal((3, 3)) + 3 * np.eye(3),
+        "wide": rng.standard_normal((2, 4)),
+        "rank_deficient": np.ones((4, 3)),
+        "vector_b": rng.standard_normal((5, 2)),
+        "rcond": np.diag([1.0, 1e-3, 1e-9]),
+    }[case]
     b = rng.standard_normal((a.shape[0],) if case == "vector_b" else (a.shape[0], 2))
     rcond = 1e-4 if case == "rcond" else None
 
     def prog(ns):
         return ns.jit(lambda a, b: ns.jnp.linalg.lstsq(a, b, rcond=rcond))(a, b)
+
     assert_same(prog, rtol=1e-9, atol=1e-12)
 
 
@@ -329,10 +425,23 @@ def test_empty_matrices_match_jax():
 
         @ns.jit
         def f(e, w, t, b0):
-            return (la.det(e), la.slogdet(e), la.inv(e), la.cholesky(e), la.eigh(e),
-                    la.svd(w), la.svd(t), la.svd(w, full_matrices=False), la.qr(t, mode="complete"),
-                    la.qr(w), la.det(b0), la.pinv(w))
+            return (
+                la.det(e),
+                la.slogdet(e),
+                la.inv(e),
+                la.cholesky(e),
+                la.eigh(e),
+                la.svd(w),
+                la.svd(t),
+                la.svd(w, full_matrices=False),
+                la.qr(t, mode="complete"),
+                la.qr(w),
+                la.det(b0),
+                la.pinv(w),
+            )
+
         return f(np.zeros((2, 0, 0)), np.zeros((0, 3)), np.zeros((3, 0)), np.zeros((0, 2, 2)))
+
     assert_same(prog)
 
 
@@ -348,6 +457,7 @@ def test_errors_match_jax():
 
     def lstsq_3d(ns):
         return ns.jit(ns.jnp.linalg.lstsq)(np.ones((2, 3, 3)), np.ones((2, 3)))
+
     for prog in (solve_shapes, not_square, vector, lstsq_3d):
         assert_same_error(prog)
 
@@ -361,7 +471,8 @@ def test_unsupported_modes_raise():
     with pytest.raises(NotImplementedError, match="numpy_resid"):
         jnp.linalg.lstsq(a, a, numpy_resid=True)
     from jitmagic.core.tracing import bind
-    with pytest.raises(ValueError, match="non-empty"):    # its identity factors: the caller's
+
+    with pytest.raises(ValueError, match="non-empty"):  # its identity factors: the caller's
         jm.jit(lambda a: bind("svd", a, full_matrices=True, compute_uv=True))(np.zeros((0, 3)))
 
 
@@ -379,6 +490,7 @@ def _gaussian_loglik(ns):
         maha = jnp.sum(z * z, axis=0)
         logdet = 2 * jnp.sum(jnp.log(jnp.diagonal(chol)))
         return -0.5 * (maha + logdet + d * jnp.log(2 * jnp.pi))
+
     rng = np.random.default_rng(6)
     a = rng.standard_normal((4, 4))
     cov = a @ a.T + np.eye(4)
@@ -393,8 +505,11 @@ def test_gaussian_loglik():
     rng.standard_normal((4, 4))
     x, mean = rng.standard_normal((7, 4)), rng.standard_normal(4)
     r = x - mean
-    ref = -0.5 * (np.einsum("ki,ij,kj->k", r, np.linalg.inv(cov), r)
-                  + np.linalg.slogdet(cov)[1] + 4 * np.log(2 * np.pi))
+    ref = -0.5 * (
+        np.einsum("ki,ij,kj->k", r, np.linalg.inv(cov), r)
+        + np.linalg.slogdet(cov)[1]
+        + 4 * np.log(2 * np.pi)
+    )
     np.testing.assert_allclose(got, ref, rtol=1e-11)
 
 
@@ -406,9 +521,13 @@ def test_solve_triangular_matches_jax(trans, lower):
 
     def prog(ns):
         sl = ns.top.scipy.linalg
-        return ns.jit(lambda a, b: (sl.solve_triangular(a, b, trans=trans, lower=lower),
-                                    sl.solve_triangular(a, b[..., 0], trans=trans, lower=lower,
-                                                        unit_diagonal=True)))(a, b)
+        return ns.jit(
+            lambda a, b: (
+                sl.solve_triangular(a, b, trans=trans, lower=lower),
+                sl.solve_triangular(a, b[..., 0], trans=trans, lower=lower, unit_diagonal=True),
+            )
+        )(a, b)
+
     assert_same(prog, rtol=1e-11, atol=1e-12)
 
 
@@ -424,6 +543,7 @@ def test_cho_solve_and_singular_triangular():
     def prog(ns):
         sl = ns.top.scipy.linalg
         return ns.jit(lambda t: sl.solve_triangular(t, np.ones(2), lower=True))(tri)
+
     assert_same(prog)
 
 
@@ -446,49 +566,80 @@ def test_helpers_match_jax():
 
         @ns.jit
         def f(a, m, v):
-            return (la.matmul(a, m), la.tensordot(a, m, axes=1), la.vecdot(a, a), la.outer(v, v),
-                    la.diagonal(a, offset=1), la.trace(a), la.matrix_transpose(a),
-                    la.vector_norm(a), la.vector_norm(a, axis=(0, 2)),
-                    la.vector_norm(a, axis=1, ord=1),
-                    la.matrix_norm(a), la.matrix_norm(a, ord=2, keepdims=True),
-                    la.multi_dot([v, m, m, v]), la.matrix_rank(m), la.matrix_rank(a),
-                    la.matrix_rank(m, rtol=1e-3), la.cond(m), la.svdvals(a))
+            return (
+                la.matmul(a, m),
+                la.tensordot(a, m, axes=1),
+                la.vecdot(a, a),
+                la.outer(v, v),
+                la.diagonal(a, offset=1),
+                la.trace(a),
+                la.matrix_transpose(a),
+                la.vector_norm(a),
+                la.vector_norm(a, axis=(0, 2)),
+                la.vector_norm(a, axis=1, ord=1),
+                la.matrix_norm(a),
+                la.matrix_norm(a, ord=2, keepdims=True),
+                la.multi_dot([v, m, m, v]),
+                la.matrix_rank(m),
+                la.matrix_rank(a),
+                la.matrix_rank(m, rtol=1e-3),
+                la.cond(m),
+                la.svdvals(a),
+            )
+
         return f(a, m, v)
+
     assert_same(prog, rtol=1e-10, atol=1e-12)
 
 
 # ---------------------------------------------------------------- primitives: lowering vs reference
-_TRI = [dict(left_side=ls, lower=lo, transpose_a=t, conjugate_a=c, unit_diagonal=u)
-        for ls in (True, False) for lo in (True, False) for t in (False, True)
-        for c in (False, True) for u in (False, True)]
-PRIMITIVE_CASES = ([("cholesky", {}), ("lu", {}), ("solve", {})]
-                   + [("triangular_solve", p) for p in _TRI]
-                   + [("eigh", {"lower": lo}) for lo in (True, False)]
-                   + [("qr", {"full_matrices": f}) for f in (True, False)]
-                   + [("svd", {"full_matrices": f, "compute_uv": uv})
-                      for f in (True, False) for uv in (True, False)])
+_TRI = [
+    dict(left_side=ls, lower=lo, transpose_a=t, conjugate_a=c, unit_diagonal=u)
+    for ls in (True, False)
+    for lo in (True, False)
+    for t in (False, True)
+    for c in (False, True)
+    for u in (False, True)
+]
+PRIMITIVE_CASES = (
+    [("cholesky", {}), ("lu", {}), ("solve", {})]
+    + [("triangular_solve", p) for p in _TRI]
+    + [("eigh", {"lower": lo}) for lo in (True, False)]
+    + [("qr", {"full_matrices": f}) for f in (True, False)]
+    + [
+        ("svd", {"full_matrices": f, "compute_uv": uv})
+        for f in (True, False)
+        for uv in (True, False)
+    ]
+)
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name,params", PRIMITIVE_CASES,
-                         ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in p.items())}"
-                              for n, p in PRIMITIVE_CASES])
+@pytest.mark.parametrize(
+    "name,params",
+    PRIMITIVE_CASES,
+    ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in p.items())}" for n, p in PRIMITIVE_CASES],
+)
 def test_primitive_lowering_matches_reference(name, params, dt):
     """Each LAPACK primitive, compiled, against its NumPy reference (bound directly, so that
     parameters the public functions never use are covered too)."""
     from jitmagic.core.registry import PRIMITIVES
     from jitmagic.core.tracing import bind
+
     n = 4
     a = spd((2, n, n), dt) if name in ("cholesky", "eigh") else well((2, n, n), dt)
     if name in ("qr", "svd"):
         a = rand((2, n + 2, n), dt)
-    args = [a] if name not in ("solve", "triangular_solve") else \
-        [a, rand((2, n, 3) if params.get("left_side", True) else (2, 3, n), dt, seed=1)]
+    args = (
+        [a]
+        if name not in ("solve", "triangular_solve")
+        else [a, rand((2, n, 3) if params.get("left_side", True) else (2, 3, n), dt, seed=1)]
+    )
     got = jm.jit(lambda *xs: bind(name, *xs, **params))(*args)
     want = PRIMITIVES[name].impl(*args, **params)
     got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
     want = tuple(want) if isinstance(want, (tuple, list)) else (want,)
-    if name in ("eigh", "qr", "svd"):   # vectors up to sign: compare the sign-free parts
+    if name in ("eigh", "qr", "svd"):  # vectors up to sign: compare the sign-free parts
         got, want = got[:1], want[:1]
         if name == "qr":
             got, want = [np.abs(got[0])], [np.abs(want[0])]
@@ -501,18 +652,22 @@ def test_inside_control_flow():
     """Factorizations in loop, branch and scan bodies (their scratch is allocated and freed
     per iteration) give the eager results."""
     from jitmagic import lax
+
     a = well((4, 4), np.float64)
 
     def f(a):
         def body(i, x):
             return jnp.linalg.solve(a, x) + jnp.linalg.det(a)
+
         y = lax.fori_loop(0, 3, body, jnp.ones((4, 2)))
         z = lax.cond(y[0, 0] > 0, lambda: jnp.linalg.svd(a)[1], lambda: jnp.linalg.eigh(a)[0])
 
         def step(c, m):
             return c + jnp.linalg.slogdet(m)[1], jnp.linalg.cholesky(m @ m.T + jnp.eye(4))
+
         c, ls = lax.scan(step, 0.0, jnp.stack([a, a * 2]))
         return y, z, c, ls
+
     assert_close(jm.jit(f)(a), f(a), rtol=1e-12, atol=1e-12)
 
 
@@ -542,6 +697,7 @@ def test_jax_lapack_still_works_after_ours():
     import os
     import subprocess
     import sys
+
     script = (
         "import numpy as np, jax\n"
         "jax.config.update('jax_enable_x64', True)\n"
@@ -550,9 +706,16 @@ def test_jax_lapack_still_works_after_ours():
         "s = jm.jit(lambda a: jnp.linalg.svd(a)[1])(a)\n"
         "x, res, rank, sj = jax.jit(jax.numpy.linalg.lstsq)(a, np.ones((6, 2)))\n"
         "assert int(rank) == 3 and np.allclose(s, sj), (rank, s, sj)\n"
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                       cwd=root, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

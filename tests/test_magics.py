@@ -1,7 +1,7 @@
 """The magics in a real IPython shell: namespace effects and the rich outputs they display."""
+
 import numpy as np
 import pytest
-
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
@@ -40,10 +40,13 @@ def notices(cap):
 
 
 def test_jit_cell_binds_jitted_functions_with_static_options(ip):
-    res, cap = run(ip, "%%jit --static-argnames n\n"
-                       "def power(x, n):\n    for _ in range(n):\n        x = x * x\n    return x\n"
-                       "def plus(x, y):\n    return x + y\n"
-                       "r = power(x, 2)\n")
+    res, cap = run(
+        ip,
+        "%%jit --static-argnames n\n"
+        "def power(x, n):\n    for _ in range(n):\n        x = x * x\n    return x\n"
+        "def plus(x, y):\n    return x + y\n"
+        "r = power(x, 2)\n",
+    )
     assert res.success, res.error_in_exec
     ns = ip.user_ns
     assert isinstance(ns["power"], jm.JitFunction) and isinstance(ns["plus"], jm.JitFunction)
@@ -51,7 +54,9 @@ def test_jit_cell_binds_jitted_functions_with_static_options(ip):
     np.testing.assert_allclose(ns["r"], ns["x"] ** 4)
     (line,) = notices(cap)
     assert "compiled power variant 1 (n=2)" in line and "new function" in line
-    html = [d["text/html"] for d in bundles(cap) if "text/plain" in d and "jit ·" in d["text/plain"]]
+    html = [
+        d["text/html"] for d in bundles(cap) if "text/plain" in d and "jit ·" in d["text/plain"]
+    ]
     assert html and "jitmagic-notices" in html[0]
 
 
@@ -61,7 +66,7 @@ def test_notice_names_the_changed_static_argument(ip):
     assert res.success
     (line,) = notices(cap)
     assert "cube_n variant 2" in line and "static argument 'n' changed: 1 -> 2" in line
-    assert " · speedup " in line and "over NumPy, break-even " in line   # as %jit_cache
+    assert " · speedup " in line and "over NumPy, break-even " in line  # as %jit_cache
     res, cap = run(ip, "cube_n(x, 2)")
     assert notices(cap) == []
 
@@ -77,11 +82,9 @@ def test_live_notices_can_be_switched_off(ip):
 
 def test_functionless_cell_inputs_outputs_and_reuse(ip):
     ip.user_ns.update(v=np.zeros(16), dt=0.5, label="run")
-    cell = ("v = v + dt * x\n"
-            "total = v.sum()\n"
-            "for i in range(3):\n    pass\n"
-            "tag = label + '!'\n"
-            "total\n")
+    cell = (
+        "v = v + dt * x\ntotal = v.sum()\nfor i in range(3):\n    pass\ntag = label + '!'\ntotal\n"
+    )
     res, cap = run(ip, "%%jit\n" + cell)
     assert res.success, res.error_in_exec
     ns = ip.user_ns
@@ -90,10 +93,10 @@ def test_functionless_cell_inputs_outputs_and_reuse(ip):
     assert ns["i"] == 2 and ns["tag"] == "run!"
     np.testing.assert_allclose(res.result, ns["total"])
     assert len(notices(cap)) == 1
-    res, cap = run(ip, "%%jit\n" + cell)          # same inputs: reuse, no compile
+    res, cap = run(ip, "%%jit\n" + cell)  # same inputs: reuse, no compile
     assert notices(cap) == [] and ns["tag"] == "run!"
     np.testing.assert_allclose(ns["v"], 1.0 * ns["x"])
-    ns["dt"] = 0.25                                 # a static input changed: new variant
+    ns["dt"] = 0.25  # a static input changed: new variant
     _, cap = run(ip, "%%jit\n" + cell)
     (line,) = notices(cap)
     assert "static argument 'dt' changed: 0.5 -> 0.25" in line
@@ -110,8 +113,11 @@ def test_functionless_cell_traced_option(ip):
 
 
 def test_tracing_error_points_at_the_cell_line(ip):
-    res, cap = run(ip, "%%jit\ndef bad(x):\n    y = x * 2\n    if y.sum() > 0:\n"
-                       "        return y\n    return -y\nbad(x)")
+    res, cap = run(
+        ip,
+        "%%jit\ndef bad(x):\n    y = x * 2\n    if y.sum() > 0:\n"
+        "        return y\n    return -y\nbad(x)",
+    )
     err = res.error_in_exec
     assert isinstance(err, jm.errors.ConcretizationTypeError)
     tb = err.__traceback__
@@ -120,7 +126,7 @@ def test_tracing_error_points_at_the_cell_line(ip):
         frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
     assert "jitmagic" not in frames[-1][0]
-    assert frames[-1][1] == 4                       # line 4 of the cell, counting %%jit
+    assert frames[-1][1] == 4  # line 4 of the cell, counting %%jit
     assert "if y.sum() > 0:" in err.args[0]
     text = cap.stdout + cap.stderr
     assert "----> 4     if y.sum() > 0:" in text
@@ -134,19 +140,51 @@ def test_functionless_cell_error_points_at_the_cell_line(ip):
 
 
 def test_jit_cache_table_and_code_views(ip):
-    run(ip, "%%jit --static-argnums 1\ndef scale(x, k):\n    return x * k\n"
-            "scale(x, 2)\nscale(x, 3)")
+    run(
+        ip, "%%jit --static-argnums 1\ndef scale(x, k):\n    return x * k\nscale(x, 2)\nscale(x, 3)"
+    )
     df = ip.run_line_magic("jit_cache", "")
-    short = ["function", "variant", "statics", "signature", "compile_ms", "calls",
-             "kernel_us_median", "call_us", "eager", "speedup", "break_even", "reason"]
+    short = [
+        "function",
+        "variant",
+        "statics",
+        "signature",
+        "compile_ms",
+        "calls",
+        "kernel_us_median",
+        "call_us",
+        "eager",
+        "speedup",
+        "break_even",
+        "reason",
+    ]
     # watched jax/numba functions of earlier tests add a backend column and their phases
     assert [c for c in df.columns if c in short] == short
     assert all(c == "backend" or c.endswith("_ms") for c in df.columns if c not in short)
     full = ip.run_line_magic("jit_cache", "--all-columns")
-    for col in ("function", "variant", "statics", "signature", "compile_ms", "trace_ms",
-                "llvm_opt_ms", "codegen_ms", "calls", "kernel_ms_total", "kernel_us_mean",
-                "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
-                "kernel_how", "call_how", "eager_how", "reason"):
+    for col in (
+        "function",
+        "variant",
+        "statics",
+        "signature",
+        "compile_ms",
+        "trace_ms",
+        "llvm_opt_ms",
+        "codegen_ms",
+        "calls",
+        "kernel_ms_total",
+        "kernel_us_mean",
+        "call_us",
+        "eager_us",
+        "bound",
+        "speedup",
+        "break_even_calls",
+        "break_even",
+        "kernel_how",
+        "call_how",
+        "eager_how",
+        "reason",
+    ):
         assert col in full.columns
     assert full[full["function"] == "scale"]["eager_how"].str.contains("median of").all()
     one = ip.run_line_magic("jit_cache", "scale")
@@ -164,8 +202,11 @@ def test_jit_cache_table_and_code_views(ip):
 
 
 def test_jit_log_filters_and_exports(ip, tmp_path):
-    run(ip, "%%jit --static-argnames n\ndef logged(x, n):\n    return x + n\n"
-            "logged(x, 1)\nlogged(x, 2)\nlogged(x, 3)")
+    run(
+        ip,
+        "%%jit --static-argnames n\ndef logged(x, n):\n    return x + n\n"
+        "logged(x, 1)\nlogged(x, 2)\nlogged(x, 3)",
+    )
     df = ip.run_line_magic("jit_log", "logged")
     assert list(df["kind"]) == ["compile", "miss", "miss"]
     assert {"seq", "time", "kind", "function", "reason", "compile_ms"} <= set(df.columns)
@@ -175,6 +216,7 @@ def test_jit_log_filters_and_exports(ip, tmp_path):
     full = ip.run_line_magic("jit_log", f"logged --all-columns --csv {csv} --json {js}")
     assert "reason_kinds" in full.columns
     import pandas as pd
+
     assert len(pd.read_csv(csv)) == 3 and len(pd.read_json(js)) == 3
 
 
@@ -191,8 +233,9 @@ def test_jit_dashboard_bundle(ip, tmp_path):
     assert any(e["kind"] == "compile" for e in data["events"])
     assert out.read_bytes()[:4] == b"\x89PNG"
     one = ip.run_line_magic("jit_dashboard", "dash --theme dark")._repr_mimebundle_()
-    assert [f["name"] for f in one["application/vnd.jitmagic.dashboard+json"]["functions"]] == \
-        ["dash"]
+    assert [f["name"] for f in one["application/vnd.jitmagic.dashboard+json"]["functions"]] == [
+        "dash"
+    ]
     assert "live" not in data and isinstance(data["samples"], list)
     live = ip.run_line_magic("jit_dashboard", "--live")._repr_mimebundle_()
     ld = live["application/vnd.jitmagic.dashboard+json"]
@@ -207,19 +250,22 @@ def test_jit_config_show_and_set(ip):
     assert jm.config.storm_threshold == 5 and jm.config.live_notices is False
 
 
-@pytest.mark.parametrize("magic,line,needle", [
-    ("jit_cache", "--bogus", "unrecognized arguments"),
-    ("jit_cache", "--ir", "need a function name"),
-    ("jit_cache", "no_such_function", "no jitted function named 'no_such_function'"),
-    ("jit_cache", "--ir --llvm x", "choose one"),
-    ("jit_log", "--last 0", "positive"),
-    ("jit_log", "--last many", "invalid int value"),
-    ("jit_dashboard", "--theme neon", "invalid choice"),
-    ("jit_dashboard", "dash --live", "--live follows every function"),
-    ("jit_config", "max_variants=0", "out of range"),
-    ("jit_config", "nonsense=1", "unknown jitmagic option 'nonsense'"),
-    ("jit_config", "justaword", "expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "magic,line,needle",
+    [
+        ("jit_cache", "--bogus", "unrecognized arguments"),
+        ("jit_cache", "--ir", "need a function name"),
+        ("jit_cache", "no_such_function", "no jitted function named 'no_such_function'"),
+        ("jit_cache", "--ir --llvm x", "choose one"),
+        ("jit_log", "--last 0", "positive"),
+        ("jit_log", "--last many", "invalid int value"),
+        ("jit_dashboard", "--theme neon", "invalid choice"),
+        ("jit_dashboard", "dash --live", "--live follows every function"),
+        ("jit_config", "max_variants=0", "out of range"),
+        ("jit_config", "nonsense=1", "unknown jitmagic option 'nonsense'"),
+        ("jit_config", "justaword", "expected NAME=VALUE"),
+    ],
+)
 def test_bad_options_raise_usage_error(ip, magic, line, needle):
     with pytest.raises(UsageError, match=needle) as info:
         ip.run_line_magic(magic, line)
@@ -240,8 +286,10 @@ def test_help_is_real(ip):
     text = cap.stdout + "".join(d.get("text/plain", "") for d in bundles(cap))
     assert "--static-argnums" in text
     for m in ("jit_cache", "jit_log", "jit_dashboard", "jit_config"):
-        assert "usage" in ip.find_line_magic(m).__doc__.lower() or "::" in \
-            ip.find_line_magic(m).__doc__
+        assert (
+            "usage" in ip.find_line_magic(m).__doc__.lower()
+            or "::" in ip.find_line_magic(m).__doc__
+        )
 
 
 def test_unload_and_reload_repeatedly(ip):
@@ -254,10 +302,17 @@ def test_unload_and_reload_repeatedly(ip):
         ip.run_line_magic("reload_ext", "jitmagic")
         assert ip.find_cell_magic("jit") is not None
     from jitmagic.diagnostics import tracker
+
     # exactly one subscriber and one post_run_cell hook from the extension
-    assert sum(getattr(cb, "__self__", None).__class__.__name__ == "_Session"
-               for cb in tracker.subscribers()) == 1
+    assert (
+        sum(
+            getattr(cb, "__self__", None).__class__.__name__ == "_Session"
+            for cb in tracker.subscribers()
+        )
+        == 1
+    )
     from jitmagic.notebook import magics
+
     assert ip.events.callbacks["post_run_cell"].count(magics._post_run_cell) == 1
     _, cap = run(ip, "after_unload(np.ones(3))")
     assert len(notices(cap)) == 1
@@ -266,6 +321,7 @@ def test_unload_and_reload_repeatedly(ip):
 def test_importing_jitmagic_does_not_import_ipython():
     import subprocess
     import sys
+
     code = "import sys, jitmagic; print('IPython' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -1,5 +1,6 @@
 """Memory stays bounded: evicted variants (and their LLVM engines) are freed, and the event
 store keeps at most max_events records however many happen."""
+
 import ctypes
 import gc
 import os
@@ -14,7 +15,7 @@ from jitmagic.diagnostics import tracker
 
 def _rss_kib():
     gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)   # count memory in use, not the allocator's cache
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # count memory in use, not the allocator's cache
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1024
 
@@ -50,7 +51,7 @@ def test_rss_per_compile_is_bounded():
     jm.config.update(max_events=10, storm_window=0.5)
     f = jm.jit(lambda x, k: x * k - 2, static_argnums=(1,), max_variants=4)
     x = np.ones(16)
-    for k in range(300):             # allocator and caches warm up over the first ~400
+    for k in range(300):  # allocator and caches warm up over the first ~400
         f(x, k)
     gc.collect()
     before = _rss_kib()
@@ -60,11 +61,12 @@ def test_rss_per_compile_is_bounded():
     gc.collect()
     per_compile = (_rss_kib() - before) / n
     print(f"RSS growth per compile+evict: {per_compile:.1f} KiB")
-    assert per_compile < 20, per_compile       # was 80-130 KiB with the pipeline leaked
+    assert per_compile < 20, per_compile  # was 80-130 KiB with the pipeline leaked
 
 
 def test_the_o3_pipeline_is_freed_after_each_compile():
     from jitmagic.runtime import engine
+
     text = """
     define double @f(ptr %a, i64 %n) {
     entry:
@@ -88,7 +90,7 @@ def test_the_o3_pipeline_is_freed_after_each_compile():
         engine.compile_ir(text, "f")
     per_compile = (_rss_kib() - before) / n
     print(f"RSS growth per LLVM compile: {per_compile:.1f} KiB")
-    assert per_compile < 12, per_compile     # was 75 KiB with the pipeline leaked
+    assert per_compile < 12, per_compile  # was 75 KiB with the pipeline leaked
 
 
 def test_event_store_stays_bounded_over_a_million_events():
@@ -102,8 +104,10 @@ def test_event_store_stays_bounded_over_a_million_events():
 
 def test_a_huge_arange_is_not_built_at_trace_time():
     import tracemalloc
+
     import jitmagic.numpy as jnp
-    f = jm.jit(lambda x: jnp.arange(10 ** 9)[:3] + x)   # 8 GB if NumPy built it
+
+    f = jm.jit(lambda x: jnp.arange(10**9)[:3] + x)  # 8 GB if NumPy built it
     tracemalloc.start()
     try:
         out = f(np.ones(3))
@@ -111,4 +115,4 @@ def test_a_huge_arange_is_not_built_at_trace_time():
     finally:
         tracemalloc.stop()
     np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
-    assert peak < 50 * 2 ** 20, f"{peak / 2 ** 20:.0f} MiB traced while compiling"
+    assert peak < 50 * 2**20, f"{peak / 2**20:.0f} MiB traced while compiling"

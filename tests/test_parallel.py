@@ -1,12 +1,13 @@
 """Kernels large enough to be split over threads give NumPy's results (the differential tests
 use small arrays, which stay on one thread)."""
+
 import numpy as np
 import pytest
 
 import jitmagic as jm
 from jitmagic.lower import parallel
 
-N = parallel.MIN_ELEMENTS * 2 + 7          # odd sizes: uneven chunks
+N = parallel.MIN_ELEMENTS * 2 + 7  # odd sizes: uneven chunks
 pytestmark = pytest.mark.skipif(parallel.threads() < 2, reason="needs two CPUs to split loops")
 
 rng = np.random.default_rng(7)
@@ -59,6 +60,7 @@ def test_row_reductions_and_softmax():
     def softmax(m):
         e = np.exp(m - m.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
+
     _check(softmax, m)
 
 
@@ -69,14 +71,20 @@ def test_small_kernels_stay_on_one_thread():
 
 def test_parallel_kernels_inside_loops_stay_on_one_thread():
     from jitmagic import lax
+
     x = rng.standard_normal(N)
-    _check(lambda x: lax.fori_loop(0, 3, lambda i, v: v[::-1] * 0.5 + 1.0, x), x,
-           parallel_expected=False)
+    _check(
+        lambda x: lax.fori_loop(0, 3, lambda i, v: v[::-1] * 0.5 + 1.0, x),
+        x,
+        parallel_expected=False,
+    )
 
 
 def test_loops_elementwise_in_their_carries_split_tiles_over_threads():
     from jitmagic import lax
+
     x = rng.standard_normal(N)
     from jitmagic.lower import carryloop
-    steps = -(-carryloop.MIN_SPLIT_WORK // N)      # enough element-steps to split the tiles
+
+    steps = -(-carryloop.MIN_SPLIT_WORK // N)  # enough element-steps to split the tiles
     _check(lambda x: lax.fori_loop(0, steps, lambda i, v: v * 0.5 + 1.0, x), x)

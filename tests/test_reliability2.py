@@ -1,15 +1,15 @@
 """Issue 13: reproducers found outside the first fuzzer's space, one minimal test each."""
+
 import numpy as np
 import pytest
+from jaxref import assert_same
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
 from jitmagic import lax
 
-from jaxref import assert_same
-
-
 # ---------------------------------------------------------------- invalid LLVM IR
+
 
 def test_fori_then_parallel_kernel_lowers():
     # the parallel part captured every buffer, including the fori index, which does not
@@ -18,6 +18,7 @@ def test_fori_then_parallel_kernel_lowers():
     def go_fast(a):
         t = lax.fori_loop(0, a.shape[0], lambda i, t: t + jnp.tanh(a[i, i]), 0.0)
         return a + t
+
     a = np.ones((513, 513))
     np.testing.assert_allclose(go_fast(a), a + 513 * np.tanh(1.0), rtol=1e-12)
 
@@ -26,20 +27,24 @@ def test_fori_then_parallel_kernel_lowers():
 def test_argmin_of_integer_power(dt):
     # the integer power opens blocks inside the search loop: "PHI node entries do not match"
     a = np.array([3, -1, 2, -4, 0, 1], dtype=dt)
-    assert jm.jit(lambda a: jnp.argmin(a ** 2))(a) == np.argmin(a ** 2)
-    b = (np.arange(12, dtype=dt).reshape(3, 4) - 5)
-    np.testing.assert_array_equal(jm.jit(lambda a: jnp.argmax(a ** 3, axis=1))(b),
-                                  np.argmax(b ** 3, axis=1))
-    np.testing.assert_array_equal(jm.jit(lambda a: jnp.argmax(a ** 2 + 1, axis=0))(b),
-                                  np.argmax(b ** 2 + 1, axis=0))
+    assert jm.jit(lambda a: jnp.argmin(a**2))(a) == np.argmin(a**2)
+    b = np.arange(12, dtype=dt).reshape(3, 4) - 5
+    np.testing.assert_array_equal(
+        jm.jit(lambda a: jnp.argmax(a**3, axis=1))(b), np.argmax(b**3, axis=1)
+    )
+    np.testing.assert_array_equal(
+        jm.jit(lambda a: jnp.argmax(a**2 + 1, axis=0))(b), np.argmax(b**2 + 1, axis=0)
+    )
 
 
 # ---------------------------------------------------------------- fori_loop index type
+
 
 @pytest.mark.parametrize("x", [np.float32(1.5), np.int32(2), np.float64(0.5)])
 def test_fori_index_is_weak_with_static_bounds(x):
     def prog(ns):
         return ns.jit(lambda x: ns.lax.fori_loop(0, 3, lambda i, c: c + i, x))(x)
+
     assert_same(prog)
 
 
@@ -47,7 +52,9 @@ def test_fori_index_meets_cond():
     def prog(ns):
         def body(i, c):
             return ns.lax.cond(i > 0, lambda: c + i, lambda: c)
+
         return ns.jit(lambda x: ns.lax.fori_loop(0, 4, body, x))(np.float32(1.0))
+
     assert_same(prog)
 
 
@@ -55,16 +62,21 @@ def test_fori_index_with_traced_bound():
     # a traced upper bound: JAX keeps the Python-int lower bound's weak type
     def prog(ns):
         return ns.jit(lambda x, n: ns.lax.fori_loop(0, n, lambda i, c: c + i, x))(
-            np.float32(1.0), np.int64(4))
+            np.float32(1.0), np.int64(4)
+        )
+
     assert_same(prog)
 
     def prog32(ns):
         return ns.jit(lambda x, n: ns.lax.fori_loop(0, n, lambda i, c: c + i, x))(
-            np.int64(1), np.int32(4))
+            np.int64(1), np.int32(4)
+        )
+
     assert_same(prog32)
 
 
 # ---------------------------------------------------------------- trace-size guard
+
 
 @pytest.fixture
 def small_trace_limit():
@@ -78,8 +90,9 @@ def test_runaway_trace_names_the_line_and_the_fix(small_trace_limit):
     @jm.jit
     def unrolled(x):
         for _ in range(10**6):
-            x = x + 1.0                      # the line to blame
+            x = x + 1.0  # the line to blame
         return x
+
     with pytest.raises(jm.errors.TraceTooLargeError) as info:
         unrolled(np.ones(3))
     msg = str(info.value)
@@ -97,6 +110,7 @@ def test_trace_limit_counts_loop_bodies(small_trace_limit):
         for _ in range(600):
             x = x * 1.0001
         return x
+
     with pytest.raises(jm.errors.TraceTooLargeError):
         jm.jit(lambda x: lax.fori_loop(0, 3, body, x))(np.ones(2))
 
@@ -147,8 +161,9 @@ def _at_set(x):
 
 def _fits(view, prog):
     x = VIEWS[view]
-    return not (x.ndim == 1 and prog in ("argmax", "sum_last")
-                or x.shape[0] < 3 and prog == "gather")
+    return not (
+        x.ndim == 1 and prog in ("argmax", "sum_last") or x.shape[0] < 3 and prog == "gather"
+    )
 
 
 @pytest.mark.parametrize("view,prog", [(v, p) for v in VIEWS for p in PROGRAMS if _fits(v, p)])
@@ -172,10 +187,11 @@ def test_views_share_the_variant_with_contiguous_inputs():
 
 def test_huge_broadcast_is_read_not_copied():
     import tracemalloc
-    n = 2**29 + 5                       # 4 GiB if materialised
+
+    n = 2**29 + 5  # 4 GiB if materialised
     v = np.broadcast_to(np.array([1.5]), (n,))
     f = jm.jit(lambda x: x.sum())
-    f(np.ones(3))                       # compile the contiguous entry outside the window
+    f(np.ones(3))  # compile the contiguous entry outside the window
     tracemalloc.start()
     try:
         got = f(v)
@@ -191,20 +207,23 @@ def _as_view(x, how):
     x = np.asarray(x)
     if x.ndim == 0 or x.size < 2:
         return x
-    if how == 0:                                  # Fortran order: a transpose's layout
+    if how == 0:  # Fortran order: a transpose's layout
         return np.ascontiguousarray(x.T).T
-    if how == 1:                                  # negative strides
+    if how == 1:  # negative strides
         return np.ascontiguousarray(x[::-1])[::-1]
-    padded = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)   # every other element
+    padded = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)  # every other element
     padded[..., ::2] = x
     return padded[..., ::2]
 
 
 def test_random_programs_on_views_match_numpy():
     """The first fuzzer's programs again, their inputs passed as views (derandomized)."""
-    from hypothesis import HealthCheck, given, settings, strategies as st
     import os
     import sys
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from fuzz import programs as P
 
@@ -214,8 +233,13 @@ def test_random_programs_on_views_match_numpy():
         prog = P.draw_program(src)
         return prog, P.draw_inputs(src, prog), draw(st.integers(0, 2))
 
-    @settings(max_examples=80, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=80,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case())
     def run(c):
         prog, inputs, how = c
@@ -223,14 +247,19 @@ def test_random_programs_on_views_match_numpy():
         jitted, prog_env = P.make_jitted(prog)
         problem = P.check(prog, jitted, prog_env, views)
         assert problem is None, P.snippet(prog, inputs, problem)
+
     run()
 
 
 def test_large_views_in_parallel_kernels():
     x = np.random.default_rng(0).random((1024, 600))
-    f = jm.jit(lambda a, b: (jnp.exp(a) * b).sum(axis=1), )
-    np.testing.assert_allclose(f(x.T.T[::-1], x[:, ::-1]), (np.exp(x[::-1]) * x[:, ::-1])
-                               .sum(axis=1), rtol=1e-12)
-    y = x.T                                       # 600 x 1024, read by columns
-    np.testing.assert_allclose(jm.jit(lambda a: jnp.sin(a) + a.max())(y),
-                               np.sin(y) + y.max(), rtol=1e-13)
+    f = jm.jit(
+        lambda a, b: (jnp.exp(a) * b).sum(axis=1),
+    )
+    np.testing.assert_allclose(
+        f(x.T.T[::-1], x[:, ::-1]), (np.exp(x[::-1]) * x[:, ::-1]).sum(axis=1), rtol=1e-12
+    )
+    y = x.T  # 600 x 1024, read by columns
+    np.testing.assert_allclose(
+        jm.jit(lambda a: jnp.sin(a) + a.max())(y), np.sin(y) + y.max(), rtol=1e-13
+    )

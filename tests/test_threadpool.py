@@ -1,5 +1,6 @@
 """backend/threadpool.py: every task of a job runs exactly once, whoever takes it (the caller,
 a worker, or the caller alone when the pool is busy or the process was forked)."""
+
 import ctypes
 import multiprocessing
 import subprocess
@@ -12,8 +13,8 @@ import pytest
 
 import jitmagic as jm
 import jitmagic.numpy as jnp
-from jitmagic.runtime import engine, threadpool
 from jitmagic.lower.scalar import I64, PTR
+from jitmagic.runtime import engine, threadpool
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,7 @@ def par():
         counts = np.zeros(max(n, 1), np.int64)
         fn(counts.ctypes.data, n)
         return counts[:n]
+
     return run
 
 
@@ -57,8 +59,9 @@ def test_concurrent_callers(par):
                 c = par(n)
                 if not (c == 1).all():
                     errors.append((n, c))
-        except BaseException as e:     # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
+
     ts = [threading.Thread(target=go) for _ in range(4)]
     for t in ts:
         t.start()
@@ -103,7 +106,7 @@ def _child(q):
 def test_fork_child_runs_parallel_kernels():
     f = jm.jit(lambda x: jnp.cos(x) * 3.0)
     a = np.linspace(0, 1, 1 << 19)
-    np.testing.assert_allclose(f(a), np.cos(a) * 3.0)     # the parent's pool is running
+    np.testing.assert_allclose(f(a), np.cos(a) * 3.0)  # the parent's pool is running
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(q,))

@@ -1,5 +1,6 @@
 """Tiered compilation (jitmagic/tiering.py): a variant starts on the light pipeline and is
 re-optimised at O3 in the background once hot; the swap is invisible to results and callers."""
+
 import os
 import subprocess
 import sys
@@ -56,17 +57,41 @@ def _programs():
     x = rng.standard_normal((37, 19))
     i = rng.integers(-50, 50, (64, 3))
     return [
-        ("arithmetic", lambda a: a * 2.0 + a / 3.0 - 1.5, (x,),
-         lambda a: a * 2.0 + a / 3.0 - 1.5, True),
-        ("int row sums (a static inner axis of 3, which the full tier unrolls)",
-         lambda a: (a * a).sum(axis=1) - a[:, 0], (i,), lambda a: (a * a).sum(axis=1) - a[:, 0],
-         True),
-        ("fori_loop", lambda a: lax.fori_loop(0, 5, lambda k, c: c * 0.5 + k, a), (x,),
-         lambda a: _fori(a), True),
-        ("broadcast difference", lambda a, b: (a[:, None, :] - b[None, :, :]) ** 2,
-         (x[:5], x[5:9]), lambda a, b: (a[:, None, :] - b[None, :, :]) ** 2, True),
-        ("sin (vector math)", lambda a: np.sin(a) * 2.0 + a, (x,),
-         lambda a: np.sin(a) * 2.0 + a, False),
+        (
+            "arithmetic",
+            lambda a: a * 2.0 + a / 3.0 - 1.5,
+            (x,),
+            lambda a: a * 2.0 + a / 3.0 - 1.5,
+            True,
+        ),
+        (
+            "int row sums (a static inner axis of 3, which the full tier unrolls)",
+            lambda a: (a * a).sum(axis=1) - a[:, 0],
+            (i,),
+            lambda a: (a * a).sum(axis=1) - a[:, 0],
+            True,
+        ),
+        (
+            "fori_loop",
+            lambda a: lax.fori_loop(0, 5, lambda k, c: c * 0.5 + k, a),
+            (x,),
+            lambda a: _fori(a),
+            True,
+        ),
+        (
+            "broadcast difference",
+            lambda a, b: (a[:, None, :] - b[None, :, :]) ** 2,
+            (x[:5], x[5:9]),
+            lambda a, b: (a[:, None, :] - b[None, :, :]) ** 2,
+            True,
+        ),
+        (
+            "sin (vector math)",
+            lambda a: np.sin(a) * 2.0 + a,
+            (x,),
+            lambda a: np.sin(a) * 2.0 + a,
+            False,
+        ),
         ("float row sums", lambda a: a.sum(axis=1), (x,), lambda a: a.sum(axis=1), False),
     ]
 
@@ -80,13 +105,12 @@ def _fori(a):
 
 @pytest.mark.parametrize("first_tier", [0, 1], ids=["quick", "light"])
 @pytest.mark.parametrize("name,fun,args,ref,exact", _programs(), ids=lambda p: None)
-def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact, first_tier,
-                                           monkeypatch):
+def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact, first_tier, monkeypatch):
     # every program here is small: the threshold decides which tier it starts at
     monkeypatch.setattr(tiering, "QUICK_WORK", 1 << 40 if first_tier == 0 else -1)
     jm.config.update(tiered=True, tracking=True, tier_up_calls=3, tier_up_ms=1e9)
     f = jm.jit(fun)
-    f.clear_cache()             # the same lambda (module and qualname) for both tiers
+    f.clear_cache()  # the same lambda (module and qualname) for both tiers
     first = f(*args)
     v = f.variants[-1]
     assert v.tier == first_tier, name
@@ -95,8 +119,8 @@ def test_tier_up_happens_and_results_agree(name, fun, args, ref, exact, first_ti
     for _ in range(3):
         assert np.array_equal(f(*args), first)
     assert _wait_for_tier(v) == 2, name
-    assert v.module.optimized_ir != light_ir        # really other code
-    for _ in range(5):                              # Python path, then the native entry
+    assert v.module.optimized_ir != light_ir  # really other code
+    for _ in range(5):  # Python path, then the native entry
         after = f(*args)
         assert after.dtype == first.dtype and after.shape == first.shape
         if exact:
@@ -123,7 +147,7 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
         assert e.timings_ms[k] >= 0, k
     assert e.run_us["calls_before"] >= 4 and e.run_us["before"] > 0
     assert "re-optimised at O3" in e.message
-    assert tiering.after_us(v) is None            # no call at the new tier yet
+    assert tiering.after_us(v) is None  # no call at the new tier yet
     for _ in range(3):
         f(x)
     assert tiering.after_us(v) > 0
@@ -135,14 +159,18 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
     info = f.cache_info()
     assert info["tier"].tolist() == [2]
     from jitmagic.notebook import dashboard
+
     d = dashboard.Dashboard(dashboard.cache_table([f]), jm.events(f))
     text = d._repr_mimebundle_()["text/plain"]
     assert f"tier-up <lambda> v{v.id}: O3 in" in text and "µs after" in text
-    labels = [t.get_text() for ax in d.figure.axes if ax.get_legend()
-              for t in ax.get_legend().get_texts()]
+    labels = [
+        t.get_text() for ax in d.figure.axes if ax.get_legend() for t in ax.get_legend().get_texts()
+    ]
     assert "tier-up to O3 (background)" in labels
-    assert any(ev["kind"] == "tier_up" and ev["run_us"]["calls_before"] >= 4
-               for ev in (e.to_dict() for e in jm.tracker.event_list(f)))
+    assert any(
+        ev["kind"] == "tier_up" and ev["run_us"]["calls_before"] >= 4
+        for ev in (e.to_dict() for e in jm.tracker.event_list(f))
+    )
 
 
 def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant():
@@ -164,6 +192,7 @@ def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant():
                 bad.append(r)
             n += 1
         counts.append(n)
+
     threads = [threading.Thread(target=hammer) for _ in range(3)]
     for t in threads:
         t.start()
@@ -174,7 +203,7 @@ def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant():
     for t in threads:
         t.join()
     assert v.tier == 2 and not bad and min(counts) > 0
-    assert v.calls >= sum(counts)                    # the statistics carried over
+    assert v.calls >= sum(counts)  # the statistics carried over
     assert np.array_equal(f(a, b), want)
 
 
@@ -188,12 +217,12 @@ def test_off_switch_and_tracking_off_compile_at_the_full_tier():
     jm.config.update(tiered=True, tracking=False)
     g = jm.jit(lambda a: a * 4.0)
     g(x)
-    assert g.variants[-1].tier == 2          # no statistics, nothing could tell it is hot
+    assert g.variants[-1].tier == 2  # no statistics, nothing could tell it is hot
     jm.config.update(tiered=True, tracking=True)
     h = jm.jit(lambda a: a * 5.0)
     h(x)
-    assert h.variants[-1].tier == 0          # 10 elements: the quick tier
-    jm.config.update(tiered=False)           # turned off before it got hot: it stays there
+    assert h.variants[-1].tier == 0  # 10 elements: the quick tier
+    jm.config.update(tiered=False)  # turned off before it got hot: it stays there
     for _ in range(5):
         h(x)
     time.sleep(3 * tiering.POLL_S)
@@ -214,7 +243,7 @@ def test_an_evicted_variant_is_not_tiered_up():
     f = jm.jit(lambda a: a + 1.0, max_variants=1)
     f(np.ones(3))
     v = f.variants[-1]
-    f(np.ones(4))                                   # evicts v
+    f(np.ones(4))  # evicts v
     assert v not in f.variants
     assert tiering.tier_up(f, v) is False
     assert v.tier == 0
@@ -240,13 +269,18 @@ DISK_SCRIPT = textwrap.dedent("""
 
 
 def test_the_disk_cache_keeps_the_best_tier(tmp_path):
-    run = lambda: subprocess.run([sys.executable, "-c", DISK_SCRIPT, str(tmp_path)], cwd=ROOT,
-                                 capture_output=True, text=True, timeout=120)
+    run = lambda: subprocess.run(
+        [sys.executable, "-c", DISK_SCRIPT, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     p1 = run()
     assert p1.returncode == 0, p1.stderr
     tier, hit, tiered, total = p1.stdout.split()
     assert (tier, hit, tiered) == ("2", "False", "True")
-    p2 = run()                         # a new process: loaded from disk at the full tier
+    p2 = run()  # a new process: loaded from disk at the full tier
     assert p2.returncode == 0, p2.stderr
     assert p2.stdout.split() == ["2", "True", "False", total]
 
@@ -272,8 +306,14 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_still_stops_a_tiered_up_variant():
-    p = subprocess.run([sys.executable, "-c", INTERRUPT_SCRIPT], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["3.0", "1 True 2", "interrupted", "5.0"], p.stdout
 
@@ -289,7 +329,7 @@ def test_compile_phases_are_the_light_tiers():
 
 def test_the_full_tier_is_compiled_by_a_child_process_and_linked_here():
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
-    f = jm.jit(lambda a, b: (a @ b).sum() + np.exp(a).sum())     # BLAS and libmvec symbols
+    f = jm.jit(lambda a, b: (a @ b).sum() + np.exp(a).sum())  # BLAS and libmvec symbols
     a = np.random.default_rng(1).random((20, 20))
     want = f(a, a)
     v = f.variants[-1]
@@ -308,6 +348,7 @@ def test_without_the_child_process_the_tier_up_compiles_in_process(monkeypatch):
     class Broken(o3worker.Client):
         def _start(self):
             raise o3worker.Unavailable("no process today")
+
     monkeypatch.setattr(tiering, "_client", Broken())
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
     f = jm.jit(lambda a: np.sqrt(a) + 1.0)
@@ -329,7 +370,7 @@ def test_a_generic_variant_tiers_up_and_serves_every_size():
     xs = [np.linspace(0, 1, n) for n in sizes]
     for x in xs:
         np.testing.assert_allclose(f(x), np.sin(x) * 2.0 + x.sum(), rtol=1e-12)
-    v, = f.variants
+    (v,) = f.variants
     assert v.generic is not None and v.tier == 1
     assert tiering.tier_up(f, v) is True and v.tier == 2
     for x in xs[::-1]:
@@ -338,32 +379,52 @@ def test_a_generic_variant_tiers_up_and_serves_every_size():
 
 
 def test_the_first_tier_follows_the_work_a_kernel_does(monkeypatch):
-    monkeypatch.setattr(tiering, "QUICK_WORK", 4096)      # small arrays on both sides
+    monkeypatch.setattr(tiering, "QUICK_WORK", 4096)  # small arrays on both sides
     monkeypatch.setattr(tiering, "QUICK_WORK_MAX", 4096)  # whatever the module's size
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
     cases = [
         ("small elementwise", lambda a: a * 2.0 + 1.0, (np.ones(512),), 0),
         ("large elementwise", lambda a: a * 2.0 + 1.0, (np.ones(4 * 4096),), 1),
         # a loop nest: 20^3 multiply-adds, more work than its 1,200 elements say
-        ("integer matrix product", lambda a, b: a @ b,
-         (np.ones((20, 20), np.int64), np.ones((20, 20), np.int64)), 1),
+        (
+            "integer matrix product",
+            lambda a, b: a @ b,
+            (np.ones((20, 20), np.int64), np.ones((20, 20), np.int64)),
+            1,
+        ),
         # BLAS computes it at the same speed at every tier: only its output counts
         ("float matrix product", lambda a, b: a @ b, (np.ones((20, 20)), np.ones((20, 20))), 0),
-        ("while loop (trips unknown)",
-         lambda a: lax.while_loop(lambda c: c[0] < 3.0, lambda c: c + 1.0, a), (np.zeros(4),), 1),
-        ("fori_loop of 2 trips", lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2.0, a),
-         (np.ones(16),), 0),
-        ("fori_loop of 10^6 trips",
-         lambda a: lax.fori_loop(0, 10**6, lambda i, c: c * 0.5, a), (np.ones(16),), 1),
-        ("scan over 10^4 rows", lambda a: lax.scan(lambda c, r: (c + r, c), 0.0, a),
-         (np.ones(10**4),), 1),
+        (
+            "while loop (trips unknown)",
+            lambda a: lax.while_loop(lambda c: c[0] < 3.0, lambda c: c + 1.0, a),
+            (np.zeros(4),),
+            1,
+        ),
+        (
+            "fori_loop of 2 trips",
+            lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2.0, a),
+            (np.ones(16),),
+            0,
+        ),
+        (
+            "fori_loop of 10^6 trips",
+            lambda a: lax.fori_loop(0, 10**6, lambda i, c: c * 0.5, a),
+            (np.ones(16),),
+            1,
+        ),
+        (
+            "scan over 10^4 rows",
+            lambda a: lax.scan(lambda c, r: (c + r, c), 0.0, a),
+            (np.ones(10**4),),
+            1,
+        ),
     ]
     for name, fun, args, tier in cases:
         f = jm.jit(fun, shapes="static")
-        f.clear_cache()         # the lambdas share a qualname, so they share variants
+        f.clear_cache()  # the lambdas share a qualname, so they share variants
         f(*args)
         assert f.variants[-1].tier == tier, name
-    g = jm.jit(lambda a: a * 2.0, shapes="dynamic")     # sizes known only at run time
+    g = jm.jit(lambda a: a * 2.0, shapes="dynamic")  # sizes known only at run time
     g(np.ones(8))
     assert g.variants[-1].tier == 1
 
@@ -380,7 +441,7 @@ def test_a_larger_module_may_do_more_work_at_the_quick_tier(monkeypatch):
     assert tiering.quick_work(10**9) == 8000
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
     f = jm.jit(lambda a: a * 2.0 + 1.0)
-    f(np.ones(1000))         # work: 2 equations reading and writing 1000 elements (and a literal)
+    f(np.ones(1000))  # work: 2 equations reading and writing 1000 elements (and a literal)
     ir = f.variants[-1].optimized_ir
     assert tiering.work(ir) == 4002
     assert tiering.first_tier(ir, 2048) == 1
@@ -391,9 +452,10 @@ def test_a_larger_module_may_do_more_work_at_the_quick_tier(monkeypatch):
 def test_a_quick_variant_is_hot_after_a_tenth_of_the_kernel_time():
     jm.config.update(tier_up_calls=10**9, tier_up_ms=100.0)
 
-    class V:                   # the figures is_hot reads
+    class V:  # the figures is_hot reads
         calls = 5
-        total_ns = 20e6        # 20 ms of kernel time
+        total_ns = 20e6  # 20 ms of kernel time
+
     v = V()
     v.tier = 0
     assert tiering.is_hot(v)
@@ -416,7 +478,7 @@ def test_the_quick_tier_keeps_its_results_and_views():
     assert "<4 x double>" in text or "<8 x double>" in text
     assert text == v.module.optimized_ir
     assert "jm_entry" in f.inspect_asm()
-    assert v.module.object_code            # what the disk cache would store
+    assert v.module.object_code  # what the disk cache would store
 
 
 def test_the_tier_up_event_names_the_quick_tier():
@@ -445,7 +507,7 @@ def test_a_tier_up_that_runs_slower_is_undone(monkeypatch):
     first = v.tier
     assert _wait_for_tier(v) == 2
     light = v.tier_up_info["previous"][0]
-    monkeypatch.setattr(tiering, "after_us", lambda var: 1e6)     # "much slower"
+    monkeypatch.setattr(tiering, "after_us", lambda var: 1e6)  # "much slower"
     end = time.monotonic() + 30
     while v.tier == 2 and time.monotonic() < end:
         f(x)
@@ -456,7 +518,7 @@ def test_a_tier_up_that_runs_slower_is_undone(monkeypatch):
     assert len(ev) == 1 and ev[0].run_us["after"] == 1e6 and ev[0].run_us["before"] > 0
     assert "code is back" in ev[0].message
     assert v.tier_up_info["reverted"]["after_us"] == 1e6
-    for _ in range(10):                     # and it is not tiered up again
+    for _ in range(10):  # and it is not tiered up again
         f(x)
     time.sleep(0.2)
     assert v.tier == first

@@ -1,5 +1,6 @@
 """The recompilation tracker: one test per miss-reason kind, plus eviction, storms,
 no_recompile, globals, redefinition in a real IPython shell, and the records' views."""
+
 import functools
 import warnings
 
@@ -105,7 +106,7 @@ def test_referenced_global_is_part_of_the_key():
     np.testing.assert_array_equal(f(x), [2.0, 2.0])
     alpha = 3.0
     try:
-        np.testing.assert_array_equal(f(x), [3.0, 3.0])   # not a stale constant
+        np.testing.assert_array_equal(f(x), [3.0, 3.0])  # not a stale constant
     finally:
         alpha = 2.0
     r = _reasons(f)[1].reasons[0]
@@ -116,12 +117,12 @@ def test_eviction_is_logged_and_lru():
     # static shapes: one variant per shape, so three shapes overflow two slots
     f = jm.jit(lambda x: x + 1, max_variants=2, shapes="static")
     a, b, c = np.ones(1), np.ones(2), np.ones(3)
-    f(a), f(b), f(a), f(c)          # b is least recently used
+    f(a), f(b), f(a), f(c)  # b is least recently used
     shapes = sorted(v.signature for v in f.variants)
     assert shapes == ["x:f64[1]", "x:f64[3]"]
     evs = [e for e in tracker.event_list(f) if e.kind == "evict"]
     assert len(evs) == 1 and evs[0].signature == "x:f64[2]"
-    f(b)                            # compiles again: same key as an evicted variant
+    f(b)  # compiles again: same key as an evicted variant
     assert len(f.variants) == 2
 
 
@@ -142,7 +143,7 @@ def test_no_recompile_raises_with_the_reason_and_keeps_the_cache():
     f = jm.jit(lambda x: x - 1)
     f(np.ones(3))
     with jm.no_recompile():
-        f(np.ones(3))    # a cache hit is fine
+        f(np.ones(3))  # a cache hit is fine
         with pytest.raises(jm.errors.RecompilationError, match="shape changed"):
             f(np.ones(4))
     assert len(f.variants) == 1
@@ -190,13 +191,23 @@ def test_events_frame_snapshot_and_subscribers():
         unsubscribe()
     assert seen and seen[-1].function == "<lambda>"
     df = jm.events()
-    for col in ("seq", "time", "kind", "qualname", "where", "variant", "reason",
-                "compile_ms", "message"):
+    for col in (
+        "seq",
+        "time",
+        "kind",
+        "qualname",
+        "where",
+        "variant",
+        "reason",
+        "compile_ms",
+        "message",
+    ):
         assert col in df.columns
     snap = tracker.snapshot()
     assert snap["compiles"] >= 1
     assert any(fn["name"] == "<lambda>" for fn in snap["functions"])
     import json
+
     json.dumps(snap)
     json.dumps(seen[-1].to_dict())
 
@@ -238,11 +249,11 @@ def test_redefinition_in_a_real_ipython_shell(ipshell):
     cell = "import numpy as np, jitmagic as jm\n@jm.jit\ndef h(x):\n    return x * {k}\nh(np.ones(3))\n"
     ip.run_cell(cell.format(k=2), store_history=True).raise_error()
     first = ip.user_ns["h"]
-    ip.run_cell(cell.format(k=2), store_history=True).raise_error()    # same source: reused
+    ip.run_cell(cell.format(k=2), store_history=True).raise_error()  # same source: reused
     second = ip.user_ns["h"]
     assert second is not first and second.variants == first.variants
     assert [e.kind for e in tracker.event_list(second)].count("compile") == 1
-    ip.run_cell(cell.format(k=5), store_history=True).raise_error()    # changed source
+    ip.run_cell(cell.format(k=5), store_history=True).raise_error()  # changed source
     third = ip.user_ns["h"]
     np.testing.assert_array_equal(ip.user_ns["h"](np.ones(1)), [5.0])
     ev = [e for e in _reasons(third) if e.kind == "compile"][-1]

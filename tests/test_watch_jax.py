@@ -1,21 +1,21 @@
 """jm.watch and watch=jax on real jax.jit functions: compiles, reasons, phases, run times,
 storms, no_recompile, global hooks on and off, and the magics in a real IPython shell."""
+
 import functools
 import logging
 import subprocess
 import sys
 import warnings
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jax
-import jax.numpy as jnp
-
 import jitmagic as jm
 from jitmagic.diagnostics import tracker
-from jitmagic.errors import RecompilationError
 from jitmagic.diagnostics.watch import installed, set_watching
+from jitmagic.errors import RecompilationError
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +37,13 @@ def kinds(f):
 
 
 def test_importing_jitmagic_imports_neither_jax_nor_numba():
-    code = ("import sys, jitmagic as jm, jitmagic.diagnostics.watch\n"
-            "jm.config.update(live_notices=False)\n"
-            "assert callable(jm.watch)\n"
-            "bad = [m for m in ('jax', 'numba') if m in sys.modules]\n"
-            "assert not bad, bad\n")
+    code = (
+        "import sys, jitmagic as jm, jitmagic.diagnostics.watch\n"
+        "jm.config.update(live_notices=False)\n"
+        "assert callable(jm.watch)\n"
+        "bad = [m for m in ('jax', 'numba') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -53,17 +55,31 @@ def test_watch_records_each_jax_compile_with_its_reason_and_phases():
 
     x = jnp.ones(3, jnp.float32)
     plain = jax.jit(lambda x, n: x * n, static_argnames="n")
-    for args in [(x, 2), (x, 2), (jnp.ones(4, jnp.float32), 2), (x, 3), (1.0, 3),
-                 (x.astype(jnp.int32), 3)]:
-        np.testing.assert_array_equal(np.asarray(f(args[0], n=args[1])),
-                                      np.asarray(plain(args[0], n=args[1])))
-    assert kinds(f) == [["new_function"], ["shape"], ["static_value"],
-                        ["shape", "weak_type"], ["dtype"]]
+    for args in [
+        (x, 2),
+        (x, 2),
+        (jnp.ones(4, jnp.float32), 2),
+        (x, 3),
+        (1.0, 3),
+        (x.astype(jnp.int32), 3),
+    ]:
+        np.testing.assert_array_equal(
+            np.asarray(f(args[0], n=args[1])), np.asarray(plain(args[0], n=args[1]))
+        )
+    assert kinds(f) == [
+        ["new_function"],
+        ["shape"],
+        ["static_value"],
+        ["shape", "weak_type"],
+        ["dtype"],
+    ]
     evs = compiles(f)
     assert [e.kind for e in evs] == ["compile"] + ["miss"] * 4
     assert all(e.backend == "jax" for e in evs)
-    assert evs[2].reasons[0].arg == "n" and evs[2].reasons[0].text == \
-        "static argument 'n' changed: 2 -> 3"
+    assert (
+        evs[2].reasons[0].arg == "n"
+        and evs[2].reasons[0].text == "static argument 'n' changed: 2 -> 3"
+    )
     assert evs[1].reasons[0].text == "argument 'x' shape changed: f32[3] -> f32[4]"
     for e in evs:
         t = e.timings_ms
@@ -100,7 +116,7 @@ def test_run_times_per_variant_and_tracking_off():
         h(a)
         h(b)
     rows = h.cache_info()
-    assert list(rows["calls"]) == [2, 2]   # the compiling call is not a run-time sample
+    assert list(rows["calls"]) == [2, 2]  # the compiling call is not a run-time sample
     assert (rows["kernel_us_min"] > 0).all() and (rows["backend_compile_ms"] > 0).all()
     jm.config.update(tracking=False)
     h(a)
@@ -128,7 +144,7 @@ def test_storm_warning_names_the_argument():
     with pytest.warns(tracker.RecompilationStormWarning, match="'x'.*new shape") as w:
         for n in range(1, 6):
             s(jnp.ones(n))
-    assert w[0].filename == __file__   # it points at the user's call
+    assert w[0].filename == __file__  # it points at the user's call
     storms = [e for e in tracker.event_list(s) if e.kind == "storm"]
     assert len(storms) == 1 and storms[0].backend == "jax"
 
@@ -142,7 +158,7 @@ def test_no_recompile_raises_on_a_jax_compile():
     a = jnp.ones(3)
     q(a)
     with jm.no_recompile():
-        q(a)                      # a cache hit is fine
+        q(a)  # a cache hit is fine
         with pytest.raises(RecompilationError, match=r"q would compile.*shape"):
             q(jnp.ones(4))
 
@@ -158,7 +174,7 @@ def test_ir_view_is_the_jaxpr_and_lowered_text():
     assert "# jaxpr" in text and "sin" in text and "stablehlo" in text
     with pytest.raises(ValueError, match="jaxpr"):
         r.inspect_llvm()
-    assert len(compiles(r)) == 1   # showing the IR is not a compile
+    assert len(compiles(r)) == 1  # showing the IR is not a compile
 
 
 def test_watch_rejects_what_is_not_a_peer_jit():
@@ -170,9 +186,11 @@ def test_watch_rejects_what_is_not_a_peer_jit():
 
 def test_missing_library_gives_a_clear_message(monkeypatch):
     import importlib.util
+
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "jax" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real(name, *a)
+    )
     with pytest.raises(ValueError, match="cannot watch jax: it is not installed"):
         jm.config.update(watch="jax")
     assert jm.config.watch == "" and installed().get("jax", {}).get("listener") is not True
@@ -181,8 +199,11 @@ def test_missing_library_gives_a_clear_message(monkeypatch):
 def test_global_watching_on_and_off(caplog):
     before = jax.config.jax_explain_cache_misses
     jm.config.update(watch="jax")
-    assert installed()["jax"] == {"listener": True, "log_filter": True,
-                                  "explain_cache_misses": True}
+    assert installed()["jax"] == {
+        "listener": True,
+        "log_filter": True,
+        "explain_cache_misses": True,
+    }
 
     @functools.partial(jax.jit, static_argnames="n")
     def glob(x, n):
@@ -194,7 +215,7 @@ def test_global_watching_on_and_off(caplog):
         glob(a, n=1)
         glob(jnp.ones(6), n=1)
         glob(a, n=2)
-    assert "TRACING CACHE MISS" not in caplog.text   # JAX's text became records
+    assert "TRACING CACHE MISS" not in caplog.text  # JAX's text became records
     jm.config.update(storm_threshold=2)
     with pytest.warns(tracker.RecompilationStormWarning) as w:
         glob(jnp.ones(9), n=1)
@@ -206,14 +227,20 @@ def test_global_watching_on_and_off(caplog):
     assert all(e.backend == "jax" for e in evs)
     assert (evs[1].reasons[0].kind, evs[1].reasons[0].arg) == ("shape", "x")
     assert evs[1].reasons[0].old == "f32[3]" and evs[1].reasons[0].new == "f32[6]"
-    assert (evs[2].reasons[0].kind, evs[2].reasons[0].arg, evs[2].reasons[0].new) == \
-        ("static_value", "n", "2")
+    assert (evs[2].reasons[0].kind, evs[2].reasons[0].arg, evs[2].reasons[0].new) == (
+        "static_value",
+        "n",
+        "2",
+    )
     assert evs[0].timings_ms["backend_compile"] > 0
     (wf,) = [f for f in tracker.all_functions() if f.name == "glob"]
     assert wf.backend == "jax" and len(wf.variants) == 5 and wf.where.startswith("test_watch_jax")
     jm.config.update(watch="off")
-    assert installed()["jax"] == {"listener": False, "log_filter": False,
-                                  "explain_cache_misses": before}
+    assert installed()["jax"] == {
+        "listener": False,
+        "log_filter": False,
+        "explain_cache_misses": before,
+    }
     n = len(tracker.event_list("glob"))
     glob(a, n=3)
     assert len(tracker.event_list("glob")) == n
@@ -222,11 +249,16 @@ def test_global_watching_on_and_off(caplog):
 def test_global_watching_leaves_jax_internals_out():
     jm.config.update(watch="jax")
     jnp.ones(7) + jnp.zeros(7)
-    assert not [f for f in tracker.all_functions() if getattr(f, "backend", "") == "jax" and
-                f.name in ("broadcast_in_dim", "convert_element_type", "add")]
+    assert not [
+        f
+        for f in tracker.all_functions()
+        if getattr(f, "backend", "") == "jax"
+        and f.name in ("broadcast_in_dim", "convert_element_type", "add")
+    ]
 
 
 # ---------------------------------------------------------------- magics
+
 
 @pytest.fixture(scope="module")
 def ip(ipshell):
@@ -238,6 +270,7 @@ def ip(ipshell):
 
 def _run(ip, src):
     from IPython.utils.capture import capture_output
+
     with capture_output() as cap:
         res = ip.run_cell(src, store_history=True)
     assert res.success, res.error_in_exec or res.error_before_exec
@@ -264,13 +297,17 @@ def test_magics_show_globally_watched_jax_functions(ip):
 
 
 def test_jit_cell_with_jax_backend_and_ir(ip):
-    _run(ip, "%%jit --backend jax --static-argnames k\ndef cj(x, k):\n    return x + k\n"
-             "cj(jnp.ones(2), k=1)\ncj(jnp.ones(2), k=2)")
+    _run(
+        ip,
+        "%%jit --backend jax --static-argnames k\ndef cj(x, k):\n    return x + k\n"
+        "cj(jnp.ones(2), k=1)\ncj(jnp.ones(2), k=2)",
+    )
     table = ip.run_line_magic("jit_cache", "cj")
     assert list(table["backend"]) == ["jax", "jax"] and "k=2" in table["statics"].iloc[1]
     view = ip.run_line_magic("jit_cache", "cj --ir --variant 1")._repr_mimebundle_()
     assert "jaxpr" in view["text/plain"] and "jax's own representation" in view["text/plain"]
     from IPython.core.error import UsageError
+
     with pytest.raises(UsageError, match="jaxpr"):
         ip.run_line_magic("jit_cache", "cj --llvm")
     with warnings.catch_warnings():
@@ -290,7 +327,8 @@ def test_static_values_compare_with_strict_types():
     assert st.__wrapped__._cache_size() == 3
     assert [e.reasons[0].text for e in compiles(st)][1:] == [
         "static argument 'n' type changed: int 2 -> float 2.0",
-        "static argument 'n' type changed: float 2.0 -> bool True"]
+        "static argument 'n' type changed: float 2.0 -> bool True",
+    ]
 
 
 def test_a_failure_of_the_bookkeeping_is_a_warning_not_an_error(monkeypatch):
@@ -354,23 +392,32 @@ def test_global_watching_names_positional_statics_and_signatures():
 
 def test_explanation_text_alone_is_parsed_into_reason_fields():
     from jitmagic.diagnostics.watch.jax_misses import parse_explanation
-    head = "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  for fn defined at /tmp/nb.py:3\n" \
-           "  all previously seen cache keys differ. For the closest previous key:\n"
-    types = parse_explanation(head + "  different input types:\n"
-                              "  * at x, now f32[4] and before f32[3]\n"
-                              "  * at y, now f32[]{weak_type=False} and before "
-                              "f32[]{weak_type=True}")
+
+    head = (
+        "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  for fn defined at /tmp/nb.py:3\n"
+        "  all previously seen cache keys differ. For the closest previous key:\n"
+    )
+    types = parse_explanation(
+        head + "  different input types:\n"
+        "  * at x, now f32[4] and before f32[3]\n"
+        "  * at y, now f32[]{weak_type=False} and before "
+        "f32[]{weak_type=True}"
+    )
     assert types["name"] == "fn" and types["where"] == "nb.py:3"
     assert [(r.kind, r.arg, r.old, r.new) for r in types["reasons"]] == [
         ("shape", "x", "f32[3]", "f32[4]"),
-        ("weak_type", "y", "f32[]{weak_type=True}", "f32[]{weak_type=False}")]
+        ("weak_type", "y", "f32[]{weak_type=True}", "f32[]{weak_type=False}"),
+    ]
     static = parse_explanation(
         head + "  different input pytree:\n  * at input path [0][1], now <class 'Static'> "
         "with pytree metadata Static(val=3) and before <class 'Static'> with pytree "
-        "metadata Static(val=2), so the pytree node metadata does not match", {"params": [
-            "x", "k"], "history": []})
+        "metadata Static(val=2), so the pytree node metadata does not match",
+        {"params": ["x", "k"], "history": []},
+    )
     (r,) = static["reasons"]
     assert (r.kind, r.arg, r.old, r.new) == ("static_value", "k", "2", "3")
-    never = parse_explanation("TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  never seen "
-                              "function:\n    fn id=123 defined at /tmp/nb.py:3")
+    never = parse_explanation(
+        "TRACING CACHE MISS at /tmp/nb.py:9 (<module>):\n  never seen "
+        "function:\n    fn id=123 defined at /tmp/nb.py:3"
+    )
     assert never["reasons"][0].kind == "new_function"

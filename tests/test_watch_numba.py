@@ -1,15 +1,15 @@
 """jm.watch and watch=numba on real numba.njit functions: a compile is a new tuple of Numba
 types, never a new shape; reasons, phases, run times, storms, no_recompile, global hooks and
 the magics in a real IPython shell."""
+
+import numba
 import numpy as np
 import pytest
 
-import numba
-
 import jitmagic as jm
 from jitmagic.diagnostics import tracker
-from jitmagic.errors import RecompilationError
 from jitmagic.diagnostics.watch import installed, set_watching
+from jitmagic.errors import RecompilationError
 
 
 @pytest.fixture(autouse=True)
@@ -32,28 +32,40 @@ def total(a, s):
 
 def test_numba_types_not_shapes_are_the_key():
     ones = np.ones
-    calls = [(ones(3), 2.0), (ones(50), 2.0),              # a new shape: no compile
-             (ones(3), 2), (ones((2, 2)), 2), (ones((4, 4))[:, ::2], 2),
-             (ones(3, np.float32), 2)]
+    calls = [
+        (ones(3), 2.0),
+        (ones(50), 2.0),  # a new shape: no compile
+        (ones(3), 2),
+        (ones((2, 2)), 2),
+        (ones((4, 4))[:, ::2], 2),
+        (ones(3, np.float32), 2),
+    ]
     for a, s in calls:
         assert total(a, s) == total.__wrapped__.py_func(a, s)
     evs = compiles(total)
-    assert [[r.kind for r in e.reasons] for e in evs] == \
-        [["new_function"], ["dtype"], ["ndim"], ["layout"], ["dtype"]]
+    assert [[r.kind for r in e.reasons] for e in evs] == [
+        ["new_function"],
+        ["dtype"],
+        ["ndim"],
+        ["layout"],
+        ["dtype"],
+    ]
     assert not any(r.kind == "shape" for e in evs for r in e.reasons)
-    assert evs[1].reasons[0].text == \
-        "argument 's' type changed: float64 -> int64 (Numba type)"
+    assert evs[1].reasons[0].text == "argument 's' type changed: float64 -> int64 (Numba type)"
     assert evs[2].reasons[0].arg == "a" and "2d" in evs[2].reasons[0].new
     assert len(total.variants) == len(total.signatures) == 5
     for e in evs:
         assert e.backend == "numba"
         assert e.timings_ms["typing"] > 0 and e.timings_ms["lower"] > 0
         assert e.timings_ms["total"] == pytest.approx(
-            sum(e.timings_ms[p] for p in ("typing", "passes", "lower")))
+            sum(e.timings_ms[p] for p in ("typing", "passes", "lower"))
+        )
     rows = total.cache_info()
     # the second shape ran on the first variant: two samples, the compiling call not counted
-    assert rows["calls"].iloc[0] == 1 and "a:array(float64, 1d, C), s:float64" == \
-        rows["signature"].iloc[0]
+    assert (
+        rows["calls"].iloc[0] == 1
+        and "a:array(float64, 1d, C), s:float64" == rows["signature"].iloc[0]
+    )
 
 
 def test_run_time_attributed_to_the_variant_that_ran():
@@ -92,7 +104,7 @@ def test_no_recompile_raises_on_a_numba_compile():
 
     neg(np.ones(2))
     with jm.no_recompile():
-        neg(np.ones(7))   # another shape: Numba reuses the version
+        neg(np.ones(7))  # another shape: Numba reuses the version
         with pytest.raises(RecompilationError, match="neg would compile.*dtype"):
             neg(np.ones(2, np.float32))
 
@@ -144,6 +156,7 @@ def test_global_and_wrapper_do_not_count_twice():
 
 # ---------------------------------------------------------------- magics
 
+
 @pytest.fixture(scope="module")
 def ip(ipshell):
     ipshell.run_line_magic("load_ext", "jitmagic")
@@ -154,6 +167,7 @@ def ip(ipshell):
 
 def _run(ip, src):
     from IPython.utils.capture import capture_output
+
     with capture_output() as cap:
         res = ip.run_cell(src, store_history=True)
     assert res.success, res.error_in_exec or res.error_before_exec
@@ -161,8 +175,11 @@ def _run(ip, src):
 
 
 def test_magics_on_numba_functions(ip):
-    _run(ip, "%%jit --backend numba\ndef nb(a):\n    return a * 2\n"
-             "nb(np.ones(3))\nnb(np.ones(3, np.float32))")
+    _run(
+        ip,
+        "%%jit --backend numba\ndef nb(a):\n    return a * 2\n"
+        "nb(np.ones(3))\nnb(np.ones(3, np.float32))",
+    )
     table = ip.run_line_magic("jit_cache", "nb")
     assert list(table["backend"]) == ["numba", "numba"]
     assert {"typing_ms", "lower_ms"} <= set(table.columns)
@@ -172,13 +189,15 @@ def test_magics_on_numba_functions(ip):
     assert "define" in view["text/plain"]
     _run(ip, "alias = jm.watch(numba.njit(lambda a: a + 1))\nalias(np.ones(2))")
     assert list(ip.run_line_magic("jit_cache", "alias")["function"]) == ["<lambda>"]
-    res = ip.run_cell("%%jit --backend numba --static-argnums 0\ndef bad(n):\n    return n",
-                      store_history=True)
+    res = ip.run_cell(
+        "%%jit --backend numba --static-argnums 0\ndef bad(n):\n    return n", store_history=True
+    )
     assert isinstance(res.error_in_exec, NotImplementedError)
     _run(ip, "%jit_config watch=numba")
     _run(ip, "@numba.njit\ndef gnb(a):\n    return a - 1\ngnb(np.ones(2))")
-    assert [f["backend"] for f in jm.tracker.snapshot()["functions"] if f["name"] == "gnb"] \
-        == ["numba"]
+    assert [f["backend"] for f in jm.tracker.snapshot()["functions"] if f["name"] == "gnb"] == [
+        "numba"
+    ]
     _run(ip, "%jit_config watch=off")
 
 

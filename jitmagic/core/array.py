@@ -8,6 +8,7 @@ implementation as inside jit (jitmagic.numpy._advanced) on a one-off trace evalu
 reference interpreter, so both paths give the same answers (clamped gathers, dropped
 out-of-bounds scatters, modes).
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,11 +21,12 @@ from jitmagic.core.tracing import Tracer, aval_of, current_trace, new_trace
 
 class Array(np.ndarray):
     """A NumPy array made by jitmagic (jm.jit results, jitmagic.numpy functions)."""
+
     __slots__ = ()
 
     @property
     def at(self):
-        if current_trace() is not None:   # a constant updated inside jit: stage it there
+        if current_trace() is not None:  # a constant updated inside jit: stage it there
             return Tracer.at.fget(self)
         return _EagerIndexUpdateHelper(self)
 
@@ -67,9 +69,11 @@ def as_array(x):
 
 def returns_arrays(fn):
     """fn with its concrete ndarray results returned as Arrays (a view: no copy)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         return as_array(fn(*args, **kwargs))
+
     return wrapper
 
 
@@ -96,6 +100,7 @@ def _eager(name):
             out = getattr(Tracer.at.fget(xt)[self.idx], name)(*args, **kwargs)
             fn = t.finish([out])
         return eval_function(fn, x)[0].view(Array)
+
     method.__name__ = name
     method.__doc__ = f"x.at[idx].{name}(...) outside jit, as inside jit (returns a new Array)"
     return method
@@ -104,6 +109,7 @@ def _eager(name):
 class _EagerIndexUpdateRef:
     """x.at[idx] outside jit: each method traces the jit implementation once and evaluates
     it with NumPy, so the semantics (and any mode keywords) are exactly those of jit."""
+
     __slots__ = ("x", "idx")
 
     def __init__(self, x, idx):

@@ -1,59 +1,120 @@
 """Tracker options, settable from Python (`jm.config.update(...)`) or `%jit_config`."""
+
 from __future__ import annotations
 
 _SPEC = {
     # name: (default, type, check, help)
-    "max_variants": (64, int, lambda v: v >= 1,
-                     "compiled variants kept per function; the least recently used is evicted"),
-    "storm_threshold": (8, int, lambda v: v >= 2,
-                        "cache misses of one function within storm_window that trigger a warning"),
+    "max_variants": (
+        64,
+        int,
+        lambda v: v >= 1,
+        "compiled variants kept per function; the least recently used is evicted",
+    ),
+    "storm_threshold": (
+        8,
+        int,
+        lambda v: v >= 2,
+        "cache misses of one function within storm_window that trigger a warning",
+    ),
     "storm_window": (60.0, float, lambda v: v > 0, "seconds over which misses are counted"),
     "max_events": (10_000, int, lambda v: v >= 10, "events kept in memory (oldest dropped)"),
     "live_notices": (True, bool, None, "print one line per compile after each notebook cell"),
     "tracking": (True, bool, None, "time every native call (per-variant run statistics)"),
-    "eager_baseline": (True, bool, None,
-                       "keep a copy of a variant's first inputs and, when a view first asks, "
-                       "time NumPy and the jitted call on them (warm medians), for speedup "
-                       "and break-even figures"),
-    "eager_baseline_budget_s": (0.5, float, lambda v: v > 0,
-                                "time allowed for each of the two baseline measurements of a "
-                                "variant; a loop still running then gives a lower bound"),
-    "eager_baseline_keep_bytes": (128 << 20, int, lambda v: v >= 0,
-                                  "memory for inputs kept until their baseline is measured, "
-                                  "all variants together"),
-    "disk_cache": (False, bool, None,
-                   "keep compiled machine code on disk and reuse it across kernel restarts"),
-    "disk_cache_dir": ("", str, None, "where the disk cache lives (default: IPython's cache "
-                                      "directory, subfolder jitmagic)"),
-    "max_trace_equations": (100_000, int, lambda v: v >= 1,
-                            "a trace recording more equations than this stops with an error "
-                            "naming the Python line that unrolls (use lax.fori_loop/scan)"),
-    "eager_baseline_max_bytes": (64 << 20, int, lambda v: v >= 0,
-                                 "skip the baseline when one variant's inputs are larger than this"),
-    "tiered": (True, bool, None,
-               "compile a new variant with a light LLVM pipeline (no loop unrolling; for "
-               "kernels doing little work, -O1 and fast instruction selection) and "
-               "re-optimise it at O3 in a background thread once it is hot (needs tracking; "
-               "off: every variant compiles at O3)"),
-    "tier_up_calls": (100, int, lambda v: v >= 1,
-                      "calls after which a light variant is re-optimised at O3"),
-    "tier_up_ms": (100.0, float, lambda v: v >= 0,
-                   "cumulative kernel time (ms) after which a light variant is re-optimised "
-                   "(a quick one after a tenth of it)"),
-    "buffer_pool_bytes": (256 << 20, int, lambda v: v >= 0,
-                          "freed results and kernel temporaries of 256 KiB or more kept mapped "
-                          "for reuse, all together (a fresh large buffer is page-faulted in on "
-                          "first touch; 0: off)"),
-    "shapes": ("auto", str, lambda v: v in ("auto", "static", "dynamic"),
-               "session default of jm.jit(shapes=...): static (a variant per shape), auto "
-               "(after a shape-only miss, compile a variant generic in the dimensions that "
-               "changed) or dynamic (generic from the first call)"),
-    "watch": ("", str, None, "record every compile of other JITs' functions too: jax, numba, "
-                             "jax,numba, or off (see jm.watch for one function)"),
+    "eager_baseline": (
+        True,
+        bool,
+        None,
+        "keep a copy of a variant's first inputs and, when a view first asks, "
+        "time NumPy and the jitted call on them (warm medians), for speedup "
+        "and break-even figures",
+    ),
+    "eager_baseline_budget_s": (
+        0.5,
+        float,
+        lambda v: v > 0,
+        "time allowed for each of the two baseline measurements of a "
+        "variant; a loop still running then gives a lower bound",
+    ),
+    "eager_baseline_keep_bytes": (
+        128 << 20,
+        int,
+        lambda v: v >= 0,
+        "memory for inputs kept until their baseline is measured, all variants together",
+    ),
+    "disk_cache": (
+        False,
+        bool,
+        None,
+        "keep compiled machine code on disk and reuse it across kernel restarts",
+    ),
+    "disk_cache_dir": (
+        "",
+        str,
+        None,
+        "where the disk cache lives (default: IPython's cache directory, subfolder jitmagic)",
+    ),
+    "max_trace_equations": (
+        100_000,
+        int,
+        lambda v: v >= 1,
+        "a trace recording more equations than this stops with an error "
+        "naming the Python line that unrolls (use lax.fori_loop/scan)",
+    ),
+    "eager_baseline_max_bytes": (
+        64 << 20,
+        int,
+        lambda v: v >= 0,
+        "skip the baseline when one variant's inputs are larger than this",
+    ),
+    "tiered": (
+        True,
+        bool,
+        None,
+        "compile a new variant with a light LLVM pipeline (no loop unrolling; for "
+        "kernels doing little work, -O1 and fast instruction selection) and "
+        "re-optimise it at O3 in a background thread once it is hot (needs tracking; "
+        "off: every variant compiles at O3)",
+    ),
+    "tier_up_calls": (
+        100,
+        int,
+        lambda v: v >= 1,
+        "calls after which a light variant is re-optimised at O3",
+    ),
+    "tier_up_ms": (
+        100.0,
+        float,
+        lambda v: v >= 0,
+        "cumulative kernel time (ms) after which a light variant is re-optimised "
+        "(a quick one after a tenth of it)",
+    ),
+    "buffer_pool_bytes": (
+        256 << 20,
+        int,
+        lambda v: v >= 0,
+        "freed results and kernel temporaries of 256 KiB or more kept mapped "
+        "for reuse, all together (a fresh large buffer is page-faulted in on "
+        "first touch; 0: off)",
+    ),
+    "shapes": (
+        "auto",
+        str,
+        lambda v: v in ("auto", "static", "dynamic"),
+        "session default of jm.jit(shapes=...): static (a variant per shape), auto "
+        "(after a shape-only miss, compile a variant generic in the dimensions that "
+        "changed) or dynamic (generic from the first call)",
+    ),
+    "watch": (
+        "",
+        str,
+        None,
+        "record every compile of other JITs' functions too: jax, numba, "
+        "jax,numba, or off (see jm.watch for one function)",
+    ),
 }
 
 
-_HOOKS: dict = {}     # option name -> [hook(value) -> None or the value to store]
+_HOOKS: dict = {}  # option name -> [hook(value) -> None or the value to store]
 
 
 def on_update(name, hook):
@@ -69,8 +130,16 @@ def on_update(name, hook):
 def _check(name, value):
     default, typ, check, _ = _SPEC[name]
     if typ is bool:
-        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off",
-                                                       "1", "0", "yes", "no"):
+        if isinstance(value, str) and value.lower() in (
+            "true",
+            "false",
+            "on",
+            "off",
+            "1",
+            "0",
+            "yes",
+            "no",
+        ):
             value = value.lower() in ("true", "on", "1", "yes")
         if not isinstance(value, bool):
             raise ValueError(f"option {name} takes True or False, got {value!r}")

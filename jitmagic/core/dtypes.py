@@ -1,4 +1,5 @@
 """Abstract values (shape, dtype, weak type) and NumPy 2 (NEP 50) promotion."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,16 +8,43 @@ import numpy as np
 
 from jitmagic.errors import UnsupportedDtypeError
 
-SUPPORTED = tuple(np.dtype(t) for t in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128"))
+SUPPORTED = tuple(
+    np.dtype(t)
+    for t in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
 _SUPPORTED_SET = frozenset(SUPPORTED)
 
-SHORT = {np.dtype("bool"): "bool", np.dtype("int8"): "i8", np.dtype("int16"): "i16",
-         np.dtype("int32"): "i32", np.dtype("int64"): "i64", np.dtype("uint8"): "u8",
-         np.dtype("uint16"): "u16", np.dtype("uint32"): "u32", np.dtype("uint64"): "u64",
-         np.dtype("float16"): "f16", np.dtype("float32"): "f32", np.dtype("float64"): "f64",
-         np.dtype("complex64"): "c64", np.dtype("complex128"): "c128"}
+SHORT = {
+    np.dtype("bool"): "bool",
+    np.dtype("int8"): "i8",
+    np.dtype("int16"): "i16",
+    np.dtype("int32"): "i32",
+    np.dtype("int64"): "i64",
+    np.dtype("uint8"): "u8",
+    np.dtype("uint16"): "u16",
+    np.dtype("uint32"): "u32",
+    np.dtype("uint64"): "u64",
+    np.dtype("float16"): "f16",
+    np.dtype("float32"): "f32",
+    np.dtype("float64"): "f64",
+    np.dtype("complex64"): "c64",
+    np.dtype("complex128"): "c128",
+}
 
 bool_ = np.dtype("bool")
 int64 = np.dtype("int64")
@@ -33,19 +61,22 @@ def check_dtype(dtype, what="array") -> np.dtype:
     if dt.byteorder == ">" or (dt.byteorder not in "=|<"):
         raise UnsupportedDtypeError(
             f"{what} has big-endian dtype {dt.str}; convert it with "
-            f"x.astype(x.dtype.newbyteorder('='))")
+            f"x.astype(x.dtype.newbyteorder('='))"
+        )
     dt = dt.newbyteorder("=") if dt.byteorder == "<" else dt
     if dt not in _SUPPORTED_SET:
         names = ", ".join(str(d) for d in SUPPORTED)
         raise UnsupportedDtypeError(
             f"{what} has dtype {dt} which jitmagic cannot compile; supported dtypes: {names}. "
-            f"Convert it first (e.g. x.astype(np.float64)) or call the function without jit.")
+            f"Convert it first (e.g. x.astype(np.float64)) or call the function without jit."
+        )
     return dt
 
 
 @dataclass(frozen=True, slots=True)
 class ShapedArray:
     """The abstract value of an array: what tracing and compiling know about it."""
+
     shape: tuple
     dtype: np.dtype
     weak_type: bool = False
@@ -62,9 +93,11 @@ class ShapedArray:
         return n
 
     def update(self, shape=None, dtype=None, weak_type=None):
-        return ShapedArray(self.shape if shape is None else tuple(shape),
-                           self.dtype if dtype is None else np.dtype(dtype),
-                           self.weak_type if weak_type is None else weak_type)
+        return ShapedArray(
+            self.shape if shape is None else tuple(shape),
+            self.dtype if dtype is None else np.dtype(dtype),
+            self.weak_type if weak_type is None else weak_type,
+        )
 
     def str_short(self):
         s = f"{SHORT.get(self.dtype, str(self.dtype))}[{','.join(map(str, self.shape))}]"

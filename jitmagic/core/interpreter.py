@@ -3,6 +3,7 @@
 Tests compare compiled code against it, and the tracker times it as the eager NumPy baseline
 (`plan` runs it repeatedly with little overhead; `deadline` bounds a run that loops too long).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,9 @@ class BudgetExceeded(Exception):
     """An eager run passed its deadline: the time it had run is a lower bound of its length."""
 
     def __init__(self, elapsed, runs):
-        super().__init__(f"eager run stopped after {elapsed:.3g} s ({runs} function runs, "
-                         f"loop bodies included)")
+        super().__init__(
+            f"eager run stopped after {elapsed:.3g} s ({runs} function runs, loop bodies included)"
+        )
         self.elapsed, self.runs = elapsed, runs
 
 
@@ -74,8 +76,12 @@ def eval_function(fn: Function, *args):
         _check_budget()
     if len(args) != len(fn.invars):
         raise TypeError(f"function takes {len(fn.invars)} inputs, got {len(args)}")
-    args = [x if type(x) is np.ndarray and x.dtype == v.aval.dtype else
-            np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, args)]
+    args = [
+        x
+        if type(x) is np.ndarray and x.dtype == v.aval.dtype
+        else np.asarray(x, dtype=v.aval.dtype)
+        for v, x in zip(fn.invars, args)
+    ]
     if local.get("nested"):
         # a loop body inside a run: NumPy is already silenced, and only an output that is an
         # input, a constant or a literal needs a copy (nothing mutates the others)
@@ -89,7 +95,7 @@ def eval_function(fn: Function, *args):
     with quiet():
         run, outs = _cached_plan(fn, args)
         outs = run(*args) if outs is None else outs
-    return [np.array(o, dtype=dt) for o, (dt, _) in zip(outs, run.outs)]   # the caller's own
+    return [np.array(o, dtype=dt) for o, (dt, _) in zip(outs, run.outs)]  # the caller's own
 
 
 class LoopBody:
@@ -120,8 +126,7 @@ class LoopBody:
 
     def own(self, values):
         """Copies of the initial carry values, which the loop then owns."""
-        return [np.array(x, dtype=self.fn.invars[j].aval.dtype)
-                for x, j in zip(values, self.carry)]
+        return [np.array(x, dtype=self.fn.invars[j].aval.dtype) for x, j in zip(values, self.carry)]
 
     def finish(self, carry):
         """The final carry values, none sharing memory with anything but the loop (a body may
@@ -131,9 +136,12 @@ class LoopBody:
 
     def cast(self, values, start):
         """Loop-invariant inputs (at positions start, ...) as arrays of the body's dtypes."""
-        return [x if type(x) is np.ndarray and x.dtype == v.aval.dtype else
-                np.asarray(x, dtype=v.aval.dtype)
-                for x, v in zip(values, self.fn.invars[start:])]
+        return [
+            x
+            if type(x) is np.ndarray and x.dtype == v.aval.dtype
+            else np.asarray(x, dtype=v.aval.dtype)
+            for x, v in zip(values, self.fn.invars[start:])
+        ]
 
     def __call__(self, *args):
         """The first iteration: plans the body (or reuses this run's plan) and sets `fast`,
@@ -142,8 +150,12 @@ class LoopBody:
         if b is not None:
             _tick(b)
         fn = self.fn
-        args = [x if type(x) is np.ndarray and x.dtype == v.aval.dtype else
-                np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, args)]
+        args = [
+            x
+            if type(x) is np.ndarray and x.dtype == v.aval.dtype
+            else np.asarray(x, dtype=v.aval.dtype)
+            for v, x in zip(fn.invars, args)
+        ]
         key = (id(fn), self.carry)
         hit = _local.plans.get(key)
         if hit is not None and hit[0] is fn:
@@ -153,8 +165,11 @@ class LoopBody:
             run, outs = plan(fn, args, donate=self.carry)
             _local.plans[key] = (fn, run)
         # a carry the plan writes into must not share memory with another carry or a constant
-        fix = frozenset(j for j in self.carry_outs if not run.owned[j]) \
-            if run.mutates else frozenset()
+        fix = (
+            frozenset(j for j in self.carry_outs if not run.owned[j])
+            if run.mutates
+            else frozenset()
+        )
         self.fast = _step(run, b, fix)
         self.shared = frozenset(j for j in self.carry_outs if not run.owned[j]) - fix
         return outs if not fix else [o.copy() if j in fix else o for j, o in enumerate(outs)]
@@ -173,18 +188,20 @@ def _step(run, b, fix):
     if not fix:
         end, clock = b[0], b[1]
 
-        def step(*args):        # _tick inlined: this runs every iteration
+        def step(*args):  # _tick inlined: this runs every iteration
             b[3] += 1
             now = clock()
             if now > end:
                 raise BudgetExceeded(now - b[2], b[3])
             return run(*args)
+
         return step
 
     def step(*args):
         if b is not None:
             _tick(b)
         return [o.copy() if j in fix else o for j, o in enumerate(run(*args))]
+
     return step
 
 
@@ -233,7 +250,7 @@ def plan(fn: Function, args, donate=()):
         return name[a]
 
     env = {}
-    static = set(fn.constvars)       # the same value on every run: constants, folded equations
+    static = set(fn.constvars)  # the same value on every run: constants, folded equations
     for v, x in zip(fn.constvars, fn.consts):
         env[bind(v, x)] = x
     params = [bind(v) for v in fn.invars]
@@ -256,9 +273,13 @@ def plan(fn: Function, args, donate=()):
         """May equation k (e) write into input `a`? Owned, dying here, read only once by e
         (`once`; a ufunc may read and write the same array), and no other variable sharing
         its memory is used later."""
-        return (isinstance(a, Var) and a in owned and last_use.get(a) == k and
-                (not once or sum(x is a for x in e.inputs) == 1) and
-                not any(w is not a and last_use.get(w, -1) > k for w in holders[a]))
+        return (
+            isinstance(a, Var)
+            and a in owned
+            and last_use.get(a) == k
+            and (not once or sum(x is a for x in e.inputs) == 1)
+            and not any(w is not a and last_use.get(w, -1) > k for w in holders[a])
+        )
 
     def share(v, parents):
         rs = tuple({r: None for a in parents if isinstance(a, Var) for r in roots[a]}) + (v,)
@@ -286,8 +307,9 @@ def plan(fn: Function, args, donate=()):
         impl, own, inplace = None, False, False
         if p.specialize is not None and not constant:
             inplace = bool(e.inputs) and writable(e.inputs[0], k, e)
-            statics = [env[n] if isinstance(a, Lit) or a in static else None
-                       for a, n in zip(e.inputs, ins)]
+            statics = [
+                env[n] if isinstance(a, Lit) or a in static else None for a, n in zip(e.inputs, ins)
+            ]
             got = p.specialize([a.aval for a in e.inputs], statics, inplace, **e.kw)
             if got is not None:
                 impl, own = got
@@ -301,14 +323,23 @@ def plan(fn: Function, args, donate=()):
             ns[f"_f{k}"], ns[f"_kw{k}"] = p.impl, e.kw
             out = p.impl(*vals, **e.kw)
             reuse = _elidable(p, e, k, out, writable, name)
-            op = _OPERATORS.get(p.impl) if scalar and not reuse and len(ins) == 2 and \
-                not e.kw and any(isinstance(a, Var) for a in e.inputs) else None
-            call = f"({ins[0]} {op} {ins[1]})" if op else \
-                f"_f{k}({', '.join(ins + ([f'**_kw{k}'] if e.kw else []) + reuse)})"
+            op = (
+                _OPERATORS.get(p.impl)
+                if scalar
+                and not reuse
+                and len(ins) == 2
+                and not e.kw
+                and any(isinstance(a, Var) for a in e.inputs)
+                else None
+            )
+            call = (
+                f"({ins[0]} {op} {ins[1]})"
+                if op
+                else f"_f{k}({', '.join(ins + ([f'**_kw{k}'] if e.kw else []) + reuse)})"
+            )
             own = scalar
         outs = out if p.multiple_results else (out,)
-        if constant and not p.multiple_results and \
-                np.asarray(outs[0]).nbytes <= _FOLD_BYTES:
+        if constant and not p.multiple_results and np.asarray(outs[0]).nbytes <= _FOLD_BYTES:
             # computed once: NumPy code holds such values (index ranges) as constants
             (v,) = e.outvars
             o = np.asarray(outs[0], dtype=v.aval.dtype).reshape(v.aval.shape)
@@ -319,7 +350,7 @@ def plan(fn: Function, args, donate=()):
             ends.append(len(lines))
             continue
         targets = []
-        for j, (v, o) in enumerate(zip(e.outvars, outs)):
+        for v, o in zip(e.outvars, outs):
             t = bind(v)
             dt, shape = v.aval.dtype, v.aval.shape
             if type(o) is np.ndarray and o.dtype == dt and o.shape == shape:
@@ -330,11 +361,11 @@ def plan(fn: Function, args, donate=()):
                 ns[f"_dt{t}"], ns[f"_sh{t}"] = dt, shape
                 targets.append((t, f"_asarray({{}}, _dt{t}).reshape(_sh{t})"))
         if not p.multiple_results:
-            (t, fix), = targets
+            ((t, fix),) = targets
             lines.append(f"    {t} = {fix.format(call) if fix else call}")
             (v,) = e.outvars
             if own:
-                owned.add(v)     # a new array, or the dying operand it was written into
+                owned.add(v)  # a new array, or the dying operand it was written into
                 share(v, ())
                 if inplace and e.inputs[0] in fn.invars:
                     mutates.add(fn.invars.index(e.inputs[0]))
@@ -342,11 +373,13 @@ def plan(fn: Function, args, donate=()):
                 share(v, e.inputs)
         else:
             lines.append(f"    _t = {call}")
-            lines += [f"    {t} = {fix.format(f'_t[{j}]') if fix else f'_t[{j}]'}"
-                      for j, (t, fix) in enumerate(targets)]
+            lines += [
+                f"    {t} = {fix.format(f'_t[{j}]') if fix else f'_t[{j}]'}"
+                for j, (t, fix) in enumerate(targets)
+            ]
             for v in e.outvars:
                 share(v, e.inputs)
-        ends.append(len(lines))   # where equation k's lines end
+        ends.append(len(lines))  # where equation k's lines end
     results = []
     for a in fn.outs:
         if isinstance(a, Lit):
@@ -373,8 +406,10 @@ def plan(fn: Function, args, donate=()):
     run = ns["run"]
     run.source = src
     run.outs = [(a.aval.dtype, isinstance(a, Lit) or name[a] not in computed) for a in fn.outs]
-    run.owned = [isinstance(a, Var) and a in owned and not any(b is a for b in fn.outs[:j])
-                 for j, a in enumerate(fn.outs)]
+    run.owned = [
+        isinstance(a, Var) and a in owned and not any(b is a for b in fn.outs[:j])
+        for j, a in enumerate(fn.outs)
+    ]
     run.mutates = frozenset(mutates)
     return run, [env[r] for r in results]
 
@@ -385,24 +420,42 @@ def _python_number(lit, inputs):
     gives the same result and dtype (NEP 50) and costs NumPy its int conversion, as the
     user's code does."""
     v = lit.val.item()
-    if type(v) is not float or not v.is_integer() or abs(v) >= 2 ** 31 or \
-            math.copysign(1.0, v) < 0 and v == 0:      # -0.0 is not 0
+    if (
+        type(v) is not float
+        or not v.is_integer()
+        or abs(v) >= 2**31
+        or math.copysign(1.0, v) < 0
+        and v == 0
+    ):  # -0.0 is not 0
         return v
     if all(a.aval.dtype.kind == "f" for a in inputs if isinstance(a, Var)):
         return int(v)
     return v
 
 
-_FOLD_BYTES = 64 * 1024     # equations of constants computed once, when their value is small
+_FOLD_BYTES = 64 * 1024  # equations of constants computed once, when their value is small
 # binary ufuncs as the operators NumPy code writes (cheaper to call than the ufunc itself);
 # power is left out: `**` takes shortcuts (x ** 2 is square) that may round differently
-_OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/",
-              np.floor_divide: "//", np.remainder: "%", np.bitwise_and: "&",
-              np.bitwise_or: "|", np.bitwise_xor: "^", np.less: "<", np.less_equal: "<=",
-              np.greater: ">", np.greater_equal: ">=", np.equal: "==", np.not_equal: "!="}
+_OPERATORS = {
+    np.add: "+",
+    np.subtract: "-",
+    np.multiply: "*",
+    np.true_divide: "/",
+    np.floor_divide: "//",
+    np.remainder: "%",
+    np.bitwise_and: "&",
+    np.bitwise_or: "|",
+    np.bitwise_xor: "^",
+    np.less: "<",
+    np.less_equal: "<=",
+    np.greater: ">",
+    np.greater_equal: ">=",
+    np.equal: "==",
+    np.not_equal: "!=",
+}
 
 
-_ELIDE_BYTES = 256 * 1024   # NumPy's own threshold for reusing a temporary (temporary elision)
+_ELIDE_BYTES = 256 * 1024  # NumPy's own threshold for reusing a temporary (temporary elision)
 
 
 def _elidable(p, e, k, out, writable, name):
@@ -412,12 +465,15 @@ def _elidable(p, e, k, out, writable, name):
     shape and dtype, at least _ELIDE_BYTES, used for the last time here, not a result, and
     sharing its memory with nothing used later. Without it the plan would allocate (and
     page-fault) memory that the user's NumPy expression does not; with more, less."""
-    if p.impl not in _OPERATORS or e.kw or \
-            type(out) is not np.ndarray or out.nbytes < _ELIDE_BYTES:
+    if p.impl not in _OPERATORS or e.kw or type(out) is not np.ndarray or out.nbytes < _ELIDE_BYTES:
         return []
     (v,) = e.outvars
     for a in e.inputs:
-        if isinstance(a, Var) and a.aval.shape == v.aval.shape and \
-                a.aval.dtype == v.aval.dtype == out.dtype and writable(a, k, e, once=False):
+        if (
+            isinstance(a, Var)
+            and a.aval.shape == v.aval.shape
+            and a.aval.dtype == v.aval.dtype == out.dtype
+            and writable(a, k, e, once=False)
+        ):
             return [f"out={name[a]}"]
     return []

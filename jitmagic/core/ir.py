@@ -7,6 +7,7 @@
           d:f64[3] = mul c b
       in (d) }
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,11 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jitmagic.core.dtypes import SHORT, ShapedArray
+from jitmagic.core.registry import abstract_eval
+from jitmagic.core.shapes import symbols_of
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Var:
     """A variable; identity is the object itself, names are given by the printer."""
+
     aval: ShapedArray
 
     def __repr__(self):
@@ -28,7 +32,8 @@ class Var:
 @dataclass(frozen=True, eq=False, slots=True)
 class Lit:
     """A scalar constant written into the IR."""
-    val: object   # a numpy scalar of aval.dtype
+
+    val: object  # a numpy scalar of aval.dtype
     aval: ShapedArray
 
     @staticmethod
@@ -45,9 +50,9 @@ Atom = Var | Lit
 @dataclass(frozen=True, eq=False, slots=True)
 class Eqn:
     prim: str
-    inputs: tuple      # of Atom: array data, positionally
-    params: tuple      # sorted (name, value) pairs: axes, dtypes, shapes, sub-functions
-    outvars: tuple     # of Var
+    inputs: tuple  # of Atom: array data, positionally
+    params: tuple  # sorted (name, value) pairs: axes, dtypes, shapes, sub-functions
+    outvars: tuple  # of Var
 
     @property
     def kw(self) -> dict:
@@ -57,6 +62,7 @@ class Eqn:
 @dataclass(frozen=True, eq=False, slots=True)
 class Function:
     """A traced function. constvars are bound to `consts` (arrays captured while tracing)."""
+
     constvars: tuple
     invars: tuple
     eqns: tuple
@@ -75,8 +81,13 @@ class Function:
         return pretty(self)
 
     def replace(self, **kw):
-        fields = dict(constvars=self.constvars, invars=self.invars, eqns=self.eqns,
-                      outs=self.outs, consts=self.consts)
+        fields = dict(
+            constvars=self.constvars,
+            invars=self.invars,
+            eqns=self.eqns,
+            outs=self.outs,
+            consts=self.consts,
+        )
         fields.update(kw)
         return Function(**fields)
 
@@ -86,6 +97,7 @@ def make_params(kw: dict) -> tuple:
 
 
 # ---------------------------------------------------------------- printing
+
 
 def _names():
     n = 0
@@ -103,7 +115,7 @@ def _names():
 class _Namer:
     def __init__(self, skip=()):
         self.names = {}
-        self.gen = (s for s in _names() if s not in skip)   # skip: size symbols (n, m)
+        self.gen = (s for s in _names() if s not in skip)  # skip: size symbols (n, m)
 
     def __call__(self, v):
         if isinstance(v, Lit):
@@ -142,9 +154,9 @@ def _fmt_param(v, namer, indent):
 
 def pretty(fn: Function, indent: int = 0, namer: _Namer | None = None) -> str:
     if namer is None:
-        from jitmagic.core.shapes import symbols_of
-        namer = _Namer({s for v in fn.constvars + fn.invars for d in v.aval.shape
-                        for s in symbols_of(d)})
+        namer = _Namer(
+            {s for v in fn.constvars + fn.invars for d in v.aval.shape for s in symbols_of(d)}
+        )
     pad = " " * indent
     consts = " ".join(namer.binder(v) for v in fn.constvars)
     ins = " ".join(namer.binder(v) for v in fn.invars)
@@ -156,9 +168,14 @@ def pretty(fn: Function, indent: int = 0, namer: _Namer | None = None) -> str:
         if e.params:
             # a call's name leads its parameters, so a nested jit reads `jit[name=helper ...`
             items = sorted(e.params, key=lambda kv: kv[0] != "name")
-            params = "[" + " ".join(
-                f"{k}={v if k == 'name' else _fmt_param(v, namer, indent + 6)}"
-                for k, v in items) + "]"
+            params = (
+                "["
+                + " ".join(
+                    f"{k}={v if k == 'name' else _fmt_param(v, namer, indent + 6)}"
+                    for k, v in items
+                )
+                + "]"
+            )
         args = " ".join(namer(a) for a in e.inputs)
         lead = "  let " if i == 0 else "      "
         lines.append(pad + lead + f"{outs} = {e.prim}{params} {args}".rstrip())
@@ -168,13 +185,13 @@ def pretty(fn: Function, indent: int = 0, namer: _Namer | None = None) -> str:
 
 # ---------------------------------------------------------------- checking
 
+
 class IRTypeError(Exception):
     pass
 
 
 def typecheck(fn: Function) -> None:
     """Check that every variable is bound before use and each equation's types follow its rule."""
-    from jitmagic.core.registry import abstract_eval
     env = set()
     for v in fn.constvars + fn.invars:
         if v in env:
@@ -190,8 +207,10 @@ def typecheck(fn: Function) -> None:
             raise IRTypeError(f"{e.prim}: {err}") from err
         got = tuple(v.aval for v in e.outvars)
         if tuple((x.shape, x.dtype) for x in expected) != tuple((x.shape, x.dtype) for x in got):
-            raise IRTypeError(f"{e.prim}: rule gives {list(map(str, expected))}, "
-                              f"equation has {list(map(str, got))}")
+            raise IRTypeError(
+                f"{e.prim}: rule gives {list(map(str, expected))}, "
+                f"equation has {list(map(str, got))}"
+            )
         for v in e.outvars:
             if v in env:
                 raise IRTypeError(f"variable bound twice in {e.prim}")

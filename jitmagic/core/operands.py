@@ -1,5 +1,6 @@
 """Helpers shared by the jitmagic.numpy modules: abstract values of any operand, casts,
 broadcasting, axis normalisation."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,8 @@ import numpy as np
 from jitmagic.core import dtypes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.shapes import Dim
-from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
+from jitmagic.core.tracing import Tracer, aval_of, bind, concretization_error, current_trace
+from jitmagic.errors import TracerIntegerConversionError
 
 
 def is_traced(x):
@@ -27,7 +29,7 @@ def asarray(x, dtype=None):
     """A Tracer or an ndarray, never a Python scalar or a list."""
     if isinstance(x, Tracer):
         return x if dtype is None else convert(x, dtype)
-    if isinstance(x, Dim):     # a symbolic size as a number
+    if isinstance(x, Dim):  # a symbolic size as a number
         return asarray(bind("dim_value", dim=x), dtype)
     if isinstance(x, (list, tuple)) and any(_contains_tracer(e) for e in x):
         return stack_elements(x, dtype)
@@ -50,15 +52,25 @@ def stack_elements(xs, dtype=None):
     items = [asarray(e) if not isinstance(e, (list, tuple)) else stack_elements(e) for e in xs]
     if not items:
         raise ValueError("need at least one array to stack")
-    dt, _ = dtypes.result_type(*[aval(e) for e in xs if not isinstance(e, (list, tuple))]
-                               or [aval(items[0])])
+    dt, _ = dtypes.result_type(
+        *[aval(e) for e in xs if not isinstance(e, (list, tuple))] or [aval(items[0])]
+    )
     items = [convert(i, dtype or dt) for i in items]
     if len({shape_of(i) for i in items}) != 1:
-        raise ValueError("setting an array element with a sequence: the requested array "
-                         "has an inhomogeneous shape")
+        raise ValueError(
+            "setting an array element with a sequence: the requested array "
+            "has an inhomogeneous shape"
+        )
     shape = shape_of(items[0])
-    rows = [bind("broadcast_in_dim", i, shape=(1,) + tuple(shape),
-                 broadcast_dimensions=tuple(range(1, len(shape) + 1))) for i in items]
+    rows = [
+        bind(
+            "broadcast_in_dim",
+            i,
+            shape=(1,) + tuple(shape),
+            broadcast_dimensions=tuple(range(1, len(shape) + 1)),
+        )
+        for i in items
+    ]
     return rows[0] if len(rows) == 1 else bind("concatenate", *rows, dimension=0)
 
 
@@ -95,23 +107,24 @@ def broadcast_to(x, shape):
     for i, d in enumerate(xs):
         if d not in (1, shape[lead + i]):
             raise ValueError(f"cannot broadcast shape {xs} to {shape}")
-    return bind("broadcast_in_dim", x, shape=shape,
-                broadcast_dimensions=tuple(range(lead, len(shape))))
+    return bind(
+        "broadcast_in_dim", x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape)))
+    )
 
 
 def normalize_axis(axis, ndim, what="axis"):
     if isinstance(axis, Tracer):
         # JAX raises ConcretizationTypeError or TracerIntegerConversionError, by function;
         # the second derives from the first here, so both `except` clauses catch it
-        from jitmagic.errors import TracerIntegerConversionError
-        from jitmagic.core.tracing import concretization_error
         raise concretization_error(axis, what, TracerIntegerConversionError)
     try:
         axis = int(axis)
     except TypeError:
         raise TypeError(f"{what} must be a static int, got {type(axis).__name__}") from None
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise np.exceptions.AxisError(f"{what} {axis} is out of bounds for array of dimension {ndim}")
+        raise np.exceptions.AxisError(
+            f"{what} {axis} is out of bounds for array of dimension {ndim}"
+        )
     return axis % ndim if ndim else 0
 
 
@@ -130,8 +143,7 @@ def normalize_axes(axis, ndim):
 
 def static_int(x, what):
     if isinstance(x, Tracer):
-        from jitmagic.core.tracing import concretization_error
         raise concretization_error(x, "int")
-    if isinstance(x, Dim):     # a symbolic size is a size
+    if isinstance(x, Dim):  # a symbolic size is a size
         return x
     return int(x)

@@ -4,12 +4,13 @@ classes (register_pytree_node, register_dataclass), with array/scalar leaves.
 A registered class flattens to (children, aux data); its aux data (a dataclass's meta fields)
 is part of the TreeDef, so it is part of a jit cache key like a static argument: compared
 with its type (1 and 1.0 differ), and shown by name when a miss is explained."""
+
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class Node:
     """How one registered type flattens: to_parts(x) -> (children, aux);
     from_parts(aux, children) -> x. `names` label the children (dataclass fields) and
     `meta_names` the entries of aux, for paths and messages."""
+
     type: type
     to_parts: Callable
     from_parts: Callable
@@ -58,12 +60,12 @@ def _typed(v):
 
 @dataclass(frozen=True)
 class TreeDef:
-    kind: str             # "leaf", "none", "tuple", "list", "dict", "node"
+    kind: str  # "leaf", "none", "tuple", "list", "dict", "node"
     children: tuple = ()
-    keys: tuple = ()      # dict keys, sorted
-    node: type | None = None                       # the registered type of a "node"
+    keys: tuple = ()  # dict keys, sorted
+    node: type | None = None  # the registered type of a "node"
     aux: object = field(default=None, compare=False)
-    aux_key: object = None                         # aux with types, what equality compares
+    aux_key: object = None  # aux with types, what equality compares
 
     def __str__(self):
         if self.kind == "leaf":
@@ -131,16 +133,21 @@ def _flatten(tree, leaves, path, paths, is_leaf):
             aux_key = _typed(aux)
             hash(aux_key)
         except TypeError:
-            raise TypeError(f"the aux data (meta fields) of pytree node "
-                            f"{type(tree).__name__} must be hashable, got {aux!r}: it is part "
-                            f"of the compilation cache key") from None
+            raise TypeError(
+                f"the aux data (meta fields) of pytree node "
+                f"{type(tree).__name__} must be hashable, got {aux!r}: it is part "
+                f"of the compilation cache key"
+            ) from None
         names = node.names or [f"[{i}]" for i in range(len(kids))]
-        sub = tuple(_flatten(t, leaves, f"{path}.{n}" if node.names else f"{path}{n}", paths,
-                             is_leaf) for n, t in zip(names, kids))
+        sub = tuple(
+            _flatten(t, leaves, f"{path}.{n}" if node.names else f"{path}{n}", paths, is_leaf)
+            for n, t in zip(names, kids)
+        )
         return TreeDef("node", sub, (), type(tree), aux, aux_key)
     if isinstance(tree, (tuple, list)):
-        kids = tuple(_flatten(t, leaves, f"{path}[{i}]", paths, is_leaf)
-                     for i, t in enumerate(tree))
+        kids = tuple(
+            _flatten(t, leaves, f"{path}[{i}]", paths, is_leaf) for i, t in enumerate(tree)
+        )
         return TreeDef("tuple" if isinstance(tree, tuple) else "list", kids)
     if isinstance(tree, dict):
         try:
@@ -195,16 +202,15 @@ def _up_to(td, tree, out):
     if td.kind == "node":
         node = node_of(tree)
         if type(tree) is not td.node or node is None:
-            raise ValueError(f"custom node type mismatch: expected {td.node.__name__}, got "
-                             f"{type(tree).__name__}")
+            raise ValueError(
+                f"custom node type mismatch: expected {td.node.__name__}, got {type(tree).__name__}"
+            )
         kids, aux = node.to_parts(tree)
         if _typed(aux) != td.aux_key:
-            raise ValueError(f"mismatch in aux data of {td.node.__name__}: {td.aux!r} vs "
-                             f"{aux!r}")
+            raise ValueError(f"mismatch in aux data of {td.node.__name__}: {td.aux!r} vs {aux!r}")
     elif td.kind == "dict":
         if not isinstance(tree, dict) or tuple(sorted(tree)) != td.keys:
-            raise ValueError(f"dict key mismatch: expected keys {list(td.keys)}, got "
-                             f"{tree!r}")
+            raise ValueError(f"dict key mismatch: expected keys {list(td.keys)}, got {tree!r}")
         kids = [tree[k] for k in td.keys]
     else:
         want = tuple if td.kind == "tuple" else list
@@ -212,8 +218,7 @@ def _up_to(td, tree, out):
             raise ValueError(f"expected a {want.__name__}, got {type(tree).__name__}")
         kids = list(tree)
     if len(kids) != len(td.children):
-        raise ValueError(f"arity mismatch: {td} has {len(td.children)} children, got "
-                         f"{len(kids)}")
+        raise ValueError(f"arity mismatch: {td} has {len(td.children)} children, got {len(kids)}")
     for c, t in zip(td.children, kids):
         _up_to(c, t, out)
 
@@ -226,10 +231,16 @@ def tree_map(f, tree, *rest, is_leaf=None):
 
 # ---------------------------------------------------------------- registering classes
 
+
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
     """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
-    register(Node(nodetype, lambda x: _parts(flatten_func(x), nodetype),
-                  lambda aux, kids: unflatten_func(aux, kids)))
+    register(
+        Node(
+            nodetype,
+            lambda x: _parts(flatten_func(x), nodetype),
+            lambda aux, kids: unflatten_func(aux, kids),
+        )
+    )
     return nodetype
 
 
@@ -237,8 +248,9 @@ def _parts(out, nodetype):
     try:
         kids, aux = out
     except (TypeError, ValueError):
-        raise TypeError(f"the flatten function of {nodetype.__name__} must return a pair "
-                        f"(children, aux_data)") from None
+        raise TypeError(
+            f"the flatten function of {nodetype.__name__} must return a pair (children, aux_data)"
+        ) from None
     return tuple(kids), aux
 
 
@@ -252,13 +264,17 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     """Data fields are children (arrays, traced); meta fields are static. Without the two
     lists, fields marked field(metadata=dict(static=True)) are meta, the others data."""
     if (data_fields is None) != (meta_fields is None):
-        raise TypeError(f"register_dataclass: data_fields and meta_fields must both be "
-                        f"specified when either is specified. Got data_fields={data_fields} "
-                        f"meta_fields={meta_fields}.")
+        raise TypeError(
+            f"register_dataclass: data_fields and meta_fields must both be "
+            f"specified when either is specified. Got data_fields={data_fields} "
+            f"meta_fields={meta_fields}."
+        )
     if data_fields is None:
         if not dataclasses.is_dataclass(nodetype):
-            raise TypeError(f"register_dataclass: data_fields and meta_fields are required "
-                            f"when nodetype is not a dataclass. Got nodetype={nodetype}.")
+            raise TypeError(
+                f"register_dataclass: data_fields and meta_fields are required "
+                f"when nodetype is not a dataclass. Got nodetype={nodetype}."
+            )
         fs = dataclasses.fields(nodetype)
         data_fields = [f.name for f in fs if not f.metadata.get("static", False)]
         meta_fields = [f.name for f in fs if f.metadata.get("static", False)]
@@ -268,17 +284,22 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
         if {*data_fields, *meta_fields} != init:
             missing = init - {*data_fields, *meta_fields}
             extra = {*data_fields, *meta_fields} - init
-            raise ValueError(f"data_fields and meta_fields must include all dataclass fields "
-                             f"with init=True and only them. Missing fields: {missing or '{}'}"
-                             f" (add them to drop_fields); unexpected fields: "
-                             f"{extra or '{}'}.")
+            raise ValueError(
+                f"data_fields and meta_fields must include all dataclass fields "
+                f"with init=True and only them. Missing fields: {missing or '{}'}"
+                f" (add them to drop_fields); unexpected fields: "
+                f"{extra or '{}'}."
+            )
     if overlap := set(data_fields) & set(meta_fields):
-        raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping fields: "
-                         f"{overlap}.")
+        raise ValueError(
+            f"data_fields and meta_fields must not overlap. Overlapping fields: {overlap}."
+        )
 
     def to_parts(x):
-        return (tuple(getattr(x, n) for n in data_fields),
-                tuple(getattr(x, n) for n in meta_fields))
+        return (
+            tuple(getattr(x, n) for n in data_fields),
+            tuple(getattr(x, n) for n in meta_fields),
+        )
 
     def from_parts(meta, data):
         return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))

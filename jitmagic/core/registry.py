@@ -5,10 +5,11 @@ The kind says how code is generated for it (elementwise, view, generator, reduce
 the rules that generate it live in the lowering layer's own table (jitmagic.lower.rules).
 Definitions (jitmagic.ops) register into both with one call (jitmagic.ops.define.register).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -20,8 +21,8 @@ from jitmagic.core.dtypes import ShapedArray
 class Primitive:
     name: str
     kind: str
-    abstract: Callable          # (*avals, **params) -> ShapedArray | tuple
-    impl: Callable              # (*ndarrays, **params) -> ndarray | tuple
+    abstract: Callable  # (*avals, **params) -> ShapedArray | tuple
+    impl: Callable  # (*ndarrays, **params) -> ndarray | tuple
     multiple_results: bool = False
     # elementwise primitives whose lowering is expensive enough that recomputing them
     # per use costs more than a temporary buffer
@@ -46,12 +47,32 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def register(name, kind, abstract, impl, multiple_results=False, expensive=False,
-             specialize=None, reads_memory=False, writes_outputs=False, work=None):
+def register(
+    name,
+    kind,
+    abstract,
+    impl,
+    multiple_results=False,
+    expensive=False,
+    specialize=None,
+    reads_memory=False,
+    writes_outputs=False,
+    work=None,
+):
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} registered twice")
-    p = Primitive(name, kind, abstract, impl, multiple_results, expensive, specialize,
-                  reads_memory, writes_outputs, work)
+    p = Primitive(
+        name,
+        kind,
+        abstract,
+        impl,
+        multiple_results,
+        expensive,
+        specialize,
+        reads_memory,
+        writes_outputs,
+        work,
+    )
     PRIMITIVES[name] = p
     return p
 
@@ -77,15 +98,17 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError("shapes " + " ".join(str(tuple(s)) for s in shapes) +
-                         " cannot be broadcast together") from None
+        raise ValueError(
+            "shapes " + " ".join(str(tuple(s)) for s in shapes) + " cannot be broadcast together"
+        ) from None
 
 
 def same_dtype(prim, avals):
     dts = {a.dtype for a in avals}
     if len(dts) != 1:
-        raise TypeError(f"{prim} requires operands of one dtype, got "
-                        + ", ".join(str(a) for a in avals))
+        raise TypeError(
+            f"{prim} requires operands of one dtype, got " + ", ".join(str(a) for a in avals)
+        )
     return avals[0].dtype
 
 

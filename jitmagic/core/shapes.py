@@ -15,6 +15,7 @@ An undecided comparison is resolved as follows, while a generic variant is being
     guard, which every later call must satisfy to use the variant (else it compiles another).
 Converting a Dim to an int (`int(n)`, `range(n)`, NumPy's own shape arguments) raises.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,9 @@ import threading
 
 import numpy as np
 
+from jitmagic.core.frames import PKG_DIR, user_frame
 from jitmagic.errors import ConcretizationTypeError
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the package root
 _state = threading.local()
 
 
@@ -36,8 +37,10 @@ class InconclusiveDimensionError(ConcretizationTypeError):
 
 # ---------------------------------------------------------------- atoms
 
+
 class _Op:
     """An atom that is an operation on a Dim: floordiv or mod by a positive int."""
+
     __slots__ = ("kind", "arg", "k", "_key")
 
     def __init__(self, kind, arg, k):
@@ -74,14 +77,17 @@ _INF = float("inf")
 
 
 def _simple(d):
-    return not isinstance(d, Dim) or (len(d.terms) == 1 and d.terms[0][1] == 1
-                                      and len(d.terms[0][0]) == 1)
+    return not isinstance(d, Dim) or (
+        len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1
+    )
 
 
 # ---------------------------------------------------------------- Dim
 
+
 class Dim:
     """A symbolic size: ((monomial, coefficient), ...) with monomials tuples of atoms."""
+
     __slots__ = ("terms", "_hash")
 
     def __init__(self, terms):
@@ -100,8 +106,9 @@ class Dim:
             return 0
         if list(poly) == [()]:
             return poly[()]
-        return Dim(tuple(sorted(poly.items(), key=lambda mc: (-len(mc[0]),
-                                                               [_atom_key(a) for a in mc[0]]))))
+        return Dim(
+            tuple(sorted(poly.items(), key=lambda mc: (-len(mc[0]), [_atom_key(a) for a in mc[0]])))
+        )
 
     def _poly(self):
         return dict(self.terms)
@@ -183,20 +190,32 @@ class Dim:
         return not self.__eq__(other)
 
     def __ge__(self, other):
-        return _compare(self - other, ">=", (self, ">=", other)) if _is_dimlike(other) \
+        return (
+            _compare(self - other, ">=", (self, ">=", other))
+            if _is_dimlike(other)
             else NotImplemented
+        )
 
     def __gt__(self, other):
-        return _compare(self - other - 1, ">=", (self, ">", other)) if _is_dimlike(other) \
+        return (
+            _compare(self - other - 1, ">=", (self, ">", other))
+            if _is_dimlike(other)
             else NotImplemented
+        )
 
     def __le__(self, other):
-        return _compare(other - self, ">=", (self, "<=", other)) if _is_dimlike(other) \
+        return (
+            _compare(other - self, ">=", (self, "<=", other))
+            if _is_dimlike(other)
             else NotImplemented
+        )
 
     def __lt__(self, other):
-        return _compare(other - self - 1, ">=", (self, "<", other)) if _is_dimlike(other) \
+        return (
+            _compare(other - self - 1, ">=", (self, "<", other))
+            if _is_dimlike(other)
             else NotImplemented
+        )
 
     def __hash__(self):
         return self._hash
@@ -279,14 +298,16 @@ def any_symbolic(shape):
 
 # ---------------------------------------------------------------- bounds and evaluation
 
+
 def bounds(d):
     """(lo, hi) of a size expression (symbols are >= 0; inf when unbounded). A floordiv atom
     is also bounded linearly (a//k between (a-k+1)/k and a/k), so that n - n//2 >= 0."""
     if not isinstance(d, Dim):
         return d, d
     lo, hi = _poly_bounds(d.terms)
-    if lo != hi and any(len(m) == 1 and isinstance(m[0], _Op) and m[0].kind == "floordiv"
-                        for m, _ in d.terms):
+    if lo != hi and any(
+        len(m) == 1 and isinstance(m[0], _Op) and m[0].kind == "floordiv" for m, _ in d.terms
+    ):
         lo = max(lo, _poly_bounds(_relaxed(d, True))[0])
         hi = min(hi, _poly_bounds(_relaxed(d, False))[1])
     return lo, hi
@@ -296,6 +317,7 @@ def _relaxed(d, want_lo):
     """d's terms with each floordiv atom replaced by the linear bound on the side that
     bounds d from below (want_lo) or above."""
     from fractions import Fraction
+
     poly = {}
     for m, c in d.terms:
         if len(m) == 1 and isinstance(m[0], _Op) and m[0].kind == "floordiv":
@@ -327,7 +349,7 @@ def _poly_bounds(terms):
 
 
 def _nan0(x):
-    return 0 if x != x else x   # 0 * inf
+    return 0 if x != x else x  # 0 * inf
 
 
 def evaluate(d, env):
@@ -349,14 +371,19 @@ def python_source(d, name_of):
         return repr(int(d))
     parts = []
     for m, c in d.terms:
-        fs = [name_of(a) if isinstance(a, str) else
-              f"(({python_source(a.arg, name_of)}) {'//' if a.kind == 'floordiv' else '%'} "
-              f"{a.k})" for a in m]
+        fs = [
+            name_of(a)
+            if isinstance(a, str)
+            else f"(({python_source(a.arg, name_of)}) {'//' if a.kind == 'floordiv' else '%'} "
+            f"{a.k})"
+            for a in m
+        ]
         parts.append("*".join([repr(c)] + fs))
     return "(" + " + ".join(parts) + ")"
 
 
 # ---------------------------------------------------------------- decisions and guards
+
 
 class GenericContext:
     """What compiling one generic variant knows: the example value of each symbol, and the
@@ -412,14 +439,14 @@ def _compare(diff, op, text=None):
 def _internal_caller():
     """Is the comparison made by jitmagic's own code (not the user's)?"""
     f = sys._getframe(1)
-    while f is not None and (f.f_code.co_filename == __file__ or
-                             f.f_code.co_filename.startswith("<")):   # e.g. <frozen ...>
+    while f is not None and (
+        f.f_code.co_filename == __file__ or f.f_code.co_filename.startswith("<")
+    ):  # e.g. <frozen ...>
         f = f.f_back
-    return f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR + os.sep)
+    return f is not None and os.path.abspath(f.f_code.co_filename).startswith(PKG_DIR + os.sep)
 
 
 def _undecidable(what, ctx, conversion=False):
-    from jitmagic.core.tracing import user_frame
     where = user_frame()
     loc = f" at {where[0]}:{where[1]}" + (f": {where[2]}" if where[2] else "") if where else ""
     if conversion:
@@ -430,7 +457,8 @@ def _undecidable(what, ctx, conversion=False):
         f"shape-generic trace: {need}{loc}. The variant is compiled for concrete sizes "
         f"instead; to stay generic, keep sizes out of Python control flow (use jnp.where or "
         f"lax.cond on data, lax.fori_loop for loops), or call with shapes='static' to "
-        f"silence this.")
+        f"silence this."
+    )
 
 
 def line_of(err):
@@ -438,7 +466,7 @@ def line_of(err):
     msg = str(err)
     i = msg.find(" at ")
     j = msg.find(". The variant")
-    return msg[i + 4:j] if 0 <= i < j else ""
+    return msg[i + 4 : j] if 0 <= i < j else ""
 
 
 def broadcast(shapes):
@@ -456,8 +484,11 @@ def broadcast(shapes):
             if got is None:
                 got = d
             elif not _same(got, d):
-                raise ValueError("shapes " + " ".join(str(tuple(s)) for s in shapes) +
-                                 " cannot be broadcast together")
+                raise ValueError(
+                    "shapes "
+                    + " ".join(str(tuple(s)) for s in shapes)
+                    + " cannot be broadcast together"
+                )
         out.append(1 if got is None else got)
     return tuple(out)
 
@@ -496,12 +527,13 @@ def slice_indices(sl, n):
             if v < 0:
                 v = -1 if step < 0 else 0
         elif isinstance(v, Dim) and bounds(n - v)[0] >= (0 if step > 0 else 1):
-            pass     # within [0, n) already (n // 2, n - 1): no clamp, no guard
-        elif step > 0 and v > n:     # (v == n needs no clamp: one guard fewer)
+            pass  # within [0, n) already (n // 2, n - 1): no clamp, no guard
+        elif step > 0 and v > n:  # (v == n needs no clamp: one guard fewer)
             v = n
         elif step < 0 and v >= n:
             v = n - 1
         return v
+
     if step > 0:
         s, e = adjust(sl.start, 0), adjust(sl.stop, n)
         length = (e - s + step - 1) // step if e >= s else 0

@@ -3,10 +3,9 @@
 Nested traces (bodies of lax.cond/fori_loop/...) stack; a tracer of an enclosing trace used in
 a body is captured as an extra input of the body's function.
 """
+
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from contextlib import contextmanager
 
@@ -15,12 +14,20 @@ import numpy as np
 from jitmagic.core import dtypes
 from jitmagic.core.config import config
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.errors import ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError, UnsupportedDtypeError
+from jitmagic.core.frames import user_frame
 from jitmagic.core.ir import Eqn, Function, Lit, Var, make_params
+from jitmagic.core.registry import PRIMITIVES, abstract_eval, eval_eager
 from jitmagic.core.shapes import Dim
+from jitmagic.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    TraceTooLargeError,
+    UnexpectedTracerError,
+    UnsupportedDtypeError,
+)
 
-# the package's root: frames in any of its modules are jitmagic's, the rest the user's
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _state = threading.local()
 
 # Arrays up to this size captured from Python become literals rather than constant inputs.
@@ -40,14 +47,14 @@ def current_trace():
 
 
 class Trace:
-    def __init__(self, name: str, parent: "Trace | None" = None):
+    def __init__(self, name: str, parent: Trace | None = None):
         self.name = name
         self.parent = parent
         self.eqns: list[Eqn] = []
         self.invars: list[Var] = []
         self.constvars: list[Var] = []
         self.consts: list[np.ndarray] = []
-        self._const_ids: dict[int, tuple] = {}     # id(x) -> (x, Var)
+        self._const_ids: dict[int, tuple] = {}  # id(x) -> (x, Var)
         self.captured: list[tuple[Tracer, Var]] = []  # outer tracer -> inner var
         self._capture_ids: dict[int, Var] = {}
         self.sources: dict[Var, frozenset] = {}
@@ -55,10 +62,10 @@ class Trace:
         self.alive = True
         self.root = parent.root if parent is not None else self
         if parent is None:
-            self.n_eqns, self.lines = 0, {}     # whole trace tree: size guard and its sample
+            self.n_eqns, self.lines = 0, {}  # whole trace tree: size guard and its sample
 
     # -- inputs
-    def new_arg(self, aval: ShapedArray, label: str | None) -> "Tracer":
+    def new_arg(self, aval: ShapedArray, label: str | None) -> Tracer:
         v = Var(aval)
         self.invars.append(v)
         self.sources[v] = frozenset([label]) if label else frozenset()
@@ -74,17 +81,19 @@ class Trace:
         return self.const_atom(x)
 
     def const_atom(self, x):
-        if isinstance(x, Dim):     # a symbolic size used as a number: read at run time
+        if isinstance(x, Dim):  # a symbolic size used as a number: read at run time
             return self.to_atom(self.bind("dim_value", [], {"dim": x}))
         if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
             dt = dtypes.python_scalar_dtype(x)
-            if dt.kind == "i" and not (-2**63 <= x < 2**63):
+            if dt.kind == "i" and not (-(2**63) <= x < 2**63):
                 raise OverflowError(f"Python int {x} does not fit in int64")
             return Lit.of(x, ShapedArray((), dt, True))
         arr = np.asarray(x)
         if arr.dtype == object:
-            raise TypeError(f"value of type {type(x).__name__} cannot be used in a traced "
-                            f"computation: only arrays, NumPy scalars and Python numbers can")
+            raise TypeError(
+                f"value of type {type(x).__name__} cannot be used in a traced "
+                f"computation: only arrays, NumPy scalars and Python numbers can"
+            )
         dt = dtypes.check_dtype(arr.dtype, f"captured value {type(x).__name__}")
         if arr.ndim == 0:
             return Lit.of(arr[()], ShapedArray((), dt, False))
@@ -101,7 +110,7 @@ class Trace:
             self.sources[v] = frozenset()
         return v
 
-    def _capture(self, t: "Tracer"):
+    def _capture(self, t: Tracer):
         check_alive(t)
         if not self._is_ancestor(t._trace):
             raise UnexpectedTracerError(_escaped_message(t))
@@ -123,12 +132,15 @@ class Trace:
 
     # -- equations
     def bind(self, prim, args, params):
-        from jitmagic.core.registry import abstract_eval, PRIMITIVES
         atoms = [self.to_atom(a) for a in args]
         out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         p = PRIMITIVES[prim]
-        if (atoms and p.kind == "elementwise" and all(isinstance(a, Lit) for a in atoms)
-                and out_avals[0].shape == ()):
+        if (
+            atoms
+            and p.kind == "elementwise"
+            and all(isinstance(a, Lit) for a in atoms)
+            and out_avals[0].shape == ()
+        ):
             # fold scalar arithmetic on literals now, so the IR shows 2.0 rather than a cast
             with np.errstate(all="ignore"):
                 val = p.impl(*[np.asarray(a.val) for a in atoms], **params)
@@ -136,8 +148,9 @@ class Trace:
         outvars = tuple(Var(a) for a in out_avals)
         self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars))
         _count_eqn(self.root)
-        src = frozenset().union(*(self.sources.get(a, frozenset()) for a in atoms
-                                  if isinstance(a, Var)))
+        src = frozenset().union(
+            *(self.sources.get(a, frozenset()) for a in atoms if isinstance(a, Var))
+        )
         for v in outvars:
             self.sources[v] = src
         outs = [Tracer(self, v) for v in outvars]
@@ -145,13 +158,17 @@ class Trace:
 
     def finish(self, outs) -> Function:
         atoms = tuple(self.to_atom(o) for o in outs)
-        fn = Function(tuple(self.constvars) + tuple(v for _, v in self.captured),
-                      tuple(self.invars), tuple(self.eqns), atoms,
-                      tuple(self.consts) + tuple(t for t, _ in self.captured))
+        fn = Function(
+            tuple(self.constvars) + tuple(v for _, v in self.captured),
+            tuple(self.invars),
+            tuple(self.eqns),
+            atoms,
+            tuple(self.consts) + tuple(t for t, _ in self.captured),
+        )
         return fn
 
 
-_SAMPLE = 64     # one equation in this many is attributed to its user line
+_SAMPLE = 64  # one equation in this many is attributed to its user line
 
 
 def _count_eqn(root):
@@ -166,18 +183,20 @@ def _count_eqn(root):
 
 
 def _too_large(root, limit):
-    from jitmagic.errors import TraceTooLargeError
-    msg = (f"tracing {root.name!r} recorded more than {limit:,} equations "
-           f"(config max_trace_equations).")
+    msg = (
+        f"tracing {root.name!r} recorded more than {limit:,} equations "
+        f"(config max_trace_equations)."
+    )
     if root.lines:
         (file, line, text), n = max(root.lines.items(), key=lambda kv: kv[1])
         share = n / sum(root.lines.values())
-        msg += (f"\n  {share:.0%} of them come from {file}:{line}" +
-                (f": {text}" if text else ""))
-    msg += ("\nA Python loop over a traced computation is unrolled: every iteration adds its "
-            "equations to the trace, and compiling them would take very long. Trace the body "
-            "once with lax.fori_loop(lower, upper, body, init) or lax.scan(f, init, xs); or "
-            "raise the limit with jm.config.update(max_trace_equations=...).")
+        msg += f"\n  {share:.0%} of them come from {file}:{line}" + (f": {text}" if text else "")
+    msg += (
+        "\nA Python loop over a traced computation is unrolled: every iteration adds its "
+        "equations to the trace, and compiling them would take very long. Trace the body "
+        "once with lax.fori_loop(lower, upper, body, init) or lax.scan(f, init, xs); or "
+        "raise the limit with jm.config.update(max_trace_equations=...)."
+    )
     return TraceTooLargeError(msg)
 
 
@@ -185,9 +204,14 @@ def _viewed(x):
     """The array x is a whole view of (jnp.asarray(table) is a view of table), so repeated
     views of one array become one constant of the trace."""
     b = getattr(x, "base", None)
-    if (type(x) is not np.ndarray and type(b) is np.ndarray and b.shape == x.shape
-            and b.dtype == x.dtype and b.strides == x.strides
-            and b.__array_interface__["data"] == x.__array_interface__["data"]):
+    if (
+        type(x) is not np.ndarray
+        and type(b) is np.ndarray
+        and b.shape == x.shape
+        and b.dtype == x.dtype
+        and b.strides == x.strides
+        and b.__array_interface__["data"] == x.__array_interface__["data"]
+    ):
         return b
     return x
 
@@ -204,71 +228,76 @@ def new_trace(name: str):
         t.alive = False
 
 
-def check_alive(t: "Tracer"):
+def check_alive(t: Tracer):
     if not t._trace.alive:
         raise UnexpectedTracerError(_escaped_message(t))
 
 
 def _escaped_message(t):
-    return (f"A tracer {t.aval} created while tracing {t._trace.name!r} is used outside "
-            f"that trace. Traced values cannot escape the function being traced (e.g. stored "
-            f"in a global or a list, or returned through a side channel); return them as "
-            f"outputs of the jitted function instead.")
+    return (
+        f"A tracer {t.aval} created while tracing {t._trace.name!r} is used outside "
+        f"that trace. Traced values cannot escape the function being traced (e.g. stored "
+        f"in a global or a list, or returned through a side channel); return them as "
+        f"outputs of the jitted function instead."
+    )
 
 
-def user_frame():
-    """(filename, lineno, source line) of the innermost frame outside jitmagic."""
-    f = sys._getframe(1)
-    while f is not None:
-        fn = os.path.abspath(f.f_code.co_filename)
-        if not fn.startswith(_PKG_DIR + os.sep):
-            import linecache
-            return f.f_code.co_filename, f.f_lineno, linecache.getline(
-                f.f_code.co_filename, f.f_lineno, f.f_globals).strip()
-        f = f.f_back
-    return None
-
-
-def concretization_error(t: "Tracer", what: str, cls=ConcretizationTypeError):
+def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
     srcs = sorted(t._trace.sources.get(t._var, ()))
     if srcs:
-        origin = (f"derived from traced argument{'s' if len(srcs) > 1 else ''} "
-                  + " and ".join(f"'{s}'" for s in srcs))
+        origin = f"derived from traced argument{'s' if len(srcs) > 1 else ''} " + " and ".join(
+            f"'{s}'" for s in srcs
+        )
     else:
         origin = "computed inside the traced function"
     where = user_frame()
     loc = f"\n  at {where[0]}:{where[1]}" + (f": {where[2]}" if where[2] else "") if where else ""
     # only scalar arguments can usefully be static: arrays are unhashable
-    names = tuple(dict.fromkeys(s.split("[")[0].split(".")[0] for s in srcs
-                                if _arg_aval(t._trace, s) is not None
-                                and _arg_aval(t._trace, s).shape == ()))
-    static_hint = (f"static_argnames={names!r}" if names else "static_argnames=(...)")
+    names = tuple(
+        dict.fromkeys(
+            s.split("[")[0].split(".")[0]
+            for s in srcs
+            if _arg_aval(t._trace, s) is not None and _arg_aval(t._trace, s).shape == ()
+        )
+    )
+    static_hint = f"static_argnames={names!r}" if names else "static_argnames=(...)"
     root = t._trace
     while root.parent is not None:
         root = root.parent
     fname = root.name.split(".")[-1] if root.name.isidentifier() or "." in root.name else "f"
     if what in ("range", "int", "index"):
-        flow = ("use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
-                "or lax.dynamic_slice for traced indices")
+        flow = (
+            "use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
+            "or lax.dynamic_slice for traced indices"
+        )
     elif what == "slice":
         flow = "read a window of static size at a traced start with lax.dynamic_slice"
     elif what == "axis":
-        flow = ("choose among static axes with lax.switch(axis, [lambda x: f(x, 0), "
-                "lambda x: f(x, 1)], x) when the results have one shape")
+        flow = (
+            "choose among static axes with lax.switch(axis, [lambda x: f(x, 0), "
+            "lambda x: f(x, 1)], x) when the results have one shape"
+        )
     else:
-        flow = ("express the branch on data: jnp.where(cond, x, y), lax.select, or "
-                "lax.cond(pred, true_fun, false_fun, *operands)")
+        flow = (
+            "express the branch on data: jnp.where(cond, x, y), lax.select, or "
+            "lax.cond(pred, true_fun, false_fun, *operands)"
+        )
     call = f"a static {what}" if what in ("axis", "slice") else f"{what}()"
-    msg = (f"Abstract tracer value encountered where a concrete value is expected: {call} "
-           f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
-           f"While jit traces a function its array arguments have only a shape and a dtype, "
-           f"no value. Fix it in one of two ways:\n"
-           + (f"  1. mark the argument static, e.g. jm.jit({fname}, {static_hint}) "
-              f"(compiles again for every new value), or\n" if names or not srcs else
-              f"  1. arrays cannot be static; if the decision depends on a scalar parameter, "
-              f"pass it as a Python number and mark it static with jm.jit({fname}, "
-              f"static_argnames=(...)) (compiles again for every new value), or\n") +
-           f"  2. keep it traced and {flow}.")
+    msg = (
+        f"Abstract tracer value encountered where a concrete value is expected: {call} "
+        f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
+        f"While jit traces a function its array arguments have only a shape and a dtype, "
+        f"no value. Fix it in one of two ways:\n"
+        + (
+            f"  1. mark the argument static, e.g. jm.jit({fname}, {static_hint}) "
+            f"(compiles again for every new value), or\n"
+            if names or not srcs
+            else f"  1. arrays cannot be static; if the decision depends on a scalar parameter, "
+            f"pass it as a Python number and mark it static with jm.jit({fname}, "
+            f"static_argnames=(...)) (compiles again for every new value), or\n"
+        )
+        + f"  2. keep it traced and {flow}."
+    )
     return cls(msg)
 
 
@@ -283,6 +312,7 @@ def _arg_aval(trace, label):
 
 class Tracer:
     """Stands in for an array argument while a function is traced."""
+
     __slots__ = ("_trace", "_var")
     __array_priority__ = 1000
 
@@ -349,12 +379,14 @@ class Tracer:
             f"dispatch to it) instead of converting to a NumPy array; for a value that must be "
             f"concrete, make the argument static. Indexing a NumPy array with a traced index "
             f"(table[i]) converts the index like this, as in JAX: write jnp.asarray(table)[i] "
-            f"to gather from the array.")
+            f"to gather from the array."
+        )
 
     def __setitem__(self, idx, value):
         raise TypeError(
             "traced arrays are immutable: x[idx] = v is not supported inside jit. "
-            "Use x = x.at[idx].set(v) (or .add/.mul/.min/.max) instead.")
+            "Use x = x.at[idx].set(v) (or .add/.mul/.min/.max) instead."
+        )
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval}")
@@ -368,9 +400,8 @@ def bind(prim: str, *args, **params):
     trace = current_trace()
     if trace is None:
         for a in args:
-            if isinstance(a, Tracer):   # alive but not under any trace: cannot happen
+            if isinstance(a, Tracer):  # alive but not under any trace: cannot happen
                 raise UnexpectedTracerError(_escaped_message(a))
-        from jitmagic.core.registry import eval_eager
         return eval_eager(prim, args, params)
     # Everything inside a trace is staged (as JAX's omnistaging): the innermost trace records
     # it, and tracers of enclosing traces are captured there.
@@ -383,15 +414,24 @@ def aval_of(x) -> ShapedArray:
         return x.aval
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.check_dtype(x.dtype), False)
-    if isinstance(x, np.generic):   # before the Python types: np.float64 subclasses float
+    if isinstance(x, np.generic):  # before the Python types: np.float64 subclasses float
         return ShapedArray((), dtypes.check_dtype(x.dtype), False)
     if isinstance(x, (bool, int, float, complex)):
         return ShapedArray((), dtypes.python_scalar_dtype(x), True)
     if isinstance(x, Dim):
         return ShapedArray((), np.dtype(np.int64), True)
-    raise TypeError(f"{type(x).__name__} is not a valid jit argument: pass arrays, numbers, or "
-                    f"tuples/lists/dicts of them, or mark the argument static")
+    raise TypeError(
+        f"{type(x).__name__} is not a valid jit argument: pass arrays, numbers, or "
+        f"tuples/lists/dicts of them, or mark the argument static"
+    )
 
 
-__all__ = ["Trace", "Tracer", "bind", "new_trace", "current_trace", "aval_of",
-           "UnsupportedDtypeError"]
+__all__ = [
+    "Trace",
+    "Tracer",
+    "bind",
+    "new_trace",
+    "current_trace",
+    "aval_of",
+    "UnsupportedDtypeError",
+]

@@ -15,6 +15,7 @@ is reported as a lower bound, and speedup and break-even as bounds.
 The native kernel time (backend/runstats.py) is kept per call on the hit path and shown as its
 own columns; speedup and break-even use the call time, never the kernel time alone.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -32,19 +33,20 @@ import numpy as np
 from jitmagic.core import interpreter
 from jitmagic.core.config import config
 
-MAX_SAMPLES = 15          # timed batches per figure
-MIN_BATCH_S = 2e-4        # a batch repeats a short run until it lasts about this long
+MAX_SAMPLES = 15  # timed batches per figure
+MIN_BATCH_S = 2e-4  # a batch repeats a short run until it lasts about this long
 
 
 @dataclass(frozen=True)
 class Timing:
     """One measured time per run, and how it was measured."""
-    us: float | None      # median per run, or a lower bound when `bound`
-    samples: int = 0      # timed batches the median is taken over
-    per_batch: int = 0    # runs per batch
-    warm: bool = False    # a warm-up run came first and is not counted
-    bound: bool = False   # the run did not finish within the budget: `us` is a lower bound
-    note: str = ""        # why not measured, or a detail of how
+
+    us: float | None  # median per run, or a lower bound when `bound`
+    samples: int = 0  # timed batches the median is taken over
+    per_batch: int = 0  # runs per batch
+    warm: bool = False  # a warm-up run came first and is not counted
+    bound: bool = False  # the run did not finish within the budget: `us` is a lower bound
+    note: str = ""  # why not measured, or a detail of how
 
     @property
     def how(self):
@@ -52,8 +54,11 @@ class Timing:
             return self.note or "not measured"
         if self.bound:
             return f"lower bound: {self.note}"
-        runs = f"{self.samples} batches of {self.per_batch}" if self.per_batch > 1 else \
-            f"{self.samples} run{'s' if self.samples != 1 else ''}"
+        runs = (
+            f"{self.samples} batches of {self.per_batch}"
+            if self.per_batch > 1
+            else f"{self.samples} run{'s' if self.samples != 1 else ''}"
+        )
         text = f"median of {runs}, {'warm' if self.warm else 'cold (no warm-up: over budget)'}"
         return text + (f"; {self.note}" if self.note else "")
 
@@ -74,7 +79,7 @@ def time_interleaved(runs, budget_s, clock=time.perf_counter):
     find its caches, its freed result memory (no page faults) and its threads as it left them,
     and be faster than a call made between other work, which is how a user calls."""
     gc_was_on = gc.isenabled()
-    gc.disable()   # as timeit does: a cyclic collection is not the function's time
+    gc.disable()  # as timeit does: a cyclic collection is not the function's time
     try:
         return _time_interleaved(runs, budget_s, clock)
     finally:
@@ -88,7 +93,7 @@ class _Slot:
     def __init__(self, run):
         self.run, self.per, self.sized, self.samples = run, 1, False, []
         self.cold = 0.0
-        self.result = None      # a Timing once it is settled without samples, or stopped
+        self.result = None  # a Timing once it is settled without samples, or stopped
         self.stopped = False
 
 
@@ -100,9 +105,14 @@ def _time_interleaved(runs, budget_s, clock):
             try:
                 (warmup or run)()
             except interpreter.BudgetExceeded as e:
-                slot.result = Timing(e.elapsed * 1e6, 1, 1, False, True,
-                                     f"budget {budget_s:g} s ran out after {e.runs} "
-                                     f"loop-body runs")
+                slot.result = Timing(
+                    e.elapsed * 1e6,
+                    1,
+                    1,
+                    False,
+                    True,
+                    f"budget {budget_s:g} s ran out after {e.runs} loop-body runs",
+                )
                 continue
         slot.cold = clock() - t0
         if slot.cold > budget_s:
@@ -149,7 +159,7 @@ def _sample(slot, clock):
             slot.samples.append(dt / per)
             return
     except interpreter.BudgetExceeded:
-        slot.stopped = True   # a later run of a loop outlasted the budget: its samples stand
+        slot.stopped = True  # a later run of a loop outlasted the budget: its samples stand
 
 
 # ---------------------------------------------------------------- kept inputs
@@ -170,7 +180,7 @@ class Kept:
         self.jf = weakref.ref(jf)
         self.args, self.kwargs, self.leaves, self.nbytes = args, kwargs, leaves, nbytes
         self.form = call_form(args, kwargs)
-        self.call_only = False   # kept by new_form: for the call time of a new call form
+        self.call_only = False  # kept by new_form: for the call time of a new call form
 
     def release(self):
         global _kept_bytes
@@ -222,7 +232,7 @@ def keep(variant, jf, args, kwargs):
     variant.form = call_form(args, kwargs)
     try:
         why = _keep(variant, jf, args, kwargs)
-    except Exception as e:   # noqa: BLE001  (the baseline is a nicety)
+    except Exception as e:
         why = f"inputs not kept: {type(e).__name__}: {e}"
     if why:
         variant.baseline = _not_measured(why)
@@ -235,13 +245,16 @@ def new_form(variant, jf, args, kwargs):
     measured already or another measurement is pending. Never fails the user's call."""
     form = variant.form = call_form(args, kwargs)
     kept = variant.kept
-    if form in variant.call_forms or (kept is not None and kept.args is not None) or \
-            not config.eager_baseline:
+    if (
+        form in variant.call_forms
+        or (kept is not None and kept.args is not None)
+        or not config.eager_baseline
+    ):
         return
     try:
         if _keep(variant, jf, args, kwargs) is None:
             variant.kept.call_only = True
-    except Exception:   # noqa: BLE001  (the figures then say which form they measured)
+    except Exception:
         pass
 
 
@@ -252,8 +265,9 @@ def _keep(variant, jf, args, kwargs):
         return "eager_baseline is off"
     n = _nbytes((args, kwargs))
     if n > config.eager_baseline_max_bytes:
-        return (f"inputs {_mib(n)} > eager_baseline_max_bytes "
-                f"{_mib(config.eager_baseline_max_bytes)}")
+        return (
+            f"inputs {_mib(n)} > eager_baseline_max_bytes {_mib(config.eager_baseline_max_bytes)}"
+        )
     with _lock:
         if _kept_bytes + n > config.eager_baseline_keep_bytes:
             full = True
@@ -261,8 +275,10 @@ def _keep(variant, jf, args, kwargs):
             full = False
             _kept_bytes += n
     if full:
-        return (f"the inputs kept for other variants' baselines fill eager_baseline_keep_bytes "
-                f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)")
+        return (
+            f"the inputs kept for other variants' baselines fill eager_baseline_keep_bytes "
+            f"{_mib(config.eager_baseline_keep_bytes)} (a view measures and frees them)"
+        )
     try:
         args_c, kwargs_c = _copy(args), _copy(kwargs)
         leaves = jf.key_of(args_c, kwargs_c)[1]
@@ -281,6 +297,7 @@ def _mib(n):
 
 
 # ---------------------------------------------------------------- the measurement
+
 
 @dataclass(frozen=True)
 class Baseline:
@@ -319,8 +336,9 @@ def ensure(variant, budget_s=None, clock=time.perf_counter):
         return b
     deadline = getattr(_view, "deadline", None)
     if deadline is not None and time.perf_counter() > deadline:
-        return _not_measured("not measured yet: this view's time for measuring ran out "
-                             "(the next view measures it)")
+        return _not_measured(
+            "not measured yet: this view's time for measuring ran out (the next view measures it)"
+        )
     budget = config.eager_baseline_budget_s if budget_s is None else budget_s
     try:
         with interpreter.quiet(), warnings.catch_warnings():
@@ -328,8 +346,8 @@ def ensure(variant, budget_s=None, clock=time.perf_counter):
             m = _measure(variant, kept, budget, clock)
         variant.call_forms[kept.form] = m.call
         if b is None:
-            variant.baseline = m    # a later form's measurement keeps the first eager time
-    except Exception as e:   # the baseline is a nicety; never let a view fail on it
+            variant.baseline = m  # a later form's measurement keeps the first eager time
+    except Exception as e:  # the baseline is a nicety; never let a view fail on it
         if b is None:
             variant.baseline = _not_measured(f"measurement failed: {type(e).__name__}: {e}")
     finally:
@@ -345,23 +363,29 @@ def _measure(variant, kept, budget, clock):
     eager_run, eager_warmup = _eager_runner(variant, kept)
     med = variant.median_ns()
     if med is not None and med / 1e9 > budget / 4:
-        call = Timing(med / 1e3, min(variant.calls, 128), 1, True, False,
-                      "the kernel median of the user's calls (too long to repeat within the "
-                      "budget; dispatch is negligible at this length)")
+        call = Timing(
+            med / 1e3,
+            min(variant.calls, 128),
+            1,
+            True,
+            False,
+            "the kernel median of the user's calls (too long to repeat within the "
+            "budget; dispatch is negligible at this length)",
+        )
         return Baseline(call, time_runs(eager_run, budget, clock, eager_warmup))
     call_run, note = _call_runner(variant, kept)
     note = form_text(kept.form) + ("; " + note if note else "")
     saved = bytes(variant.counters)
     try:
-        call, eager = time_interleaved([(call_run, None), (eager_run, eager_warmup)],
-                                       budget, clock)
+        call, eager = time_interleaved([(call_run, None), (eager_run, eager_warmup)], budget, clock)
     finally:
         ctypes.memmove(variant.counters, saved, len(saved))
     kernel = variant.median_ns()
     if kernel is not None and call.us and kernel / 1e3 > 2 * call.us:
         # the user's own calls were slower than the whole call now: say so, do not hide it
-        note = (note + "; " if note else "") + \
-            f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
+        note = (
+            note + "; " if note else ""
+        ) + f"the kernel alone took a median {fmt_us(kernel / 1e3)} over your calls"
     if note:
         call = Timing(call.us, call.samples, call.per_batch, call.warm, call.bound, note)
     return Baseline(call, eager)
@@ -380,36 +404,43 @@ def _eager_runner(variant, kept):
 
     def run():
         fast(*leaves)
+
     return run, warmup
 
 
 def _call_runner(variant, kept):
     """(run, note): end to end through the jitted function, as the user calls it."""
     jf = kept.jf()
-    if jf is not None and jf.is_live(variant) and \
-            jf.key_of(kept.args, kept.kwargs)[0] == variant.key:
+    if (
+        jf is not None
+        and jf.is_live(variant)
+        and jf.key_of(kept.args, kept.kwargs)[0] == variant.key
+    ):
         args, kwargs = kept.args, kept.kwargs
 
         def run():
             jf(*args, **kwargs)
+
         return run, ""
-    leaves = kept.leaves    # the function was redefined or a global it reads changed
+    leaves = kept.leaves  # the function was redefined or a global it reads changed
 
     def run():
         variant(leaves)
+
     return run, "through the variant (the function's current key differs)"
 
 
 # ---------------------------------------------------------------- the figures
 
+
 @dataclass(frozen=True)
 class Figures:
     call_us: float | None
     eager_us: float | None
-    bound: bool                  # eager (so speedup and break-even) are bounds
-    speedup: float | None        # eager / call; a lower bound when `bound`
-    break_even: int | None       # calls; an upper bound when `bound`
-    never: bool                  # the jitted call is not faster: compiling never pays off
+    bound: bool  # eager (so speedup and break-even) are bounds
+    speedup: float | None  # eager / call; a lower bound when `bound`
+    break_even: int | None  # calls; an upper bound when `bound`
+    never: bool  # the jitted call is not faster: compiling never pays off
     call_how: str
     eager_how: str
 

@@ -6,6 +6,7 @@ read the store and `subscribe()` to new records. A function is identified by its
 by identical redefinitions), and anything with `name`, `qualname`, `where`, `fid` and
 `backend` can be recorded (watched JAX and Numba functions are).
 """
+
 from __future__ import annotations
 
 import collections
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from jitmagic.core.config import config
-from jitmagic.errors import RecompilationError, RecompilationStormWarning  # noqa: F401
+from jitmagic.errors import RecompilationError, RecompilationStormWarning
 
 PHASES = ("trace", "passes", "llvm_ir", "llvm_opt", "codegen")
 # phases only a watched JIT reports (jitmagic/watch): JAX lowering to MLIR and XLA's compile,
@@ -27,9 +28,10 @@ PEER_PHASES = ("lower", "backend_compile", "typing")
 
 # ---------------------------------------------------------------- records
 
+
 @dataclass(frozen=True)
 class Reason:
-    kind: str       # new_function, static_value, static_type, shape, dtype, weak_type,
+    kind: str  # new_function, static_value, static_type, shape, dtype, weak_type,
     #                 pytree, global, redefined, evicted, cache_cleared, arity
     arg: str | None
     old: str | None
@@ -37,17 +39,23 @@ class Reason:
     text: str
 
     def to_dict(self):
-        return {"kind": self.kind, "arg": self.arg, "old": self.old, "new": self.new,
-                "text": self.text}
+        return {
+            "kind": self.kind,
+            "arg": self.arg,
+            "old": self.old,
+            "new": self.new,
+            "text": self.text,
+        }
 
 
 @dataclass
 class KeyInfo:
     """A cache key spelled out with names, for explaining misses."""
-    statics: dict          # name -> value
-    leaves: dict           # label -> ShapedArray
+
+    statics: dict  # name -> value
+    leaves: dict  # label -> ShapedArray
     tree: str
-    env: dict = field(default_factory=dict)   # referenced global/closure name -> value
+    env: dict = field(default_factory=dict)  # referenced global/closure name -> value
 
     def signature(self):
         return ", ".join(f"{k}:{v}" for k, v in self.leaves.items())
@@ -57,7 +65,7 @@ class KeyInfo:
 class Event:
     seq: int
     time: float
-    kind: str            # compile, miss, evict, storm, error, disk_hit, disk_miss, warning,
+    kind: str  # compile, miss, evict, storm, error, disk_hit, disk_miss, warning,
     #                      tier_up (jitmagic/tiering.py)
     function: str
     qualname: str
@@ -68,18 +76,28 @@ class Event:
     reasons: list = field(default_factory=list)
     timings_ms: dict = field(default_factory=dict)
     message: str = ""
-    fid: int | None = None     # which function (its cache, shared by identical redefinitions)
+    fid: int | None = None  # which function (its cache, shared by identical redefinitions)
     backend: str = "jitmagic"  # which JIT compiled: jitmagic, or a watched jax / numba
-    run_us: dict = field(default_factory=dict)   # tier_up: kernel µs per call before
+    run_us: dict = field(default_factory=dict)  # tier_up: kernel µs per call before
 
     def to_dict(self):
-        return {"seq": self.seq, "fid": self.fid, "backend": self.backend, "time": self.time,
-                "kind": self.kind,
-                "function": self.function, "qualname": self.qualname, "where": self.where,
-                "variant": self.variant, "statics": dict(self.statics),
-                "signature": self.signature, "reasons": [r.to_dict() for r in self.reasons],
-                "timings_ms": dict(self.timings_ms), "message": self.message,
-                "run_us": dict(self.run_us)}
+        return {
+            "seq": self.seq,
+            "fid": self.fid,
+            "backend": self.backend,
+            "time": self.time,
+            "kind": self.kind,
+            "function": self.function,
+            "qualname": self.qualname,
+            "where": self.where,
+            "variant": self.variant,
+            "statics": dict(self.statics),
+            "signature": self.signature,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "timings_ms": dict(self.timings_ms),
+            "message": self.message,
+            "run_us": dict(self.run_us),
+        }
 
 
 # ---------------------------------------------------------------- the store
@@ -89,7 +107,7 @@ _events: collections.deque = collections.deque(maxlen=config.max_events)
 _subscribers: list = []
 _seq = 0
 _counts = collections.Counter()
-_functions: "weakref.WeakSet" = weakref.WeakSet()
+_functions: weakref.WeakSet = weakref.WeakSet()
 _local = threading.local()
 
 
@@ -114,12 +132,17 @@ def record(kind, jf=None, **fields) -> Event:
     global _seq
     with _lock:
         _seq += 1
-        ev = Event(_seq, time.time(), kind,
-                   function=jf.name if jf is not None else fields.pop("function", ""),
-                   qualname=jf.qualname if jf is not None else fields.pop("qualname", ""),
-                   where=jf.where if jf is not None else fields.pop("where", ""),
-                   fid=jf.fid if jf is not None else None,
-                   backend=getattr(jf, "backend", "jitmagic"), **fields)
+        ev = Event(
+            _seq,
+            time.time(),
+            kind,
+            function=jf.name if jf is not None else fields.pop("function", ""),
+            qualname=jf.qualname if jf is not None else fields.pop("qualname", ""),
+            where=jf.where if jf is not None else fields.pop("where", ""),
+            fid=jf.fid if jf is not None else None,
+            backend=getattr(jf, "backend", "jitmagic"),
+            **fields,
+        )
         _events.append(ev)
         _counts[kind] += 1
         subs = list(_subscribers)
@@ -127,7 +150,9 @@ def record(kind, jf=None, **fields) -> Event:
         try:
             cb(ev)
         except Exception as e:  # a broken view must never break the user's call
-            warnings.warn(f"jitmagic event subscriber {cb!r} failed: {e}", RuntimeWarning)
+            warnings.warn(
+                f"jitmagic event subscriber {cb!r} failed: {e}", RuntimeWarning, stacklevel=2
+            )
     return ev
 
 
@@ -152,6 +177,7 @@ def subscribe(callback):
         with _lock:
             if callback in _subscribers:
                 _subscribers.remove(callback)
+
     return unsubscribe
 
 
@@ -174,6 +200,7 @@ def event_list(function=None):
 
 # ---------------------------------------------------------------- explaining misses
 
+
 def fmt_value(v):
     r = repr(v)
     return r if len(r) <= 60 else r[:57] + "..."
@@ -185,44 +212,96 @@ def diff_keys(old: KeyInfo, new: KeyInfo) -> list:
     for name in sorted(set(old.statics) | set(new.statics), key=str):
         if name not in old.statics or name not in new.statics:
             side = "now passed" if name in new.statics else "no longer passed"
-            out.append(Reason("static_value", name, fmt_value(old.statics.get(name)),
-                              fmt_value(new.statics.get(name)),
-                              f"static argument '{name}' {side}"))
+            out.append(
+                Reason(
+                    "static_value",
+                    name,
+                    fmt_value(old.statics.get(name)),
+                    fmt_value(new.statics.get(name)),
+                    f"static argument '{name}' {side}",
+                )
+            )
             continue
         a, b = old.statics[name], new.statics[name]
         if type(a) is not type(b):
-            out.append(Reason("static_type", name, f"{type(a).__name__} {fmt_value(a)}",
-                              f"{type(b).__name__} {fmt_value(b)}",
-                              f"static argument '{name}' type changed: {type(a).__name__} "
-                              f"{fmt_value(a)} -> {type(b).__name__} {fmt_value(b)}"))
+            out.append(
+                Reason(
+                    "static_type",
+                    name,
+                    f"{type(a).__name__} {fmt_value(a)}",
+                    f"{type(b).__name__} {fmt_value(b)}",
+                    f"static argument '{name}' type changed: {type(a).__name__} "
+                    f"{fmt_value(a)} -> {type(b).__name__} {fmt_value(b)}",
+                )
+            )
         elif not _same(a, b):
-            out.append(Reason("static_value", name, fmt_value(a), fmt_value(b),
-                              f"static argument '{name}' changed: {fmt_value(a)} -> "
-                              f"{fmt_value(b)}"))
+            out.append(
+                Reason(
+                    "static_value",
+                    name,
+                    fmt_value(a),
+                    fmt_value(b),
+                    f"static argument '{name}' changed: {fmt_value(a)} -> {fmt_value(b)}",
+                )
+            )
     if old.tree != new.tree:
-        out.append(Reason("pytree", None, old.tree, new.tree,
-                          f"pytree structure changed: {old.tree} -> {new.tree}"))
+        out.append(
+            Reason(
+                "pytree",
+                None,
+                old.tree,
+                new.tree,
+                f"pytree structure changed: {old.tree} -> {new.tree}",
+            )
+        )
     else:
         for label in new.leaves:
             a, b = old.leaves.get(label), new.leaves[label]
             if a is None:
                 continue
             if a.shape != b.shape:
-                out.append(Reason("shape", label, str(a), str(b),
-                                  f"argument '{label}' shape changed: {a} -> {b}"))
+                out.append(
+                    Reason(
+                        "shape",
+                        label,
+                        str(a),
+                        str(b),
+                        f"argument '{label}' shape changed: {a} -> {b}",
+                    )
+                )
             if a.dtype != b.dtype:
-                out.append(Reason("dtype", label, str(a), str(b),
-                                  f"argument '{label}' dtype changed: {a} -> {b}"))
+                out.append(
+                    Reason(
+                        "dtype",
+                        label,
+                        str(a),
+                        str(b),
+                        f"argument '{label}' dtype changed: {a} -> {b}",
+                    )
+                )
             elif a.weak_type != b.weak_type:
-                out.append(Reason("weak_type", label, str(a), str(b),
-                                  f"argument '{label}' weak type changed: {a} -> {b} "
-                                  f"(a Python scalar vs a NumPy value)"))
+                out.append(
+                    Reason(
+                        "weak_type",
+                        label,
+                        str(a),
+                        str(b),
+                        f"argument '{label}' weak type changed: {a} -> {b} "
+                        f"(a Python scalar vs a NumPy value)",
+                    )
+                )
     for name in sorted(set(old.env) | set(new.env)):
         a, b = old.env.get(name, _MISSING), new.env.get(name, _MISSING)
         if not _same(a, b) or type(a) is not type(b):
-            out.append(Reason("global", name, fmt_value(a), fmt_value(b),
-                              f"referenced global '{name}' changed: {fmt_value(a)} -> "
-                              f"{fmt_value(b)}"))
+            out.append(
+                Reason(
+                    "global",
+                    name,
+                    fmt_value(a),
+                    fmt_value(b),
+                    f"referenced global '{name}' changed: {fmt_value(a)} -> {fmt_value(b)}",
+                )
+            )
     return out
 
 
@@ -253,11 +332,19 @@ def explain_miss(history: list, new: KeyInfo, diff=diff_keys) -> list:
             best = d
         if len(best) == 1:
             break
-    return best or [Reason("evicted", None, None, None,
-                           "same key as an earlier variant that was evicted or cleared")]
+    return best or [
+        Reason(
+            "evicted",
+            None,
+            None,
+            None,
+            "same key as an earlier variant that was evicted or cleared",
+        )
+    ]
 
 
 # ---------------------------------------------------------------- storms
+
 
 class StormDetector:
     def __init__(self):
@@ -298,12 +385,20 @@ def record_compile(fn, variant, reasons, *, label=None, storm_text=None, stackle
     into the storm window, one storm event and one warning naming the argument to blame.
     stacklevel is the caller's, as for warnings.warn."""
     first = reasons[0].kind in ("new_function", "redefined")
-    record("compile" if first else "miss", fn, variant=variant.id, statics=variant.statics,
-           signature=variant.signature, reasons=reasons,
-           timings_ms={**{k: t * 1e3 for k, t in variant.timings.items()},
-                       "total": variant.compile_ms},
-           message=f"{label or fn.name}: compiled variant {variant.id} in "
-                   f"{variant.compile_ms:.1f} ms ({reasons[0].text})")
+    record(
+        "compile" if first else "miss",
+        fn,
+        variant=variant.id,
+        statics=variant.statics,
+        signature=variant.signature,
+        reasons=reasons,
+        timings_ms={
+            **{k: t * 1e3 for k, t in variant.timings.items()},
+            "total": variant.compile_ms,
+        },
+        message=f"{label or fn.name}: compiled variant {variant.id} in "
+        f"{variant.compile_ms:.1f} ms ({reasons[0].text})",
+    )
     if first:
         return
     storm = fn.storm
@@ -320,20 +415,28 @@ def storm_message(jf, n, arg, kind):
     if arg is None:
         return head + "."
     if kind in ("static_value", "static_type"):
-        fix = (f"'{arg}' is static, so every new value compiles a new variant. Make it traced "
-               f"(remove it from static_argnums/static_argnames, or pass it as a NumPy value) "
-               f"unless the function needs its value for Python control flow; there, use "
-               f"lax.cond / jnp.where on the traced value instead.")
+        fix = (
+            f"'{arg}' is static, so every new value compiles a new variant. Make it traced "
+            f"(remove it from static_argnums/static_argnames, or pass it as a NumPy value) "
+            f"unless the function needs its value for Python control flow; there, use "
+            f"lax.cond / jnp.where on the traced value instead."
+        )
     elif kind == "shape":
-        fix = (f"argument '{arg}' arrives with a new shape each time. Pad or bucket it to a few "
-               f"fixed shapes, or pass the varying length as a traced value and mask."
-               + _generic_hint(jf))
+        fix = (
+            f"argument '{arg}' arrives with a new shape each time. Pad or bucket it to a few "
+            f"fixed shapes, or pass the varying length as a traced value and mask."
+            + _generic_hint(jf)
+        )
     elif kind in ("dtype", "weak_type"):
-        fix = (f"argument '{arg}' changes dtype (or switches between a Python scalar and a "
-               f"NumPy value). Convert it to one dtype before the call.")
+        fix = (
+            f"argument '{arg}' changes dtype (or switches between a Python scalar and a "
+            f"NumPy value). Convert it to one dtype before the call."
+        )
     elif kind == "global":
-        fix = (f"the global '{arg}' keeps changing and its value is baked into the compiled "
-               f"code. Pass it as an argument instead.")
+        fix = (
+            f"the global '{arg}' keeps changing and its value is baked into the compiled "
+            f"code. Pass it as an argument instead."
+        )
     else:
         fix = "keep the argument structure (pytree) the same between calls."
     return f"{head}; the argument that keeps changing is '{arg}'. {fix}"
@@ -344,17 +447,22 @@ def _generic_hint(jf):
     mode = getattr(jf, "shapes", None) or config.shapes
     failed = list(getattr(jf, "generic_failures", {}).values())
     if failed:
-        return (f" A variant generic in the changing dimensions could not be compiled: "
-                f"{failed[-1].text} Fix that line; then shapes='auto' generalises after the "
-                f"first shape change, or jm.jit(f, shapes='dynamic') compiles generic from the "
-                f"first call.")
+        return (
+            f" A variant generic in the changing dimensions could not be compiled: "
+            f"{failed[-1].text} Fix that line; then shapes='auto' generalises after the "
+            f"first shape change, or jm.jit(f, shapes='dynamic') compiles generic from the "
+            f"first call."
+        )
     if mode == "static":
-        return (" Or let jitmagic compile one variant generic in the changing dimensions: "
-                "jm.jit(f, shapes='auto') (or shapes='dynamic' to start generic).")
+        return (
+            " Or let jitmagic compile one variant generic in the changing dimensions: "
+            "jm.jit(f, shapes='auto') (or shapes='dynamic' to start generic)."
+        )
     return ""
 
 
 # ---------------------------------------------------------------- no_recompile
+
 
 @contextmanager
 def no_recompile():
@@ -373,6 +481,5 @@ def check_compile_allowed(jf, reasons):
         raise RecompilationError(
             f"{jf.name} would compile a new variant inside jm.no_recompile(): {why}. "
             f"Call it once with these argument types and static values before the block, or "
-            f"keep them the same as an existing variant (see {jf.name}.cache_info()).")
-
-
+            f"keep them the same as an existing variant (see {jf.name}.cache_info())."
+        )

@@ -5,6 +5,7 @@ arguments, shape/dtype/weak type of each traced leaf), as in jax.jit. A shape-ge
 (shapes="auto"/"dynamic", generic.py) serves a whole family of keys that differ only in array
 extents; a key missing from the cache is checked against those before compiling.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,23 +17,22 @@ import weakref
 
 import numpy as np
 
-from jitmagic.dispatch import baseline, generic, identity, inspection, tiering
 from jitmagic import passes
 from jitmagic.core import pytree, shapes
-from jitmagic.dispatch import events
 from jitmagic.core.array import Array
-from jitmagic.lower import codegen
-from jitmagic.runtime import engine, native_call
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.core.tracing import _state as _tracing_state
+from jitmagic.dispatch import baseline, events, generic, identity, inspection, tiering
 from jitmagic.dispatch.variant import Variant
+from jitmagic.lower import codegen
+from jitmagic.runtime import diskcache, engine, native_call
 
 _ndarray = np.ndarray
-_ARRAYS = (np.ndarray, Array)   # exact types the hit path passes straight to native code
+_ARRAYS = (np.ndarray, Array)  # exact types the hit path passes straight to native code
 _PLAIN_SCALARS = (float, int, bool)
-_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def _leaf_signature(x):
@@ -40,16 +40,18 @@ def _leaf_signature(x):
     if t in _ARRAYS:
         return (x.shape, x.dtype)
     if t is int and not _I64_MIN <= x <= _I64_MAX:
-        raise OverflowError(f"Python integer {x} does not fit in int64, the dtype of a traced "
-                            f"Python int; pass it as a NumPy array of a suitable dtype or as a "
-                            f"float")
+        raise OverflowError(
+            f"Python integer {x} does not fit in int64, the dtype of a traced "
+            f"Python int; pass it as a NumPy array of a suitable dtype or as a "
+            f"float"
+        )
     if t in (float, int, bool, complex):
         return t
     if isinstance(x, np.ndarray):
         return (x.shape, x.dtype)
     if isinstance(x, np.generic):
         return ("scalar", x.dtype)
-    aval_of(x)   # raises a clear TypeError for anything that cannot be traced
+    aval_of(x)  # raises a clear TypeError for anything that cannot be traced
     return t
 
 
@@ -65,11 +67,11 @@ class FunctionState:
         # array argument -> variant.fast; mutated in place (JitFunction aliases them)
         self.fast: dict = {}
         self.fast1: dict = {}
-        self.history: list = []          # KeyInfo of every compiled key, newest last
+        self.history: list = []  # KeyInfo of every compiled key, newest last
         self.storm = events.StormDetector()
         self.next_id = 0
         self.lock = threading.RLock()
-        self.redefined = None            # a Reason for the next compile, after a redefinition
+        self.redefined = None  # a Reason for the next compile, after a redefinition
         # call patterns the native entry serves ((positional parts, keyword names, keyword
         # parts) -> variant, in arrival order; backend/native_call.build), and the
         # JitFunctions that have one installed (reset when a variant goes away)
@@ -85,10 +87,11 @@ class FunctionState:
 
 
 class JitFunction:
-    backend = "jitmagic"   # which JIT compiles it (watched jax/numba functions say theirs)
+    backend = "jitmagic"  # which JIT compiles it (watched jax/numba functions say theirs)
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None,
-                 shapes=None):
+    def __init__(
+        self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None, shapes=None
+    ):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
@@ -101,17 +104,18 @@ class JitFunction:
         except (TypeError, ValueError):
             self._sig = None
         self.static_argnums, self.static_argnames = _resolve_statics(
-            self._sig, static_argnums, static_argnames, self.name)
+            self._sig, static_argnums, static_argnames, self.name
+        )
         if max_variants is not None and (not isinstance(max_variants, int) or max_variants < 1):
             raise ValueError("max_variants must be a positive int")
         self.max_variants = max_variants
         self.shapes = None if shapes is None else generic.check_mode(shapes)
         self._env_names = identity.referenced_globals(fun)
-        self._plain = not self.static_argnums and not self.static_argnames and \
-            not self._env_names
+        self._plain = not self.static_argnums and not self.static_argnames and not self._env_names
         self._globals = getattr(fun, "__globals__", {})
         self.fingerprint = identity.fingerprint(
-            fun, (self.static_argnums, sorted(self.static_argnames)))
+            fun, (self.static_argnums, sorted(self.static_argnames))
+        )
         self.source = identity.source_lines(fun)
         self._state, redefined = identity.registry.adopt(self)
         self._fast, self._fast1 = self._state.fast, self._state.fast1
@@ -124,7 +128,7 @@ class JitFunction:
         # resolved per call, and globals are part of the key: those take the general path)
         self._static_pos = frozenset(self.static_argnums)
         self._quick_ok = all(i >= 0 for i in self.static_argnums)
-        self._native_wait = 0   # Python hits left before the native entry is (re)built
+        self._native_wait = 0  # Python hits left before the native entry is (re)built
 
     @staticmethod
     def _new_state():
@@ -185,7 +189,7 @@ class JitFunction:
                     sig.append((a.shape, a.dtype))
                 elif t in _PLAIN_SCALARS:
                     if t is int and not _I64_MIN <= a <= _I64_MAX:
-                        break   # the general path raises OverflowError
+                        break  # the general path raises OverflowError
                     sig.append(t)
                 else:
                     break
@@ -199,7 +203,7 @@ class JitFunction:
             try:
                 qk, leaves = self._quick_key(args, kwargs)
                 variant = self._state.quick.get(qk)
-            except (_NotQuick, TypeError):   # TypeError: an unhashable static value
+            except (_NotQuick, TypeError):  # TypeError: an unhashable static value
                 variant = None
             if variant is not None:
                 if self._native_wait:
@@ -219,7 +223,7 @@ class JitFunction:
         if variant is None:
             variant = self._miss(key, args, kwargs, leaves)
         elif variant.form != (len(args), tuple(kwargs)):
-            baseline.new_form(variant, self, args, kwargs)   # measured when a view asks
+            baseline.new_form(variant, self, args, kwargs)  # measured when a view asks
         if self._plain and not kwargs and leaves is args and variant.generic is not None:
             self._note_exact(key[2], args, variant)
         elif self._plain and not kwargs and leaves is args:
@@ -245,7 +249,7 @@ class JitFunction:
             t = type(a)
             if i in statics:
                 parts.append((_STATIC, t, a))
-            elif t is _ndarray or t is Array:     # the common leaf, inline
+            elif t is _ndarray or t is Array:  # the common leaf, inline
                 leaves.append(a)
                 parts.append((a.shape, a.dtype))
             else:
@@ -262,10 +266,9 @@ class JitFunction:
                     parts.append((v.shape, v.dtype))
                 else:
                     parts.append(_walk(v, leaves))
-        if self._env_names:     # the referenced globals, as the cache key holds them
+        if self._env_names:  # the referenced globals, as the cache key holds them
             g = self._globals
-            parts.append(tuple((type(v), v) for v in (g.get(n, _MISSING)
-                                                      for n in self._env_names)))
+            parts.append(tuple((type(v), v) for v in (g.get(n, _MISSING) for n in self._env_names)))
         return tuple(parts), tuple(leaves)
 
     def _note_quick(self, args, kwargs, leaves, variant):
@@ -280,17 +283,20 @@ class JitFunction:
             with st.lock:
                 if variant.key in st.cache:
                     st.quick[qk] = variant
-            if not self._env_names:     # native code cannot check the globals
+            if not self._env_names:  # native code cannot check the globals
                 n = len(args)
-                self._note_native((qk[:n], tuple(qk[n::2]), qk[n + 1::2]), variant)
+                self._note_native((qk[:n], tuple(qk[n::2]), qk[n + 1 :: 2]), variant)
 
     def _note_native(self, pattern, variant):
         st = self._state
-        if pattern in st.native or not native_call.ENABLED or \
-                not native_call.servable(variant, pattern[0] + pattern[2]):
+        if (
+            pattern in st.native
+            or not native_call.ENABLED
+            or not native_call.servable(variant, pattern[0] + pattern[2])
+        ):
             return
         with st.lock:
-            if variant.key in st.cache:    # not evicted meanwhile
+            if variant.key in st.cache:  # not evicted meanwhile
                 st.native[pattern] = variant
         self._native_wait = native_call.AFTER_HITS
 
@@ -304,9 +310,10 @@ class JitFunction:
         """Serve this function's plain hits from a native entry point (backend/native_call):
         a per-instance subclass whose __call__ is that builtin, which hands every call it
         cannot serve to JitFunction.__call__ (the Python path)."""
-        if type(self).__call__ is not JitFunction.__call__ and \
-                not type(self).__dict__.get("_native_class"):
-            return      # a subclass with its own __call__: leave it alone
+        if type(self).__call__ is not JitFunction.__call__ and not type(self).__dict__.get(
+            "_native_class"
+        ):
+            return  # a subclass with its own __call__: leave it alone
         st = self._state
         with st.lock:
             entries = [(v, *pattern) for pattern, v in st.native.items()]
@@ -318,12 +325,20 @@ class JitFunction:
 
             def slow(*args, **kwargs):
                 return python_call(ref(), *args, **kwargs)
+
             fn = native_call.build(entries, slow, Variant.raise_status, Array)
             cls = type(self)
             if not cls.__dict__.get("_native_class"):
-                cls = type(cls.__name__, (cls,), {"__slots__": (), "_native_class": True,
-                                                  "__module__": cls.__module__,
-                                                  "__qualname__": cls.__qualname__})
+                cls = type(
+                    cls.__name__,
+                    (cls,),
+                    {
+                        "__slots__": (),
+                        "_native_class": True,
+                        "__module__": cls.__module__,
+                        "__qualname__": cls.__qualname__,
+                    },
+                )
                 self.__class__ = cls
                 cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
             cls.__call__ = fn
@@ -333,8 +348,9 @@ class JitFunction:
         """Stop serving `victims` (all variants when None) natively: every owner goes back to
         the Python path, and rebuilds after a few hits if variants remain."""
         st = self._state
-        for pattern in [p for p, v in st.native.items()
-                        if victims is None or getattr(v, "base", v) in victims]:
+        for pattern in [
+            p for p, v in st.native.items() if victims is None or getattr(v, "base", v) in victims
+        ]:
             del st.native[pattern]
         for owner in list(st.native_owners):
             cls = type(owner)
@@ -348,14 +364,15 @@ class JitFunction:
         variant's new code, and native entries built for the old address are rebuilt."""
         st = self._state
 
-        def exact_of(v):         # an exact shape bound to this generic variant's old code
+        def exact_of(v):  # an exact shape bound to this generic variant's old code
             return getattr(v, "base", None) is variant
+
         for table in (st.fast, st.fast1):
             for s, f in list(table.items()):
                 if f is old_fast:
                     table[s] = variant.fast
                 elif exact_of(f):
-                    del table[s]     # noted again, on the new code, at its next call
+                    del table[s]  # noted again, on the new code, at its next call
         if any(v is variant or exact_of(v) for v in st.native.values()):
             for pattern in [p for p, v in st.native.items() if exact_of(v)]:
                 del st.native[pattern]
@@ -399,8 +416,11 @@ class JitFunction:
         return s_pos, s_kw, d_pos, d_kw
 
     def _n_positional(self):
-        return sum(1 for p in self._sig.parameters.values()
-                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        return sum(
+            1
+            for p in self._sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
 
     def _static_name_for(self, i):
         if self._sig is None:
@@ -411,12 +431,17 @@ class JitFunction:
     def _key(self, args, kwargs):
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
         # a static parameter is keyed by its name, so f(x, 3) and f(x, t=3) share a variant
-        statics = tuple(sorted(
-            [(self._static_name_for(i) or f"#{i}", type(v), _hashable(v, self._arg_name(i)))
-             for i, v in s_pos] + [(k, type(v), _hashable(v, k)) for k, v in s_kw],
-            key=lambda s: s[0]))
-        if not d_kw and all(type(a) in _ARRAYS or type(a) in (float, int, bool)
-                            for a in d_pos):
+        statics = tuple(
+            sorted(
+                [
+                    (self._static_name_for(i) or f"#{i}", type(v), _hashable(v, self._arg_name(i)))
+                    for i, v in s_pos
+                ]
+                + [(k, type(v), _hashable(v, k)) for k, v in s_kw],
+                key=lambda s: s[0],
+            )
+        )
+        if not d_kw and all(type(a) in _ARRAYS or type(a) in (float, int, bool) for a in d_pos):
             leaves = d_pos
             tree = len(d_pos)
         else:
@@ -450,8 +475,14 @@ class JitFunction:
                 if variant is None:
                     variant = self.compile_variant(key, args, kwargs, info, reasons)
             except Exception as e:
-                events.record("error", self, statics=info.statics, signature=info.signature(),
-                               reasons=reasons, message=f"{type(e).__name__}: {e}")
+                events.record(
+                    "error",
+                    self,
+                    statics=info.statics,
+                    signature=info.signature(),
+                    reasons=reasons,
+                    message=f"{type(e).__name__}: {e}",
+                )
                 raise
             st.redefined = None
             st.cache[key] = variant
@@ -461,7 +492,7 @@ class JitFunction:
             if getattr(variant, "generalised", None):
                 events.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
-            baseline.keep(variant, self, args, kwargs)   # measured when a view first asks
+            baseline.keep(variant, self, args, kwargs)  # measured when a view first asks
             tiering.watch(self, variant)
             return variant
 
@@ -476,13 +507,21 @@ class JitFunction:
             for q in [q for q, v in st.quick.items() if v is victim]:
                 del st.quick[q]
             for table in (st.fast, st.fast1):
-                for s in [s for s, f in table.items()
-                          if f is victim.fast or getattr(f, "base", None) is victim]:
+                for s in [
+                    s
+                    for s, f in table.items()
+                    if f is victim.fast or getattr(f, "base", None) is victim
+                ]:
                     del table[s]
-            events.record("evict", self, variant=victim.id, statics=victim.statics,
-                           signature=victim.signature,
-                           message=f"{self.name}: evicted variant {victim.id} (least recently "
-                                   f"used; limit {limit} variants)")
+            events.record(
+                "evict",
+                self,
+                variant=victim.id,
+                statics=victim.statics,
+                signature=victim.signature,
+                message=f"{self.name}: evicted variant {victim.id} (least recently "
+                f"used; limit {limit} variants)",
+            )
 
     def _key_info(self, args, kwargs):
         s_pos, s_kw, d_pos, d_kw = self._split(args, kwargs)
@@ -526,15 +565,15 @@ class JitFunction:
     def _label(self, path, s_pos):
         static = sorted(i for i, _ in s_pos)
 
-        def name_of(pos):      # a position among the traced arguments -> the parameter name
+        def name_of(pos):  # a position among the traced arguments -> the parameter name
             for i in static:
                 if i <= pos:
                     pos += 1
             name = self._static_name_for(pos) if self._sig is not None else None
-            if name is None or \
-                    self._sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+            if name is None or self._sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
                 name = f"args[{pos}]"
             return name
+
         return pytree.arg_label(path, name_of)
 
     def compile_variant(self, key, args, kwargs, info, reasons, spec=None):
@@ -543,8 +582,7 @@ class JitFunction:
         t0 = time.perf_counter()
         ctx = shapes.generic_context(spec.examples) if spec is not None else _NO_CONTEXT
         with ctx as gctx:
-            fn, out_tree, _ = self._trace(args, kwargs,
-                                          spec.dims() if spec is not None else None)
+            fn, out_tree, _ = self._trace(args, kwargs, spec.dims() if spec is not None else None)
             t1 = time.perf_counter()
             typecheck(fn)
             opt = passes.optimize(fn)
@@ -555,15 +593,38 @@ class JitFunction:
         if spec is not None:
             spec.guards = dict(gctx.guards)
             spec.build([a.aval.shape for a in opt.outs])
-            info = events.KeyInfo(info.statics, dict(zip(info.leaves, (
-                a if d is None else a.update(shape=d)
-                for a, d in zip(info.leaves.values(), spec.dims())))), info.tree, info.env)
+            info = events.KeyInfo(
+                info.statics,
+                dict(
+                    zip(
+                        info.leaves,
+                        (
+                            a if d is None else a.update(shape=d)
+                            for a, d in zip(info.leaves.values(), spec.dims())
+                        ),
+                    )
+                ),
+                info.tree,
+                info.env,
+            )
         module, tier = self._native(text, info, tiering.first_tier(opt, len(text)))
         timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
         st = self._state
         st.next_id += 1
-        return Variant(st.next_id, key, info, fn, opt, module, kinds, out_tree, timings,
-                       "; ".join(r.text for r in reasons), tier, generic=spec)
+        return Variant(
+            st.next_id,
+            key,
+            info,
+            fn,
+            opt,
+            module,
+            kinds,
+            out_tree,
+            timings,
+            "; ".join(r.text for r in reasons),
+            tier,
+            generic=spec,
+        )
 
     # ------------------------------------------------------------------ shape-generic variants
     def _generic_hit(self, key):
@@ -591,13 +652,18 @@ class JitFunction:
             return None
         else:
             newest = max(kin, key=lambda v: v.id)
-            old = newest.generic.patterns if newest.generic is not None else \
-                generic.static_patterns(newest.key[2])
+            old = (
+                newest.generic.patterns
+                if newest.generic is not None
+                else generic.static_patterns(newest.key[2])
+            )
             axes = generic.changed_axes(old, sig)
         if not axes:
             return None
-        seen = [v.generic.patterns if v.generic is not None else
-                generic.static_patterns(v.key[2]) for v in kin]
+        seen = [
+            v.generic.patterns if v.generic is not None else generic.static_patterns(v.key[2])
+            for v in kin
+        ]
         patterns, names = generic.make_patterns(sig, axes, seen)
         labels = tuple(info.leaves)
         examples = {names[ax]: sig[ax[0]][0][ax[1]] for ax in axes}
@@ -606,34 +672,57 @@ class JitFunction:
         for name in dict.fromkeys(names.values()):
             i, a = spec.sources()[name]
             sizes = {sig[i][0][a]} | {p[i][a] for p in seen if not isinstance(p[i][a], str)}
-            varied.append(f"argument '{labels[i]}' dim {a} varied {len(sizes)} times"
-                          if len(sizes) > 1 else f"argument '{labels[i]}' dim {a}")
+            varied.append(
+                f"argument '{labels[i]}' dim {a} varied {len(sizes)} times"
+                if len(sizes) > 1
+                else f"argument '{labels[i]}' dim {a}"
+            )
         try:
             variant = self.compile_variant(key, args, kwargs, info, reasons, spec)
             if not spec.check(sig):
                 raise shapes.InconclusiveDimensionError(
-                    f"the call itself fails the variant's guards ({spec.guards_text()})")
+                    f"the call itself fails the variant's guards ({spec.guards_text()})"
+                )
         except Exception as e:
-            why = str(e) if isinstance(e, shapes.InconclusiveDimensionError) else \
-                f"{type(e).__name__}: {e}"
-            r = events.Reason("generic_failed", None, None, None,
-                               f"could not compile a variant generic in {spec.axes_text()}: "
-                               f"{why}")
+            why = (
+                str(e)
+                if isinstance(e, shapes.InconclusiveDimensionError)
+                else f"{type(e).__name__}: {e}"
+            )
+            r = events.Reason(
+                "generic_failed",
+                None,
+                None,
+                None,
+                f"could not compile a variant generic in {spec.axes_text()}: {why}",
+            )
             st.generic_failed[fam] = r
-            events.record("generalise_failed", self, statics=info.statics,
-                           signature=info.signature(), reasons=[r], message=r.text)
+            events.record(
+                "generalise_failed",
+                self,
+                statics=info.statics,
+                signature=info.signature(),
+                reasons=[r],
+                message=r.text,
+            )
             reasons.append(r)
             return None
         st.generic.setdefault(fam, []).insert(0, variant)
-        text = (f"{'; '.join(varied)}: compiled a variant generic in {spec.axes_text()}"
-                if mode == "auto" else f"shapes='dynamic': compiled a variant generic in "
-                                       f"{spec.axes_text()}")
+        text = (
+            f"{'; '.join(varied)}: compiled a variant generic in {spec.axes_text()}"
+            if mode == "auto"
+            else f"shapes='dynamic': compiled a variant generic in {spec.axes_text()}"
+        )
         reasons.append(events.Reason("generalised", None, None, variant.signature, text))
         variant.reason = "; ".join(r.text for r in reasons)
         # recorded by _miss right after the compile's own record
-        variant.generalised = dict(variant=variant.id, statics=info.statics,
-                                   signature=variant.signature, reasons=[reasons[-1]],
-                                   message=f"{self.name}: {text} ({variant.signature})")
+        variant.generalised = dict(
+            variant=variant.id,
+            statics=info.statics,
+            signature=variant.signature,
+            reasons=[reasons[-1]],
+            message=f"{self.name}: {text} ({variant.signature})",
+        )
         return variant
 
     def _note_exact(self, sig, args, variant):
@@ -660,7 +749,6 @@ class JitFunction:
         and valid (the entry's tier, the best one compiled so far), else compiled at `tier`."""
         if not config.disk_cache:
             return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier]), tier
-        from jitmagic.runtime import diskcache
         directory = diskcache.cache_dir(config.disk_cache_dir)
         key = diskcache.entry_key(text)
         meta = {}
@@ -669,20 +757,37 @@ class JitFunction:
         if obj is not None:
             try:
                 module = engine.load_object(obj, codegen.ENTRY, text)
-                events.record("disk_hit", self, message=f"{self.name}: machine code loaded "
-                               f"from the persistent cache ({key[:12]})", **fields)
+                events.record(
+                    "disk_hit",
+                    self,
+                    message=f"{self.name}: machine code loaded "
+                    f"from the persistent cache ({key[:12]})",
+                    **fields,
+                )
                 return module, max(tier, meta.get("tier", 2))
             except Exception as e:
                 why = f"cached object failed to load ({e})"
-        events.record("disk_miss", self, message=f"{self.name}: {why}; compiling", **fields,
-                       reasons=[events.Reason("disk", None, None, None, why)])
+        events.record(
+            "disk_miss",
+            self,
+            message=f"{self.name}: {why}; compiling",
+            **fields,
+            reasons=[events.Reason("disk", None, None, None, why)],
+        )
         module = engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
         if module.object_code:
             try:
-                diskcache.store(directory, key, module.object_code,
-                                {"function": self.qualname, "signature": info.signature(),
-                                 "tier": tier,
-                                 "statics": {k: repr(v) for k, v in info.statics.items()}})
+                diskcache.store(
+                    directory,
+                    key,
+                    module.object_code,
+                    {
+                        "function": self.qualname,
+                        "signature": info.signature(),
+                        "tier": tier,
+                        "statics": {k: repr(v) for k, v in info.statics.items()},
+                    },
+                )
             except OSError as e:
                 events.record("warning", self, message=f"could not write the disk cache: {e}")
         return module, tier
@@ -763,7 +868,7 @@ class _NoContext:
 _NO_CONTEXT = _NoContext()
 
 
-_STATIC = native_call.STATIC      # marks a static value in a quick key
+_STATIC = native_call.STATIC  # marks a static value in a quick key
 
 
 def _walk(x, leaves):
@@ -777,7 +882,7 @@ def _walk(x, leaves):
         return t
     if t is int:
         if not _I64_MIN <= x <= _I64_MAX:
-            raise _NotQuick   # the general path raises OverflowError
+            raise _NotQuick  # the general path raises OverflowError
         leaves.append(x)
         return t
     if t is tuple or t is list:
@@ -826,7 +931,8 @@ def _hashable(v, name):
             f"known while tracing, but this one is computed by (or is an argument of) the "
             f"function being traced. Pass a Python value (e.g. a static argument of the outer "
             f"function), or make the argument traced (remove it from static_argnums/"
-            f"static_argnames).")
+            f"static_argnames)."
+        )
     try:
         hash(v)
     except TypeError:
@@ -834,7 +940,8 @@ def _hashable(v, name):
             f"static argument {name} has unhashable type {type(v).__name__}: static values are "
             f"part of the compilation cache key and must be hashable. Pass a tuple instead of "
             f"a list, or make the argument traced (remove it from static_argnums/"
-            f"static_argnames).") from None
+            f"static_argnames)."
+        ) from None
     return v
 
 
@@ -858,17 +965,21 @@ def _resolve_statics(sig, static_argnums, static_argnames, name):
     for n in nums:
         if n < 0:
             if has_varargs:
-                norm.append(int(n))   # resolved against the call's arguments
+                norm.append(int(n))  # resolved against the call's arguments
                 continue
             n += len(positional)
         if not has_varargs and not 0 <= n < len(positional):
-            raise ValueError(f"jitted function {name!r} has {len(positional)} positional "
-                             f"parameters, static_argnums {tuple(nums)} is out of range")
+            raise ValueError(
+                f"jitted function {name!r} has {len(positional)} positional "
+                f"parameters, static_argnums {tuple(nums)} is out of range"
+            )
         norm.append(int(n))
     for nm in names:
         if nm not in sig.parameters and not has_varkw:
-            raise ValueError(f"static_argnames {nm!r} is not a parameter of {name!r} "
-                             f"(parameters: {list(sig.parameters)})")
+            raise ValueError(
+                f"static_argnames {nm!r} is not a parameter of {name!r} "
+                f"(parameters: {list(sig.parameters)})"
+            )
     # like jax.jit: a static parameter is static whether passed by position or by keyword
     names = set(names) | {positional[n].name for n in norm if 0 <= n < len(positional)}
     for i, p in enumerate(positional):
@@ -877,8 +988,9 @@ def _resolve_statics(sig, static_argnums, static_argnames, name):
     return tuple(sorted(set(norm))), frozenset(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, shapes=None,
-        **options):
+def jit(
+    fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, shapes=None, **options
+):
     """Compile `fun` with LLVM on first call for each new cache key (as jax.jit).
 
     max_variants: compiled variants kept for this function (default jm.config.max_variants);
@@ -889,16 +1001,24 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_variants=None, s
     if shapes is not None:
         generic.check_mode(shapes)
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, max_variants=max_variants,
-                                 shapes=shapes, **options)
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            max_variants=max_variants,
+            shapes=shapes,
+            **options,
+        )
     if options:
-        raise TypeError(f"jit got unexpected options {sorted(options)}; it takes "
-                        f"static_argnums, static_argnames, max_variants, shapes")
+        raise TypeError(
+            f"jit got unexpected options {sorted(options)}; it takes "
+            f"static_argnums, static_argnames, max_variants, shapes"
+        )
     if isinstance(fun, JitFunction):
         fun = fun.fun
-    return JitFunction(fun, static_argnums, static_argnames, max_variants=max_variants,
-                       shapes=shapes)
+    return JitFunction(
+        fun, static_argnums, static_argnames, max_variants=max_variants, shapes=shapes
+    )
 
 
 def make_ir(fun, static_argnums=(), static_argnames=()):
@@ -909,4 +1029,5 @@ def make_ir(fun, static_argnums=(), static_argnames=()):
         fn, _ = jf.trace(args, kwargs)
         typecheck(fn)
         return fn
+
     return traced

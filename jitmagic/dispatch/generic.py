@@ -12,6 +12,7 @@ because array dimensions changed (same ranks, dtypes, statics, pytree), compiles
 variant generic in the dimensions that changed; "dynamic" starts generic in every axis of
 size other than 1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,8 +59,9 @@ def static_patterns(sig):
 
 
 def all_axes(sig):
-    return {(i, a) for i, s in enumerate(sig) if is_array_sig(s)
-            for a, d in enumerate(s[0]) if d != 1}
+    return {
+        (i, a) for i, s in enumerate(sig) if is_array_sig(s) for a, d in enumerate(s[0]) if d != 1
+    }
 
 
 def make_patterns(sig, axes, seen=()):
@@ -67,26 +69,29 @@ def make_patterns(sig, axes, seen=()):
     extents in this call and in every earlier pattern of `seen` share a symbol."""
     groups = {}
     for i, a in sorted(axes):
-        history = tuple(p[i][a] if p[i] is not None and not isinstance(p[i][a], str) else None
-                        for p in seen)
+        history = tuple(
+            p[i][a] if p[i] is not None and not isinstance(p[i][a], str) else None for p in seen
+        )
         groups.setdefault((sig[i][0][a], history), []).append((i, a))
     names = {}
     for j, members in enumerate(groups.values()):
         name = _NAMES[j] if j < len(_NAMES) else f"n{j}"
         for ax in members:
             names[ax] = name
-    return tuple(None if not is_array_sig(s) else
-                 tuple(names.get((i, a), d) for a, d in enumerate(s[0]))
-                 for i, s in enumerate(sig)), names
+    return tuple(
+        None if not is_array_sig(s) else tuple(names.get((i, a), d) for a, d in enumerate(s[0]))
+        for i, s in enumerate(sig)
+    ), names
 
 
 @dataclass
 class GenericSpec:
     """What one generic variant was compiled for."""
-    patterns: tuple        # per leaf: None, or a tuple of ints and symbol names
-    labels: tuple          # per leaf: the argument label ('x', 'params.w')
-    examples: dict         # symbol -> its size in the call that compiled the variant
-    guards: dict           # (Dim, op) -> expected bool, from shapes.GenericContext
+
+    patterns: tuple  # per leaf: None, or a tuple of ints and symbol names
+    labels: tuple  # per leaf: the argument label ('x', 'params.w')
+    examples: dict  # symbol -> its size in the call that compiled the variant
+    guards: dict  # (Dim, op) -> expected bool, from shapes.GenericContext
     check: object = None
     out_shapes: object = None
 
@@ -100,17 +105,19 @@ class GenericSpec:
 
     def dims(self):
         """The symbolic shape of each leaf (None for scalars)."""
-        return tuple(None if pat is None else
-                     tuple(Dim.symbol(p) if isinstance(p, str) else p for p in pat)
-                     for pat in self.patterns)
+        return tuple(
+            None if pat is None else tuple(Dim.symbol(p) if isinstance(p, str) else p for p in pat)
+            for pat in self.patterns
+        )
 
     def axes_text(self):
         """'x.shape[0]' for the first axis of each symbol."""
         return ", ".join(f"{self.labels[i]}.shape[{a}]" for i, a in self.sources().values())
 
     def guards_text(self):
-        return "; ".join(f"{d} {op} 0" if want else f"not {d} {op} 0"
-                         for (d, op), want in self.guards.items())
+        return "; ".join(
+            f"{d} {op} 0" if want else f"not {d} {op} 0" for (d, op), want in self.guards.items()
+        )
 
     def build(self, out_dims):
         """Generate check(sig) and out_shapes(leaves)."""
@@ -136,8 +143,10 @@ class GenericSpec:
         lines.append("def out_shapes(a):")
         for p, (i, a) in src.items():
             lines.append(f"    {p} = a[{i}].shape[{a}]")
-        tup = ", ".join("(" + "".join(f"{shapes.python_source(d, str)}, " for d in shp) + ")"
-                        for shp in out_dims)
+        tup = ", ".join(
+            "(" + "".join(f"{shapes.python_source(d, str)}, " for d in shp) + ")"
+            for shp in out_dims
+        )
         lines.append(f"    return ({tup}{',' if len(out_dims) == 1 else ''})")
         ns = {}
         exec(compile("\n".join(lines), "<jitmagic generic check>", "exec"), ns)

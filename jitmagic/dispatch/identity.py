@@ -4,6 +4,7 @@ A cell that is run again defines a new function object. If its code and static c
 are identical, the new object shares the old one's compiled variants; if the code changed,
 the first compile says so, with the line that changed.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -164,7 +165,7 @@ def where(fun) -> str:
         return f"cell In[{m.group(1)}]:{line}"
     if "ipykernel_" in fn:
         count = _cell_number(fn)
-        return (f"cell In[{count}]:{line}" if count else f"cell:{line}")
+        return f"cell In[{count}]:{line}" if count else f"cell:{line}"
     if fn.startswith("<"):
         return f"{fn}:{line}"
     return f"{os.path.basename(fn)}:{line}"
@@ -173,11 +174,13 @@ def where(fun) -> str:
 def _cell_number(filename):
     try:
         from IPython import get_ipython
+
         ip = get_ipython()
         if ip is None:
             return None
         # ipykernel names each cell's file by a hash of its source: find the matching cell
         import linecache
+
         src = "".join(linecache.getlines(filename))
         for n, cell in reversed(list(enumerate(ip.user_ns.get("In", [])))):
             if cell and cell.strip() == src.strip():
@@ -208,8 +211,12 @@ class Registry:
             redefined = change if change else ("", "")
         # the fingerprint names captured arrays by id(): holding them keeps those ids from
         # being reused by other arrays while this entry can match
-        self.entries[key] = {"fingerprint": jf.fingerprint, "source": jf.source, "state": state,
-                             "captured": list(_captured_objects(jf.fun))}
+        self.entries[key] = {
+            "fingerprint": jf.fingerprint,
+            "source": jf.source,
+            "state": state,
+            "captured": list(_captured_objects(jf.fun)),
+        }
         return state, redefined
 
 

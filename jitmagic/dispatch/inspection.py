@@ -1,23 +1,55 @@
 """Views of a jitted function's variants: the cache_info table, IR/LLVM/assembly text."""
+
 from __future__ import annotations
 
-from jitmagic.dispatch import baseline
-from jitmagic.runtime import runstats
 from jitmagic.core.config import config
+from jitmagic.dispatch import baseline
 from jitmagic.dispatch.events import PHASES, fmt_value
+from jitmagic.lower import codegen
+from jitmagic.runtime import runstats
 
-CACHE_COLUMNS = ["variant", "statics", "signature", "compile_ms"] + [f"{p}_ms" for p in PHASES] + \
-    ["calls", "kernel_ms_total", "kernel_us_mean", "kernel_us_min", "kernel_us_median",
-     "call_us", "eager_us", "bound", "speedup", "break_even_calls", "break_even",
-     "kernel_how", "call_how", "eager_how", "last_used", "reason", "tier"]
+CACHE_COLUMNS = (
+    ["variant", "statics", "signature", "compile_ms"]
+    + [f"{p}_ms" for p in PHASES]
+    + [
+        "calls",
+        "kernel_ms_total",
+        "kernel_us_mean",
+        "kernel_us_min",
+        "kernel_us_median",
+        "call_us",
+        "eager_us",
+        "bound",
+        "speedup",
+        "break_even_calls",
+        "break_even",
+        "kernel_how",
+        "call_how",
+        "eager_how",
+        "last_used",
+        "reason",
+        "tier",
+    ]
+)
 
 # what %jit_cache shows without --all-columns (speedup, break-even and eager time as text,
 # a bound marked with ≥ or ≤)
-SHORT_COLUMNS = ["variant", "statics", "signature", "compile_ms", "calls", "kernel_us_median",
-                 "call_us", "eager", "speedup", "break_even", "reason"]
+SHORT_COLUMNS = [
+    "variant",
+    "statics",
+    "signature",
+    "compile_ms",
+    "calls",
+    "kernel_us_median",
+    "call_us",
+    "eager",
+    "speedup",
+    "break_even",
+    "reason",
+]
 
 
-VIEW_MEASURE_S = 5.0   # a table measures new baselines for at most this long (then: next time)
+VIEW_MEASURE_S = 5.0  # a table measures new baselines for at most this long (then: next time)
 
 
 def variant_row(v):
@@ -30,13 +62,30 @@ def variant_row(v):
     mean_us = v.total_ns / calls / 1e3 if calls else None
     med = v.median_ns()
     fig = baseline.figures(v, v.compile_ms)
-    return [v.id, v.describe_statics().rstrip(" ;"), v.signature, v.compile_ms,
-            *[v.timings.get(p, 0.0) * 1e3 for p in PHASES],
-            calls, v.total_ns / 1e6, mean_us, v.min_ns / 1e3 if calls else None,
-            med / 1e3 if med is not None else None,
-            fig.call_us, fig.eager_us, fig.bound, fig.speedup, fig.break_even,
-            fig.break_even_text(), kernel_how(v), fig.call_how, fig.eager_how,
-            v.last_used_time(), v.reason, getattr(v, "tier", None)]
+    return [
+        v.id,
+        v.describe_statics().rstrip(" ;"),
+        v.signature,
+        v.compile_ms,
+        *[v.timings.get(p, 0.0) * 1e3 for p in PHASES],
+        calls,
+        v.total_ns / 1e6,
+        mean_us,
+        v.min_ns / 1e3 if calls else None,
+        med / 1e3 if med is not None else None,
+        fig.call_us,
+        fig.eager_us,
+        fig.bound,
+        fig.speedup,
+        fig.break_even,
+        fig.break_even_text(),
+        kernel_how(v),
+        fig.call_how,
+        fig.eager_how,
+        v.last_used_time(),
+        v.reason,
+        getattr(v, "tier", None),
+    ]
 
 
 def kernel_how(v):
@@ -44,21 +93,32 @@ def kernel_how(v):
     if not calls:
         return "no calls yet" if config.tracking else "tracking is off"
     backend = getattr(v, "backend", "jitmagic")
-    if backend != "jitmagic":   # jm.watch times the peer's whole call, its dispatch included
-        return (f"timed by jm.watch around each {backend} call; median of the last "
-                f"{min(calls, runstats.SAMPLES)} of {calls} calls")
-    return (f"native clock around the kernel on every call; median of the last "
-            f"{min(calls, runstats.SAMPLES)} of {calls} calls")
+    if backend != "jitmagic":  # jm.watch times the peer's whole call, its dispatch included
+        return (
+            f"timed by jm.watch around each {backend} call; median of the last "
+            f"{min(calls, runstats.SAMPLES)} of {calls} calls"
+        )
+    return (
+        f"native clock around the kernel on every call; median of the last "
+        f"{min(calls, runstats.SAMPLES)} of {calls} calls"
+    )
 
 
 def cache_info(jf):
     import pandas as pd
+
     with baseline.view_budget(VIEW_MEASURE_S):
         rows = [variant_row(v) for v in jf.variants]
     df = pd.DataFrame(rows, columns=CACHE_COLUMNS)
     df["last_used"] = pd.to_datetime(df["last_used"], unit="s")
-    for c in ("kernel_us_mean", "kernel_us_min", "kernel_us_median", "call_us", "eager_us",
-              "speedup"):
+    for c in (
+        "kernel_us_mean",
+        "kernel_us_min",
+        "kernel_us_median",
+        "call_us",
+        "eager_us",
+        "speedup",
+    ):
         df[c] = df[c].astype(float)
     df["bound"] = df["bound"].astype(bool)
     df["break_even_calls"] = df["break_even_calls"].astype("Int64")
@@ -68,10 +128,12 @@ def cache_info(jf):
 def short_table(df):
     """The compact view of a cache table: figures as text, bounds marked."""
     out = df.copy()
-    out["eager"] = [_marked(e, b, "≥ ", baseline.fmt_us) for e, b in zip(df["eager_us"],
-                                                                          df["bound"])]
-    out["speedup"] = [_marked(s, b, "≥ ", lambda x: f"{x:.3g}x") for s, b in zip(df["speedup"],
-                                                                                  df["bound"])]
+    out["eager"] = [
+        _marked(e, b, "≥ ", baseline.fmt_us) for e, b in zip(df["eager_us"], df["bound"])
+    ]
+    out["speedup"] = [
+        _marked(s, b, "≥ ", lambda x: f"{x:.3g}x") for s, b in zip(df["speedup"], df["bound"])
+    ]
     lead = ["function"] if "function" in df else []
     if "backend" in df and (df["backend"] != "jitmagic").any():
         lead.append("backend")
@@ -90,15 +152,17 @@ def _marked(x, bound, mark, fmt):
 def pick(jf, variant):
     vs = jf.variants
     if not vs:
-        raise ValueError(f"{jf.name} has no compiled variants yet: call it first, or use "
-                         f"{jf.name}.lower(*args)")
+        raise ValueError(
+            f"{jf.name} has no compiled variants yet: call it first, or use {jf.name}.lower(*args)"
+        )
     if variant is None:
         return max(vs, key=lambda v: v.id)
     for v in vs:
         if v.id == variant:
             return v
-    raise ValueError(f"{jf.name} has no variant {variant}; live variants: "
-                     f"{sorted(v.id for v in vs)}")
+    raise ValueError(
+        f"{jf.name} has no variant {variant}; live variants: {sorted(v.id for v in vs)}"
+    )
 
 
 class Lowered:
@@ -113,7 +177,6 @@ class Lowered:
         if dialect == "traced":
             return str(self.ir)
         if dialect == "llvm":
-            from jitmagic.lower import codegen
             return codegen.lower_function(self.optimized_ir, self.jf.name)[0]
         raise ValueError("dialect must be 'ir', 'traced' or 'llvm'")
 

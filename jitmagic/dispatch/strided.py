@@ -7,6 +7,7 @@ ndarray), and calls it with the views as they are: a stride-0 broadcast of 2**31
 read from its one element. Inputs that the kernel does not read element by element (reshape,
 BLAS matmul operands, control-flow bodies) are still copied, where a contiguous copy pays.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -14,9 +15,9 @@ import time
 
 import numpy as np
 
+from jitmagic.core.shapes import generic_context
 from jitmagic.lower import codegen
 from jitmagic.runtime import engine, interrupt, runstats
-from jitmagic.core.shapes import generic_context
 
 
 class StridedEntry:
@@ -24,19 +25,23 @@ class StridedEntry:
         t0 = time.perf_counter()
         # a generic variant's lowering decides as its first one did (on the same example sizes)
         with generic_context(variant.generic.examples if variant.generic is not None else {}):
-            text, kinds, self.in_place = codegen.lower_function(variant.optimized_ir,
-                                                                "strided", strided=True)
+            text, kinds, self.in_place = codegen.lower_function(
+                variant.optimized_ir, "strided", strided=True
+            )
         self.module = engine.compile_ir(text, codegen.ENTRY)
         self.compile_s = time.perf_counter() - t0
         self.cfunc = engine.make_cfunc(
-            self.module.address, [ctypes_of_kind[k] for k in kinds]
-            + [ctypes.py_object] * len(variant.out_specs))
+            self.module.address,
+            [ctypes_of_kind[k] for k in kinds] + [ctypes.py_object] * len(variant.out_specs),
+        )
         runstats.attach(self.module.engine, variant.counters)
         interrupt.attach(self.module.engine)
 
     def __call__(self, args, outs):
         """Status of the call; inputs it cannot read in place are passed as contiguous
         copies."""
-        args = tuple(a if keep or not isinstance(a, np.ndarray) else np.ascontiguousarray(a)
-                     for a, keep in zip(args, self.in_place))
+        args = tuple(
+            a if keep or not isinstance(a, np.ndarray) else np.ascontiguousarray(a)
+            for a, keep in zip(args, self.in_place)
+        )
         return self.cfunc(*args, *outs)

@@ -22,6 +22,7 @@ CHECK_CALLS calls and CHECK_MS of kernel time, then compares the means; slower b
 REVERT_RATIO, the replaced code is swapped back in (a `tier_down` event with both times), and
 the variant stays at its first tier.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -31,20 +32,21 @@ import threading
 import time
 import weakref
 
-from jitmagic.lower import codegen
-from jitmagic.runtime import engine, o3worker
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, Lit
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.dispatch import events
+from jitmagic.lower import codegen
+from jitmagic.runtime import diskcache, engine, o3worker
 
 POLL_S = 0.05
 _lock = threading.Lock()
-_pending: list = []          # (weakref to JitFunction, weakref to Variant)
+_pending: list = []  # (weakref to JitFunction, weakref to Variant)
 _thread = None
 _stopping = threading.Event()
-_busy = threading.Lock()     # held while a tier-up runs
-_generation = 0              # bumped by settle(): tier-ups chosen before it are dropped
-_checking: list = []         # (weakref to JitFunction, weakref to Variant) after a tier-up
+_busy = threading.Lock()  # held while a tier-up runs
+_generation = 0  # bumped by settle(): tier-ups chosen before it are dropped
+_checking: list = []  # (weakref to JitFunction, weakref to Variant) after a tier-up
 CHECK_CALLS, CHECK_MS, CHECK_FOR_S = 20, 20.0, 120.0
 REVERT_RATIO = 1.3
 
@@ -112,11 +114,11 @@ def work(fn):
     None when not known before running (a while loop, a size known only at run time)."""
     total = 0
     for e in fn.eqns:
-        subs = [v for _, v in e.params if isinstance(v, Function)] + \
-               [x for _, v in e.params if isinstance(v, tuple) for x in v
-                if isinstance(x, Function)]
+        subs = [v for _, v in e.params if isinstance(v, Function)] + [
+            x for _, v in e.params if isinstance(v, tuple) for x in v if isinstance(x, Function)
+        ]
         sizes = [a.aval.size for a in e.inputs] + [v.aval.size for v in e.outvars]
-        if not all(isinstance(n, numbers.Integral) for n in sizes):    # a symbolic size
+        if not all(isinstance(n, numbers.Integral) for n in sizes):  # a symbolic size
             return None
         rule = PRIMITIVES[e.prim].work
         own = rule(e, sizes) if rule is not None else sum(sizes)
@@ -151,8 +153,9 @@ def watch(jf, variant):
 
 def is_hot(variant) -> bool:
     share = QUICK_HOT_SHARE if variant.tier == 0 else 1.0
-    return (variant.calls >= config.tier_up_calls
-            or variant.total_ns >= config.tier_up_ms * 1e6 * share)
+    return (
+        variant.calls >= config.tier_up_calls or variant.total_ns >= config.tier_up_ms * 1e6 * share
+    )
 
 
 def _run():
@@ -160,14 +163,19 @@ def _run():
     while not _stopping.wait(POLL_S):
         with _lock:
             gen = _generation
-            live = [(j, v) for j, v in _pending
-                    if j() is not None and v() is not None and v().tier < 2
-                    and v().tier_up_info is None]
+            live = [
+                (j, v)
+                for j, v in _pending
+                if j() is not None and v() is not None and v().tier < 2 and v().tier_up_info is None
+            ]
             _pending[:] = live
-            _checking[:] = [(j, v) for j, v in _checking if j() is not None
-                            and v() is not None and "previous" in (v().tier_up_info or {})]
+            _checking[:] = [
+                (j, v)
+                for j, v in _checking
+                if j() is not None and v() is not None and "previous" in (v().tier_up_info or {})
+            ]
             if not live and not _checking:
-                _thread = None       # under the lock: the next watch() starts a new one
+                _thread = None  # under the lock: the next watch() starts a new one
                 return
             hot = [(j(), v()) for j, v in live if config.tiered and is_hot(v())]
             checks = [(j(), v()) for j, v in _checking]
@@ -183,13 +191,16 @@ def _run():
                     break
                 try:
                     tier_up(jf, variant)
-                except Exception as e:     # noqa: BLE001  (the light code keeps running)
+                except Exception as e:
                     variant.tier_up_info = {"failed": f"{type(e).__name__}: {e}"}  # not retried
-                    from jitmagic.dispatch import events
-                    events.record("warning", jf, variant=variant.id,
-                                   message=f"{jf.name}: tier-up of variant {variant.id} "
-                                           f"failed, keeping the light code: "
-                                           f"{type(e).__name__}: {e}")
+                    events.record(
+                        "warning",
+                        jf,
+                        variant=variant.id,
+                        message=f"{jf.name}: tier-up of variant {variant.id} "
+                        f"failed, keeping the light code: "
+                        f"{type(e).__name__}: {e}",
+                    )
 
 
 def settle():
@@ -200,7 +211,7 @@ def settle():
     global _generation
     with _lock:
         _pending.clear()
-        for _, v in _checking:      # the new code stays
+        for _, v in _checking:  # the new code stays
             if v() is not None:
                 (v().tier_up_info or {}).pop("previous", None)
         _checking.clear()
@@ -212,36 +223,46 @@ def settle():
 def tier_up(jf, variant):
     """Compile `variant` at the full tier and swap it in (the background thread calls this;
     tests may call it directly)."""
-    from jitmagic.dispatch import events
     module = _compile_full(variant.module.llvm_ir)
     _store_best(jf, variant, module)
     with jf.locked():
         if not jf.is_live(variant) or variant.tier >= 2 or variant.tier_up_info is not None:
-            return False          # evicted, cleared, or done meanwhile
+            return False  # evicted, cleared, or done meanwhile
         first = engine.TIERS[variant.tier].name
         calls, total = variant.calls, variant.total_ns
         previous = (variant.module, variant.tier)
         jf.swap_code(variant, module, tier=2)
     before_us = total / calls / 1e3 if calls else None
-    variant.tier_up_info = {"calls_before": calls, "total_ns_before": total,
-                            "before_us": before_us, "at": time.monotonic()}
-    if before_us:        # (with nothing to compare against, the replaced code is let go)
+    variant.tier_up_info = {
+        "calls_before": calls,
+        "total_ns_before": total,
+        "before_us": before_us,
+        "at": time.monotonic(),
+    }
+    if before_us:  # (with nothing to compare against, the replaced code is let go)
         variant.tier_up_info["previous"] = previous
         with _lock:
             _checking.append((weakref.ref(jf), weakref.ref(variant)))
     ms = {k: t * 1e3 for k, t in module.timings.items()}
     light = variant.tier_timings
     events.record(
-        "tier_up", jf, variant=variant.id, statics=variant.statics,
+        "tier_up",
+        jf,
+        variant=variant.id,
+        statics=variant.statics,
         signature=variant.signature,
-        timings_ms={**ms, "total": sum(ms.values()),
-                    **{f"tier1_{k}": t * 1e3 for k, t in light.items()},
-                    "tier1_total": sum(light.values()) * 1e3},
+        timings_ms={
+            **ms,
+            "total": sum(ms.values()),
+            **{f"tier1_{k}": t * 1e3 for k, t in light.items()},
+            "tier1_total": sum(light.values()) * 1e3,
+        },
         run_us={"before": before_us, "calls_before": calls},
         message=f"{jf.name}: variant {variant.id} re-optimised at O3 in "
-                f"{sum(ms.values()):.1f} ms after {calls} calls"
-                + (f" ({before_us:.1f} µs per call at the {first} tier)" if before_us else "")
-                + f"; the {first} tier took {sum(light.values()) * 1e3:.1f} ms")
+        f"{sum(ms.values()):.1f} ms after {calls} calls"
+        + (f" ({before_us:.1f} µs per call at the {first} tier)" if before_us else "")
+        + f"; the {first} tier took {sum(light.values()) * 1e3:.1f} ms",
+    )
     return True
 
 
@@ -249,7 +270,6 @@ def check(jf, variant):
     """After a tier-up: once the new code has run long enough, keep it, or swap the replaced
     code back in when it is slower by more than REVERT_RATIO. Returns "keep", "revert" or
     None (not decided yet)."""
-    from jitmagic.dispatch import events
     info = variant.tier_up_info or {}
     if "previous" not in info:
         return None
@@ -257,7 +277,7 @@ def check(jf, variant):
     spent_ms = (variant.total_ns - info["total_ns_before"]) / 1e6
     if n < CHECK_CALLS or spent_ms < CHECK_MS:
         if time.monotonic() - info["at"] > CHECK_FOR_S:
-            info.pop("previous")            # not called enough to tell: keep the new code
+            info.pop("previous")  # not called enough to tell: keep the new code
             return "keep"
         return None
     before, after = info["before_us"], after_us(variant)
@@ -275,11 +295,16 @@ def check(jf, variant):
     _store_best(jf, variant, module)
     name = engine.TIERS[tier].name
     events.record(
-        "tier_down", jf, variant=variant.id, statics=variant.statics,
-        signature=variant.signature, run_us={"before": before, "after": after, "calls_after": n},
+        "tier_down",
+        jf,
+        variant=variant.id,
+        statics=variant.statics,
+        signature=variant.signature,
+        run_us={"before": before, "after": after, "calls_after": n},
         message=f"{jf.name}: variant {variant.id} ran slower at O3 ({after:.1f} µs per call "
-                f"over {n} calls) than at the {name} tier ({before:.1f} µs): the {name} "
-                f"code is back")
+        f"over {n} calls) than at the {name} tier ({before:.1f} µs): the {name} "
+        f"code is back",
+    )
     return "revert"
 
 
@@ -313,13 +338,18 @@ def _store_best(jf, variant, module):
     """The disk cache keeps the best tier: the O3 code replaces the light entry."""
     if not config.disk_cache or not module.object_code:
         return
-    from jitmagic.runtime import diskcache
-    from jitmagic.dispatch import events
     try:
         directory = diskcache.cache_dir(config.disk_cache_dir)
-        diskcache.store(directory, diskcache.entry_key(module.llvm_ir), module.object_code,
-                        {"function": jf.qualname, "signature": variant.signature, "tier": 2,
-                         "statics": {k: repr(v) for k, v in variant.statics.items()}})
+        diskcache.store(
+            directory,
+            diskcache.entry_key(module.llvm_ir),
+            module.object_code,
+            {
+                "function": jf.qualname,
+                "signature": variant.signature,
+                "tier": 2,
+                "statics": {k: repr(v) for k, v in variant.statics.items()},
+            },
+        )
     except OSError as e:
         events.record("warning", jf, message=f"could not write the disk cache: {e}")
-

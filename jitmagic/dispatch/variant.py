@@ -1,5 +1,6 @@
 """A compiled variant: machine code for one cache key, its argument conventions, the hit-path
 closure that calls it, and the run statistics the native code keeps."""
+
 from __future__ import annotations
 
 import ctypes
@@ -10,10 +11,10 @@ import weakref
 
 import numpy as np
 
+from jitmagic.core import array, pytree
 from jitmagic.dispatch import inspection
-from jitmagic.core import pytree
+from jitmagic.dispatch import strided as _strided
 from jitmagic.runtime import bufpool, engine, interrupt, native_call, runstats
-from jitmagic.core import array
 
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 
@@ -21,8 +22,21 @@ _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c
 class Variant:
     """One compiled specialisation of a jitted function, with its run statistics."""
 
-    def __init__(self, vid, key, info, ir_fn, opt_fn, module, kinds, out_tree, timings, reason,
-                 tier=2, generic=None):
+    def __init__(
+        self,
+        vid,
+        key,
+        info,
+        ir_fn,
+        opt_fn,
+        module,
+        kinds,
+        out_tree,
+        timings,
+        reason,
+        tier=2,
+        generic=None,
+    ):
         self.id = vid
         self.key = key
         self.info = info
@@ -36,26 +50,27 @@ class Variant:
         self.timings = timings
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
-        self.tier = tier         # 0: quick, 1: light pipeline, 2: O3 (jitmagic/tiering.py)
+        self.tier = tier  # 0: quick, 1: light pipeline, 2: O3 (jitmagic/tiering.py)
         self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
         self.tier_up_info = None
-        self.generic = generic   # a generic.GenericSpec: sizes read at run time
+        self.generic = generic  # a generic.GenericSpec: sizes read at run time
         self.generalised = None  # the generalise record's fields (dispatch._compile_generic)
         self.consts = tuple(opt_fn.consts)
         self.out_specs = tuple((a.aval.shape, a.aval.dtype) for a in opt_fn.outs)
         self.cfunc = engine.make_cfunc(
-            module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs))
-        self._arg_kinds = kinds[len(self.consts):]
+            module.address, [_KIND_CTYPE[k] for k in kinds] + [ctypes.py_object] * len(opt_fn.outs)
+        )
+        self._arg_kinds = kinds[len(self.consts) :]
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
         runstats.attach(module.engine, self.counters)
         interrupt.install()
         interrupt.attach(module.engine)
         self._strided = None
-        self.kept = None         # inputs kept for the lazy baseline (baseline.keep)
-        self.baseline = None     # measured when a view first asks (baseline.ensure)
-        self.form = None         # the call form of the user's latest new form (baseline.new_form)
-        self.call_forms = {}     # call form -> the call's Timing (baseline.ensure)
+        self.kept = None  # inputs kept for the lazy baseline (baseline.keep)
+        self.baseline = None  # measured when a view first asks (baseline.ensure)
+        self.form = None  # the call form of the user's latest new form (baseline.new_form)
+        self.call_forms = {}  # call form -> the call's Timing (baseline.ensure)
         self.fast = self._make_fast()
         # leaf_call(*leaves): the hit path for calls found by quick key (dispatch._quick_key),
         # a native entry for this variant after a few hits; None before (then
@@ -73,12 +88,13 @@ class Variant:
         runstats.attach(module.engine, self.counters)
         interrupt.attach(module.engine)
         self.cfunc = engine.make_cfunc(
-            module.address, [_KIND_CTYPE[k] for k in self.kinds]
-            + [ctypes.py_object] * len(self.out_specs))
+            module.address,
+            [_KIND_CTYPE[k] for k in self.kinds] + [ctypes.py_object] * len(self.out_specs),
+        )
         old = self.fast
         self.module, self.tier = module, tier
         self.fast = self._make_fast()
-        self.leaf_call = None    # rebuilt for the new address after a few hits
+        self.leaf_call = None  # rebuilt for the new address after a few hits
         self._leaf_hits = 0
         return old
 
@@ -93,8 +109,9 @@ class Variant:
     def _make_fast_fn(self):
         cfunc, retry = self.cfunc, self._retry
         consts = self.consts
-        news = [] if self.generic is not None else \
-            [_allocator(s, d) for s, d in self.out_specs]   # new output Arrays
+        news = (
+            [] if self.generic is not None else [_allocator(s, d) for s, d in self.out_specs]
+        )  # new output Arrays
         unflatten, tree = pytree.unflatten, self.out_tree
         if self.generic is not None:
             shapes_of, Arr, empty = self.generic.out_shapes, array.Array, bufpool.empty
@@ -107,9 +124,10 @@ class Variant:
                 if rc:
                     retry(rc, consts + args, outs)
                 return outs[0] if leaf else unflatten(tree, outs)
+
             return fast
         if tree.kind == "leaf" and len(news) == 1:
-            new, = news
+            (new,) = news
 
             def fast(args):
                 out = new()
@@ -118,23 +136,31 @@ class Variant:
                     retry(rc, consts + args, (out,))
                 return out
         else:
+
             def fast(args):
                 outs = [n() for n in news]
                 rc = cfunc(*consts, *args, *outs)
                 if rc:
                     retry(rc, consts + args, outs)
                 return unflatten(tree, outs)
+
         return fast
 
     def leaf_call_python(self, *leaves):
         self._leaf_hits += 1
-        if self._leaf_hits == native_call.AFTER_HITS and native_call.ENABLED and \
-                self.generic is None and \
-                native_call.servable(self, self.key[2]):
-            me = weakref.ref(self)    # the entry is this variant's own: no reference cycle
+        if (
+            self._leaf_hits == native_call.AFTER_HITS
+            and native_call.ENABLED
+            and self.generic is None
+            and native_call.servable(self, self.key[2])
+        ):
+            me = weakref.ref(self)  # the entry is this variant's own: no reference cycle
             self.leaf_call = native_call.build(
-                [(self, self.key[2], (), ())], lambda *ls: me().fast(ls), Variant.raise_status,
-                array.Array)
+                [(self, self.key[2], (), ())],
+                lambda *ls: me().fast(ls),
+                Variant.raise_status,
+                array.Array,
+            )
         return self.fast(leaves)
 
     def exact(self, sig):
@@ -148,19 +174,19 @@ class Variant:
     last_ns = property(lambda self: self.counters[runstats.LAST])
 
     def _retry(self, rc, args, outs):
-        if rc == 1:   # a non-contiguous input: read views in place through their strides
+        if rc == 1:  # a non-contiguous input: read views in place through their strides
             if self._strided is None:
-                from jitmagic.dispatch.strided import StridedEntry
-                self._strided = StridedEntry(self, _KIND_CTYPE)
+                self._strided = _strided.StridedEntry(self, _KIND_CTYPE)
             rc = self._strided(args, outs)
-        if rc == 1:   # strides the strided entry cannot follow: contiguous copies
+        if rc == 1:  # strides the strided entry cannot follow: contiguous copies
             args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args)
             rc = self.cfunc(*args, *outs)
         if rc == 2:
             raise MemoryError("jitmagic: could not allocate a temporary buffer")
         if rc == interrupt.ABORTED:
-            raise KeyboardInterrupt("the jitted function was interrupted; its results are "
-                                    "discarded")
+            raise KeyboardInterrupt(
+                "the jitted function was interrupted; its results are discarded"
+            )
         if rc:
             raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
@@ -171,8 +197,9 @@ class Variant:
         if rc == 2:
             raise MemoryError("jitmagic: could not allocate a temporary buffer")
         if rc == interrupt.ABORTED:
-            raise KeyboardInterrupt("the jitted function was interrupted; its results are "
-                                    "discarded")
+            raise KeyboardInterrupt(
+                "the jitted function was interrupted; its results are discarded"
+            )
         raise RuntimeError(f"jitmagic: native code failed with status {rc}")
 
     def median_ns(self):
@@ -180,8 +207,8 @@ class Variant:
         n = min(self.calls, runstats.SAMPLES)
         if not n:
             return None
-        ring = self.counters[runstats.RING:]
-        xs = sorted(ring[1:n + 1] if n < runstats.SAMPLES else ring)
+        ring = self.counters[runstats.RING :]
+        xs = sorted(ring[1 : n + 1] if n < runstats.SAMPLES else ring)
         return xs[len(xs) // 2]
 
     def last_used_time(self):
@@ -194,23 +221,26 @@ class Variant:
         return f"<variant {self.id}: {self.describe_statics()}{self.signature}>"
 
 
-
 class ExactShape:
     """A generic Variant's machine code, bound to one signature's concrete output shapes
     (what the hit tables and the native entry need of a variant; statistics stay the
     base variant's, which the kernel keeps itself)."""
+
     generic = None
 
     def __init__(self, base, sig):
         self.base = base
         for name in ("key", "module", "consts", "out_tree", "_arg_kinds", "cfunc", "_retry"):
             setattr(self, name, getattr(base, name))
-        leaves = [types.SimpleNamespace(shape=s[0]) if type(s) is tuple and len(s) == 2
-                  and type(s[0]) is tuple else None for s in sig]
-        self.out_specs = tuple(zip(base.generic.out_shapes(leaves),
-                                   (d for _, d in base.out_specs)))
+        leaves = [
+            types.SimpleNamespace(shape=s[0])
+            if type(s) is tuple and len(s) == 2 and type(s[0]) is tuple
+            else None
+            for s in sig
+        ]
+        self.out_specs = tuple(zip(base.generic.out_shapes(leaves), (d for _, d in base.out_specs)))
         self.fast = Variant._make_fast_fn(self)
-        self.fast.module = self.module   # keeps this code alive past a tier-up of the base
+        self.fast.module = self.module  # keeps this code alive past a tier-up of the base
         self.fast.base = base
 
 

@@ -3,23 +3,43 @@ one dtype (no promotion; a Python scalar is int64/float64 and so must match, as 
 x64), and shapes must be equal except for rank-0 operands. Each function binds one existing
 primitive or a short composition of them; results outside jit are jm.Arrays.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from jitmagic.core.array import returns_arrays
-from jitmagic.core.operands import aval as _aval, convert as _convert
+from jitmagic.core.operands import aval as _aval
+from jitmagic.core.operands import convert as _convert
 from jitmagic.core.tracing import bind
 
 BOOL = np.dtype(bool)
 
-_JNP_TIP = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-            "rem": "remainder", "max": "maximum", "min": "minimum", "pow": "power",
-            "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-            "gt": "greater", "ge": "greater_equal", "atan2": "arctan2"}
+_JNP_TIP = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "div": "divide",
+    "rem": "remainder",
+    "max": "maximum",
+    "min": "minimum",
+    "pow": "power",
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "atan2": "arctan2",
+}
 
-_KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating",
-               "c": "complexfloating"}
+_KIND_NAMES = {
+    "b": "bool",
+    "i": "signed integer",
+    "u": "unsigned integer",
+    "f": "floating",
+    "c": "complexfloating",
+}
 
 
 def _check(name, xs, kinds, same_dtype=True, same_shape=True):
@@ -27,26 +47,38 @@ def _check(name, xs, kinds, same_dtype=True, same_shape=True):
     avals = [_aval(x) for x in xs]
     if same_dtype and len({a.dtype for a in avals}) > 1:
         tip = _JNP_TIP.get(name)
-        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                        + ", ".join(a.dtype.name for a in avals) + "." +
-                        (f" (Tip: jnp.{tip} is a similar function that does automatic type "
-                         f"promotion on inputs)." if tip else ""))
+        raise TypeError(
+            f"lax.{name} requires arguments to have the same dtypes, got "
+            + ", ".join(a.dtype.name for a in avals)
+            + "."
+            + (
+                f" (Tip: jnp.{tip} is a similar function that does automatic type "
+                f"promotion on inputs)."
+                if tip
+                else ""
+            )
+        )
     for a in avals:
         if a.dtype.kind not in kinds:
-            raise TypeError(f"{name} does not accept dtype {a.dtype.name}. Accepted dtypes "
-                            f"are subtypes of "
-                            + ", ".join(_KIND_NAMES[k] for k in kinds) + ".")
+            raise TypeError(
+                f"{name} does not accept dtype {a.dtype.name}. Accepted dtypes "
+                f"are subtypes of " + ", ".join(_KIND_NAMES[k] for k in kinds) + "."
+            )
     shapes = {a.shape for a in avals if a.shape != ()}
     if same_shape and len(shapes) > 1:
-        raise TypeError(f"{name}: arrays must have the same shape (or be scalars), got "
-                        + ", ".join(str(a.shape) for a in avals))
+        raise TypeError(
+            f"{name}: arrays must have the same shape (or be scalars), got "
+            + ", ".join(str(a.shape) for a in avals)
+        )
     return avals
 
 
 def _no_accuracy(name, accuracy):
     if accuracy is not None:
-        raise NotImplementedError(f"lax.{name}(accuracy=...) is not supported by jitmagic: "
-                                  f"it always uses the default (libm) implementation")
+        raise NotImplementedError(
+            f"lax.{name}(accuracy=...) is not supported by jitmagic: "
+            f"it always uses the default (libm) implementation"
+        )
 
 
 NUM, ALL, FLT, FC, INT, INTB = "iufc", "biufc", "f", "fc", "iu", "biu"
@@ -56,6 +88,7 @@ def _binary(name, prim, kinds):
     def fn(x, y):
         _check(name, (x, y), kinds)
         return bind(prim, x, y)
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"lax.{name}: elementwise {prim}; both operands of one dtype."
     return returns_arrays(fn)
@@ -63,14 +96,17 @@ def _binary(name, prim, kinds):
 
 def _unary(name, prim, kinds, accuracy=False):
     if accuracy:
+
         def fn(x, *, accuracy=None):
             _no_accuracy(name, accuracy)
             _check(name, (x,), kinds)
             return bind(prim, x)
     else:
+
         def fn(x):
             _check(name, (x,), kinds)
             return bind(prim, x)
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"lax.{name}: elementwise {prim}."
     return returns_arrays(fn)
@@ -79,8 +115,8 @@ def _unary(name, prim, kinds, accuracy=False):
 add = _binary("add", "add", NUM)
 sub = _binary("sub", "sub", NUM)
 mul = _binary("mul", "mul", NUM)
-max = _binary("max", "max", ALL)     # noqa: A001  (lax.max: NaN-propagating)
-min = _binary("min", "min", ALL)     # noqa: A001
+max = _binary("max", "max", ALL)
+min = _binary("min", "min", ALL)
 nextafter = _binary("nextafter", "nextafter", FLT)
 eq = _binary("eq", "eq", ALL)
 ne = _binary("ne", "ne", ALL)
@@ -137,7 +173,7 @@ def atan2(x, y):
 
 
 @returns_arrays
-def abs(x):  # noqa: A001  (lax.abs)
+def abs(x):
     """lax.abs: |x|; complex operands give their (real) modulus."""
     _check("abs", (x,), NUM)
     return bind("abs", x)
@@ -158,7 +194,7 @@ def rem(x, y):
 
 
 @returns_arrays
-def pow(x, y):  # noqa: A001  (lax.pow)
+def pow(x, y):
     """lax.pow: x ** y for a float or complex x; y has x's dtype or an integer dtype."""
     a, b = _aval(x), _aval(y)
     if b.dtype.kind in "iu":
@@ -177,12 +213,13 @@ def integer_pow(x, y):
     a = _check("integer_pow", (x,), NUM)[0]
     y = int(y)
     if y < 0 and a.dtype.kind in "iu":
-        raise TypeError(f"Integers cannot be raised to negative powers, got "
-                        f"integer_pow({a}, {y})")
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({a}, {y})")
     if y == 0:
-        return bind("broadcast_in_dim", np.ones((), a.dtype), shape=a.shape,
-                    broadcast_dimensions=()) if a.shape else _convert(np.ones((), a.dtype),
-                                                                       a.dtype)
+        return (
+            bind("broadcast_in_dim", np.ones((), a.dtype), shape=a.shape, broadcast_dimensions=())
+            if a.shape
+            else _convert(np.ones((), a.dtype), a.dtype)
+        )
     acc, base, n = None, x, y if y > 0 else -y
     while True:
         if n & 1:
@@ -208,8 +245,7 @@ def reciprocal(x):
     """lax.reciprocal: 1 / x (floats and complex)."""
     a = _check("reciprocal", (x,), NUM)[0]
     if a.dtype.kind in "iu":
-        raise TypeError(f"Integers cannot be raised to negative powers, got "
-                        f"integer_pow({a}, -1)")
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({a}, -1)")
     return bind("div", np.ones((), a.dtype), x)
 
 
@@ -232,18 +268,21 @@ def logistic(x, *, accuracy=None):
 
 class RoundingMethod:
     """lax.RoundingMethod: AWAY_FROM_ZERO (0, the default) or TO_NEAREST_EVEN (1)."""
+
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 
 
 @returns_arrays
-def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001  (lax.round)
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     """lax.round: to an integral float; halves away from zero unless TO_NEAREST_EVEN."""
     _check("round", (x,), FLT)
     method = int(rounding_method)
     if method not in (0, 1):
-        raise ValueError(f"lax.round rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
-                         f"(TO_NEAREST_EVEN), got {rounding_method!r}")
+        raise ValueError(
+            f"lax.round rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
+            f"(TO_NEAREST_EVEN), got {rounding_method!r}"
+        )
     return bind("round_away" if method == 0 else "rint", x)
 
 
@@ -283,14 +322,14 @@ def conj(x):
 
 
 @returns_arrays
-def complex(x, y):  # noqa: A001  (lax.complex)
+def complex(x, y):
     """lax.complex: x + i y from two floats of one dtype."""
     _check("complex", (x, y), FLT)
     return bind("complex", x, y)
 
 
 def _dtype_arg(new_dtype):
-    return np.dtype(new_dtype)       # jnp.float32 & co carry .dtype, which NumPy reads
+    return np.dtype(new_dtype)  # jnp.float32 & co carry .dtype, which NumPy reads
 
 
 @returns_arrays
@@ -310,8 +349,9 @@ def convert_element_type(operand, new_dtype):
             hi, lo = np.asarray(float(info.max), fdt), np.asarray(float(info.min), fdt)
         zero = np.zeros((), fdt)
         safe = bind("select", bind("isnan", x), zero, x)
-        safe = bind("select", bind("ge", safe, hi), zero, bind("select", bind("le", safe, lo),
-                                                                zero, safe))
+        safe = bind(
+            "select", bind("ge", safe, hi), zero, bind("select", bind("le", safe, lo), zero, safe)
+        )
         out = _convert(safe, dt)
         out = bind("select", bind("ge", x, hi), np.asarray(info.max, dt), out)
         return bind("select", bind("le", x, lo), np.asarray(info.min, dt), out)
@@ -331,14 +371,16 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     a = _check("reduce_precision", (operand,), FLT)[0]
     eb, mb = int(exponent_bits), int(mantissa_bits)
     if eb < 1 or mb < 0:
-        raise ValueError(f"reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, "
-                         f"got {eb} and {mb}")
+        raise ValueError(
+            f"reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, got {eb} and {mb}"
+        )
     fi = np.finfo(a.dtype)
     src_m, src_e, nbits = fi.nmant, fi.nexp, 8 * a.dtype.itemsize
     udt = np.dtype(f"u{a.dtype.itemsize}")
 
     def c(v):
         return np.asarray(v, udt)
+
     bits = bitcast_convert_type(operand, udt)
     if mb < src_m:
         drop = src_m - mb
@@ -358,7 +400,7 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
         signed_inf = bind("or", signed_zero, c(exp_mask))
         bits = bind("select", over, signed_inf, bind("select", under, signed_zero, bits))
     out = bitcast_convert_type(bits, a.dtype)
-    if mb < src_m:       # rounding must not turn a NaN into an infinity
+    if mb < src_m:  # rounding must not turn a NaN into an infinity
         out = bind("select", bind("isnan", operand), operand, out)
     return out
 
@@ -373,8 +415,10 @@ def select_n(which, *cases):
     _check("select_n", cases, ALL)
     shape = next((_aval(c).shape for c in cases if _aval(c).shape), ())
     if w.shape not in ((), shape):
-        raise TypeError(f"select_n which must be scalar or have the same shape as cases, got "
-                        f"which {w.shape} and cases {shape}")
+        raise TypeError(
+            f"select_n which must be scalar or have the same shape as cases, got "
+            f"which {w.shape} and cases {shape}"
+        )
     if w.dtype == BOOL:
         if len(cases) > 2:
             raise TypeError("select_n with a bool `which` takes at most two cases")
@@ -397,13 +441,75 @@ def optimization_barrier(operand, /):
     return operand
 
 
-__all__ = ["add", "sub", "mul", "div", "rem", "pow", "integer_pow", "max", "min", "neg",
-           "abs", "sign", "floor", "ceil", "round", "RoundingMethod", "exp", "exp2", "expm1",
-           "log", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
-           "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "square", "reciprocal",
-           "logistic", "erf", "erfc", "lgamma", "is_finite", "nextafter", "eq", "ne",
-           "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-           "shift_left", "shift_right_arithmetic", "shift_right_logical", "population_count",
-           "clz", "real", "imag", "conj", "complex", "convert_element_type",
-           "bitcast_convert_type", "reduce_precision", "select_n", "stop_gradient",
-           "optimization_barrier"]
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "pow",
+    "integer_pow",
+    "max",
+    "min",
+    "neg",
+    "abs",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "RoundingMethod",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "square",
+    "reciprocal",
+    "logistic",
+    "erf",
+    "erfc",
+    "lgamma",
+    "is_finite",
+    "nextafter",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "population_count",
+    "clz",
+    "real",
+    "imag",
+    "conj",
+    "complex",
+    "convert_element_type",
+    "bitcast_convert_type",
+    "reduce_precision",
+    "select_n",
+    "stop_gradient",
+    "optimization_barrier",
+]

@@ -3,6 +3,7 @@ as one of the monoids add/mul/max/min/and/or/xor), reduce_window, the cumulative
 associative_scan (JAX's log-depth odd/even recursion, so non-commutative operators combine
 in JAX's order), sort with several operands and keys, sort_key_val, top_k and argmax/argmin.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -11,17 +12,29 @@ import itertools
 import numpy as np
 
 from jitmagic.core import pytree
-from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.array import returns_arrays
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.operands import aval as _aval
+from jitmagic.core.tracing import Tracer, bind
 from jitmagic.lax.control import _trace
 from jitmagic.lax.elementwise import _check
 from jitmagic.lax.gather import GatherDimensionNumbers, gather
-from jitmagic.lax.structural import _axis, _ints, _no_sharding, concatenate, expand_dims, full, pad, reshape, rev, squeeze, transpose
-from jitmagic.core.operands import aval as _aval
-from jitmagic.core.tracing import Tracer, bind
-
+from jitmagic.lax.structural import (
+    _axis,
+    _ints,
+    _no_sharding,
+    concatenate,
+    expand_dims,
+    full,
+    pad,
+    reshape,
+    rev,
+    squeeze,
+    transpose,
+)
 
 # ---------------------------------------------------------------- monoids
+
 
 def _identity(op, dt):
     if op == "add" or op == "or" or op == "xor":
@@ -39,8 +52,12 @@ def _identity(op, dt):
     return np.asarray(info.max if big else info.min, dt)
 
 
-_PRIM_REDUCTION = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max",
-                   "min": "reduce_min"}
+_PRIM_REDUCTION = {
+    "add": "reduce_sum",
+    "mul": "reduce_prod",
+    "max": "reduce_max",
+    "min": "reduce_min",
+}
 
 
 def _move_last(x, axes):
@@ -84,8 +101,9 @@ def _reduce_op(x, axes, op):
     if prim is None:
         return _tree_reduce(x, axes, op)
     if any(a.shape[i] == 0 for i in axes):
-        return full(tuple(d for i, d in enumerate(a.shape) if i not in axes),
-                    _identity(op, a.dtype))
+        return full(
+            tuple(d for i, d in enumerate(a.shape) if i not in axes), _identity(op, a.dtype)
+        )
     return bind(prim, x, axes=axes)
 
 
@@ -93,6 +111,7 @@ def _reduction(name, op, kinds):
     def fn(operand, axes):
         _check(name, (operand,), kinds)
         return _reduce_op(operand, _ints(axes, "axes"), op)
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"lax.{name}: reduce `axes` with {op}; an empty reduction is {op}'s identity."
     return returns_arrays(fn)
@@ -121,30 +140,45 @@ def _monoid(computation, dt, what):
     """The monoid a two-argument computation applies, found by tracing it once on scalars."""
     s = ShapedArray((), dt, False)
     try:
-        t = _trace(computation, [s, s], pytree.TreeDef("tuple", (pytree.LEAF,) * 2),
-                   f"lax.{what} computation")
+        t = _trace(
+            computation,
+            [s, s],
+            pytree.TreeDef("tuple", (pytree.LEAF,) * 2),
+            f"lax.{what} computation",
+        )
     except NotImplementedError:
         raise
     except Exception as e:
-        raise NotImplementedError(f"lax.{what}: could not trace the computation on two "
-                                  f"{dt} scalars ({e})") from None
+        raise NotImplementedError(
+            f"lax.{what}: could not trace the computation on two {dt} scalars ({e})"
+        ) from None
     fn = t.fn
     if len(fn.eqns) == 1 and not t.consts and len(fn.outs) == 1:
         e = fn.eqns[0]
-        if e.prim in _MONOIDS and set(e.inputs) == set(fn.invars) and \
-                fn.outs[0] == e.outvars[0] and (e.inputs[0] != e.inputs[1]):
+        if (
+            e.prim in _MONOIDS
+            and set(e.inputs) == set(fn.invars)
+            and fn.outs[0] == e.outvars[0]
+            and (e.inputs[0] != e.inputs[1])
+        ):
             return "or" if e.prim == "add" and dt.kind == "b" else e.prim
     raise NotImplementedError(
         f"lax.{what} supports computations that are one of the monoids add, mul, max, min, "
-        f"and, or, xor (e.g. lax.add or lambda a, b: a + b); got one tracing to:\n{fn}")
+        f"and, or, xor (e.g. lax.add or lambda a, b: a + b); got one tracing to:\n{fn}"
+    )
 
 
 def _single(operands, init_values, what):
     if isinstance(operands, (tuple, list)):
-        if len(operands) != 1 or not isinstance(init_values, (tuple, list)) or \
-                len(init_values) != 1:
-            raise NotImplementedError(f"lax.{what} of several operands (a variadic "
-                                      f"reduction) is not supported by jitmagic")
+        if (
+            len(operands) != 1
+            or not isinstance(init_values, (tuple, list))
+            or len(init_values) != 1
+        ):
+            raise NotImplementedError(
+                f"lax.{what} of several operands (a variadic "
+                f"reduction) is not supported by jitmagic"
+            )
         return operands[0], init_values[0], True
     return operands, init_values, False
 
@@ -154,8 +188,10 @@ def _init_check(what, x, init):
     if ia.shape != ():
         raise TypeError(f"{what} init value must be a scalar, got shape {ia.shape}")
     if ia.dtype != a.dtype:
-        raise TypeError(f"{what} operand dtypes should match corresponding initial value "
-                        f"dtypes, got operands={a} and initial_values={ia}")
+        raise TypeError(
+            f"{what} operand dtypes should match corresponding initial value "
+            f"dtypes, got operands={a} and initial_values={ia}"
+        )
 
 
 @returns_arrays
@@ -173,6 +209,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
 
 # ---------------------------------------------------------------- reduce_window
 
+
 def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     """lax.padtype_to_pads: explicit (low, high) pairs for 'VALID', 'SAME', 'SAME_LOWER'."""
     if not isinstance(padding, str):
@@ -181,8 +218,9 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     if kind == "VALID":
         return [(0, 0)] * len(in_shape)
     if kind not in ("SAME", "SAME_LOWER"):
-        raise RuntimeError(f"Unrecognized padding type: expected 'VALID', 'SAME' or "
-                           f"'SAME_LOWER', got {padding}.")
+        raise RuntimeError(
+            f"Unrecognized padding type: expected 'VALID', 'SAME' or 'SAME_LOWER', got {padding}."
+        )
     pads = []
     for n, w, s in zip(in_shape, window_shape, window_strides):
         out = -(-int(n) // int(s))
@@ -193,8 +231,16 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
 
 
 @returns_arrays
-def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
-                  padding="VALID", base_dilation=None, window_dilation=None):
+def reduce_window(
+    operand,
+    init_value,
+    computation,
+    window_dimensions,
+    window_strides=None,
+    padding="VALID",
+    base_dilation=None,
+    window_dilation=None,
+):
     """lax.reduce_window with a monoid computation: init_value combined with the elements of
     every window (strided, padded, base and window dilation as XLA)."""
     x, init, wrapped = _single(operand, init_value, "reduce_window")
@@ -207,8 +253,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     bdil = (1,) * nd if base_dilation is None else _ints(base_dilation, "base_dilation")
     wdil = (1,) * nd if window_dilation is None else _ints(window_dilation, "window_dilation")
     if not len(win) == len(strides) == len(bdil) == len(wdil) == nd:
-        raise TypeError(f"reduce_window: window_dimensions, strides and dilations need one "
-                        f"entry per operand dimension ({a.shape})")
+        raise TypeError(
+            f"reduce_window: window_dimensions, strides and dilations need one "
+            f"entry per operand dimension ({a.shape})"
+        )
     if any(v < 1 for v in strides + bdil + wdil) or any(w < 0 for w in win):
         raise TypeError("reduce_window: strides and dilations must be positive")
     based = tuple(0 if n == 0 else (n - 1) * d + 1 for n, d in zip(a.shape, bdil))
@@ -220,19 +268,20 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     # with the monoid's identity
     padded = pad(x, _identity(op, a.dtype), [(lo, hi, d - 1) for (lo, hi), d in zip(pads, bdil)])
     pshape = _aval(padded).shape
-    out_shape = tuple(builtins.max((p - e) // s + 1, 0) if p >= e else 0
-                      for p, e, s in zip(pshape, eff, strides))
+    out_shape = tuple(
+        builtins.max((p - e) // s + 1, 0) if p >= e else 0 for p, e, s in zip(pshape, eff, strides)
+    )
     acc = full(out_shape, init)
     if 0 not in out_shape:
         for offs in itertools.product(*(range(w) for w in win)):
             start = tuple(k * d for k, d in zip(offs, wdil))
             limit = tuple(st + (o - 1) * s + 1 for st, o, s in zip(start, out_shape, strides))
-            acc = bind(op, acc, bind("slice", padded, start=start, limit=limit,
-                                     strides=strides))
+            acc = bind(op, acc, bind("slice", padded, start=start, limit=limit, strides=strides))
     return (acc,) if wrapped else acc
 
 
 # ---------------------------------------------------------------- cumulative and scans
+
 
 def _along_last(x, axis, reverse, fn):
     nd = _aval(x).ndim
@@ -252,8 +301,13 @@ def _cumulative(name, op, kinds):
         a = _check(name, (operand,), kinds)[0]
         if a.ndim == 0:
             raise ValueError(f"{name} needs an operand of rank >= 1")
-        return _along_last(operand, _axis(axis, a.ndim, "axis"), bool(reverse),
-                           lambda y: bind("cumulative", y, op=op))
+        return _along_last(
+            operand,
+            _axis(axis, a.ndim, "axis"),
+            bool(reverse),
+            lambda y: bind("cumulative", y, op=op),
+        )
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"lax.{name}: running {op} along `axis` (from the end if reverse)."
     return returns_arrays(fn)
@@ -268,9 +322,12 @@ cummin = _cumulative("cummin", "min", "iuf")
 def _logaddexp(x, y):
     m = bind("max", x, y)
     zero = np.zeros((), _aval(x).dtype)
-    d = bind("select", bind("eq", x, y), bind("broadcast_in_dim", zero, shape=_aval(x).shape,
-                                              broadcast_dimensions=()),
-             bind("neg", bind("abs", bind("sub", x, y))))     # equal infinities: 0, not NaN
+    d = bind(
+        "select",
+        bind("eq", x, y),
+        bind("broadcast_in_dim", zero, shape=_aval(x).shape, broadcast_dimensions=()),
+        bind("neg", bind("abs", bind("sub", x, y))),
+    )  # equal infinities: 0, not NaN
     return bind("add", m, bind("log1p", bind("exp", d)))
 
 
@@ -299,7 +356,7 @@ def _interleave(a, b, axis):
         extra, a = _slice1(a, axis, nb, na), _slice1(a, axis, 0, nb)
     shape = _aval(a).shape
     pair = concatenate([expand_dims(a, (axis + 1,)), expand_dims(b, (axis + 1,))], axis + 1)
-    out = reshape(pair, shape[:axis] + (2 * nb,) + shape[axis + 1:])
+    out = reshape(pair, shape[:axis] + (2 * nb,) + shape[axis + 1 :])
     return out if extra is None else concatenate([out, extra], axis)
 
 
@@ -318,8 +375,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     axis = _axis(axis, nd, "axis")
     sizes = {_aval(x).shape[axis] for x in leaves}
     if len(sizes) != 1:
-        raise ValueError(f"Array inputs to associative_scan must have the same first "
-                         f"dimension. (saw: {sorted(sizes)})")
+        raise ValueError(
+            f"Array inputs to associative_scan must have the same first "
+            f"dimension. (saw: {sorted(sizes)})"
+        )
     if reverse:
         leaves = [rev(x, (axis,)) for x in leaves]
 
@@ -327,16 +386,20 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         out = fn(pytree.unflatten(tree, xs), pytree.unflatten(tree, ys))
         got, out_tree, _ = pytree.flatten(out)
         if out_tree != tree:
-            raise ValueError(f"associative_scan: fn must return the structure of elems "
-                             f"({tree}), got {out_tree}")
+            raise ValueError(
+                f"associative_scan: fn must return the structure of elems ({tree}), got {out_tree}"
+            )
         return got
 
     def scan(xs):
         n = _aval(xs[0]).shape[axis]
         if n < 2:
             return xs
-        odd = scan(combine([_slice1(x, axis, 0, n - 1, 2) for x in xs],
-                           [_slice1(x, axis, 1, n, 2) for x in xs]))
+        odd = scan(
+            combine(
+                [_slice1(x, axis, 0, n - 1, 2) for x in xs], [_slice1(x, axis, 1, n, 2) for x in xs]
+            )
+        )
         rest = [_slice1(x, axis, 2, n, 2) for x in xs]
         if n % 2 == 0:
             m = _aval(odd[0]).shape[axis]
@@ -354,21 +417,38 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
 # ---------------------------------------------------------------- sorting
 
+
 def _take_last(x, idx):
     """x[..., idx] along the last axis (idx: the same leading shape): one gather."""
     a, ia = _aval(x), _aval(idx)
     n = a.ndim
-    lead = [bind("broadcast_in_dim", bind("iota", dtype=ia.dtype, shape=(a.shape[d],),
-                                          dimension=0),
-                 shape=ia.shape, broadcast_dimensions=(d,)) for d in range(n - 1)]
+    lead = [
+        bind(
+            "broadcast_in_dim",
+            bind("iota", dtype=ia.dtype, shape=(a.shape[d],), dimension=0),
+            shape=ia.shape,
+            broadcast_dimensions=(d,),
+        )
+        for d in range(n - 1)
+    ]
     cols = lead + [idx]
-    starts = bind("concatenate", *[bind("broadcast_in_dim", c, shape=ia.shape + (1,),
-                                        broadcast_dimensions=tuple(range(n))) for c in cols],
-                  dimension=n)
-    return gather(x, starts, GatherDimensionNumbers(offset_dims=(),
-                                                    collapsed_slice_dims=tuple(range(n)),
-                                                    start_index_map=tuple(range(n))),
-                  slice_sizes=(1,) * n, mode="promise_in_bounds")
+    starts = bind(
+        "concatenate",
+        *[
+            bind("broadcast_in_dim", c, shape=ia.shape + (1,), broadcast_dimensions=tuple(range(n)))
+            for c in cols
+        ],
+        dimension=n,
+    )
+    return gather(
+        x,
+        starts,
+        GatherDimensionNumbers(
+            offset_dims=(), collapsed_slice_dims=tuple(range(n)), start_index_map=tuple(range(n))
+        ),
+        slice_sizes=(1,) * n,
+        mode="promise_in_bounds",
+    )
 
 
 @returns_arrays
@@ -385,8 +465,9 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
         raise TypeError(f"sort operands must all have the same shape, got {sorted(shapes)}")
     nk = int(num_keys)
     if not 1 <= nk <= len(ops):
-        raise ValueError(f"num_keys={nk} must be at least 1 and at most the number of "
-                         f"operands ({len(ops)})")
+        raise ValueError(
+            f"num_keys={nk} must be at least 1 and at most the number of operands ({len(ops)})"
+        )
     nd = len(shapes.pop())
     if nd == 0:
         raise TypeError("sort needs operands of rank >= 1")
@@ -396,9 +477,10 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
         if len(ys) == 1:
             return [bind("sort", ys[0])]
         perm = bind("argsort", ys[nk - 1])
-        for k in range(nk - 2, -1, -1):           # least significant key first: stable passes
+        for k in range(nk - 2, -1, -1):  # least significant key first: stable passes
             perm = _take_last(perm, bind("argsort", _take_last(ys[k], perm)))
         return [_take_last(y, perm) for y in ys]
+
     outs = _sort_along(ops, axis, run)
     return outs[0] if single else tuple(outs)
 
@@ -428,8 +510,10 @@ def top_k(operand, k, *, axis=-1):
     k = int(k)
     n = a.shape[axis]
     if not 0 <= k <= n:
-        raise ValueError(f"k argument to top_k must be nonnegative and not larger than the "
-                         f"size of the reduced dimension, got k={k} for size {n}")
+        raise ValueError(
+            f"k argument to top_k must be nonnegative and not larger than the "
+            f"size of the reduced dimension, got k={k} for size {n}"
+        )
 
     def run(ys):
         (y,) = ys
@@ -438,8 +522,11 @@ def top_k(operand, k, *, axis=-1):
         asc = bind("argsort", rev(y, (last,)))
         idx = bind("sub", np.asarray(n - 1, np.int64), rev(asc, (last,)))
         idx = _slice1(idx, last, 0, k)
-        return [_take_last(y, idx), bind("convert_element_type", idx,
-                                         new_dtype=np.dtype(np.int32), weak_type=False)]
+        return [
+            _take_last(y, idx),
+            bind("convert_element_type", idx, new_dtype=np.dtype(np.int32), weak_type=False),
+        ]
+
     vals, idx = _sort_along([operand], axis, run)
     return vals, idx
 
@@ -454,9 +541,12 @@ def _arg(name):
         if a.shape[axis] == 0:
             raise ValueError(f"{name}: cannot take the {name} of an empty axis")
         return bind(name, operand, axis=axis, index_dtype=dt)
+
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"lax.{name}: index of the first {name[3:]}imum along `axis` (the first NaN "
-                  f"wins), in index_dtype.")
+    fn.__doc__ = (
+        f"lax.{name}: index of the first {name[3:]}imum along `axis` (the first NaN "
+        f"wins), in index_dtype."
+    )
     return returns_arrays(fn)
 
 
@@ -464,7 +554,26 @@ argmax = _arg("argmax")
 argmin = _arg("argmin")
 
 
-__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
-           "reduce_xor", "reduce", "reduce_window", "padtype_to_pads", "cumsum", "cumprod",
-           "cummax", "cummin", "cumlogsumexp", "associative_scan", "sort", "sort_key_val",
-           "top_k", "argmax", "argmin"]
+__all__ = [
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_max",
+    "reduce_min",
+    "reduce_and",
+    "reduce_or",
+    "reduce_xor",
+    "reduce",
+    "reduce_window",
+    "padtype_to_pads",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "cumlogsumexp",
+    "associative_scan",
+    "sort",
+    "sort_key_val",
+    "top_k",
+    "argmax",
+    "argmin",
+]

@@ -1,40 +1,51 @@
 """jax.lax-style slicing: static slices, and dynamic slices and updates at traced starts
 (a negative start counts from the end, then each is clamped into the array, as in JAX)."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core import dtypes, pytree
-from jitmagic.core.operands import aval as _aval, asarray as _asarray, convert as _convert
+from jitmagic.core.operands import asarray as _asarray
+from jitmagic.core.operands import aval as _aval
+from jitmagic.core.operands import convert as _convert
 from jitmagic.core.tracing import Tracer, bind
 from jitmagic.lax.structural import expand_dims, squeeze
 
-
 # ---------------------------------------------------------------- dynamic slices
+
 
 def clamp(lo, x, hi):
     """min(max(x, lo), hi), elementwise. As in JAX, the three dtypes must be equal (Python
     scalars count as int64/float64: no promotion) and the bounds scalars or x's shape."""
     avals = [_aval(a) for a in (lo, x, hi)]
     if len({a.dtype for a in avals}) != 1:
-        raise TypeError("lax.clamp requires arguments to have the same dtypes, got "
-                        + ", ".join(str(a.dtype) for a in avals) + ".")
+        raise TypeError(
+            "lax.clamp requires arguments to have the same dtypes, got "
+            + ", ".join(str(a.dtype) for a in avals)
+            + "."
+        )
     for what, a in (("min", avals[0]), ("max", avals[2])):
         if a.shape not in ((), avals[1].shape):
-            raise TypeError(f"lax.clamp requires {what}.shape == operand.shape or "
-                            f"{what}.shape == (), got {a.shape} and {avals[1].shape}.")
+            raise TypeError(
+                f"lax.clamp requires {what}.shape == operand.shape or "
+                f"{what}.shape == (), got {a.shape} and {avals[1].shape}."
+            )
     return bind("min", bind("max", x, lo), hi)
 
 
 def _starts(x, start_indices):
     nd = _aval(x).ndim
-    starts = list(start_indices) if not isinstance(start_indices, Tracer) or \
-        _aval(start_indices).ndim else [start_indices]
+    starts = (
+        list(start_indices)
+        if not isinstance(start_indices, Tracer) or _aval(start_indices).ndim
+        else [start_indices]
+    )
     if isinstance(start_indices, Tracer) and _aval(start_indices).ndim == 1:
         starts = [start_indices[k] for k in range(_aval(start_indices).shape[0])]
     if len(starts) != nd:
-        raise ValueError(f"dynamic slice of a rank-{nd} array needs {nd} start indices, "
-                         f"got {len(starts)}")
+        raise ValueError(
+            f"dynamic slice of a rank-{nd} array needs {nd} start indices, got {len(starts)}"
+        )
     out = []
     for s in starts:
         a = _aval(s)
@@ -49,7 +60,12 @@ def _from_end(starts, shape):
     out = []
     for s, d in zip(starts, shape):
         if isinstance(s, Tracer):
-            s = bind("select", bind("lt", s, np.zeros((), s.dtype)), bind("add", s, np.asarray(d, s.dtype)), s)
+            s = bind(
+                "select",
+                bind("lt", s, np.zeros((), s.dtype)),
+                bind("add", s, np.asarray(d, s.dtype)),
+                s,
+            )
         elif s < 0:
             s += d
         out.append(s)
@@ -75,10 +91,11 @@ def dynamic_update_slice(operand, update, start_indices):
     if ua.ndim != oa.ndim or any(u > o for u, o in zip(ua.shape, oa.shape)):
         raise TypeError(f"update of shape {ua.shape} does not fit operand shape {oa.shape}")
     if ua.dtype != oa.dtype and not ua.weak_type:
-        raise TypeError(f"lax.dynamic_update_slice needs the update's dtype to be the "
-                        f"operand's: got {ua} for {oa}; convert it with .astype({oa.dtype})")
-    return bind("dynamic_update_slice", operand, _convert(update, oa.dtype, oa.weak_type),
-                *starts)
+        raise TypeError(
+            f"lax.dynamic_update_slice needs the update's dtype to be the "
+            f"operand's: got {ua} for {oa}; convert it with .astype({oa.dtype})"
+        )
+    return bind("dynamic_update_slice", operand, _convert(update, oa.dtype, oa.weak_type), *starts)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size=1, axis=0):
@@ -115,23 +132,30 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
 
 # ---------------------------------------------------------------- static slices, batched map
 
-def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001  (lax.slice)
+
+def slice(operand, start_indices, limit_indices, strides=None):
     """operand[start:limit:stride] per axis; every bound static and inside the array."""
     shape = _aval(operand).shape
     start, limit = tuple(int(i) for i in start_indices), tuple(int(i) for i in limit_indices)
     strides = (1,) * len(shape) if strides is None else tuple(int(i) for i in strides)
     if not len(start) == len(limit) == len(strides) == len(shape):
-        raise TypeError(f"slice start_indices {start}, limit_indices {limit} and strides "
-                        f"{strides} must each have one entry per axis of the operand {shape}")
+        raise TypeError(
+            f"slice start_indices {start}, limit_indices {limit} and strides "
+            f"{strides} must each have one entry per axis of the operand {shape}"
+        )
     for what, vals in (("start_indices", start), ("limit_indices", limit)):
         if any(v < 0 for v in vals):
             raise TypeError(f"slice {what} must be greater than or equal to zero, got {vals}")
         if any(v > d for v, d in zip(vals, shape)):
-            raise TypeError(f"slice {what} must be less than or equal to operand shape, got "
-                            f"{vals} for operand shape {shape}")
+            raise TypeError(
+                f"slice {what} must be less than or equal to operand shape, got "
+                f"{vals} for operand shape {shape}"
+            )
     if any(lo > hi for lo, hi in zip(start, limit)):
-        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, "
-                        f"got start_indices {start} and limit_indices {limit}")
+        raise TypeError(
+            f"slice limit_indices must be greater than or equal to start_indices, "
+            f"got start_indices {start} and limit_indices {limit}"
+        )
     if any(st < 1 for st in strides):
         raise TypeError(f"slice strides must be positive, got {strides}")
     return bind("slice", _asarray(operand), start=start, limit=limit, strides=strides)
@@ -169,5 +193,3 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     if keepdims:
         return out
     return bind("squeeze", out, dimensions=(axis,))
-
-

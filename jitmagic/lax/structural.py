@@ -2,6 +2,7 @@
 splitting, iotas and fills, dot_general and friends. Each is a view primitive, a reshape or a
 concatenation of existing primitives, so they fuse into the loops that read them.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -10,21 +11,23 @@ import numpy as np
 
 from jitmagic.core import dtypes
 from jitmagic.core.array import returns_arrays
+from jitmagic.core.operands import asarray as _asarray
+from jitmagic.core.operands import aval as _aval
+from jitmagic.core.operands import convert as _convert
+from jitmagic.core.tracing import Tracer, bind, concretization_error
 from jitmagic.lax.elementwise import _check
-from jitmagic.core.operands import aval as _aval, asarray as _asarray, convert as _convert
-from jitmagic.core.tracing import Tracer, bind
 
 
 def _no_sharding(name, **kw):
     for k, v in kw.items():
         if v is not None:
-            raise NotImplementedError(f"lax.{name}({k}=...) is not supported: jitmagic has "
-                                      f"no devices to shard over")
+            raise NotImplementedError(
+                f"lax.{name}({k}=...) is not supported: jitmagic has no devices to shard over"
+            )
 
 
 def _ints(xs, what):
     if isinstance(xs, Tracer):
-        from jitmagic.core.tracing import concretization_error
         raise concretization_error(xs, "int")
     return tuple(int(x) for x in xs)
 
@@ -42,22 +45,30 @@ def _array(x):
 
 # ---------------------------------------------------------------- broadcasting
 
+
 @returns_arrays
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     """lax.broadcast_in_dim: operand's axis i becomes axis broadcast_dimensions[i] of shape."""
     _no_sharding("broadcast_in_dim", out_sharding=out_sharding)
     shape, dims = _ints(shape, "shape"), _ints(broadcast_dimensions, "broadcast_dimensions")
     a = _aval(operand)
-    if len(dims) != a.ndim or any(not 0 <= d < len(shape) for d in dims) or \
-            list(dims) != sorted(set(dims)):
-        raise TypeError(f"broadcast_in_dim broadcast_dimensions {dims} must be strictly "
-                        f"increasing, one per operand dimension ({a.shape}), inside {shape}")
+    if (
+        len(dims) != a.ndim
+        or any(not 0 <= d < len(shape) for d in dims)
+        or list(dims) != sorted(set(dims))
+    ):
+        raise TypeError(
+            f"broadcast_in_dim broadcast_dimensions {dims} must be strictly "
+            f"increasing, one per operand dimension ({a.shape}), inside {shape}"
+        )
     for i, d in enumerate(dims):
         if a.shape[i] not in (1, shape[d]):
-            raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or "
-                            f"be equal to their corresponding dimensions in the target "
-                            f"broadcast shape; got operand of shape {a.shape}, target "
-                            f"broadcast shape {shape}, broadcast_dimensions {dims}")
+            raise TypeError(
+                f"broadcast_in_dim operand dimension sizes must either be 1, or "
+                f"be equal to their corresponding dimensions in the target "
+                f"broadcast shape; got operand of shape {a.shape}, target "
+                f"broadcast shape {shape}, broadcast_dimensions {dims}"
+            )
     if a.shape == shape:
         return operand
     return bind("broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
@@ -68,8 +79,7 @@ def broadcast(operand, sizes, *, out_sharding=None):
     """lax.broadcast: new leading axes of the given sizes."""
     _no_sharding("broadcast", out_sharding=out_sharding)
     sizes, a = _ints(sizes, "sizes"), _aval(operand)
-    return broadcast_in_dim(operand, sizes + a.shape,
-                            tuple(range(len(sizes), len(sizes) + a.ndim)))
+    return broadcast_in_dim(operand, sizes + a.shape, tuple(range(len(sizes), len(sizes) + a.ndim)))
 
 
 @returns_arrays
@@ -87,13 +97,13 @@ def broadcast_shapes(*shapes):
 
 # ---------------------------------------------------------------- iotas and fills
 
+
 @returns_arrays
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
     """lax.broadcasted_iota: 0, 1, 2, ... along `dimension` of `shape`."""
     _no_sharding("broadcasted_iota", out_sharding=out_sharding)
     shape = _ints(shape, "shape")
-    return bind("iota", shape=shape, dimension=_axis(dimension, len(shape)),
-                dtype=np.dtype(dtype))
+    return bind("iota", shape=shape, dimension=_axis(dimension, len(shape)), dtype=np.dtype(dtype))
 
 
 @returns_arrays
@@ -108,8 +118,9 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     _no_sharding("full", sharding=sharding)
     shape, fa = _ints(shape, "shape"), _aval(fill_value)
     if fa.shape != ():
-        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
-                        f"{fa.shape}.")
+        raise TypeError(
+            f"full must be called with scalar fill_value, got fill_value.shape {fa.shape}."
+        )
     v = fill_value if dtype is None else _convert(fill_value, np.dtype(dtype))
     if not isinstance(v, Tracer):
         v = np.asarray(v)
@@ -137,14 +148,17 @@ def empty(shape, dtype, *, out_sharding=None):
 
 # ---------------------------------------------------------------- reshapes and views
 
+
 @returns_arrays
 def transpose(operand, permutation):
     """lax.transpose: axis i of the result is axis permutation[i] of operand."""
     perm = _ints(permutation, "permutation")
     a = _aval(operand)
     if sorted(perm) != list(range(a.ndim)):
-        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, "
-                        f"got permutation {perm} for operand shape {a.shape}.")
+        raise TypeError(
+            f"transpose permutation isn't a permutation of operand dimensions, "
+            f"got permutation {perm} for operand shape {a.shape}."
+        )
     if perm == tuple(range(a.ndim)):
         return operand
     return bind("transpose", operand, permutation=perm)
@@ -161,9 +175,11 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
         operand = transpose(operand, dimensions)
     a = _aval(operand)
     if int(np.prod(new_sizes, dtype=np.int64)) != a.size:
-        raise ValueError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
-                        f"(of total size {int(np.prod(new_sizes))}) for shape {a.shape} (of "
-                        f"total size {a.size}).")
+        raise ValueError(
+            f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+            f"(of total size {int(np.prod(new_sizes))}) for shape {a.shape} (of "
+            f"total size {a.size})."
+        )
     if new_sizes == a.shape:
         return operand
     return bind("reshape", operand, new_sizes=new_sizes)
@@ -175,8 +191,10 @@ def squeeze(array, dimensions):
     a = _aval(array)
     dims = tuple(sorted({_axis(d, a.ndim) for d in _ints(dimensions, "dimensions")}))
     if any(a.shape[d] != 1 for d in dims):
-        raise ValueError(f"cannot select an axis to squeeze out which has size not equal to "
-                         f"one, got shape={a.shape} and dimensions={dims}")
+        raise ValueError(
+            f"cannot select an axis to squeeze out which has size not equal to "
+            f"one, got shape={a.shape} and dimensions={dims}"
+        )
     if not dims:
         return array
     return bind("squeeze", array, dimensions=dims)
@@ -205,8 +223,9 @@ def collapse(operand, start_dimension, stop_dimension=None):
     hi = a.ndim if stop_dimension is None else int(stop_dimension)
     hi = hi + a.ndim if hi < 0 else hi
     if not lo <= hi <= a.ndim:
-        raise ValueError(f"collapse: bad dimensions {start_dimension}, {stop_dimension} for "
-                         f"shape {a.shape}")
+        raise ValueError(
+            f"collapse: bad dimensions {start_dimension}, {stop_dimension} for shape {a.shape}"
+        )
     size = int(np.prod(a.shape[lo:hi], dtype=np.int64))
     return reshape(operand, a.shape[:lo] + (size,) + a.shape[hi:])
 
@@ -221,6 +240,7 @@ def rev(operand, dimensions):
 
 # ---------------------------------------------------------------- concatenation and padding
 
+
 @returns_arrays
 def concatenate(operands, dimension):
     """lax.concatenate: operands of one dtype joined along `dimension`."""
@@ -231,9 +251,11 @@ def concatenate(operands, dimension):
     if len(operands) == 1:
         return operands[0]
     d, nd = int(dimension), _aval(operands[0]).ndim
-    if not 0 <= d < nd:        # lax does not count from the end
-        raise TypeError(f"concatenate dimension out of bounds: dimension {d} for shapes "
-                        + ", ".join(str(_aval(x).shape) for x in operands))
+    if not 0 <= d < nd:  # lax does not count from the end
+        raise TypeError(
+            f"concatenate dimension out of bounds: dimension {d} for shapes "
+            + ", ".join(str(_aval(x).shape) for x in operands)
+        )
     return bind("concatenate", *operands, dimension=d)
 
 
@@ -260,34 +282,45 @@ def pad(operand, padding_value, padding_config):
     x = _array(operand)
     a, pa = _aval(x), _aval(padding_value)
     if a.dtype != pa.dtype:
-        raise TypeError(f"pad operand and padding_value must be same dtype: got {a.dtype} and "
-                        f"{pa.dtype}.")
+        raise TypeError(
+            f"pad operand and padding_value must be same dtype: got {a.dtype} and {pa.dtype}."
+        )
     if pa.shape != ():
         raise TypeError(f"pad padding_value must be a scalar, got shape {pa.shape}")
     config = [tuple(int(v) for v in c) for c in padding_config]
     if len(config) != a.ndim:
-        raise ValueError(f"len(padding_config) must equal operand.ndim, got {len(config)} "
-                         f"and {a.ndim}")
-    out_shape = tuple(lo + hi + n + builtins.max(n - 1, 0) * it
-                      for (lo, hi, it), n in zip(config, a.shape))
+        raise ValueError(
+            f"len(padding_config) must equal operand.ndim, got {len(config)} and {a.ndim}"
+        )
+    out_shape = tuple(
+        lo + hi + n + builtins.max(n - 1, 0) * it for (lo, hi, it), n in zip(config, a.shape)
+    )
     if any(it < 0 for _, _, it in config):
-        raise ValueError(f"interior padding in padding_config must be nonnegative, got "
-                         f"padding_config {tuple(config)}")
+        raise ValueError(
+            f"interior padding in padding_config must be nonnegative, got "
+            f"padding_config {tuple(config)}"
+        )
     if any(d < 0 for d in out_shape):
-        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
-                         f"{out_shape}, for padding_config {tuple(config)} and operand shape "
-                         f"{a.shape}")
+        raise ValueError(
+            f"Dimension size after padding is not at least 0, got result shape "
+            f"{out_shape}, for padding_config {tuple(config)} and operand shape "
+            f"{a.shape}"
+        )
     pv = padding_value if isinstance(padding_value, Tracer) else np.asarray(padding_value)
     for axis, ((lo, hi, it), n) in enumerate(zip(config, a.shape)):
         if it and n > 1:
             # (.., n, ..) -> (.., n, 1 + it, ..) with the padding after each element, flattened
             # and cut after the last element
             cur = _aval(x).shape
-            col = cur[:axis + 1] + (1,) + cur[axis + 1:]
-            x1 = bind("broadcast_in_dim", x, shape=col,
-                      broadcast_dimensions=tuple(i for i in range(len(col)) if i != axis + 1))
+            col = cur[: axis + 1] + (1,) + cur[axis + 1 :]
+            x1 = bind(
+                "broadcast_in_dim",
+                x,
+                shape=col,
+                broadcast_dimensions=tuple(i for i in range(len(col)) if i != axis + 1),
+            )
             x1 = bind("concatenate", x1, _fill_block(pv, x1, axis + 1, it), dimension=axis + 1)
-            flat = cur[:axis] + (n * (1 + it),) + cur[axis + 1:]
+            flat = cur[:axis] + (n * (1 + it),) + cur[axis + 1 :]
             x = _slice_axis(bind("reshape", x1, new_sizes=flat), axis, 0, n + (n - 1) * it)
         parts = []
         if lo > 0:
@@ -309,8 +342,10 @@ def split(operand, sizes, axis=0):
     axis = _axis(axis, a.ndim)
     sizes = _ints(sizes, "sizes")
     if sum(sizes) != a.shape[axis] or any(s < 0 for s in sizes):
-        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
-                         f"operand shape {list(a.shape)}")
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
+            f"operand shape {list(a.shape)}"
+        )
     out, start = [], 0
     for s in sizes:
         out.append(_slice_axis(operand, axis, start, start + s))
@@ -324,11 +359,17 @@ def tile(operand, reps):
     a = _aval(operand)
     reps = _ints(reps, "reps")
     if len(reps) != a.ndim:
-        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)="
-                        f"{len(reps)} and x.ndim={a.ndim}.")
+        raise TypeError(
+            f"reps length must be equal to the ndim of x, got len(reps)="
+            f"{len(reps)} and x.ndim={a.ndim}."
+        )
     inter = tuple(v for r, d in zip(reps, a.shape) for v in (r, d))
-    b = bind("broadcast_in_dim", operand, shape=inter,
-             broadcast_dimensions=tuple(range(1, 2 * a.ndim, 2)))
+    b = bind(
+        "broadcast_in_dim",
+        operand,
+        shape=inter,
+        broadcast_dimensions=tuple(range(1, 2 * a.ndim, 2)),
+    )
     return reshape(b, tuple(r * d for r, d in zip(reps, a.shape)))
 
 
@@ -348,15 +389,16 @@ def unstack(x, axis=0):
     """lax.unstack: the slices of x along `axis`, as a tuple."""
     a = _aval(x)
     axis = _axis(axis, a.ndim)
-    return tuple(squeeze(_slice_axis(x, axis, i, i + 1), (axis,))
-                 for i in range(a.shape[axis]))
+    return tuple(squeeze(_slice_axis(x, axis, i, i + 1), (axis,)) for i in range(a.shape[axis]))
 
 
 # ---------------------------------------------------------------- contractions
 
+
 class Precision:
     """lax.Precision: accepted by the contractions; jitmagic always computes in the full
     precision of the operands' dtype (what HIGHEST asks for)."""
+
     DEFAULT, HIGH, HIGHEST = "DEFAULT", "HIGH", "HIGHEST"
 
 
@@ -367,18 +409,21 @@ def _preferred(dt, preferred_element_type, floats_to_ints=False):
     if floats_to_ints and dt.kind in "fc":
         return pref
     if dt.kind in "fc" and pref.kind in "biu":
-        raise TypeError(f"Input type is incompatible with `preferred_element_type`. The "
-                        f"compatible combinations of (input_type, preferred_element_type) are "
-                        f"(integral, integral), (integral, floating), (floating, floating), "
-                        f"(complex, complex); got ({dt}, {pref}).")
+        raise TypeError(
+            f"Input type is incompatible with `preferred_element_type`. The "
+            f"compatible combinations of (input_type, preferred_element_type) are "
+            f"(integral, integral), (integral, floating), (floating, floating), "
+            f"(complex, complex); got ({dt}, {pref})."
+        )
     if dt.kind == pref.kind and pref.itemsize < dt.itemsize:
         raise TypeError("`preferred_element_type` must not be narrower than the original type.")
     return pref
 
 
 @returns_arrays
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
-                out_sharding=None):
+def dot_general(
+    lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *, out_sharding=None
+):
     """lax.dot_general: contract lhs_contracting with rhs_contracting axes, batched over the
     batch axes; the result's axes are batch, lhs free, rhs free. Mixed dtypes promote;
     preferred_element_type is the accumulation and result dtype. Every `precision` computes
@@ -394,37 +439,62 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         # JAX accepts a float result type narrower than the operands, or an integer one:
         # the product is computed in the operands' dtype and converted
         out_dt = _preferred(dt, preferred_element_type, floats_to_ints=True)
-        if not (dt.kind in "fc" and (out_dt.kind in "biu" or (
-                out_dt.kind == dt.kind and out_dt.itemsize < dt.itemsize))):
+        if not (
+            dt.kind in "fc"
+            and (out_dt.kind in "biu" or (out_dt.kind == dt.kind and out_dt.itemsize < dt.itemsize))
+        ):
             dt = out_dt
     if dt.kind == "b" and not (la.dtype.kind == ra.dtype.kind == "b"):
         raise TypeError("dot_general preferred_element_type bool needs bool operands")
     lhs, rhs = _convert(lhs, dt), _convert(rhs, dt)
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
         if la.shape[a] != ra.shape[b]:
-            raise TypeError(f"dot_general requires contracting and batch dimensions to have "
-                            f"the same shape, got {la.shape} and {ra.shape} at dimensions "
-                            f"{a} and {b}.")
+            raise TypeError(
+                f"dot_general requires contracting and batch dimensions to have "
+                f"the same shape, got {la.shape} and {ra.shape} at dimensions "
+                f"{a} and {b}."
+            )
     out = bind("dot_general", lhs, rhs, contract=(lc, rc), batch=(lb, rb))
     return out if out_dt == dt else _convert(out, out_dt)
 
 
 @returns_arrays
-def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
-        out_sharding=None):
+def dot(
+    lhs,
+    rhs,
+    *,
+    dimension_numbers=None,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+):
     """lax.dot: vector-vector, matrix-vector or matrix-matrix product (or dot_general when
     dimension_numbers are given)."""
     if dimension_numbers is not None:
-        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
-                           out_sharding=out_sharding)
+        return dot_general(
+            lhs,
+            rhs,
+            dimension_numbers,
+            precision,
+            preferred_element_type,
+            out_sharding=out_sharding,
+        )
     la, ra = _aval(lhs), _aval(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
-        raise ValueError(f"jax.lax.dot: dimension_numbers must be specified when not "
-                         f"performing simple un-batched matrix-matrix, matrix-vector, or "
-                         f"vector-vector products; got lhs_shape={la.shape} "
-                         f"rhs_shape={ra.shape}")
-    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type, out_sharding=out_sharding)
+        raise ValueError(
+            f"jax.lax.dot: dimension_numbers must be specified when not "
+            f"performing simple un-batched matrix-matrix, matrix-vector, or "
+            f"vector-vector products; got lhs_shape={la.shape} "
+            f"rhs_shape={ra.shape}"
+        )
+    return dot_general(
+        lhs,
+        rhs,
+        (((la.ndim - 1,), (0,)), ((), ())),
+        precision,
+        preferred_element_type,
+        out_sharding=out_sharding,
+    )
 
 
 @returns_arrays
@@ -432,14 +502,39 @@ def batch_matmul(lhs, rhs, precision=None):
     """lax.batch_matmul: matrix products batched over all leading axes (of equal sizes)."""
     la, ra = _aval(lhs), _aval(rhs)
     if la.ndim < 2 or la.ndim != ra.ndim:
-        raise ValueError(f"batch_matmul needs operands of one rank >= 2, got {la.shape} and "
-                         f"{ra.shape}")
+        raise ValueError(
+            f"batch_matmul needs operands of one rank >= 2, got {la.shape} and {ra.shape}"
+        )
     nb = la.ndim - 2
-    return dot_general(lhs, rhs, (((la.ndim - 1,), (nb,)), (tuple(range(nb)),
-                                                             tuple(range(nb)))), precision)
+    return dot_general(
+        lhs, rhs, (((la.ndim - 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))), precision
+    )
 
 
-__all__ = ["broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcast_shapes",
-           "broadcasted_iota", "iota", "full", "full_like", "empty", "transpose", "reshape",
-           "squeeze", "expand_dims", "collapse", "rev", "concatenate", "pad", "split", "tile",
-           "stack", "unstack", "Precision", "dot_general", "dot", "batch_matmul"]
+__all__ = [
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcast_to_rank",
+    "broadcast_shapes",
+    "broadcasted_iota",
+    "iota",
+    "full",
+    "full_like",
+    "empty",
+    "transpose",
+    "reshape",
+    "squeeze",
+    "expand_dims",
+    "collapse",
+    "rev",
+    "concatenate",
+    "pad",
+    "split",
+    "tile",
+    "stack",
+    "unstack",
+    "Precision",
+    "dot_general",
+    "dot",
+    "batch_matmul",
+]

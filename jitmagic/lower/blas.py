@@ -7,13 +7,15 @@ should ours find no memory for its packed operands), and a matrix-vector product
 nest of the dot_general lowering (jitmagic.ops.linalg). Which products are GEMMs is decided by
 jitmagic.passes.products.plan.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core import shapes
-from jitmagic.runtime import blas as library, gemm as own_gemm
+from jitmagic.runtime import blas as library
+from jitmagic.runtime import gemm as own_gemm
 from jitmagic.runtime.llvmtypes import F32, F64, I32, I64, PTR
 from jitmagic.runtime.threadpool import threads
 
@@ -39,12 +41,18 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     t = F64 if dtype == np.float64 else F32
     if shapes.is_one(m) or shapes.is_one(n):
         return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
-    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
-        ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
-        symbol)
+    fn = cg.module.globals.get(symbol) or ir.Function(
+        cg.module,
+        ir.FunctionType(
+            ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]
+        ),
+        symbol,
+    )
     if GEMM not in ("jitmagic", "openblas"):
-        raise NotImplementedError(f"blas.GEMM = {GEMM!r}: the products are 'jitmagic' "
-                                  "(jitmagic.runtime.gemm) or 'openblas'")
+        raise NotImplementedError(
+            f"blas.GEMM = {GEMM!r}: the products are 'jitmagic' "
+            "(jitmagic.runtime.gemm) or 'openblas'"
+        )
     if GEMM == "openblas":
         return _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
     # jitmagic's own (jitmagic.runtime.gemm); should it find no memory for its packed operands,
@@ -53,10 +61,27 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     sai, sak = (1, m) if ta else (k, 1)
     sbk, sbj = (1, k) if tb else (n, 1)
     b = cg.b
-    rc = b.call(own_gemm.declare(cg.module, dtype), [
-        s(nbatch), s(m), s(n), s(k), lhs_buf.ptr, s(m * k), s(sai), s(sak),
-        rhs_buf.ptr, s(0 if shared else k * n), s(sbk), s(sbj),
-        out_buf.ptr, s(m * n), s(n), ir.Constant(I64, threads())])
+    rc = b.call(
+        own_gemm.declare(cg.module, dtype),
+        [
+            s(nbatch),
+            s(m),
+            s(n),
+            s(k),
+            lhs_buf.ptr,
+            s(m * k),
+            s(sai),
+            s(sak),
+            rhs_buf.ptr,
+            s(0 if shared else k * n),
+            s(sbk),
+            s(sbj),
+            out_buf.ptr,
+            s(m * n),
+            s(n),
+            ir.Constant(I64, threads()),
+        ],
+    )
     with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
         _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
 
@@ -84,14 +109,28 @@ def _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
         def at(buf, stride):
             off = b.mul(i, cg.size(stride))
             return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
-        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if ta else _NO_TRANS),
-                    ir.Constant(I32, _TRANS if tb else _NO_TRANS), cg.size(m),
-                    cg.size(n), cg.size(k), ir.Constant(t, 1.0),
-                    at(lhs_buf, m * k), _at_least_1(cg, lda),
-                    at(rhs_buf, 0 if shared else k * n),
-                    _at_least_1(cg, ldb), ir.Constant(t, 0.0), at(out_buf, m * n),
-                    _at_least_1(cg, n)])
-    if shapes.is_symbolic(m * n * k):    # OpenBLAS's threads only for a large product
+
+        b.call(
+            fn,
+            [
+                ir.Constant(I32, _ROW_MAJOR),
+                ir.Constant(I32, _TRANS if ta else _NO_TRANS),
+                ir.Constant(I32, _TRANS if tb else _NO_TRANS),
+                cg.size(m),
+                cg.size(n),
+                cg.size(k),
+                ir.Constant(t, 1.0),
+                at(lhs_buf, m * k),
+                _at_least_1(cg, lda),
+                at(rhs_buf, 0 if shared else k * n),
+                _at_least_1(cg, ldb),
+                ir.Constant(t, 0.0),
+                at(out_buf, m * n),
+                _at_least_1(cg, n),
+            ],
+        )
+
+    if shapes.is_symbolic(m * n * k):  # OpenBLAS's threads only for a large product
         work = cg.size(m * n * k)
         with b.if_else(b.icmp_signed(">=", work, ir.Constant(I64, SMALL_GEMM))) as (big, small):
             with big:
@@ -115,7 +154,8 @@ def _one_thread(cg, body):
     """body() between setting OpenBLAS's thread count to 1 and putting the previous count back
     (the count is OpenBLAS's global one; results never depend on it)."""
     setn = cg.module.globals.get(_THREADS) or ir.Function(
-        cg.module, ir.FunctionType(I32, [I32]), _THREADS)
+        cg.module, ir.FunctionType(I32, [I32]), _THREADS
+    )
     prev = cg.b.call(setn, [ir.Constant(I32, 1)])
     body()
     cg.b.call(setn, [prev])
@@ -125,8 +165,11 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     """A product with one row or one column is a matrix-vector product: ?gemv streams the
     matrix once, where ?gemm with m or n = 1 goes through its blocked path (packing)."""
     nbatch, m, n, k, ta, tb, shared = gemm
-    fn = cg.module.globals.get(symbol) or ir.Function(cg.module, ir.FunctionType(
-        ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]), symbol)
+    fn = cg.module.globals.get(symbol) or ir.Function(
+        cg.module,
+        ir.FunctionType(ir.VoidType(), [I32, I32, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]),
+        symbol,
+    )
     if shapes.is_one(n):
         # out (m) = op(lhs) x, lhs stored m x k (or k x m when transposed); rhs is k values
         # in a row (k x 1, 1 x k, or a vector: contiguous either way)
@@ -144,11 +187,25 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
         def at(buf, stride):
             off = b.mul(i, cg.size(stride))
             return b.gep(buf.ptr, [off], source_etype=t, inbounds=True)
-        b.call(fn, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if trans else _NO_TRANS),
-                    cg.size(rows), cg.size(cols), ir.Constant(t, 1.0),
-                    at(mat, mat_step), _at_least_1(cg, cols), at(vec, vec_step),
-                    ir.Constant(I64, 1), ir.Constant(t, 0.0), at(out_buf, m * n),
-                    ir.Constant(I64, 1)])
+
+        b.call(
+            fn,
+            [
+                ir.Constant(I32, _ROW_MAJOR),
+                ir.Constant(I32, _TRANS if trans else _NO_TRANS),
+                cg.size(rows),
+                cg.size(cols),
+                ir.Constant(t, 1.0),
+                at(mat, mat_step),
+                _at_least_1(cg, cols),
+                at(vec, vec_step),
+                ir.Constant(I64, 1),
+                ir.Constant(t, 0.0),
+                at(out_buf, m * n),
+                ir.Constant(I64, 1),
+            ],
+        )
+
     # OpenBLAS's threads for a large matrix (as NumPy's own call has): one in the L3 cache
     # streams at twice the speed from two cores (gesummv's 1000x1000: NumPy 93 µs, one thread
     # 164 µs, on idle cores); one thread below GEMV_THREADS_MIN elements, where OpenBLAS's

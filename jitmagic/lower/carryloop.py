@@ -17,6 +17,7 @@ gather of it); what does not depend on a carry is fused as usual, except gathers
 slices to a 0-d value (`c[i]`), which are computed once per iteration and tile into a stack
 slot. Anything else keeps the general lowering.
 """
+
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -45,7 +46,7 @@ class Plan:
     def __init__(self, fn, shape, kernels):
         self.fn = fn
         self.shape = shape
-        self.kernels = kernels          # 0-d gathers, in body order
+        self.kernels = kernels  # 0-d gathers, in body order
 
 
 def plan(cg, fn, carry_invars):
@@ -118,13 +119,23 @@ def emit(cg, plan, carries, inits, static_steps, per_step, outer):
 
     def tiles(lo, hi, extra_in, in_part):
         scope = dict(zip(keys, extra_in))
-        temps = {v: scalar_slot(cg, v.aval, cg.b if in_part else None)
-                 for e in plan.kernels for v in e.outvars}
-        cg.loop(hi, lambda t: _tile(cg, plan, t, rows, lead, row, scope, temps, per_step,
-                                    list(zip(carries, inits))), start=lo)
+        temps = {
+            v: scalar_slot(cg, v.aval, cg.b if in_part else None)
+            for e in plan.kernels
+            for v in e.outvars
+        }
+        cg.loop(
+            hi,
+            lambda t: _tile(
+                cg, plan, t, rows, lead, row, scope, temps, per_step, list(zip(carries, inits))
+            ),
+            start=lo,
+        )
+
     if split and n_tiles > 1:
-        parallel.run(cg, n_tiles, lambda lo, hi, t, extra_in: tiles(lo, hi, extra_in, True),
-                     extra=extra)
+        parallel.run(
+            cg, n_tiles, lambda lo, hi, t, extra_in: tiles(lo, hi, extra_in, True), extra=extra
+        )
     else:
         tiles(ir.Constant(I64, 0), ir.Constant(I64, n_tiles), extra, False)
 
@@ -141,6 +152,7 @@ def _tile(cg, plan, t, rows, lead, row, scope, temps, per_step, inits):
         vals = [cg.emit_value(a, idx) for _, a in inits]
         for (v, _), val in zip(inits, vals):
             cg.store(cg.buffers[v], idx, val)
+
     cg.loop(hi, lambda r: cg.loop_nest(rest, start, prefix=(r,)), start=lo)
 
     def step(k):
@@ -155,7 +167,8 @@ def _tile(cg, plan, t, rows, lead, row, scope, temps, per_step, inits):
             vals = [cg.emit_value(o, idx) for o in fn.outs]
             for dst, val in zip(dsts, vals):
                 cg.store(dst, idx, val)
+
         cg.loop(hi, lambda r: cg.loop_nest(rest, element, prefix=(r,)), start=lo)
+
     # polled once per iteration of a tile: about TILE elements of work between polls
     cg.loop(scope["n_steps"].value, step, interruptible=True)
-

@@ -7,21 +7,33 @@ the object, so no Python-side pointer extraction is needed); a weak Python int/b
 passed by value as i64/double. Returns 0, or 1 when an input array is not C-contiguous
 (the caller then retries with a contiguous copy), or 2 when a temporary could not be allocated.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core import shapes
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.errors import LoweringError
 from jitmagic.core.ir import Function, Lit, Var, typecheck
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.errors import LoweringError
+from jitmagic.lower import fusion, parallel, reductions, vecmath
 from jitmagic.lower.rules import lowering
+from jitmagic.lower.scalar import (
+    F64,
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    ScalarOps,
+    ltype,
+    raw_store,
+    storage_type,
+)
 from jitmagic.passes import for_backend, keeps_layout
-from jitmagic.runtime import bufpool, interrupt, runstats
-from jitmagic.lower import fusion, parallel, reductions
-from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, ScalarOps, ltype, raw_store, storage_type
+from jitmagic.runtime import bufpool, engine, interrupt, runstats
 
 ENTRY = "jm_entry"
 # offsets in numpy's PyArrayObject (stable since NumPy 1.7): data, nd, dimensions, strides
@@ -65,7 +77,7 @@ _UNROLL_REDUCED = 4
 
 
 class Codegen(ScalarOps):
-    _epilogues: dict = {}       # see fusion.epilogues (set per build)
+    _epilogues: dict = {}  # see fusion.epilogues (set per build)
 
     def __init__(self, fn: Function, name: str = "jitted", strided: bool = False):
         self.fn = fn
@@ -79,9 +91,10 @@ class Codegen(ScalarOps):
         self.reduce_groups, self.reduce_later = {}, set()
         self.kinds = [arg_kind(v.aval) for v in fn.constvars + fn.invars]
         # the strided entry reads these inputs through their own strides (views, no copy)
-        self.strided = [strided and i >= len(fn.constvars) and k == "array" and
-                        _reads_by_index(fn, v)
-                        for i, (v, k) in enumerate(zip(fn.constvars + fn.invars, self.kinds))]
+        self.strided = [
+            strided and i >= len(fn.constvars) and k == "array" and _reads_by_index(fn, v)
+            for i, (v, k) in enumerate(zip(fn.constvars + fn.invars, self.kinds))
+        ]
 
     # ---------------------------------------------------------------- entry point
     def build(self) -> str:
@@ -109,11 +122,12 @@ class Codegen(ScalarOps):
                 if self.strided[i]:
                     self.buffers[v] = self._strided_array(arg, v.aval)
                 else:
-                    self.buffers[v] = Buffer(self._array_data(arg, v.aval,
-                                                              check=i >= n_const), v.aval)
+                    self.buffers[v] = Buffer(
+                        self._array_data(arg, v.aval, check=i >= n_const), v.aval
+                    )
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
-        out_args = func.args[len(ins):]
+        out_args = func.args[len(ins) :]
         pending_copies, in_place = [], set()
         for a, arg in zip(fn.outs, out_args):
             buf = Buffer(self._array_data(arg, a.aval, check=False), a.aval)
@@ -121,25 +135,32 @@ class Codegen(ScalarOps):
                 src = self._reshaped_into_output(a)
                 if src is None:
                     self.buffers[a] = buf
-                else:           # a reads src's buffer in place, as a reshape would
+                else:  # a reads src's buffer in place, as a reshape would
                     self.buffers[src] = Buffer(buf.ptr, src.aval)
                     in_place.add(a)
             else:
                 pending_copies.append((a, buf))
         self.reduce_groups, self.reduce_later = reductions.groups(fn, self.materialized)
-        self._epilogues = fusion.epilogues(fn, self.materialized, self.reduce_groups,
-                                           self.reduce_later)
-        in_place.update(self._epilogues)        # kept in registers, never in memory
+        self._epilogues = fusion.epilogues(
+            fn, self.materialized, self.reduce_groups, self.reduce_later
+        )
+        in_place.update(self._epilogues)  # kept in registers, never in memory
         temps = []
         for e in fn.eqns:
             for v in e.outvars:
-                if v in self.materialized and v not in self.buffers and e.prim != "reshape" \
-                        and v not in in_place:
+                if (
+                    v in self.materialized
+                    and v not in self.buffers
+                    and e.prim != "reshape"
+                    and v not in in_place
+                ):
                     self.buffers[v] = Buffer(self.malloc(v.aval, temps), v.aval)
         done_by_reductions = set(self._epilogues.values())
         for e in fn.eqns:
-            if not any(v in self.materialized for v in e.outvars) or \
-                    e.outvars[0] in done_by_reductions:
+            if (
+                not any(v in self.materialized for v in e.outvars)
+                or e.outvars[0] in done_by_reductions
+            ):
                 continue
             self.emit_eqn(e)
         for a, buf in pending_copies:
@@ -166,10 +187,15 @@ class Codegen(ScalarOps):
         quarter of the module). None otherwise."""
         e = self.producer[out]
         src = e.inputs[0] if e.inputs else None
-        if not (isinstance(src, Var) and (e.prim == "reshape" or keeps_layout(e))
-                and src in self.producer and PRIMITIVES[self.producer[src].prim].writes_outputs
-                and src.aval.dtype == out.aval.dtype and src not in self.buffers
-                and src not in self.fn.outs):
+        if not (
+            isinstance(src, Var)
+            and (e.prim == "reshape" or keeps_layout(e))
+            and src in self.producer
+            and PRIMITIVES[self.producer[src].prim].writes_outputs
+            and src.aval.dtype == out.aval.dtype
+            and src not in self.buffers
+            and src not in self.fn.outs
+        ):
             return None
         uses = sum(a is src for q in self.fn.eqns for a in q.inputs)
         return src if uses == 1 else None
@@ -182,15 +208,21 @@ class Codegen(ScalarOps):
             if kind != "array":
                 continue
             for axis, d in enumerate(v.aval.shape):
-                if not shapes.is_symbolic(d) or len(d.symbols) != 1 or d != shapes.Dim.symbol(
-                        d.symbols[0]) or ("dim", d.symbols[0]) in self.buffers:
+                if (
+                    not shapes.is_symbolic(d)
+                    or len(d.symbols) != 1
+                    or d != shapes.Dim.symbol(d.symbols[0])
+                    or ("dim", d.symbols[0]) in self.buffers
+                ):
                     continue
                 b = self.b
-                dims = b.load(b.gep(arg, [ir.Constant(I64, _DIMS_OFFSET)], source_etype=I8),
-                              typ=PTR)
+                dims = b.load(
+                    b.gep(arg, [ir.Constant(I64, _DIMS_OFFSET)], source_etype=I8), typ=PTR
+                )
                 val = b.load(b.gep(dims, [ir.Constant(I64, axis)], source_etype=I64), typ=I64)
-                self.buffers[("dim", d.symbols[0])] = ScalarArg(val, ShapedArray(
-                    (), np.dtype(np.int64)))
+                self.buffers[("dim", d.symbols[0])] = ScalarArg(
+                    val, ShapedArray((), np.dtype(np.int64))
+                )
 
     def size(self, d):
         """An LLVM i64 for a size: a constant, or computed from the symbolic sizes."""
@@ -205,7 +237,7 @@ class Codegen(ScalarOps):
             for a in mono:
                 if isinstance(a, str):
                     x = self.buffers[("dim", a)].value
-                else:     # sizes are >= 0, so C's division and remainder are floor's
+                else:  # sizes are >= 0, so C's division and remainder are floor's
                     x = self.size(a.arg)
                     k = ir.Constant(I64, a.k)
                     x = b.sdiv(x, k) if a.kind == "floordiv" else b.srem(x, k)
@@ -229,7 +261,8 @@ class Codegen(ScalarOps):
         b = self.b
         self.parallel_when = b.and_(
             b.icmp_signed(">=", self.size(outer), ir.Constant(I64, 2)),
-            b.icmp_signed(">=", self.size(elements), ir.Constant(I64, parallel.MIN_ELEMENTS)))
+            b.icmp_signed(">=", self.size(elements), ir.Constant(I64, parallel.MIN_ELEMENTS)),
+        )
         try:
             return par()
         finally:
@@ -239,19 +272,19 @@ class Codegen(ScalarOps):
         return self.size(i)
 
     def _text(self):
-        from jitmagic.runtime import engine
-        from jitmagic.lower import vecmath
         info = engine.host_info()
-        return vecmath.annotate(str(self.module), self.pure_functions, info["features"],
-                                info["vector_math"])
+        return vecmath.annotate(
+            str(self.module), self.pure_functions, info["features"], info["vector_math"]
+        )
 
     def _array_data(self, arg, aval, check):
         b = self.b
         data = b.load(b.gep(arg, [ir.Constant(I64, _DATA_OFFSET)], source_etype=I8), typ=PTR)
         generic = shapes.any_symbolic(aval.shape)
         if check and aval.ndim and (generic or aval.size > 1):
-            strides = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8),
-                             typ=PTR)
+            strides = b.load(
+                b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8), typ=PTR
+            )
             item = aval.dtype.itemsize
             ok = ir.Constant(I1, 1)
             for d, (n, s) in enumerate(zip(aval.shape, _contiguous_strides(aval.shape))):
@@ -259,7 +292,7 @@ class Codegen(ScalarOps):
                     continue
                 got = b.load(b.gep(strides, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
                 good = b.icmp_signed("==", got, self.size(s * item))
-                if generic:   # as NumPy's flag: an axis of size 0 or 1 may have any stride,
+                if generic:  # as NumPy's flag: an axis of size 0 or 1 may have any stride,
                     # and an empty array is contiguous
                     good = b.or_(good, b.icmp_signed("<=", self.size(n), ir.Constant(I64, 1)))
                 ok = b.and_(ok, good)
@@ -275,8 +308,9 @@ class Codegen(ScalarOps):
         a multiple of the item size, from a view of a structured array, fails the call)."""
         b = self.b
         data = b.load(b.gep(arg, [ir.Constant(I64, _DATA_OFFSET)], source_etype=I8), typ=PTR)
-        strides_p = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8),
-                           typ=PTR)
+        strides_p = b.load(
+            b.gep(arg, [ir.Constant(I64, _STRIDES_OFFSET)], source_etype=I8), typ=PTR
+        )
         item = ir.Constant(I64, aval.dtype.itemsize)
         ok, strides = ir.Constant(I1, 1), []
         for d, n in enumerate(aval.shape):
@@ -307,9 +341,10 @@ class Codegen(ScalarOps):
             nbytes = b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), n, ir.Constant(I64, 1))
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
-        bufpool.install()    # large temporaries are reused, not page-faulted in each call
+        bufpool.install()  # large temporaries are reused, not page-faulted in each call
         fn = self.module.globals.get("jm_tmp_alloc") or ir.Function(
-            self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
+            self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc"
+        )
         p = b.call(fn, [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
         # out of memory) frees what was allocated on the path it took (freeing NULL is a no-op)
@@ -333,7 +368,8 @@ class Codegen(ScalarOps):
 
     def tmp_free(self):
         return self.module.globals.get("jm_tmp_free") or ir.Function(
-            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_tmp_free")
+            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_tmp_free"
+        )
 
     # ---------------------------------------------------------------- memory access
     def _offset(self, buf, idx):
@@ -401,6 +437,7 @@ class Codegen(ScalarOps):
             hi = b.add(lo, ir.Constant(I64, block), flags=["nsw"])
             hi = b.select(b.icmp_signed("<", hi, n), hi, n)
             return self._loop(hi, body, acc, start=lo)
+
         if carried:
             return self._loop(n, one_block, carried, start, True, step=block)
         self._loop(n, lambda lo: None if one_block(lo) else None, (), start, True, step=block)
@@ -456,13 +493,15 @@ class Codegen(ScalarOps):
             body(list(prefix))
             self.memo = saved
             return
-        if type(shape[0]) is int and shape[0] == 1:     # no loop for an axis of length 1
+        if type(shape[0]) is int and shape[0] == 1:  # no loop for an axis of length 1
             self.loop_nest(shape[1:], body, prefix + (ir.Constant(I64, 0),), inner_elems)
             return
         per_iter = inner_elems * _prod(shape[1:])
-        self.loop(shape[0], lambda i: self.loop_nest(shape[1:], body, prefix + (i,),
-                                                     inner_elems),
-                  poll_every=_poll_interval(per_iter))
+        self.loop(
+            shape[0],
+            lambda i: self.loop_nest(shape[1:], body, prefix + (i,), inner_elems),
+            poll_every=_poll_interval(per_iter),
+        )
 
     # ---------------------------------------------------------------- fused values
     def emit_value(self, atom, idx):
@@ -483,15 +522,18 @@ class Codegen(ScalarOps):
         p = PRIMITIVES[e.prim]
         out_aval = atom.aval
         if p.kind == "elementwise":
-            vals = [self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape))
-                    for a in e.inputs]
-            val = lowering(e.prim)(self, [a.aval.dtype for a in e.inputs], out_aval.dtype, *vals,
-                                   **e.kw)
+            vals = [
+                self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape))
+                for a in e.inputs
+            ]
+            val = lowering(e.prim)(
+                self, [a.aval.dtype for a in e.inputs], out_aval.dtype, *vals, **e.kw
+            )
         elif e.prim == "reshape":
             src = self.reshape_source(e.inputs[0])
             if isinstance(src, Lit):
                 val = self.emit_value(src, [])
-            else:   # row-major buffers: the flat offset is the same in both shapes
+            else:  # row-major buffers: the flat offset is the same in both shapes
                 val = self.load_flat(self.buffers[src], self._offset(Buffer(None, out_aval), idx))
         elif p.kind == "view":
             in_idx = lowering(e.prim)(self, e.inputs[0].aval, out_aval, idx, **e.kw)
@@ -522,8 +564,10 @@ class Codegen(ScalarOps):
             raise
         except Exception as err:
             where = " inside a control-flow body" if self._eqn_depth > 1 else ""
-            raise LoweringError(f"could not lower equation '{e.prim}'{where} with inputs "
-                                f"{[str(a.aval) for a in e.inputs]}: {err}") from err
+            raise LoweringError(
+                f"could not lower equation '{e.prim}'{where} with inputs "
+                f"{[str(a.aval) for a in e.inputs]}: {err}"
+            ) from err
         finally:
             self._eqn_depth -= 1
 
@@ -532,11 +576,11 @@ class Codegen(ScalarOps):
         if p.kind in ("elementwise", "view", "generator"):
             v = e.outvars[0]
             buf = self.buffers.get(v)
-            if buf is None:      # reshape of a buffer: read in place, nothing to compute
+            if buf is None:  # reshape of a buffer: read in place, nothing to compute
                 return
             self._emit_elementwise_kernel(v, buf, compute=True)
         elif p.kind == "reduce":
-            if e in self.reduce_later:          # emitted with the first of its group
+            if e in self.reduce_later:  # emitted with the first of its group
                 return
             if e in self.reduce_groups:
                 reductions.emit_group(self, self.reduce_groups[e])
@@ -552,24 +596,35 @@ class Codegen(ScalarOps):
         shape = buf.aval.shape
 
         def part(lo, hi, t, extra):
-            out, = extra
-            self.loop(hi, lambda i: self.loop_nest(
-                shape[1:], lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
-                prefix=(i,)), start=lo, poll_every=_poll_interval(_prod(shape[1:])))
+            (out,) = extra
+            self.loop(
+                hi,
+                lambda i: self.loop_nest(
+                    shape[1:],
+                    lambda idx: self.store(out, idx, self.emit_value(atom, idx)),
+                    prefix=(i,),
+                ),
+                start=lo,
+                poll_every=_poll_interval(_prod(shape[1:])),
+            )
+
         if shape:
             self.parallel_or_serial(
-                buf.aval.size, shape[0], lambda: parallel.run(self, shape[0], part, extra=[buf]),
+                buf.aval.size,
+                shape[0],
+                lambda: parallel.run(self, shape[0], part, extra=[buf]),
                 lambda: self.loop_nest(
-                    shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx))))
+                    shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx))
+                ),
+            )
         else:
             self.loop_nest(shape, lambda idx: self.store(buf, idx, self.emit_value(atom, idx)))
         if compute:
             self.buffers[atom] = buf
 
     def _emit_reduce(self, e):
-        p = PRIMITIVES[e.prim]
         (x,), out = e.inputs, e.outvars[0]
-        buf = self.buffers.get(out)         # None: an epilogue's result is stored instead
+        buf = self.buffers.get(out)  # None: an epilogue's result is stored instead
         axes = e.kw["axes"]
         dt = out.aval.dtype
         identity, combine_prim = lowering(e.prim)(dt)
@@ -579,8 +634,10 @@ class Codegen(ScalarOps):
         def combine(acc, val):
             if combine_prim == "add" and dt.kind in "fc":
                 if dt.kind == "c":
-                    return (_reassoc(self.b.fadd(acc[0], val[0])),
-                            _reassoc(self.b.fadd(acc[1], val[1])))
+                    return (
+                        _reassoc(self.b.fadd(acc[0], val[0])),
+                        _reassoc(self.b.fadd(acc[1], val[1])),
+                    )
                 return _reassoc(self.b.fadd(acc, val))
             if combine_prim == "mul" and dt.kind == "f":
                 return _reassoc(self.b.fmul(acc, val))
@@ -588,6 +645,7 @@ class Codegen(ScalarOps):
 
         kept = [d for d in range(len(shape)) if d not in axes]
         red = [d for d in range(len(shape)) if d in axes]
+
         def reduce_dims(oidx, ds, ridx, acc, start=None):
             if not ds:
                 full = place(len(shape), (kept, oidx), (red, ridx))
@@ -601,10 +659,13 @@ class Codegen(ScalarOps):
                     acc = reduce_dims(oidx, (), ridx + [ir.Constant(I64, k)], acc)[0]
                     self.memo = saved
                 return [acc]
-            return self.loop(shape[ds[0]] if start is None else start[1],
-                             lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a), [acc],
-                             start=None if start is None else start[0],
-                             poll_every=_poll_interval(_prod(shape[d] for d in ds[1:])))
+            return self.loop(
+                shape[ds[0]] if start is None else start[1],
+                lambda i, a: reduce_dims(oidx, ds[1:], ridx + [i], a),
+                [acc],
+                start=None if start is None else start[0],
+                poll_every=_poll_interval(_prod(shape[d] for d in ds[1:])),
+            )
 
         if shape and (len(shape) - 1) in axes or not kept:
             # innermost axis reduced: one accumulator per output element, in registers
@@ -613,25 +674,42 @@ class Codegen(ScalarOps):
                 then = self._epilogues.get(out)
                 if then is None:
                     self.store(self.buffers[out], oidx, acc)
-                else:       # the elementwise value computed from this result, stored instead
+                else:  # the elementwise value computed from this result, stored instead
                     self.memo[(out, tuple(map(id, oidx)))] = acc
                     self.store(self.buffers[then], oidx, self._compute(then, oidx))
+
             kshape = [shape[d] for d in kept]
 
             def serial():
                 self.loop_nest(kshape, outer, inner_elems=_prod(shape[d] for d in red))
+
             if kept:
                 # rows of the output are independent: split them between threads
                 row = _prod(kshape[1:]) * _prod(shape[d] for d in red)
-                self.parallel_or_serial(x.aval.size, kshape[0], lambda: parallel.run(
-                    self, kshape[0], lambda lo, hi, t, extra: self.loop(
-                        hi, lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)), start=lo,
-                        poll_every=_poll_interval(row))), serial)
+                self.parallel_or_serial(
+                    x.aval.size,
+                    kshape[0],
+                    lambda: parallel.run(
+                        self,
+                        kshape[0],
+                        lambda lo, hi, t, extra: self.loop(
+                            hi,
+                            lambda i: self.loop_nest(kshape[1:], outer, prefix=(i,)),
+                            start=lo,
+                            poll_every=_poll_interval(row),
+                        ),
+                    ),
+                    serial,
+                )
             elif red:
-                self.parallel_or_serial(x.aval.size, shape[red[0]], lambda:
-                                        self._parallel_full_reduction(x, out, shape, red, init,
-                                                                      combine, reduce_dims),
-                                        serial)
+                self.parallel_or_serial(
+                    x.aval.size,
+                    shape[red[0]],
+                    lambda: self._parallel_full_reduction(
+                        x, out, shape, red, init, combine, reduce_dims
+                    ),
+                    serial,
+                )
             else:
                 serial()
         else:
@@ -642,6 +720,7 @@ class Codegen(ScalarOps):
                 oidx = [full[d] for d in kept]
                 acc = self.load(buf, oidx)
                 self.store(buf, oidx, combine(acc, self.emit_value(x, full)))
+
             self.loop_nest(shape, body)
 
     def _stack_slot(self, ty):
@@ -656,18 +735,24 @@ class Codegen(ScalarOps):
     def _parallel_full_reduction(self, x, out, shape, red, init, combine, reduce_dims):
         """Each thread reduces a slice of the first axis into its own partial; the partials
         are combined once the threads have joined."""
-        n = parallel.threads() if shapes.is_symbolic(shape[red[0]]) else \
-            min(parallel.threads(), shape[red[0]])
+        n = (
+            parallel.threads()
+            if shapes.is_symbolic(shape[red[0]])
+            else min(parallel.threads(), shape[red[0]])
+        )
         dt = out.aval.dtype
         partial_aval = ShapedArray((n,), dt)
-        partials = Buffer(self.b.load(self._stack_slot(ir.ArrayType(storage_type(dt), 2 * n)),
-                                      typ=PTR), partial_aval)
+        partials = Buffer(
+            self.b.load(self._stack_slot(ir.ArrayType(storage_type(dt), 2 * n)), typ=PTR),
+            partial_aval,
+        )
         for t in range(n):
             self.store(partials, [ir.Constant(I64, t)], init)
 
         def part(lo, hi, t, extra):
             acc = reduce_dims([], red, [], init, start=(lo, hi))[0]
             self.store(extra[0], [t], acc)
+
         parallel.run(self, shape[red[0]], part, extra=[partials])
         acc = init
         for t in range(n):
@@ -689,11 +774,20 @@ class Codegen(ScalarOps):
                 full = list(oidx)
                 full.insert(axis, k)
                 return self.emit_value(x, full)
+
             first = at(ir.Constant(I64, 0))
-            m, = self.loop(n, lambda k, acc: [extreme(self, [dt, dt], dt, acc, at(k))], [first],
-                           poll_every=_poll_interval(1))
-            self.store(buf, oidx, self.cast(self._first_index(n, at, m, dt),
-                                            np.dtype(np.int64), buf.aval.dtype))
+            (m,) = self.loop(
+                n,
+                lambda k, acc: [extreme(self, [dt, dt], dt, acc, at(k))],
+                [first],
+                poll_every=_poll_interval(1),
+            )
+            self.store(
+                buf,
+                oidx,
+                self.cast(self._first_index(n, at, m, dt), np.dtype(np.int64), buf.aval.dtype),
+            )
+
         self.loop_nest(buf.aval.shape, outer, inner_elems=2 * n)
 
     def _first_index(self, n, at, m, dt):
@@ -712,10 +806,14 @@ class Codegen(ScalarOps):
         saved, self.memo = self.memo, {}
         v = at(k)
         self.memo = saved
+
         def same(v, m):
-            return b.or_(b.fcmp_ordered("==", v, m),
-                         b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)))
-        if dt.kind == "c":        # m is the first element with a NaN part, if there is one
+            return b.or_(
+                b.fcmp_ordered("==", v, m),
+                b.and_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)),
+            )
+
+        if dt.kind == "c":  # m is the first element with a NaN part, if there is one
             hit = b.and_(same(v[0], m[0]), same(v[1], m[1]))
         elif dt.kind == "f":
             hit = same(v, m)
@@ -740,6 +838,7 @@ class Codegen(ScalarOps):
                 if shapes.is_symbolic(offset) or offset:
                     oidx[dim] = self.b.add(idx[dim], self.size(offset))
                 self.store(buf, oidx, self.emit_value(a, idx))
+
             self.loop_nest(a.aval.shape, body)
             offset += n
 
@@ -769,7 +868,7 @@ POLL_ELEMENTS = 1 << 16
 def _poll_interval(elements_per_iteration):
     """Iterations between two polls of a loop whose iterations each do this much work."""
     if shapes.is_symbolic(elements_per_iteration):
-        return 64     # work unknown until run time: poll often enough for any size
+        return 64  # work unknown until run time: poll often enough for any size
     return max(1, POLL_ELEMENTS // max(1, elements_per_iteration))
 
 
@@ -817,8 +916,15 @@ def _broadcast_index(idx, in_shape, out_shape):
 
 # custom primitives that read their array operands only through emit_value (never their raw
 # memory), so a strided input can feed them directly
-_INDEXED_READERS = {"argmax", "argmin", "concatenate", "dynamic_slice", "dynamic_update_slice",
-                    "gather", "scatter"}
+_INDEXED_READERS = {
+    "argmax",
+    "argmin",
+    "concatenate",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "gather",
+    "scatter",
+}
 
 
 def _reads_by_index(fn, v):
@@ -829,8 +935,9 @@ def _reads_by_index(fn, v):
     for e in fn.eqns:
         if v in e.inputs:
             kind = PRIMITIVES[e.prim].kind
-            if e.prim == "reshape" or (kind not in ("elementwise", "view", "reduce")
-                                       and e.prim not in _INDEXED_READERS):
+            if e.prim == "reshape" or (
+                kind not in ("elementwise", "view", "reduce") and e.prim not in _INDEXED_READERS
+            ):
                 return False
     return True
 
@@ -838,7 +945,7 @@ def _reads_by_index(fn, v):
 def lower_function(fn: Function, name="jitted", strided=False):
     """(LLVM IR text, argument kinds); with strided=True also which inputs the entry point
     reads through their strides (the others must be C-contiguous)."""
-    flat = for_backend(fn)          # nested jit calls are inlined here, before lowering
+    flat = for_backend(fn)  # nested jit calls are inlined here, before lowering
     if flat is not fn:
         typecheck(flat)
     cg = Codegen(flat, name, strided)

@@ -1,5 +1,6 @@
 """Which values live in memory. Everything else is computed inside the loop that reads it,
 so chains of elementwise ops, views and the producers of a reduction become one loop nest."""
+
 from __future__ import annotations
 
 from jitmagic.core import shapes
@@ -24,15 +25,20 @@ def plan(fn: Function) -> set:
         # (nbody's pow(r2, -1.5) per pair, read once per coordinate)
         if e.prim == "broadcast_in_dim" or kind == "elementwise":
             for src in e.inputs[:1] if e.prim == "broadcast_in_dim" else e.inputs:
-                if isinstance(src, Var) and src in producer and \
-                        _grows(e.outvars[0], src) and _costly(producer[src], producer):
+                if (
+                    isinstance(src, Var)
+                    and src in producer
+                    and _grows(e.outvars[0], src)
+                    and _costly(producer[src], producer)
+                ):
                     mat.add(src)
 
     # code generation walks a fused expression recursively: bound its depth
     depth = {}
     for e in fn.eqns:
-        d = 1 + max((depth.get(a, 0) for a in e.inputs if isinstance(a, Var) and a not in mat),
-                    default=0)
+        d = 1 + max(
+            (depth.get(a, 0) for a in e.inputs if isinstance(a, Var) and a not in mat), default=0
+        )
         for v in e.outvars:
             if v in mat:
                 depth[v] = 0
@@ -52,8 +58,13 @@ def plan(fn: Function) -> set:
                 readers.setdefault(u, set()).add(root)
         # a value several kernels read is recomputed in each when that is cheap (exp(x - m)
         # in a softmax), and written to memory once when recomputing would cost more
-        shared = {u for u, rs in readers.items() if len(rs) > 1 and u not in mat and
-                  _cost(u, mat, producer) * (len(rs) - 1) > _RECOMPUTE_BUDGET}
+        shared = {
+            u
+            for u, rs in readers.items()
+            if len(rs) > 1
+            and u not in mat
+            and _cost(u, mat, producer) * (len(rs) - 1) > _RECOMPUTE_BUDGET
+        }
         if not shared:
             return mat
         mat |= shared
@@ -119,8 +130,11 @@ def _costly(eqn, producer, depth=0):
     if p.kind == "elementwise" and (p.expensive or depth >= 2):
         return True
     if p.kind in ("elementwise", "view"):
-        return any(_costly(producer[a], producer, depth + (p.kind == "elementwise"))
-                   for a in eqn.inputs if isinstance(a, Var) and a in producer)
+        return any(
+            _costly(producer[a], producer, depth + (p.kind == "elementwise"))
+            for a in eqn.inputs
+            if isinstance(a, Var) and a in producer
+        )
     return False
 
 
@@ -142,13 +156,17 @@ def epilogues(fn: Function, mat: set, groups, later) -> dict:
     outs = {id(a) for a in fn.outs}
     found = {}
     for i, e in enumerate(fn.eqns):
-        if PRIMITIVES[e.prim].kind != "reduce" or len(e.outvars) != 1 or e in groups or \
-                e in later:
+        if PRIMITIVES[e.prim].kind != "reduce" or len(e.outvars) != 1 or e in groups or e in later:
             continue
         r, shape = e.outvars[0], e.inputs[0].aval.shape
         axes = e.kw["axes"]
-        if id(r) in outs or r.aval.dtype.kind not in "fiu" or len(axes) == len(shape) or \
-                (len(shape) - 1) not in axes or shapes.is_symbolic(r.aval.size):
+        if (
+            id(r) in outs
+            or r.aval.dtype.kind not in "fiu"
+            or len(axes) == len(shape)
+            or (len(shape) - 1) not in axes
+            or shapes.is_symbolic(r.aval.size)
+        ):
             continue
         v, chain = r, []
         while True:
@@ -156,15 +174,24 @@ def epilogues(fn: Function, mat: set, groups, later) -> dict:
             if len(rs) != 1 or id(v) in outs:
                 break
             q = rs[0]
-            if PRIMITIVES[q.prim].kind != "elementwise" or len(q.outvars) != 1 or \
-                    q.outvars[0].aval.shape != r.aval.shape:
+            if (
+                PRIMITIVES[q.prim].kind != "elementwise"
+                or len(q.outvars) != 1
+                or q.outvars[0].aval.shape != r.aval.shape
+            ):
                 break
             chain.append(q)
             v = q.outvars[0]
             if v in mat:
                 break
-        if not chain or v not in mat or v in found.values() or not all(
-                order.get(x, -1) < i for x in _leaves(producer[v], mat, producer) if x is not r):
+        if (
+            not chain
+            or v not in mat
+            or v in found.values()
+            or not all(
+                order.get(x, -1) < i for x in _leaves(producer[v], mat, producer) if x is not r
+            )
+        ):
             continue
         found[r] = v
     return found
@@ -173,5 +200,9 @@ def epilogues(fn: Function, mat: set, groups, later) -> dict:
 def _leaves(eqn, mat, producer):
     """The values in memory that the kernel computing eqn's output reads."""
     inner = _fused_inputs(eqn, mat, producer)
-    return {a for q in [eqn] + [producer[v] for v in inner if v in producer]
-            for a in q.inputs if isinstance(a, Var) and a in mat}
+    return {
+        a
+        for q in [eqn] + [producer[v] for v in inner if v in producer]
+        for a in q.inputs
+        if isinstance(a, Var) and a in mat
+    }

@@ -9,16 +9,17 @@ JAX does, and LAPACKE running out of memory fails the call.
 
 Symbols are resolved through backend/blas.py, which hands their addresses to LLVM.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.errors import LoweringError
-from jitmagic.runtime import blas
 from jitmagic.lower.codegen import Buffer
 from jitmagic.lower.scalar import I8, I32, I64
+from jitmagic.runtime import blas
 
 _ROW_MAJOR = 101
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -32,11 +33,13 @@ def symbol(routine, dtype, cblas=False):
     if dtype.name not in _PREFIX:
         raise LoweringError(f"LAPACK has no {routine} for {dtype}")
     if blas.library() is None:
-        raise LoweringError("NumPy's bundled OpenBLAS (scipy_openblas64_) was not found, so "
-                            "jnp.linalg cannot be compiled; it still runs outside jit")
+        raise LoweringError(
+            "NumPy's bundled OpenBLAS (scipy_openblas64_) was not found, so "
+            "jnp.linalg cannot be compiled; it still runs outside jit"
+        )
     p = _PREFIX[dtype.name]
     name = f"scipy_cblas_{p}{routine}64_" if cblas else f"scipy_LAPACKE_{p}{routine}64_"
-    if name not in blas.SYMBOLS:    # an address LLVM does not know would be called as null
+    if name not in blas.SYMBOLS:  # an address LLVM does not know would be called as null
         raise LoweringError(f"{name} is not among the routines registered in backend/blas.py")
     return name
 
@@ -55,7 +58,8 @@ def char(c):
 
 def call(cg, name, args, ret=I64):
     fn = cg.module.globals.get(name) or ir.Function(
-        cg.module, ir.FunctionType(ret, [a.type for a in args]), name)
+        cg.module, ir.FunctionType(ret, [a.type for a in args]), name
+    )
     return cg.b.call(fn, args)
 
 
@@ -98,14 +102,17 @@ def batch_loop(cg, batch_shape, body):
             idx.append(cg.b.udiv(rest, i64(s)) if s > 1 else rest)
             rest = cg.b.urem(rest, i64(s)) if s > 1 else rest
         body(idx, flat)
+
     cg.loop(int(np.prod(batch_shape, dtype=np.int64)), one, interruptible=True)
 
 
 def copy_in(cg, atom, bidx, dst, rows, cols, value=None):
     """dst[r, c] = atom[bidx..., r, c] for r < rows, c < cols (value may transform it)."""
+
     def body(idx):
         v = cg.emit_value(atom, bidx + idx)
         cg.store(dst, idx, value(v) if value else v)
+
     cg.loop_nest((rows, cols), body)
 
 
@@ -120,6 +127,7 @@ def fill(cg, dst, value, where=None):
             cg.store(dst, idx, c)
         else:
             when(cg, where(*idx), lambda: cg.store(dst, idx, c))
+
     cg.loop_nest(dst.aval.shape, body)
 
 
@@ -145,8 +153,10 @@ def check(cg, info, on_failure, singular_fails=True):
     (which writes NaNs), a positive one only when singular_fails."""
     b = cg.b
     ok = cg.func.append_basic_block("lapack_ok")
-    oom = b.or_(b.icmp_signed("==", info, i64(_MEMORY_ERRORS[0])),
-                b.icmp_signed("==", info, i64(_MEMORY_ERRORS[1])))
+    oom = b.or_(
+        b.icmp_signed("==", info, i64(_MEMORY_ERRORS[0])),
+        b.icmp_signed("==", info, i64(_MEMORY_ERRORS[1])),
+    )
     b.cbranch(oom, cg.oom_bb, ok)
     b.position_at_end(ok)
     when(cg, b.icmp_signed("!=" if singular_fails else "<", info, i64(0)), on_failure)
@@ -169,6 +179,7 @@ def lower_cholesky(cg, e, outs):
         info = call(cg, name, [i32(_ROW_MAJOR), char("L"), i64(n), m.ptr, ld(n)])
         check(cg, info, lambda: fill(cg, m, np.nan))
         fill(cg, m, 0, where=lambda r, c: cg.b.icmp_signed("<", r, c))
+
     batch_loop(cg, batch, body)
 
 
@@ -185,14 +196,17 @@ def lower_lu(cg, e, outs):
         copy_in(cg, a, bidx, lu, m, n)
         info = call(cg, name, [i32(_ROW_MAJOR), i64(m), i64(n), lu.ptr, ld(n), ipiv.ptr])
         p = part(cg, piv, flat, (k,))
-        cg.loop(k, lambda j: cg.store(p, [j], cg.b.trunc(
-            cg.b.sub(cg.load(ipiv, [j]), i64(1)), I32)))
+        cg.loop(
+            k, lambda j: cg.store(p, [j], cg.b.trunc(cg.b.sub(cg.load(ipiv, [j]), i64(1)), I32))
+        )
 
-        def rejected():     # NaN operand: NaN factors and no row exchanges
+        def rejected():  # NaN operand: NaN factors and no row exchanges
             fill(cg, lu, np.nan)
             cg.loop(k, lambda j: cg.store(p, [j], cg.b.trunc(j, I32)))
+
         # info > 0: U is exactly singular; the factorization is complete all the same
         check(cg, info, rejected, singular_fails=False)
+
     batch_loop(cg, batch, body)
     scratch.free()
 
@@ -217,9 +231,30 @@ def lower_solve(cg, e, outs):
         failed = cg.b.icmp_signed("<", info, i64(0))
         check(cg, info, lambda: fill(cg, x, np.nan), singular_fails=False)
         # a NaN in b alone is rejected by getrs: NaN results, as for one in a
-        when(cg, cg.b.not_(failed), lambda: check(cg, call(
-            cg, getrs, [i32(_ROW_MAJOR), char("N"), i64(n), i64(k), lu.ptr, ld(n), ipiv.ptr,
-                        x.ptr, ld(k)]), lambda: fill(cg, x, np.nan)))
+        when(
+            cg,
+            cg.b.not_(failed),
+            lambda: check(
+                cg,
+                call(
+                    cg,
+                    getrs,
+                    [
+                        i32(_ROW_MAJOR),
+                        char("N"),
+                        i64(n),
+                        i64(k),
+                        lu.ptr,
+                        ld(n),
+                        ipiv.ptr,
+                        x.ptr,
+                        ld(k),
+                    ],
+                ),
+                lambda: fill(cg, x, np.nan),
+            ),
+        )
+
     batch_loop(cg, batch, body)
     scratch.free()
 
@@ -235,8 +270,11 @@ def lower_triangular_solve(cg, e, outs):
     scratch = Scratch(cg)
     tri = scratch.matrix((na, na), dt)
     conj_only = kw["conjugate_a"] and not kw["transpose_a"] and dt.kind == "c"
-    trans = (_CONJTRANS if kw["conjugate_a"] and dt.kind == "c" else _TRANS) \
-        if kw["transpose_a"] else _NOTRANS
+    trans = (
+        (_CONJTRANS if kw["conjugate_a"] and dt.kind == "c" else _TRANS)
+        if kw["transpose_a"]
+        else _NOTRANS
+    )
     name = symbol("trsm", dt, cblas=True)
     if dt.kind == "c":
         one = scratch.matrix((1,), dt)
@@ -247,13 +285,36 @@ def lower_triangular_solve(cg, e, outs):
 
     def body(bidx, flat):
         x = part(cg, out, flat, (m, n))
-        copy_in(cg, a, bidx, tri, na, na,
-                value=(lambda v: (v[0], cg.b.fneg(v[1]))) if conj_only else None)
+        copy_in(
+            cg,
+            a,
+            bidx,
+            tri,
+            na,
+            na,
+            value=(lambda v: (v[0], cg.b.fneg(v[1]))) if conj_only else None,
+        )
         copy_in(cg, rhs, bidx, x, m, n)
-        call(cg, name, [i32(_ROW_MAJOR), i32(_LEFT if kw["left_side"] else _RIGHT),
-                        i32(_LOWER if kw["lower"] else _UPPER), i32(trans),
-                        i32(_UNIT if kw["unit_diagonal"] else _NONUNIT), i64(m), i64(n),
-                        alpha, tri.ptr, ld(na), x.ptr, ld(n)], ret=ir.VoidType())
+        call(
+            cg,
+            name,
+            [
+                i32(_ROW_MAJOR),
+                i32(_LEFT if kw["left_side"] else _RIGHT),
+                i32(_LOWER if kw["lower"] else _UPPER),
+                i32(trans),
+                i32(_UNIT if kw["unit_diagonal"] else _NONUNIT),
+                i64(m),
+                i64(n),
+                alpha,
+                tri.ptr,
+                ld(na),
+                x.ptr,
+                ld(n),
+            ],
+            ret=ir.VoidType(),
+        )
+
     if m and n:
         batch_loop(cg, batch, body)
     scratch.free()
@@ -268,9 +329,21 @@ def lower_eigh(cg, e, outs):
     def body(bidx, flat):
         vm, wm = part(cg, v, flat, (n, n)), part(cg, w, flat, (n,))
         copy_in(cg, a, bidx, vm, n, n)
-        info = call(cg, name, [i32(_ROW_MAJOR), char("V"), char("L" if e.kw["lower"] else "U"),
-                               i64(n), vm.ptr, ld(n), wm.ptr])
+        info = call(
+            cg,
+            name,
+            [
+                i32(_ROW_MAJOR),
+                char("V"),
+                char("L" if e.kw["lower"] else "U"),
+                i64(n),
+                vm.ptr,
+                ld(n),
+                wm.ptr,
+            ],
+        )
         check(cg, info, lambda: (fill(cg, vm, np.nan), fill(cg, wm, np.nan)))
+
     batch_loop(cg, batch, body)
 
 
@@ -291,20 +364,26 @@ def lower_qr(cg, e, outs):
 
     def body(bidx, flat):
         copy_in(cg, a, bidx, s, m, n)
-        if width > n:       # the columns orgqr builds the rest of Q in (LAPACKE reads them)
+        if width > n:  # the columns orgqr builds the rest of Q in (LAPACKE reads them)
             zero = cg.const(dt, 0)
-            cg.loop_nest((m, width - n), lambda idx: cg.store(
-                s, [idx[0], cg.b.add(idx[1], i64(n))], zero))
+            cg.loop_nest(
+                (m, width - n), lambda idx: cg.store(s, [idx[0], cg.b.add(idx[1], i64(n))], zero)
+            )
         rm = part(cg, r, flat, (rrows, n))
         qm = part(cg, q, flat, (m, qcols))
 
         def nan():
             fill(cg, rm, np.nan)
             fill(cg, qm, np.nan)
+
         info = call(cg, geqrf, [i32(_ROW_MAJOR), i64(m), i64(n), s.ptr, ld(width), tau.ptr])
         check(cg, info, nan)
-        when(cg, cg.b.icmp_signed("==", info, i64(0)), lambda: _qr_finish(
-            cg, s, tau, rm, qm, orgqr, m, n, k, width, nan))
+        when(
+            cg,
+            cg.b.icmp_signed("==", info, i64(0)),
+            lambda: _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan),
+        )
+
     batch_loop(cg, batch, body)
     scratch.free()
 
@@ -316,10 +395,10 @@ def _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan):
     def read_r(idx):
         below = cg.b.icmp_signed(">", idx[0], idx[1])
         cg.store(rm, idx, _select(cg, below, zero, cg.load(s, idx)))
+
     cg.loop_nest(rm.aval.shape, read_r)
     qcols = qm.aval.shape[1]
-    info = call(cg, orgqr, [i32(_ROW_MAJOR), i64(m), i64(qcols), i64(k), s.ptr, ld(width),
-                            tau.ptr])
+    info = call(cg, orgqr, [i32(_ROW_MAJOR), i64(m), i64(qcols), i64(k), s.ptr, ld(width), tau.ptr])
     cg.loop_nest((m, qcols), lambda idx: cg.store(qm, idx, cg.load(s, idx)))
     check(cg, info, nan)
 
@@ -352,9 +431,25 @@ def lower_svd(cg, e, outs):
         else:
             uptr = vptr = dummy.ptr
             ldu = ldvt = ld(1)
-        info = call(cg, name, [i32(_ROW_MAJOR), char(("A" if full else "S") if uv else "N"),
-                               i64(m), i64(n), s_in.ptr, ld(n), sv.ptr, uptr, ldu, vptr, ldvt])
+        info = call(
+            cg,
+            name,
+            [
+                i32(_ROW_MAJOR),
+                char(("A" if full else "S") if uv else "N"),
+                i64(m),
+                i64(n),
+                s_in.ptr,
+                ld(n),
+                sv.ptr,
+                uptr,
+                ldu,
+                vptr,
+                ldvt,
+            ],
+        )
         mats = [sv] + ([u, vt] if uv else [])
         check(cg, info, lambda: [fill(cg, x, np.nan) for x in mats])
+
     batch_loop(cg, batch, body)
     scratch.free()

@@ -6,15 +6,17 @@ kernel may read. The chunks are tasks of the process's thread pool (backend/thre
 the calling thread takes part, and takes every chunk no worker has started, so the result never
 depends on a worker. The GIL is released for the whole native call.
 """
+
 from __future__ import annotations
 
 import itertools
 
 import llvmlite.ir as ir
 
-from jitmagic.runtime import threadpool
-from jitmagic.runtime.threadpool import threads  # noqa: F401  (kernels split by it)
+from jitmagic.lower import codegen as _codegen
 from jitmagic.lower.scalar import I8, I64, PTR, raw_store
+from jitmagic.runtime import interrupt, threadpool
+from jitmagic.runtime.threadpool import threads
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
@@ -61,19 +63,20 @@ class _Captured(dict):
 
 def _parts(v):
     """The LLVM values a Buffer or ScalarArg is made of (a complex scalar is two)."""
-    from jitmagic.lower.codegen import Buffer
-    if isinstance(v, Buffer):
+    if isinstance(v, _codegen.Buffer):
         return [v.ptr] + [s for s in v.strides if isinstance(s, ir.Value)]
     return list(v.value) if isinstance(v.value, tuple) else [v.value]
 
 
 def _rebuild(v, vals):
-    from jitmagic.lower.codegen import Buffer, ScalarArg
-    if isinstance(v, Buffer):
+    if isinstance(v, _codegen.Buffer):
         it = iter(vals[1:])
-        return Buffer(vals[0], v.aval, tuple(s if not isinstance(s, ir.Value) else next(it)
-                                             for s in v.strides))
-    return ScalarArg(tuple(vals) if isinstance(v.value, tuple) else vals[0], v.aval)
+        return _codegen.Buffer(
+            vals[0],
+            v.aval,
+            tuple(s if not isinstance(s, ir.Value) else next(it) for s in v.strides),
+        )
+    return _codegen.ScalarArg(tuple(vals) if isinstance(v.value, tuple) else vals[0], v.aval)
 
 
 def run(cg, n_outer, emit_range, extra=()):
@@ -81,14 +84,15 @@ def run(cg, n_outer, emit_range, extra=()):
     [0, n_outer) in chunks, one per thread. `extra` are Buffers the kernel writes that are not
     in cg.buffers; the part function sees them as its own Buffer objects. ctx is an array of
     8-byte slots, one per captured LLVM value."""
-    symbolic = not isinstance(n_outer, int)    # a generic variant's size: chunks at run time
+    symbolic = not isinstance(n_outer, int)  # a generic variant's size: chunks at run time
     nthreads = threads() if symbolic else min(threads(), n_outer)
     k = next(_ids)
-    slots = []          # outer LLVM values, in ctx order
+    slots = []  # outer LLVM values, in ctx order
 
     # ---- the outlined part
-    part = ir.Function(cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]),
-                       f"jm_part{k}")
+    part = ir.Function(
+        cg.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]), f"jm_part{k}"
+    )
     part.linkage = "internal"
     saved = (cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target)
     cg.func = part
@@ -107,6 +111,7 @@ def run(cg, n_outer, emit_range, extra=()):
             vals.append(eb.load(_slot(eb, ctx, len(slots)), typ=x.type))
             slots.append(x)
         return _rebuild(v, vals)
+
     mapped_extra = [load(v) for v in extra]
     cg.buffers = _Captured(saved[2], load)
     emit_range(lo, hi, t, mapped_extra)
@@ -119,11 +124,13 @@ def run(cg, n_outer, emit_range, extra=()):
     task.linkage = "internal"
     tb = ir.IRBuilder(task.append_basic_block())
     targ, i = task.args
-    t_ctx, t_n, t_chunk = (tb.load(_slot(tb, targ, j), typ=ty)
-                           for j, ty in enumerate((PTR, I64, I64)))
+    t_ctx, t_n, t_chunk = (
+        tb.load(_slot(tb, targ, j), typ=ty) for j, ty in enumerate((PTR, I64, I64))
+    )
 
     def clamp(bb, x, n):
         return bb.select(bb.icmp_signed("<", x, n), x, n)
+
     t_lo = clamp(tb, tb.mul(i, t_chunk), t_n)
     tb.call(part, [t_ctx, t_lo, clamp(tb, tb.add(t_lo, t_chunk), t_n), i])
     tb.ret_void()
@@ -142,7 +149,7 @@ def run(cg, n_outer, emit_range, extra=()):
         chunk = b.sdiv(b.add(n, ir.Constant(I64, nthreads - 1)), k_)
         ntasks = k_
         when = getattr(cg, "parallel_when", None)
-        if when is not None:     # not split: the calling thread's chunk is the whole range
+        if when is not None:  # not split: the calling thread's chunk is the whole range
             chunk = b.select(when, chunk, n)
             ntasks = b.select(when, k_, ir.Constant(I64, 1))
     else:
@@ -151,6 +158,5 @@ def run(cg, n_outer, emit_range, extra=()):
     for j, v in enumerate((ctx_p, n, chunk)):
         raw_store(b, v, _slot(b, arg, j))
     b.call(threadpool.declare(cg.module), [task, arg, ntasks])
-    from jitmagic.runtime import interrupt
-    interrupt.check(cg)      # a part stopped by Ctrl-C left its chunk unfinished
+    interrupt.check(cg)  # a part stopped by Ctrl-C left its chunk unfinished
     return nthreads

@@ -9,6 +9,7 @@ a large nest is split along its first axis between threads: outputs indexed by t
 written by one thread each, the others get one partial output per thread, combined in thread
 order after the join.
 """
+
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -16,8 +17,9 @@ import llvmlite.ir as ir
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Var
 from jitmagic.core.registry import PRIMITIVES
-from jitmagic.lower.rules import lowering
+from jitmagic.lower import codegen as _codegen
 from jitmagic.lower import parallel
+from jitmagic.lower.rules import lowering
 from jitmagic.lower.scalar import I64
 
 
@@ -35,23 +37,27 @@ def groups(fn, materialized):
         by_input.setdefault(x, []).append(e)
     out, later = {}, set()
     for x, es in by_input.items():
-        if len(es) > 1 or (0 in es[0].kw["axes"] and len(x.aval.shape) > 1 and
-                           x.aval.shape[-1] > 1 and (len(x.aval.shape) - 1) not in es[0].kw["axes"]):
+        if len(es) > 1 or (
+            0 in es[0].kw["axes"]
+            and len(x.aval.shape) > 1
+            and x.aval.shape[-1] > 1
+            and (len(x.aval.shape) - 1) not in es[0].kw["axes"]
+        ):
             out[es[0]] = es
             later.update(es[1:])
     return out, later
 
 
 def _combiner(cg, prim, dt):
-    from jitmagic.lower.codegen import _reassoc
     _, combine_prim = lowering(prim)(dt)
 
     def combine(acc, val):
         if combine_prim == "add" and dt.kind == "f":
-            return _reassoc(cg.b.fadd(acc, val))
+            return _codegen._reassoc(cg.b.fadd(acc, val))
         if combine_prim == "mul" and dt.kind == "f":
-            return _reassoc(cg.b.fmul(acc, val))
+            return _codegen._reassoc(cg.b.fmul(acc, val))
         return lowering(combine_prim)(cg, [dt, dt], dt, acc, val)
+
     return combine
 
 
@@ -70,7 +76,6 @@ class _Member:
 
 
 def emit_group(cg, eqns):
-    from jitmagic.lower.codegen import Buffer, _poll_interval, _prod
     x = eqns[0].inputs[0]
     shape = x.aval.shape
     ndim = len(shape)
@@ -78,7 +83,7 @@ def emit_group(cg, eqns):
     split = ndim > 0 and parallel.worth_it(cg, x.aval.size, shape[0])
     if split:
         for m in members:
-            if m.start == 0:        # a full reduction: per-thread partials in memory
+            if m.start == 0:  # a full reduction: per-thread partials in memory
                 m.start = None
     n_threads = min(parallel.threads(), shape[0]) if split else 1
     # outputs reduced along axis 0 are summed by several threads: one partial each
@@ -92,15 +97,20 @@ def emit_group(cg, eqns):
         m.partial = None
         if split and not by_columns and m.start is None and 0 in m.axes:
             aval = ShapedArray((n_threads,) + m.out.aval.shape, m.dt)
-            m.partial = Buffer(cg.malloc(aval, temps), aval)
+            m.partial = _codegen.Buffer(cg.malloc(aval, temps), aval)
 
     def init_outputs(dst_of, t=None, partials=None):
         for m in members:
             if m.start is None and (partials is None or (m.partial is not None) == partials):
                 dst = dst_of(m)
-                cg.loop_nest(m.out.aval.shape, lambda idx, m=m, dst=dst: cg.store(
-                    dst, idx if t is None or m.partial is None else [t] + idx,
-                    cg.const(m.dt, m.identity)))
+                cg.loop_nest(
+                    m.out.aval.shape,
+                    lambda idx, m=m, dst=dst: cg.store(
+                        dst,
+                        idx if t is None or m.partial is None else [t] + idx,
+                        cg.const(m.dt, m.identity),
+                    ),
+                )
 
     def nest(d, prefix, accs, dst_of, t, bounds=None):
         """Loops over dims d.. of x; accs: accumulators of the row members started above."""
@@ -122,11 +132,15 @@ def emit_group(cg, eqns):
             return accs
         order = list(accs)
         lo, hi = (bounds or {}).get(d, (None, shape[d]))
-        final = cg.loop(hi,
-                        lambda i, *a: _vals(nest(d + 1, prefix + [i], dict(zip(order, a)),
-                                                 dst_of, t, bounds), order),
-                        [accs[m] for m in order], start=lo,
-                        poll_every=_poll_interval(_prod(shape[d + 1:])))
+        final = cg.loop(
+            hi,
+            lambda i, *a: _vals(
+                nest(d + 1, prefix + [i], dict(zip(order, a)), dst_of, t, bounds), order
+            ),
+            [accs[m] for m in order],
+            start=lo,
+            poll_every=_codegen._poll_interval(_codegen._prod(shape[d + 1 :])),
+        )
         accs = dict(zip(order, final))
         for m in starting:
             cg.store(dst_of(m), [prefix[k] for k in m.kept], accs.pop(m))
@@ -138,8 +152,13 @@ def emit_group(cg, eqns):
         return
     if by_columns:
         init_outputs(lambda m: m.buf)
-        parallel.run(cg, shape[last], lambda lo, hi, t, extra: nest(
-            0, [], {}, lambda m: cg.buffers[m.out], None, {last: (lo, hi)}))
+        parallel.run(
+            cg,
+            shape[last],
+            lambda lo, hi, t, extra: nest(
+                0, [], {}, lambda m: cg.buffers[m.out], None, {last: (lo, hi)}
+            ),
+        )
         return
     outer = {m: m.partial if m.partial is not None else m.buf for m in members}
     keys = list(outer)
@@ -152,6 +171,7 @@ def emit_group(cg, eqns):
         mine = dict(zip(keys, extra))
         init_outputs(lambda m: mine[m], t, partials=True)
         nest(0, [], {}, lambda m: mine[m], t, {0: (lo, hi)})
+
     parallel.run(cg, shape[0], part, extra=[outer[m] for m in keys])
     for m in members:
         if m.partial is None:
@@ -162,6 +182,7 @@ def emit_group(cg, eqns):
             for k in range(1, n_threads):
                 acc = m.combine(acc, cg.load(m.partial, [ir.Constant(I64, k)] + idx))
             cg.store(m.buf, idx, acc)
+
         cg.loop_nest(m.out.aval.shape, combine_partials)
     for p in temps:
         cg.release(p)

@@ -9,9 +9,10 @@ A rule's shape follows the primitive's kind (jitmagic.core.registry):
   custom       rule(cg, eqn, out_buffers) emits whole loops itself; a control-flow rule may
                also have .prepare(cg, eqn, out_buffers), run before any code is emitted
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from jitmagic.errors import LoweringError
 
@@ -28,5 +29,6 @@ def lowering(name: str) -> Callable:
     try:
         return LOWERINGS[name]
     except KeyError:
-        raise LoweringError(f"primitive {name!r} has no lowering: it is evaluated by the "
-                            f"reference interpreter only") from None
+        raise LoweringError(
+            f"primitive {name!r} has no lowering: it is evaluated by the reference interpreter only"
+        ) from None

@@ -1,13 +1,27 @@
 """Scalar code shared by lowering rules: LLVM types for dtypes, constants, casts with NumPy's
 semantics, math calls (intrinsics where LLVM has them, so they vectorize through libmvec),
 integer division and powers that can never trap."""
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.runtime.llvmtypes import (  # noqa: F401  (the code generator's vocabulary)
-    F16, F32, F64, I1, I8, I16, I32, I64, PTR, component_dtype, ltype, raw_store, storage_type)
+    F16,
+    F32,
+    F64,
+    I1,
+    I8,
+    I16,
+    I32,
+    I64,
+    PTR,
+    component_dtype,
+    ltype,
+    raw_store,
+    storage_type,
+)
 
 # functions LLVM knows as intrinsics (memory(none), vectorizable); the rest are libm calls
 # Functions that are single instructions stay intrinsics; transcendental ones are libm calls
@@ -53,13 +67,14 @@ class ScalarOps:
 
     def intrinsic(self, name, types, args):
         full = name + "".join("." + _mangle(t) for t in types)
-        fn = self._declare(full, args[0].type if name not in _RET_I1 else I1,
-                           [a.type for a in args])
+        fn = self._declare(
+            full, args[0].type if name not in _RET_I1 else I1, [a.type for a in args]
+        )
         return self.b.call(fn, args)
 
     def math(self, name, dt, *args):
         dt = np.dtype(dt)
-        if dt == np.float16:     # NumPy computes half precision in float32 and rounds
+        if dt == np.float16:  # NumPy computes half precision in float32 and rounds
             wide = [self.b.fpext(a, F32) for a in args]
             return self.b.fptrunc(self.math(name, np.dtype(np.float32), *wide), F16)
         t = ltype(dt)
@@ -95,7 +110,7 @@ class ScalarOps:
             if dst.kind == "b":
                 z = self.const(component_dtype(src), 0)
                 return b.or_(b.fcmp_unordered("!=", x[0], z), b.fcmp_unordered("!=", x[1], z))
-            return self.cast(x[0], component_dtype(src), dst)   # NumPy drops the imaginary part
+            return self.cast(x[0], component_dtype(src), dst)  # NumPy drops the imaginary part
         if dst.kind == "c":
             comp = component_dtype(dst)
             return (self.cast(x, src, comp), self.const(comp, 0))
@@ -133,17 +148,17 @@ class ScalarOps:
         t = b.fptrunc(x, F32)
         back = b.fpext(t, F64)
         bits = b.bitcast(t, I32)
-        fabs = lambda v: self.math("fabs", np.dtype(np.float64), v)   # noqa: E731
-        away = b.fcmp_ordered(">", fabs(back), fabs(x))     # rounded up in magnitude
+        fabs = lambda v: self.math("fabs", np.dtype(np.float64), v)
+        away = b.fcmp_ordered(">", fabs(back), fabs(x))  # rounded up in magnitude
         bits = b.select(away, b.sub(bits, ir.Constant(I32, 1)), bits)
-        inexact = b.fcmp_ordered("!=", back, x)              # false for NaN
+        inexact = b.fcmp_ordered("!=", back, x)  # false for NaN
         bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
         return b.bitcast(bits, F32)
 
     def _cvtt(self, x, src, bits):
         """x86 truncating conversion: out of range and NaN give the minimum integer."""
         b = self.b
-        lo, hi = self.const(src, -2.0 ** (bits - 1)), self.const(src, 2.0 ** (bits - 1))
+        lo, hi = self.const(src, -(2.0 ** (bits - 1))), self.const(src, 2.0 ** (bits - 1))
         ok = b.and_(b.fcmp_ordered(">=", x, lo), b.fcmp_ordered("<", x, hi))
         safe = b.select(ok, x, self.const(src, 0))
         t = ir.IntType(bits)
@@ -156,13 +171,14 @@ class ScalarOps:
             x, src = b.fpext(x, F32), np.dtype(np.float32)
         t = ltype(dst)
         if dst.itemsize < 4 or (dst.kind == "i" and dst.itemsize == 4):
-            return b.trunc(self._cvtt(x, src, 32), t) if dst.itemsize < 4 else \
-                self._cvtt(x, src, 32)
+            return (
+                b.trunc(self._cvtt(x, src, 32), t) if dst.itemsize < 4 else self._cvtt(x, src, 32)
+            )
         if dst.kind == "u" and dst.itemsize == 4:
             return b.trunc(self._cvtt(x, src, 64), t)
         if dst.kind == "i":
             return self._cvtt(x, src, 64)
-        big = self.const(src, 2.0 ** 63)
+        big = self.const(src, 2.0**63)
         small = b.fcmp_ordered("<", x, big)
         lo = self._cvtt(x, src, 64)
         hi = b.xor(self._cvtt(b.fsub(x, big), src, 64), ir.Constant(I64, 1 << 63))
@@ -184,10 +200,12 @@ class ScalarOps:
             return b.select(isz, zero, b.udiv(x, d)), b.select(isz, zero, b.urem(x, d))
         isz = b.icmp_signed("==", y, zero)
         neg1 = b.icmp_signed("==", y, self.const(dt, -1))
-        d = b.select(b.or_(isz, neg1), one, y)           # never divide by 0 or by -1 (overflow)
+        d = b.select(b.or_(isz, neg1), one, y)  # never divide by 0 or by -1 (overflow)
         q, r = b.sdiv(x, d), b.srem(x, d)
-        adjust = b.and_(b.icmp_signed("!=", r, zero),
-                        b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+        adjust = b.and_(
+            b.icmp_signed("!=", r, zero),
+            b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)),
+        )
         q = b.select(adjust, b.sub(q, one), q)
         r = b.select(adjust, b.add(r, y), r)
         q = b.select(neg1, b.neg(x), q)
@@ -207,8 +225,11 @@ class ScalarOps:
         div2 = b.select(fix, b.fsub(div, self.const(dt, 1)), div)
         mod3 = b.select(mod_nz, mod2, self.math("copysign", dt, zero, b_))
         fl = self.math("floor", dt, div2)
-        fl = b.select(b.fcmp_ordered(">", b.fsub(div2, fl), self.const(dt, 0.5)),
-                      b.fadd(fl, self.const(dt, 1)), fl)
+        fl = b.select(
+            b.fcmp_ordered(">", b.fsub(div2, fl), self.const(dt, 0.5)),
+            b.fadd(fl, self.const(dt, 1)),
+            fl,
+        )
         div_nz = b.fcmp_unordered("!=", div2, zero)
         q = b.select(div_nz, fl, self.math("copysign", dt, zero, b.fdiv(a, b_)))
         bz = b.fcmp_ordered("==", b_, zero)
@@ -265,12 +286,16 @@ class ScalarOps:
             return b.extract_value(r, 0), b.extract_value(r, 1)
         v2 = ir.VectorType(F32, 2)
         fn = self._declare(name + "f", v2, [v2])
-        v = b.insert_element(b.insert_element(ir.Constant(v2, ir.Undefined), x[0],
-                                              ir.Constant(ir.IntType(32), 0)),
-                             x[1], ir.Constant(ir.IntType(32), 1))
+        v = b.insert_element(
+            b.insert_element(ir.Constant(v2, ir.Undefined), x[0], ir.Constant(ir.IntType(32), 0)),
+            x[1],
+            ir.Constant(ir.IntType(32), 1),
+        )
         r = b.call(fn, [v])
-        return (b.extract_element(r, ir.Constant(ir.IntType(32), 0)),
-                b.extract_element(r, ir.Constant(ir.IntType(32), 1)))
+        return (
+            b.extract_element(r, ir.Constant(ir.IntType(32), 0)),
+            b.extract_element(r, ir.Constant(ir.IntType(32), 1)),
+        )
 
     def complex_log(self, x):
         """log|z| + i atan2(im, re); near |z| = 1, log1p(x^2 + y^2 - 1) / 2 with the squares
@@ -282,13 +307,12 @@ class ScalarOps:
         far = self.math("log", dt, h)
         # |z| past the largest float: log|z/4| + log 4
         quarter = self.const(dt, 0.25)
-        big = self.math("log", dt, self.math("hypot", dt, b.fmul(re, quarter),
-                                             b.fmul(im, quarter)))
+        big = self.math("log", dt, self.math("hypot", dt, b.fmul(re, quarter), b.fmul(im, quarter)))
         over = b.and_(self._isinf(dt, h), b.and_(self._finite(dt, re), self._finite(dt, im)))
         far = b.select(over, b.fadd(big, self.const(dt, np.log(4.0))), far)
         # subnormal parts: scaled up first, so |z| keeps its bits
         k = 32 if dt == np.float32 else 64
-        up = self.const(dt, 2.0 ** k)
+        up = self.const(dt, 2.0**k)
         small = self.math("log", dt, self.math("hypot", dt, b.fmul(re, up), b.fmul(im, up)))
         under = b.fcmp_ordered("<", h, self.const(dt, np.finfo(dt).tiny))
         far = b.select(under, b.fsub(small, self.const(dt, k * np.log(2.0))), far)
@@ -300,8 +324,10 @@ class ScalarOps:
         ey = self.fp_intrinsic("llvm.fma", dt, ay, ay, b.fneg(y2))
         m1 = b.fadd(b.fadd(b.fsub(x2, self.const(dt, 1)), y2), b.fadd(ex, ey))
         near = b.fmul(self.const(dt, 0.5), self.math("log1p", dt, m1))
-        use_near = b.and_(b.fcmp_ordered(">=", h, self.const(dt, 0.5)),
-                          b.fcmp_ordered("<=", h, self.const(dt, 2.0)))
+        use_near = b.and_(
+            b.fcmp_ordered(">=", h, self.const(dt, 0.5)),
+            b.fcmp_ordered("<=", h, self.const(dt, 2.0)),
+        )
         return (b.select(use_near, near, far), self.math("atan2", dt, im, re))
 
     def complex_sqrt(self, x):
@@ -317,10 +343,14 @@ class ScalarOps:
         huge = b.fcmp_ordered(">", big, self.const(dt, 2.0 ** (e - 2)))
         tiny = b.fcmp_ordered("<", big, self.const(dt, 2.0 ** (-e + 52)))
         k = 24 if dt == np.float32 else 54
-        s_in = b.select(huge, self.const(dt, 0.25), b.select(tiny, self.const(dt, 2.0 ** (2 * k)),
-                                                           self.const(dt, 1)))
-        s_out = b.select(huge, self.const(dt, 2), b.select(tiny, self.const(dt, 2.0 ** -k),
-                                                         self.const(dt, 1)))
+        s_in = b.select(
+            huge,
+            self.const(dt, 0.25),
+            b.select(tiny, self.const(dt, 2.0 ** (2 * k)), self.const(dt, 1)),
+        )
+        s_out = b.select(
+            huge, self.const(dt, 2), b.select(tiny, self.const(dt, 2.0**-k), self.const(dt, 1))
+        )
         re, im = b.fmul(re, s_in), b.fmul(im, s_in)
         h = self.math("hypot", dt, re, im)
         t = self.math("sqrt", dt, b.fmul(b.fadd(self.math("fabs", dt, re), h), half))
@@ -334,14 +364,16 @@ class ScalarOps:
         # re = +-inf: (inf, +-0) or (0, +-inf); NaN parts where im is NaN
         im_nan = self._isnan(im)
         r = b.select(b.fcmp_ordered("==", re, inf), inf, r)
-        i = b.select(b.fcmp_ordered("==", re, inf),
-                     b.select(im_nan, nan, self.math("copysign", dt, zero, im)), i)
+        i = b.select(
+            b.fcmp_ordered("==", re, inf),
+            b.select(im_nan, nan, self.math("copysign", dt, zero, im)),
+            i,
+        )
         r = b.select(b.fcmp_ordered("==", re, b.fneg(inf)), b.select(im_nan, nan, zero), r)
-        i = b.select(b.fcmp_ordered("==", re, b.fneg(inf)),
-                     self.math("copysign", dt, inf, im), i)
+        i = b.select(b.fcmp_ordered("==", re, b.fneg(inf)), self.math("copysign", dt, inf, im), i)
         re_nan = self._isnan(re)
         r, i = b.select(re_nan, nan, r), b.select(re_nan, nan, i)
-        im_inf = self._isinf(dt, im)                        # sqrt(anything + inf i) = inf + inf i
+        im_inf = self._isinf(dt, im)  # sqrt(anything + inf i) = inf + inf i
         r, i = b.select(im_inf, inf, r), b.select(im_inf, im, i)
         is0 = b.and_(b.fcmp_ordered("==", re, zero), b.fcmp_ordered("==", im, zero))
         return (b.select(is0, zero, r), b.select(is0, im, i))
@@ -362,28 +394,32 @@ class ScalarOps:
             r, i = b.fmul(ch, c), b.fmul(sh, s)
         # large finite |x|: cosh x = |sinh x| = e^|x| / 2 overflows before the product does
         h = self.math("exp", dt, b.fmul(self.math("fabs", dt, re), self.const(dt, 0.5)))
-        scaled = lambda v: b.fmul(b.fmul(b.fmul(v, h), h), self.const(dt, 0.5))  # noqa: E731
+        scaled = lambda v: b.fmul(b.fmul(b.fmul(v, h), h), self.const(dt, 0.5))
         sgn = self.math("copysign", dt, self.const(dt, 1), re)
-        large = b.and_(b.fcmp_ordered(">", self.math("fabs", dt, re),
-                                      self.const(dt, 80.0 if dt == np.float32 else 700.0)),
-                       b.not_(re_inf))
+        large = b.and_(
+            b.fcmp_ordered(
+                ">", self.math("fabs", dt, re), self.const(dt, 80.0 if dt == np.float32 else 700.0)
+            ),
+            b.not_(re_inf),
+        )
         cs, ss = scaled(c), scaled(s)
         if which == "sinh":
             r, i = b.select(large, b.fmul(sgn, cs), r), b.select(large, ss, i)
         else:
             r, i = b.select(large, cs, r), b.select(large, b.fmul(sgn, ss), i)
         if which == "sinh":
-            r = b.select(re0, b.select(im_fin, r, re), r)            # sinh(+-0 + i inf) = +-0
-            r = b.select(b.and_(re_inf, b.not_(im_fin)), re, r)     # (+-inf, nan)
+            r = b.select(re0, b.select(im_fin, r, re), r)  # sinh(+-0 + i inf) = +-0
+            r = b.select(b.and_(re_inf, b.not_(im_fin)), re, r)  # (+-inf, nan)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
         else:
-            i = b.select(re0, b.select(im_fin, i, zero), i)          # cosh(0 + i inf) = nan + 0i
+            i = b.select(re0, b.select(im_fin, i, zero), i)  # cosh(0 + i inf) = nan + 0i
             r = b.select(b.and_(re_inf, b.not_(im_fin)), self.math("fabs", dt, re), r)
             i = b.select(b.and_(re_inf, b.not_(im_fin)), nan, i)
         # a zero imaginary part: a real result (inf * 0 would be NaN), sign as C99
         one = self.const(dt, 1)
-        i = b.select(im0, im if which == "sinh" else
-                     b.fmul(self.math("copysign", dt, one, re), im), i)
+        i = b.select(
+            im0, im if which == "sinh" else b.fmul(self.math("copysign", dt, one, re), im), i
+        )
         return r, i
 
     def complex_tanh(self, x):
@@ -401,8 +437,9 @@ class ScalarOps:
         r = b.fdiv(b.fmul(b.fmul(beta, rho), s), den)
         i = b.fdiv(t, den)
         # |x| >= 22: tanh x is +-1 to double precision; the imaginary part underflows
-        big = b.fcmp_ordered(">=", self.math("fabs", dt, re), self.const(dt, 22.0 if dt ==
-                                                                          np.float64 else 9.0))
+        big = b.fcmp_ordered(
+            ">=", self.math("fabs", dt, re), self.const(dt, 22.0 if dt == np.float64 else 9.0)
+        )
         em = self.math("exp", dt, b.fneg(self.math("fabs", dt, re)))
         sc = b.fmul(self.math("sin", dt, im), self.math("cos", dt, im))
         r = b.select(big, self.math("copysign", dt, one, re), r)
@@ -414,8 +451,9 @@ class ScalarOps:
         # x = +-inf: +-1 + i 0 with the sign of sin(2y)
         re_inf = self._isinf(dt, re)
         r = b.select(re_inf, self.math("copysign", dt, one, re), r)
-        i = b.select(re_inf, self.math("copysign", dt, zero,
-                                        b.select(self._isinf(dt, im), im, sc)), i)
+        i = b.select(
+            re_inf, self.math("copysign", dt, zero, b.select(self._isinf(dt, im), im, sc)), i
+        )
         # x NaN: NaN, with a zero imaginary part kept
         re_nan = self._isnan(re)
         im0 = b.fcmp_ordered("==", im, zero)
@@ -425,8 +463,10 @@ class ScalarOps:
 
     def complex_mul(self, x, y):
         b = self.b
-        return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
-                b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
+        return (
+            b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
+            b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])),
+        )
 
     def complex_mul_c99(self, x, y):
         """x * y with C99's recovery of infinities (libgcc's __muldc3): when the plain product
@@ -439,17 +479,19 @@ class ScalarOps:
         re, im = b.fsub(ac, bd), b.fadd(ad, bc)
         both_nan = b.and_(self._isnan(re), self._isnan(im))
         isinf, isnan = (lambda v: self._isinf(dt, v)), self._isnan
-        cs = lambda m, v: self.math("copysign", dt, m, v)                   # noqa: E731
-        box = lambda v: cs(b.select(isinf(v), one, zero), v)                # noqa: E731
-        unnan = lambda v: b.select(isnan(v), cs(zero, v), v)                # noqa: E731
+        cs = lambda m, v: self.math("copysign", dt, m, v)
+        box = lambda v: cs(b.select(isinf(v), one, zero), v)
+        unnan = lambda v: b.select(isnan(v), cs(zero, v), v)
         x_inf = b.or_(isinf(a), isinf(bb))
         a1, b1 = b.select(x_inf, box(a), a), b.select(x_inf, box(bb), bb)
         c1, d1 = b.select(x_inf, unnan(c), c), b.select(x_inf, unnan(d), d)
         y_inf = b.or_(isinf(c1), isinf(d1))
         c2, d2 = b.select(y_inf, box(c1), c1), b.select(y_inf, box(d1), d1)
         a2, b2 = b.select(y_inf, unnan(a1), a1), b.select(y_inf, unnan(b1), b1)
-        partial_inf = b.and_(b.not_(b.or_(x_inf, y_inf)),
-                             b.or_(b.or_(isinf(ac), isinf(bd)), b.or_(isinf(ad), isinf(bc))))
+        partial_inf = b.and_(
+            b.not_(b.or_(x_inf, y_inf)),
+            b.or_(b.or_(isinf(ac), isinf(bd)), b.or_(isinf(ad), isinf(bc))),
+        )
         a3, b3 = b.select(partial_inf, unnan(a2), a2), b.select(partial_inf, unnan(b2), b2)
         c3, d3 = b.select(partial_inf, unnan(c2), c2), b.select(partial_inf, unnan(d2), d2)
         recalc = b.and_(both_nan, b.or_(b.or_(x_inf, y_inf), partial_inf))
@@ -467,8 +509,10 @@ class ScalarOps:
         general = cexp(self.complex_mul_c99(y, self.complex_log(x)))
         # integer exponents: square-and-multiply over the 7 bits of |n| < 100
         yi0 = b.fcmp_ordered("==", yi, zero)
-        is_int = b.and_(b.and_(yi0, b.fcmp_ordered("==", yr, self.math("trunc", dt, yr))),
-                        b.fcmp_ordered("<", self.math("fabs", dt, yr), self.const(dt, 100)))
+        is_int = b.and_(
+            b.and_(yi0, b.fcmp_ordered("==", yr, self.math("trunc", dt, yr))),
+            b.fcmp_ordered("<", self.math("fabs", dt, yr), self.const(dt, 100)),
+        )
         n = b.fptosi(b.select(is_int, self.math("fabs", dt, yr), zero), I64)
         acc, p = (one, zero), x
         for bit in range(7):
@@ -477,13 +521,12 @@ class ScalarOps:
             p = self.complex_mul(p, p)
         acc = self.select(b.fcmp_ordered("<", yr, zero), self.complex_div((one, zero), acc), acc)
         sq = self.complex_mul(x, x)
-        acc = self.select(b.fcmp_ordered("==", yr, self.const(dt, 3)),
-                          self.complex_mul(x, sq), acc)
+        acc = self.select(b.fcmp_ordered("==", yr, self.const(dt, 3)), self.complex_mul(x, sq), acc)
         acc = self.select(b.fcmp_ordered("==", yr, self.const(dt, 2)), sq, acc)
         acc = self.select(b.fcmp_ordered("==", yr, one), x, acc)
         out = self.select(is_int, acc, general)
         x0 = b.and_(b.fcmp_ordered("==", xr, zero), b.fcmp_ordered("==", xi, zero))
-        y_pos_real = b.fcmp_ordered(">", yr, zero)     # NumPy: 0 ** y = 0 for Re y > 0
+        y_pos_real = b.fcmp_ordered(">", yr, zero)  # NumPy: 0 ** y = 0 for Re y > 0
         nan = self.const(dt, np.nan)
         out = self.select(x0, self.select(y_pos_real, (zero, zero), (nan, nan)), out)
         y0 = b.and_(b.fcmp_ordered("==", yr, zero), yi0)
@@ -499,7 +542,7 @@ class ScalarOps:
         r, i = b.fdiv(re, h), b.fdiv(im, h)
         # NumPy's rule for an infinite |z|, even when it overflowed from finite parts
         re_inf, h_inf = self._isinf(dt, re), self._isinf(dt, h)
-        unit = lambda v: b.select(b.fcmp_ordered(">", v, zero), one, b.fneg(one))  # noqa: E731
+        unit = lambda v: b.select(b.fcmp_ordered(">", v, zero), one, b.fneg(one))
         r = b.select(h_inf, b.select(re_inf, unit(re), zero), r)
         i = b.select(h_inf, b.select(re_inf, zero, unit(im)), i)
         both = b.and_(re_inf, self._isinf(dt, im))
@@ -542,9 +585,11 @@ class ScalarOps:
         if dt.kind == "i":
             one, m1 = ir.Constant(t, 1), ir.Constant(t, -1)
             odd_y = b.trunc(y, I1)
-            negres = b.select(b.icmp_signed("==", x, one), one,
-                              b.select(b.icmp_signed("==", x, m1),
-                                       b.select(odd_y, m1, one), ir.Constant(t, 0)))
+            negres = b.select(
+                b.icmp_signed("==", x, one),
+                one,
+                b.select(b.icmp_signed("==", x, m1), b.select(odd_y, m1, one), ir.Constant(t, 0)),
+            )
             return b.select(neg, negres, acc)
         return acc
 

@@ -12,22 +12,23 @@ A control-flow primitive's `lower` is made by `control_lowering(prepare, emit)`:
   prepare(cg, eqn, outs) -> scratch   allocates (via `alloc` / `prepare_function`), no code
   emit(cg, eqn, outs, scratch)        emits the branches and loops
 """
+
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from jitmagic.errors import LoweringError
 from jitmagic.core.ir import Lit, Var
-from jitmagic.lower.rules import LOWERINGS
+from jitmagic.errors import LoweringError
 from jitmagic.lower import fusion
 from jitmagic.lower.codegen import Buffer, ScalarArg
+from jitmagic.lower.rules import LOWERINGS
 from jitmagic.lower.scalar import I8, I64, PTR, raw_store
 
 
 class _State:
     def __init__(self):
-        self.scratch = {}      # eqn -> whatever its prepare returned
-        self.temps = None      # malloc'd pointers of the outermost equation being lowered
+        self.scratch = {}  # eqn -> whatever its prepare returned
+        self.temps = None  # malloc'd pointers of the outermost equation being lowered
 
 
 def _state(cg):
@@ -40,7 +41,7 @@ def _state(cg):
 def control_lowering(prepare, emit):
     def lower(cg, eqn, outs):
         st = _state(cg)
-        if eqn in st.scratch:          # nested: prepared by the enclosing equation
+        if eqn in st.scratch:  # nested: prepared by the enclosing equation
             return emit(cg, eqn, outs, st.scratch[eqn])
         outer_temps, st.temps = st.temps, []
         try:
@@ -50,6 +51,7 @@ def control_lowering(prepare, emit):
                 cg.release(p)
         finally:
             st.temps = outer_temps
+
     lower.prepare = prepare
     return lower
 
@@ -72,7 +74,7 @@ def scalar_slot(cg, aval, builder=None):
         sb = ir.IRBuilder(entry)
         sb.position_at_start(entry)
     arr = sb.alloca(ir.ArrayType(I64, 2))
-    slot = sb.alloca(PTR)            # read back as an opaque pointer, like every buffer's
+    slot = sb.alloca(PTR)  # read back as an opaque pointer, like every buffer's
     raw_store(sb, arr, slot)
     return Buffer(sb.load(slot, typ=PTR), aval)
 
@@ -82,8 +84,10 @@ def register_carries(cg, outs, body_outs):
     once optimised) rather than in its output array, which every iteration would store to
     and reload (LLVM cannot tell that array from the loop's other memory). The others are
     the outputs themselves, updated in place when the body allows it."""
-    return [scalar_slot(cg, o.aval) if o.aval.shape == () and cg.buffers.get(a) is not o
-            else o for o, a in zip(outs, body_outs)]
+    return [
+        scalar_slot(cg, o.aval) if o.aval.shape == () and cg.buffers.get(a) is not o else o
+        for o, a in zip(outs, body_outs)
+    ]
 
 
 def flush_carries(cg, carries, outs):
@@ -98,7 +102,7 @@ class Plan:
     def __init__(self, fn, materialized, staged):
         self.fn = fn
         self.materialized = materialized
-        self.staged = staged            # out position -> buffer its value is copied through
+        self.staged = staged  # out position -> buffer its value is copied through
 
 
 def prepare_function(cg, fn, out_bufs=None, carry_invars=(), carry_bufs=()):
@@ -170,9 +174,10 @@ def _updates_in_place(fn, mat, produced, out, carry):
             if p is not None and v not in mat:
                 stack.extend(a for a in p.inputs if isinstance(a, Var))
         return leaves
+
     if carry in reads(e.inputs[1:]):
         return False
-    for m in fn.eqns[pos + 1:]:
+    for m in fn.eqns[pos + 1 :]:
         if any(v in mat for v in m.outvars) and carry in reads(m.inputs):
             return False
     return True
@@ -185,7 +190,7 @@ def operand(cg, atom):
     buf = cg.buffers.get(atom)
     if buf is not None:
         return buf
-    src = cg.reshape_source(atom)     # reshape of a buffer: the same memory, another shape
+    src = cg.reshape_source(atom)  # reshape of a buffer: the same memory, another shape
     if isinstance(src, Lit):
         return ScalarArg(cg.const(src.aval.dtype, src.val), atom.aval)
     sbuf = cg.buffers[src]
@@ -224,9 +229,9 @@ def store_outputs(cg, plan, dsts, skip_identity=()):
         if k in plan.staged:
             copy(cg, plan.staged[k], dst)
         elif k < len(skip_identity) and a is skip_identity[k]:
-            continue                    # carry passed through unchanged
+            continue  # carry passed through unchanged
         elif cg.buffers.get(a) is dst:
-            continue                    # computed in place
+            continue  # computed in place
         else:
             copy(cg, a, dst)
 

@@ -5,15 +5,37 @@ LLVM's loop vectorizer only calls a vector variant of a scalar function when the
 option). We declare each libm function the module uses with that attribute, listing the
 variants the host CPU can run, and keep the vector declarations alive via llvm.compiler.used.
 """
+
 from __future__ import annotations
 
 import re
 
 # (libm name, number of vector arguments); float32 versions append "f"
-FUNCTIONS = {"sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1,
-             "cosh": 1, "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1, "exp": 1, "exp2": 1,
-             "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "cbrt": 1,
-             "pow": 2, "atan2": 2, "hypot": 2}
+FUNCTIONS = {
+    "sin": 1,
+    "cos": 1,
+    "tan": 1,
+    "asin": 1,
+    "acos": 1,
+    "atan": 1,
+    "sinh": 1,
+    "cosh": 1,
+    "tanh": 1,
+    "asinh": 1,
+    "acosh": 1,
+    "atanh": 1,
+    "exp": 1,
+    "exp2": 1,
+    "expm1": 1,
+    "log": 1,
+    "log2": 1,
+    "log10": 1,
+    "log1p": 1,
+    "cbrt": 1,
+    "pow": 2,
+    "atan2": 2,
+    "hypot": 2,
+}
 
 # ISA letter -> (required CPU feature, f64 lanes)
 _ISAS = [("e", "+avx512f", 8), ("d", "+avx2", 4), ("b", "+sse2", 2)]
@@ -64,6 +86,8 @@ def annotate(text: str, used: set, features: str, enabled: bool) -> str:
     out = "\n".join(lines) + "\n" + "\n".join(decls + attrs) + "\n"
     if keep:
         ptrs = ", ".join(f"ptr @{k}" for k in keep)
-        out += (f'@llvm.compiler.used = appending global [{len(keep)} x ptr] [{ptrs}], '
-                f'section "llvm.metadata"\n')
+        out += (
+            f"@llvm.compiler.used = appending global [{len(keep)} x ptr] [{ptrs}], "
+            f'section "llvm.metadata"\n'
+        )
     return out

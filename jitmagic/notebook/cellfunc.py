@@ -19,6 +19,7 @@ Which names become inputs and outputs (the `%%jit` docstring and the README say 
 * the cell body runs in Python only while tracing (first run, or when an input's static value,
   shape or dtype changed), so `print` and other side effects happen only then.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,6 +33,7 @@ import numpy as np
 
 from jitmagic.core import pytree
 from jitmagic.core.tracing import Tracer
+from jitmagic.dispatch.function import JitFunction, make_ir
 
 _STATIC = (bool, int, float, complex, str, bytes, type(None))
 _LAST = "__jm_last__"
@@ -43,9 +45,9 @@ class CellError(Exception):
 
 @dataclass
 class Analysis:
-    reads: list           # candidate inputs, in order of first appearance
-    outputs: list         # names assigned at top level, in order of first assignment
-    has_result: bool      # the last statement is an expression
+    reads: list  # candidate inputs, in order of first appearance
+    outputs: list  # names assigned at top level, in order of first assignment
+    has_result: bool  # the last statement is an expression
     body: list = field(repr=False, default_factory=list)
 
 
@@ -55,7 +57,7 @@ def _names(node, ctx):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
             out.append(n.id)
         elif ctx is ast.Load and isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            out.append(n.target.id)   # x += 1 reads x
+            out.append(n.target.id)  # x += 1 reads x
     return out
 
 
@@ -65,21 +67,35 @@ def analyse(tree: ast.Module) -> Analysis:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, (ast.Global, ast.Nonlocal)):
-            raise CellError(f"line {node.lineno}: '{type(node).__name__.lower()}' is not "
-                            f"allowed in a %%jit cell; assign the name in the cell instead")
+            raise CellError(
+                f"line {node.lineno}: '{type(node).__name__.lower()}' is not "
+                f"allowed in a %%jit cell; assign the name in the cell instead"
+            )
     for node in body:
         for n in _walk_same_scope(node):
             if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
-                raise CellError(f"line {n.lineno}: '{type(n).__name__.lower()}' at the top "
-                                f"level of a %%jit cell; define a function instead")
+                raise CellError(
+                    f"line {n.lineno}: '{type(n).__name__.lower()}' at the top "
+                    f"level of a %%jit cell; define a function instead"
+                )
     has_result = bool(body) and isinstance(body[-1], ast.Expr)
     if has_result:
         last = body[-1]
-        body[-1] = ast.copy_location(
-            ast.Assign([ast.Name(_LAST, ast.Store())], last.value), last)
+        body[-1] = ast.copy_location(ast.Assign([ast.Name(_LAST, ast.Store())], last.value), last)
     # Python's own scope analysis tells what the cell binds (comprehension variables do not leak)
-    fn = ast.Module([ast.FunctionDef("__cell__", ast.arguments([], [], None, [], [], None, []),
-                                     body or [ast.Pass()], [], None, None)], [])
+    fn = ast.Module(
+        [
+            ast.FunctionDef(
+                "__cell__",
+                ast.arguments([], [], None, [], [], None, []),
+                body or [ast.Pass()],
+                [],
+                None,
+                None,
+            )
+        ],
+        [],
+    )
     ast.fix_missing_locations(fn)
     table = symtable.symtable(ast.unparse(fn), "<cell>", "exec").get_children()[0]
     local = {s.get_name() for s in table.get_symbols() if s.is_local()}
@@ -103,8 +119,7 @@ def _walk_same_scope(node):
         n = todo.pop()
         yield n
         for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                  ast.ClassDef)):
+            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 todo.append(c)
 
 
@@ -140,7 +155,7 @@ def _has_tracer(v):
     return False
 
 
-_LIVE: "weakref.WeakValueDictionary[str, CellFunction]" = weakref.WeakValueDictionary()
+_LIVE: weakref.WeakValueDictionary[str, CellFunction] = weakref.WeakValueDictionary()
 _serial = itertools.count(1)
 
 
@@ -163,21 +178,21 @@ class CellFunction:
     error messages point at the user's line.
     """
 
-    def __init__(self, analysis: Analysis, inputs: dict, filename: str, user_ns: dict,
-                 name: str):
-        from jitmagic.dispatch.function import JitFunction
+    def __init__(self, analysis: Analysis, inputs: dict, filename: str, user_ns: dict, name: str):
         self.analysis = analysis
-        self.inputs = inputs                  # name -> "traced" | "static"
+        self.inputs = inputs  # name -> "traced" | "static"
         self.outputs = analysis.outputs
         self.name = name
-        self.side: dict = {}          # python-valued outputs recorded at trace time, by key
+        self.side: dict = {}  # python-valued outputs recorded at trace time, by key
         self._key = None
         self.token = f"{name}#{next(_serial)}"
         _LIVE[self.token] = self
         body = copy.deepcopy(analysis.body)
         last = max((getattr(n, "end_lineno", None) or n.lineno) for n in body) if body else 1
-        tail = ast.parse(f"from jitmagic.notebook.cellfunc import _collect as __jm_collect__\n"
-                         f"return __jm_collect__({self.token!r}, locals())").body
+        tail = ast.parse(
+            f"from jitmagic.notebook.cellfunc import _collect as __jm_collect__\n"
+            f"return __jm_collect__({self.token!r}, locals())"
+        ).body
         for node in tail:
             ast.increment_lineno(node, last - 1)
         params = ast.arguments([], [ast.arg(n) for n in inputs], None, [], [], None, [])
@@ -202,9 +217,10 @@ class CellFunction:
         if side is None:
             # jit's cache hit a variant traced under a key we did not record: trace once more
             # (no compile) to learn the Python-valued outputs
-            from jitmagic.dispatch.function import make_ir
-            make_ir(self.jitted.fun, static_argnames=tuple(
-                n for n, k in self.inputs.items() if k == "static"))(**kw)
+            make_ir(
+                self.jitted.fun,
+                static_argnames=tuple(n for n, k in self.inputs.items() if k == "static"),
+            )(**kw)
             side = self.side.get(self._key, {})
         out = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in side.items()}
         out.update(traced)
@@ -218,8 +234,16 @@ def _key_of(kw, kinds):
             parts.append((n, type(v), v))
         else:
             leaves, tree, _ = pytree.flatten(v)
-            parts.append((n, str(tree), tuple(
-                (type(x), getattr(x, "shape", None), str(getattr(x, "dtype", ""))) for x in leaves)))
+            parts.append(
+                (
+                    n,
+                    str(tree),
+                    tuple(
+                        (type(x), getattr(x, "shape", None), str(getattr(x, "dtype", "")))
+                        for x in leaves
+                    ),
+                )
+            )
     return tuple(parts)
 
 
@@ -231,11 +255,13 @@ def inputs_for(analysis: Analysis, user_ns: dict, traced_names=()) -> dict:
             continue
         kind = classify(user_ns[n], traced_names, n)
         if kind == "global":
-            if n in analysis.outputs:   # read and then rebound by the cell: must be an input
+            if n in analysis.outputs:  # read and then rebound by the cell: must be an input
                 if not _hashable(user_ns[n]):
-                    raise CellError(f"'{n}' is read and then assigned by the cell, but its "
-                                    f"value ({type(user_ns[n]).__name__}) can be neither traced "
-                                    f"nor static; rename the assigned name")
+                    raise CellError(
+                        f"'{n}' is read and then assigned by the cell, but its "
+                        f"value ({type(user_ns[n]).__name__}) can be neither traced "
+                        f"nor static; rename the assigned name"
+                    )
                 out[n] = "static"
             continue
         out[n] = kind

@@ -3,7 +3,7 @@
 Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
 
     kernel -> frontend  {"type": "hello", "version": ...}          when the kernel opens a comm
-                        {"type": "event", "event": {...}}           each tracker event, as it happens
+                        {"type": "event", "event": {...}}           each tracker event as it happens
                         {"type": "events", "events": [...]}         the recent past, on subscribe
                         {"type": "snapshot", "snapshot": {...}}     after each cell, and on request
                         {"type": "code", "req": n, "text"|"error": ...}  answer to request_code
@@ -21,23 +21,25 @@ subscribed to the tracker, and nothing is sent, until some frontend says "subscr
 IPython, nbclient or any frontend without the extension the cost is one comm_open message at load.
 Tracker events only happen on compiles, so the jit cache-hit path is never touched.
 """
+
 from __future__ import annotations
 
 import json
 import threading
 
 from jitmagic._version import __version__
+from jitmagic.diagnostics import tracker
 
 TARGET = "jitmagic"
-BACKLOG = 200   # past events sent to a frontend when it subscribes
+BACKLOG = 200  # past events sent to a frontend when it subscribes
 
-_bridges = {}   # id(shell) -> _Bridge; a module global so that %reload_ext finds the old one
+_bridges = {}  # id(shell) -> _Bridge; a module global so that %reload_ext finds the old one
 
 
 def start(ip):
     """Announce jitmagic to the frontend of `ip`'s kernel. Idempotent."""
     bridge = _bridges.get(id(ip))
-    if bridge is None or bridge.ip is not ip:   # ids of collected shells are reused
+    if bridge is None or bridge.ip is not ip:  # ids of collected shells are reused
         bridge = _bridges[id(ip)] = _Bridge(ip)
         bridge.start()
     return bridge
@@ -54,7 +56,7 @@ def stop(ip):
 class _Bridge:
     def __init__(self, ip):
         self.ip = ip
-        self.channels = {}          # comm_id -> comm; those listed in `listening` get the stream
+        self.channels = {}  # comm_id -> comm; those listed in `listening` get the stream
         self.listening = set()
         self._unsubscribe = None
         self._lock = threading.Lock()
@@ -81,7 +83,7 @@ class _Bridge:
         for c in list(self.channels.values()):
             try:
                 c.close(data={"type": "bye"})
-            except Exception:   # a comm whose kernel is gone cannot fail the unload
+            except Exception:  # a comm whose kernel is gone cannot fail the unload
                 pass
         self.channels.clear()
         self._set_listening(set())
@@ -120,7 +122,7 @@ class _Bridge:
 
     def _listen(self, c):
         self._set_listening(self.listening | {c.comm_id})
-        self._send(c, _hello())   # a comm the frontend opened has not heard it yet
+        self._send(c, _hello())  # a comm the frontend opened has not heard it yet
         # what happened before this frontend listened (cells queued ahead of "subscribe",
         # a page reload), then the snapshot, which is authoritative for counts and variants
         self._send(c, {"type": "events", "events": _backlog()})
@@ -131,7 +133,6 @@ class _Bridge:
         with self._lock:
             self.listening = set(ids)
             if self.listening and self._unsubscribe is None:
-                from jitmagic.diagnostics import tracker
                 self._unsubscribe = tracker.subscribe(self._on_event)
             elif not self.listening and self._unsubscribe is not None:
                 self._unsubscribe()
@@ -143,7 +144,7 @@ class _Bridge:
         self._broadcast({"type": "event", "event": _jsonable(event.to_dict())})
 
     def _post_run_cell(self, result=None):
-        if self.listening:   # run statistics change on cache hits: refresh them per cell
+        if self.listening:  # run statistics change on cache hits: refresh them per cell
             self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
 
     def _broadcast(self, data):
@@ -155,7 +156,7 @@ class _Bridge:
     def _send(self, c, data):
         try:
             c.send(data=data)
-        except Exception:   # never let the panel break the user's computation
+        except Exception:  # never let the panel break the user's computation
             self._on_close(c)
 
 
@@ -163,6 +164,7 @@ def kernel_id():
     """This kernel's id (from its connection file), so a live dashboard finds its kernel."""
     import os
     import sys
+
     # only a running kernel has an IPKernelApp; asking ipykernel otherwise would import (and
     # create) one, and importing ipykernel's kernel patches the `comm` package
     app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
@@ -172,7 +174,7 @@ def kernel_id():
         name = os.path.basename(app.instance().connection_file or "")
     except Exception:
         return ""
-    return name[len("kernel-"):-len(".json")] if name.startswith("kernel-") else name
+    return name[len("kernel-") : -len(".json")] if name.startswith("kernel-") else name
 
 
 def _hello():
@@ -180,7 +182,6 @@ def _hello():
 
 
 def _function(fid=None, qualname=None):
-    from jitmagic.diagnostics import tracker
     fns = tracker.all_functions()
     for f in fns:
         if fid is not None and f.fid == fid:
@@ -188,8 +189,10 @@ def _function(fid=None, qualname=None):
     for f in fns:
         if fid is None and qualname and qualname in (f.qualname, f.name):
             return f
-    raise LookupError(f"no live jitted function with id {fid!r} ({qualname or '?'}); "
-                      f"it may have been redefined or cleared: refresh the panel")
+    raise LookupError(
+        f"no live jitted function with id {fid!r} ({qualname or '?'}); "
+        f"it may have been redefined or cleared: refresh the panel"
+    )
 
 
 def code_text(f, view, variant):
@@ -205,6 +208,7 @@ def code_text(f, view, variant):
 def _code_answer(data):
     """One variant's code, or a unified diff from `diff_from` to `variant`, for the panel."""
     import difflib
+
     req = data.get("req")
     try:
         f = _function(data.get("fid"), data.get("qualname"))
@@ -212,16 +216,24 @@ def _code_answer(data):
         text = code_text(f, view, variant)
         if data.get("diff_from") is not None:
             old = code_text(f, view, int(data["diff_from"]))
-            text = "\n".join(difflib.unified_diff(
-                old.splitlines(), text.splitlines(), f"variant {data['diff_from']}",
-                f"variant {variant}", lineterm="")) or "(identical)"
+            text = (
+                "\n".join(
+                    difflib.unified_diff(
+                        old.splitlines(),
+                        text.splitlines(),
+                        f"variant {data['diff_from']}",
+                        f"variant {variant}",
+                        lineterm="",
+                    )
+                )
+                or "(identical)"
+            )
         return {"type": "code", "req": req, "text": text}
-    except Exception as e:   # the panel shows the error; the kernel carries on
+    except Exception as e:  # the panel shows the error; the kernel carries on
         return {"type": "code", "req": req, "error": f"{type(e).__name__}: {e}"}
 
 
 def _clear(fid):
-    from jitmagic.diagnostics import tracker
     for f in tracker.all_functions():
         if fid is None or f.fid == fid:
             f.clear_cache()
@@ -233,20 +245,19 @@ def _jsonable(data):
 
 
 def _backlog(n=BACKLOG):
-    from jitmagic.diagnostics import tracker
     return _jsonable([e.to_dict() for e in tracker.event_list()[-n:]])
 
 
 def _snapshot():
-    from jitmagic.diagnostics import tracker
     try:
         return _jsonable(tracker.snapshot())
-    except Exception as e:   # a broken snapshot shows in the panel, not as a kernel traceback
+    except Exception as e:  # a broken snapshot shows in the panel, not as a kernel traceback
         return {"functions": [], "error": f"{type(e).__name__}: {e}"}
 
 
 def _create_comm(**kwargs):
     import comm
+
     # outside a kernel (terminal IPython) this is comm's DummyComm, which sends nothing
     return comm.create_comm(target_name=TARGET, **kwargs)
 
@@ -254,6 +265,7 @@ def _create_comm(**kwargs):
 def _comm_manager():
     try:
         import comm
+
         return comm.get_comm_manager()
     except Exception:
         return None

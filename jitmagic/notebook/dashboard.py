@@ -5,17 +5,36 @@ display object; nothing reads global state, so the same views work in a notebook
 and in tests. Figures have an opaque background in one of two palettes, so they read well in
 light and dark notebook themes alike.
 """
+
 from __future__ import annotations
 
 import base64
 import io
 import json
 
+from jitmagic.dispatch.inspection import CACHE_COLUMNS
+
 THEMES = {
-    "light": dict(bg="#ffffff", fg="#1f2328", muted="#59636e", grid="#d0d7de",
-                  compile="#cf3f52", run="#1f77b4", ok="#1a7f37", warn="#bc6c00"),
-    "dark": dict(bg="#161b22", fg="#e6edf3", muted="#9198a1", grid="#3d444d",
-                 compile="#ff7b72", run="#58a6ff", ok="#3fb950", warn="#d29922"),
+    "light": dict(
+        bg="#ffffff",
+        fg="#1f2328",
+        muted="#59636e",
+        grid="#d0d7de",
+        compile="#cf3f52",
+        run="#1f77b4",
+        ok="#1a7f37",
+        warn="#bc6c00",
+    ),
+    "dark": dict(
+        bg="#161b22",
+        fg="#e6edf3",
+        muted="#9198a1",
+        grid="#3d444d",
+        compile="#ff7b72",
+        run="#58a6ff",
+        ok="#3fb950",
+        warn="#d29922",
+    ),
 }
 MIME = "application/vnd.jitmagic.dashboard+json"
 _MAX_BARS = 12
@@ -24,6 +43,7 @@ _MAX_BARS = 12
 def cache_table(functions):
     """One row per live variant of every function: `function` followed by cache_info()'s columns."""
     import pandas as pd
+
     frames = []
     for f in functions:
         df = f.cache_info()
@@ -32,18 +52,19 @@ def cache_table(functions):
             df.insert(1, "backend", getattr(f, "backend", "jitmagic"))
             frames.append(df)
     if not frames:
-        from jitmagic.dispatch.inspection import CACHE_COLUMNS
         return pd.DataFrame(columns=["function", "backend"] + CACHE_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
 def _label(row):
     backend = row.get("backend", "jitmagic")
-    s = f"{row['function']}{'' if backend in ('jitmagic', None) else f' [{backend}]'} " \
+    s = (
+        f"{row['function']}{'' if backend in ('jitmagic', None) else f' [{backend}]'} "
         f"#{row['variant']}"
+    )
     if row.get("statics"):
         s += f" ({row['statics']})"
-    if _generic(row.get("signature")):     # a shape-generic variant: its signature says so
+    if _generic(row.get("signature")):  # a shape-generic variant: its signature says so
         s += f" [{row['signature']}]"
     return s if len(s) <= 34 else s[:33] + "…"
 
@@ -51,6 +72,7 @@ def _label(row):
 def _generic(signature):
     """A signature with a symbolic size (x:f64[n,3])."""
     import re
+
     return isinstance(signature, str) and re.search(r"\[[^\]]*[a-z]", signature) is not None
 
 
@@ -79,8 +101,12 @@ def plot_compile_vs_run(ax, cache, c):
     _style(ax, c, "Compile vs run time per variant (ms)")
     if cache.empty:
         return _empty(ax, c, "nothing compiled yet")
-    rows = cache.assign(_w=cache["compile_ms"] + cache["kernel_ms_total"]) \
-        .sort_values("_w", ascending=False).head(_MAX_BARS).iloc[::-1]
+    rows = (
+        cache.assign(_w=cache["compile_ms"] + cache["kernel_ms_total"])
+        .sort_values("_w", ascending=False)
+        .head(_MAX_BARS)
+        .iloc[::-1]
+    )
     y = range(len(rows))
     h = 0.38
     comp = rows["compile_ms"].astype(float).clip(lower=1e-3)
@@ -90,8 +116,7 @@ def plot_compile_vs_run(ax, cache, c):
     ax.set_yticks(list(y), [_label(r) for _, r in rows.iterrows()])
     if max(comp.max(), run.max()) / max(min(comp.min(), run.min()), 1e-3) > 50:
         ax.set_xscale("log")
-    leg = ax.legend(loc="best", fontsize=8, framealpha=0.85, facecolor=c["bg"],
-                    edgecolor=c["grid"])
+    leg = ax.legend(loc="best", fontsize=8, framealpha=0.85, facecolor=c["bg"], edgecolor=c["grid"])
     for t in leg.get_texts():
         t.set_color(c["fg"])
 
@@ -105,6 +130,7 @@ def plot_timeline(ax, events, samples, c):
     if not len(comp) and not samples:
         return _empty(ax, c, "no compiles recorded yet")
     import pandas as pd
+
     times = list(comp["time"]) + [pd.Timestamp(t, unit="s") for t, _ in samples]
     t0 = min(times)
 
@@ -118,21 +144,42 @@ def plot_timeline(ax, events, samples, c):
         ax.plot(x, y, "o", color=c["compile"], markersize=3)
     if samples:
         x = secs(pd.Timestamp(t, unit="s") for t, _ in samples)
-        ax.plot([0] + x, [0] + [v for _, v in samples], color=c["run"], label="run",
-                marker="o", markersize=3)
+        ax.plot(
+            [0] + x,
+            [0] + [v for _, v in samples],
+            color=c["run"],
+            label="run",
+            marker="o",
+            markersize=3,
+        )
     storms = events[events["kind"] == "storm"] if len(events) else events
     for i, t in enumerate(secs(storms["time"]) if len(storms) else []):
-        ax.axvline(t, color=c["warn"], linestyle="--", linewidth=1,
-                   label="recompilation storm" if i == 0 else None)
+        ax.axvline(
+            t,
+            color=c["warn"],
+            linestyle="--",
+            linewidth=1,
+            label="recompilation storm" if i == 0 else None,
+        )
     ups = events[events["kind"] == "tier_up"] if len(events) else events
     for i, t in enumerate(secs(ups["time"]) if len(ups) else []):
-        ax.axvline(t, color=c["ok"], linestyle=":", linewidth=1,
-                   label="tier-up to O3 (background)" if i == 0 else None)
+        ax.axvline(
+            t,
+            color=c["ok"],
+            linestyle=":",
+            linewidth=1,
+            label="tier-up to O3 (background)" if i == 0 else None,
+        )
 
     gens = events[events["kind"] == "generalise"] if len(events) else events
     for i, t in enumerate(secs(gens["time"]) if len(gens) else []):
-        ax.axvline(t, color=c["compile"], linestyle=":", linewidth=1,
-                   label="shape-generic variant" if i == 0 else None)
+        ax.axvline(
+            t,
+            color=c["compile"],
+            linestyle=":",
+            linewidth=1,
+            label="shape-generic variant" if i == 0 else None,
+        )
     ax.set_xlabel("seconds since the first record")
     ax.set_ylabel("cumulative ms")
     leg = ax.legend(loc="upper left", fontsize=8, frameon=False)
@@ -174,6 +221,7 @@ def plot_break_even(ax, cache, c):
 def _isna(v):
     try:
         import pandas as pd
+
         return bool(pd.isna(v))
     except (TypeError, ValueError):
         return False
@@ -182,6 +230,7 @@ def _isna(v):
 def figure(cache, events, samples=(), theme="light", title=None):
     """The dashboard: three panels over the cache table, the event log and run-time samples."""
     from matplotlib.figure import Figure
+
     if theme not in THEMES:
         raise ValueError(f"theme must be one of {sorted(THEMES)}")
     c = THEMES[theme]
@@ -208,25 +257,41 @@ def summary_text(cache, events):
     if cache.empty:
         return "jitmagic dashboard: no compiled variants yet"
     comp = events[events["kind"].isin(["compile", "miss"])] if len(events) else events
-    lines = [f"jitmagic dashboard: {cache['function'].nunique()} function(s), {len(cache)} live "
-             f"variant(s), {len(comp)} compile(s) taking {cache['compile_ms'].sum():.1f} ms; "
-             f"{int(cache['calls'].sum())} calls running {cache['kernel_ms_total'].sum():.2f} ms"]
+    lines = [
+        f"jitmagic dashboard: {cache['function'].nunique()} function(s), {len(cache)} live "
+        f"variant(s), {len(comp)} compile(s) taking {cache['compile_ms'].sum():.1f} ms; "
+        f"{int(cache['calls'].sum())} calls running {cache['kernel_ms_total'].sum():.2f} ms"
+    ]
     for _, r in cache.iterrows():
         be = r["break_even"]
-        be_text = "break-even unknown" if be == "–" else f"break-even {be}" + \
-            ("" if be == "never" else " calls")
-        sp = "" if _isna(r["speedup"]) else \
-            f"speedup {'≥ ' if r['bound'] else ''}{r['speedup']:.3g}x over NumPy, "
-        lines.append(f"  {_label(r)}: compile {r['compile_ms']:.1f} ms, {int(r['calls'])} calls, "
-                     f"kernel {r['kernel_ms_total']:.3f} ms, {sp}{be_text}")
-    ups = events[events["kind"] == "tier_up"] if len(events) and "run_before_us" in events \
+        be_text = (
+            "break-even unknown"
+            if be == "–"
+            else f"break-even {be}" + ("" if be == "never" else " calls")
+        )
+        sp = (
+            ""
+            if _isna(r["speedup"])
+            else f"speedup {'≥ ' if r['bound'] else ''}{r['speedup']:.3g}x over NumPy, "
+        )
+        lines.append(
+            f"  {_label(r)}: compile {r['compile_ms']:.1f} ms, {int(r['calls'])} calls, "
+            f"kernel {r['kernel_ms_total']:.3f} ms, {sp}{be_text}"
+        )
+    ups = (
+        events[events["kind"] == "tier_up"]
+        if len(events) and "run_before_us" in events
         else events.iloc[:0]
+    )
     for _, e in ups.iterrows():
-        after = "not called since" if _isna(e["run_after_us"]) else \
-            f"{e['run_after_us']:.3g} µs after"
-        lines.append(f"  tier-up {e['function']} v{e['variant']}: O3 in {e['compile_ms']:.1f} ms "
-                     f"(light tier {e['tier1_ms']:.1f} ms); kernel {e['run_before_us']:.3g} µs "
-                     f"per call before, {after}")
+        after = (
+            "not called since" if _isna(e["run_after_us"]) else f"{e['run_after_us']:.3g} µs after"
+        )
+        lines.append(
+            f"  tier-up {e['function']} v{e['variant']}: O3 in {e['compile_ms']:.1f} ms "
+            f"(light tier {e['tier1_ms']:.1f} ms); kernel {e['run_before_us']:.3g} µs "
+            f"per call before, {after}"
+        )
     return "\n".join(lines)
 
 
@@ -238,12 +303,18 @@ class Dashboard:
     """Display object: image/png (the figure), text/plain (summary) and the JSON records for
     the JupyterLab renderer (application/vnd.jitmagic.dashboard+json)."""
 
-    def __init__(self, cache, events, samples=(), functions=(), event_dicts=(), theme="light",
-                 title=None):
+    def __init__(
+        self, cache, events, samples=(), functions=(), event_dicts=(), theme="light", title=None
+    ):
         self.cache, self.events, self.samples = cache, events, list(samples)
         self.theme, self.title = theme, title
-        self.data = json_safe({"functions": list(functions), "events": list(event_dicts),
-                               "samples": [list(p) for p in self.samples]})
+        self.data = json_safe(
+            {
+                "functions": list(functions),
+                "events": list(event_dicts),
+                "samples": [list(p) for p in self.samples],
+            }
+        )
         self.figure = figure(cache, events, self.samples, theme, title)
         self._png = png_bytes(self.figure)
 
@@ -251,9 +322,11 @@ class Dashboard:
         self.figure.savefig(path, facecolor=self.figure.get_facecolor())
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": summary_text(self.cache, self.events),
-                "image/png": base64.b64encode(self._png).decode("ascii"),
-                MIME: self.data}
+        return {
+            "text/plain": summary_text(self.cache, self.events),
+            "image/png": base64.b64encode(self._png).decode("ascii"),
+            MIME: self.data,
+        }
 
     def __repr__(self):
         return summary_text(self.cache, self.events)

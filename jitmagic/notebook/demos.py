@@ -6,6 +6,7 @@ Every notebook in the folder runs with nbclient in an IPython kernel started fro
 interpreter (no kernelspec needs installing); the HTML comes from nbconvert. The exit status
 is nonzero when any cell produced an error output.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,10 +24,14 @@ def kernel_manager():
     checkout's jitmagic importable."""
     from jupyter_client import KernelManager
     from jupyter_client.kernelspec import KernelSpecManager
+
     d = Path(tempfile.mkdtemp(prefix="jitmagic-kernel-")) / KERNEL_NAME
     d.mkdir(parents=True)
-    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": f"Python ({sys.executable})", "language": "python"}
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"Python ({sys.executable})",
+        "language": "python",
+    }
     (d / "kernel.json").write_text(json.dumps(spec))
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ)
@@ -50,10 +55,16 @@ def execute(path, timeout=300):
     """Run one notebook; returns (executed notebook, errors, seconds)."""
     import nbformat
     from nbclient import NotebookClient
+
     nb = nbformat.read(path, as_version=4)
     km, env = kernel_manager()
-    client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=True,
-                            resources={"metadata": {"path": str(Path(path).parent)}})
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=timeout,
+        allow_errors=True,
+        resources={"metadata": {"path": str(Path(path).parent)}},
+    )
     t0 = time.perf_counter()
     client.execute(env=env)
     return nb, error_outputs(nb), time.perf_counter() - t0
@@ -61,6 +72,7 @@ def execute(path, timeout=300):
 
 def to_html(nb, dest):
     from nbconvert import HTMLExporter
+
     body, _ = HTMLExporter().from_notebook_node(nb)
     Path(dest).write_text(body, encoding="utf-8")
 

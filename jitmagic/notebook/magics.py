@@ -4,6 +4,7 @@ Loaded by `%load_ext jitmagic`. Every magic is a view over the tracker's records
 (`jm.events()`, `f.cache_info()`, `jm.tracker.snapshot()`); nothing here keeps its own
 statistics except the run-time samples taken after each cell for the dashboard's timeline.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,13 +18,20 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from jitmagic.notebook import cellfunc, dashboard
-from jitmagic.diagnostics import tracker
 from jitmagic.core.config import config
-from jitmagic.dispatch.function import JitFunction, jit as _jit
+from jitmagic.diagnostics import tracker
+from jitmagic.diagnostics.watch.cells import peer_jit
+from jitmagic.diagnostics.watch.watched import WatchedFunction
+from jitmagic.dispatch import baseline
+from jitmagic.dispatch.baseline import view_budget
+from jitmagic.dispatch.function import JitFunction
+from jitmagic.dispatch.function import jit as _jit
+from jitmagic.dispatch.inspection import pick, short_table
 from jitmagic.errors import JitError
+from jitmagic.notebook import cellfunc, dashboard
+from jitmagic.notebook import comm as panel_comm
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the package root
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package root
 _LINE_MAGICS = ("jit_cache", "jit_log", "jit_dashboard", "jit_config")
 _CELL_MAGICS = ("jit",)
 _NOTICE_KINDS = ("compile", "miss", "storm", "evict")
@@ -31,15 +39,16 @@ _NOTICE_KINDS = ("compile", "miss", "storm", "evict")
 
 # ---------------------------------------------------------------- session state
 
+
 class _Session:
     """What the extension holds while loaded in one shell."""
 
     def __init__(self):
-        self.pending = []          # events since the last notices were shown
-        self.samples = []          # (time, cumulative run ms), one per cell, for the timeline
-        self.run_seen = {}         # (id(state), variant id) -> total_ns seen
+        self.pending = []  # events since the last notices were shown
+        self.samples = []  # (time, cumulative run ms), one per cell, for the timeline
+        self.run_seen = {}  # (id(state), variant id) -> total_ns seen
         self.run_ms = 0.0
-        self.cells = {}            # (source, inputs, name) -> CellFunction
+        self.cells = {}  # (source, inputs, name) -> CellFunction
         self.unsubscribe = None
         self.custom_exc = False
         self.quiet_cell = False
@@ -79,10 +88,12 @@ def _post_run_cell(result=None):
     events, s.pending = s.pending, []
     if events and config.live_notices and not s.quiet_cell:
         from IPython.display import display
+
         display(Notices(events))
 
 
 # ---------------------------------------------------------------- display objects
+
 
 def _notice_line(ev):
     if ev.kind == "storm":
@@ -93,13 +104,16 @@ def _notice_line(ev):
     why = "; ".join(r.text for r in ev.reasons) or ev.message
     statics = ", ".join(f"{k}={tracker.fmt_value(v)}" for k, v in ev.statics.items())
     name = ev.function if ev.backend == "jitmagic" else f"{ev.function} [{ev.backend}]"
-    return (f"jit · compiled {name} variant {ev.variant}"
-            + (f" ({statics})" if statics else "")
-            + (f" in {ms:.1f} ms" if ms is not None else "") + f" — {why}"
-            + _figures_note(ev))
+    return (
+        f"jit · compiled {name} variant {ev.variant}"
+        + (f" ({statics})" if statics else "")
+        + (f" in {ms:.1f} ms" if ms is not None else "")
+        + f" — {why}"
+        + _figures_note(ev)
+    )
 
 
-NOTICE_MEASURE_S = 1.0   # time the notices after one cell may spend measuring baselines
+NOTICE_MEASURE_S = 1.0  # time the notices after one cell may spend measuring baselines
 
 
 def _figures_note(ev):
@@ -107,19 +121,27 @@ def _figures_note(ev):
     the variant is still live and its baseline is measured (within NOTICE_MEASURE_S)."""
     if ev.kind not in ("compile", "miss") or not config.eager_baseline:
         return ""
-    from jitmagic.dispatch import baseline
     if getattr(ev, "backend", "jitmagic") != "jitmagic":
-        return ""   # no NumPy baseline for another JIT's functions
-    v = next((v for f in tracker.all_functions() if f.fid == ev.fid
-              for v in f.variants if v.id == ev.variant), None)
+        return ""  # no NumPy baseline for another JIT's functions
+    v = next(
+        (
+            v
+            for f in tracker.all_functions()
+            if f.fid == ev.fid
+            for v in f.variants
+            if v.id == ev.variant
+        ),
+        None,
+    )
     if v is None:
         return ""
     fig = baseline.figures(v, v.compile_ms)
     if fig.speedup is None:
         return ""
     be = fig.break_even_text()
-    return (f" · speedup {fig.speedup_text()} over NumPy, break-even {be}"
-            + ("" if be == "never" else " calls"))
+    return f" · speedup {fig.speedup_text()} over NumPy, break-even {be}" + (
+        "" if be == "never" else " calls"
+    )
 
 
 class Notices:
@@ -129,15 +151,15 @@ class Notices:
 
     def __init__(self, events):
         events = list(events)
-        self.events = events[:self.MAX_LINES - 1] if len(events) > self.MAX_LINES else events
-        rest = events[len(self.events):]
-        from jitmagic.dispatch.baseline import view_budget
+        self.events = events[: self.MAX_LINES - 1] if len(events) > self.MAX_LINES else events
+        rest = events[len(self.events) :]
         with view_budget(NOTICE_MEASURE_S):
             self.lines = [_notice_line(e) for e in self.events]
         storms = [e for e in rest if e.kind == "storm"]
         if rest:
-            self.lines.append(f"jit · … and {len(rest) - len(storms)} more compile(s); "
-                              f"%jit_log shows them all")
+            self.lines.append(
+                f"jit · … and {len(rest) - len(storms)} more compile(s); %jit_log shows them all"
+            )
             self.events.append(rest[-1])
         for e in storms:
             self.events.append(e)
@@ -148,9 +170,11 @@ class Notices:
         for e, line in zip(self.events, self.lines):
             color = "color:#d97706;font-weight:600;" if e.kind == "storm" else "opacity:0.8;"
             rows.append(f'<div style="{color}">{html.escape(line)}</div>')
-        return {"text/plain": "\n".join(self.lines),
-                "text/html": '<div class="jitmagic-notices" style="font-family:monospace;'
-                             f'font-size:0.85em;">{"".join(rows)}</div>'}
+        return {
+            "text/plain": "\n".join(self.lines),
+            "text/html": '<div class="jitmagic-notices" style="font-family:monospace;'
+            f'font-size:0.85em;">{"".join(rows)}</div>',
+        }
 
     def __repr__(self):
         return "\n".join(self.lines)
@@ -164,16 +188,23 @@ class CodeView:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if self.diff:
-            colors = {"+": "rgba(46,160,67,0.25)", "-": "rgba(248,81,73,0.25)",
-                      "@": "rgba(56,139,253,0.2)"}
+            colors = {
+                "+": "rgba(46,160,67,0.25)",
+                "-": "rgba(248,81,73,0.25)",
+                "@": "rgba(56,139,253,0.2)",
+            }
             body = "".join(
                 f'<span style="display:block;background:{colors.get(line[:1], "none")}">'
-                f"{html.escape(line) or ' '}</span>" for line in self.text.splitlines())
+                f"{html.escape(line) or ' '}</span>"
+                for line in self.text.splitlines()
+            )
         else:
             body = html.escape(self.text)
-        return {"text/plain": f"{self.title}\n{self.text}",
-                "text/html": f"<details open><summary><b>{html.escape(self.title)}</b></summary>"
-                             f'<pre style="font-size:0.85em;line-height:1.3">{body}</pre></details>'}
+        return {
+            "text/plain": f"{self.title}\n{self.text}",
+            "text/html": f"<details open><summary><b>{html.escape(self.title)}</b></summary>"
+            f'<pre style="font-size:0.85em;line-height:1.3">{body}</pre></details>',
+        }
 
     def __repr__(self):
         return f"{self.title}\n{self.text}"
@@ -186,15 +217,20 @@ class ConfigView:
     def _repr_mimebundle_(self, include=None, exclude=None):
         w = max(len(k) for k in self.values)
         plain = "\n".join(f"{k:<{w}} = {v!r:<10}  # {self.help[k]}" for k, v in self.values.items())
-        rows = "".join(f"<tr><td><code>{k}</code></td><td><code>{html.escape(repr(v))}</code></td>"
-                       f"<td style='text-align:left'>{html.escape(self.help[k])}</td></tr>"
-                       for k, v in self.values.items())
-        return {"text/plain": "jitmagic options (set with %jit_config name=value ...)\n" + plain,
-                "text/html": "<table><thead><tr><th>option</th><th>value</th><th>meaning</th>"
-                             f"</tr></thead><tbody>{rows}</tbody></table>"}
+        rows = "".join(
+            f"<tr><td><code>{k}</code></td><td><code>{html.escape(repr(v))}</code></td>"
+            f"<td style='text-align:left'>{html.escape(self.help[k])}</td></tr>"
+            for k, v in self.values.items()
+        )
+        return {
+            "text/plain": "jitmagic options (set with %jit_config name=value ...)\n" + plain,
+            "text/html": "<table><thead><tr><th>option</th><th>value</th><th>meaning</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>",
+        }
 
 
 # ---------------------------------------------------------------- tracebacks
+
 
 def _internal(frame):
     return os.path.abspath(frame.f_code.co_filename).startswith(_PKG_DIR + os.sep)
@@ -232,6 +268,7 @@ def _through_jitmagic(tb):
 
 # ---------------------------------------------------------------- argument helpers
 
+
 def _int_list(text):
     try:
         return tuple(int(t) for t in text.replace(",", " ").split())
@@ -253,7 +290,7 @@ def _rounded(df):
 
 
 def _parse(magic, line):
-    args = parse_argstring(magic, line)   # raises UsageError on bad options
+    args = parse_argstring(magic, line)  # raises UsageError on bad options
     return args
 
 
@@ -269,46 +306,74 @@ def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None):
         except (TypeError, ValueError):
             params = {}
         kinds = [p.kind for p in params.values()]
-        npos = sum(k in (inspect.Parameter.POSITIONAL_ONLY,
-                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+        npos = sum(
+            k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for k in kinds
+        )
         varargs = inspect.Parameter.VAR_POSITIONAL in kinds
         nums = tuple(n for n in static_argnums if varargs or -npos <= n < npos)
         names = tuple(n for n in static_argnames if n in params)
         if backend != "jitmagic":
-            from jitmagic.diagnostics.watch.cells import peer_jit
             return peer_jit(backend, fun, nums, names)
         return _jit(fun, static_argnums=nums, static_argnames=names, shapes=shapes)
+
     return wrap
 
 
 # ---------------------------------------------------------------- the magics
 
+
 @magics_class
 class JitMagics(Magics):
-
     # ------------------------------------------------------------ %%jit
     @magic_arguments()
-    @argument("--static-argnums", type=_int_list, default=(), metavar="N,...",
-              help="positions of static parameters, applied to every function of the cell that "
-                   "has that many positional parameters")
-    @argument("--static-argnames", type=_name_list, default=(), metavar="NAME,...",
-              help="names of static parameters, applied to every function of the cell that has "
-                   "a parameter of that name")
-    @argument("--traced", type=_name_list, default=(), metavar="NAME,...",
-              help="cell without functions: Python scalars among these inputs are traced (one "
-                   "compiled variant for all values) instead of static")
-    @argument("--name", default=None,
-              help="cell without functions: the name shown in %%jit_cache and notices "
-                   "(default: cell_ followed by the first outputs)")
+    @argument(
+        "--static-argnums",
+        type=_int_list,
+        default=(),
+        metavar="N,...",
+        help="positions of static parameters, applied to every function of the cell that "
+        "has that many positional parameters",
+    )
+    @argument(
+        "--static-argnames",
+        type=_name_list,
+        default=(),
+        metavar="NAME,...",
+        help="names of static parameters, applied to every function of the cell that has "
+        "a parameter of that name",
+    )
+    @argument(
+        "--traced",
+        type=_name_list,
+        default=(),
+        metavar="NAME,...",
+        help="cell without functions: Python scalars among these inputs are traced (one "
+        "compiled variant for all values) instead of static",
+    )
+    @argument(
+        "--name",
+        default=None,
+        help="cell without functions: the name shown in %%jit_cache and notices "
+        "(default: cell_ followed by the first outputs)",
+    )
     @argument("--quiet", action="store_true", help="no live notices after this cell")
-    @argument("--shapes", choices=("auto", "static", "dynamic"), default=None,
-              help="shape-generic variants (jm.jit's shapes=): static compiles each shape, auto "
-                   "compiles a variant generic in the dimensions that change, dynamic starts "
-                   "generic (default: jm.config.shapes)")
-    @argument("--backend", choices=("jitmagic", "jax", "numba"), default="jitmagic",
-              help="compile the cell's functions with this JIT (jax.jit or numba.njit, "
-                   "watched: their compiles show in %%jit_log and %%jit_cache); a cell "
-                   "without functions needs jitmagic")
+    @argument(
+        "--shapes",
+        choices=("auto", "static", "dynamic"),
+        default=None,
+        help="shape-generic variants (jm.jit's shapes=): static compiles each shape, auto "
+        "compiles a variant generic in the dimensions that change, dynamic starts "
+        "generic (default: jm.config.shapes)",
+    )
+    @argument(
+        "--backend",
+        choices=("jitmagic", "jax", "numba"),
+        default="jitmagic",
+        help="compile the cell's functions with this JIT (jax.jit or numba.njit, "
+        "watched: their compiles show in %%jit_log and %%jit_cache); a cell "
+        "without functions needs jitmagic",
+    )
     @cell_magic
     def jit(self, line, cell):
         """Run the cell with jitmagic: its functions become jitted, or the cell itself is compiled.
@@ -348,7 +413,7 @@ class JitMagics(Magics):
             v = v + dt * a
             x = x + dt * v
         """
-        __tracebackhide__ = True  # noqa: F841  (IPython hides this frame in tracebacks)
+        __tracebackhide__ = True
         args = _parse(self.jit, line)
         if args.quiet and _session is not None:
             _session.quiet_cell = True
@@ -357,17 +422,20 @@ class JitMagics(Magics):
         filename = ip.compile.cache(full, ip.execution_count or 0, raw_code=full)
         src = ip.transform_cell(cell)
         try:
-            tree = ast.parse("\n" + src, filename)   # the %%jit line is line 1
+            tree = ast.parse("\n" + src, filename)  # the %%jit line is line 1
         except SyntaxError as e:
             raise e.with_traceback(None) from None
         defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         if args.shapes is not None and args.backend != "jitmagic":
-            raise UsageError(f"%%jit --shapes is jitmagic's own option; drop it with "
-                             f"--backend {args.backend}")
+            raise UsageError(
+                f"%%jit --shapes is jitmagic's own option; drop it with --backend {args.backend}"
+            )
         if not defs and args.backend != "jitmagic":
-            raise UsageError(f"%%jit --backend {args.backend}: this cell defines no function; "
-                             f"only jitmagic's own backend compiles a whole cell. Put the code "
-                             f"in a def, or drop --backend")
+            raise UsageError(
+                f"%%jit --backend {args.backend}: this cell defines no function; "
+                f"only jitmagic's own backend compiles a whole cell. Put the code "
+                f"in a def, or drop --backend"
+            )
         try:
             if defs:
                 return self._run_with_functions(tree, defs, args, filename)
@@ -376,15 +444,19 @@ class JitMagics(Magics):
             raise UsageError(f"%%jit: {e}") from None
         except Exception as e:
             if _through_jitmagic(e.__traceback__):
-                raise e.with_traceback(strip_internal_frames(e.__traceback__))
+                # the same exception, its traceback trimmed to the user's frames
+                raise e.with_traceback(strip_internal_frames(e.__traceback__))  # noqa: B904
             raise
 
     def _run_with_functions(self, tree, defs, args, filename):
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         for node in defs:
-            deco = ast.parse(f"__import__('jitmagic.notebook.magics', fromlist=['_'])._cell_jit("
-                             f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
-                             f"{args.backend!r}, {args.shapes!r})", mode="eval").body
+            deco = ast.parse(
+                f"__import__('jitmagic.notebook.magics', fromlist=['_'])._cell_jit("
+                f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
+                f"{args.backend!r}, {args.shapes!r})",
+                mode="eval",
+            ).body
             line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             for n in ast.walk(deco):
                 n.lineno = n.end_lineno = line
@@ -400,7 +472,7 @@ class JitMagics(Magics):
         return None
 
     def _run_as_function(self, tree, args, filename):
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         if not tree.body:
             return None
         analysis = cellfunc.analyse(tree)
@@ -425,18 +497,30 @@ class JitMagics(Magics):
 
     # ------------------------------------------------------------ %jit_cache
     @magic_arguments()
-    @argument("name", nargs="?", help="a jitted function (its name in the namespace or its "
-                                      "qualname); all functions when omitted")
+    @argument(
+        "name",
+        nargs="?",
+        help="a jitted function (its name in the namespace or its "
+        "qualname); all functions when omitted",
+    )
     @argument("--ir", action="store_true", help="show the optimised jitmagic IR of a variant")
     @argument("--llvm", action="store_true", help="show the optimised LLVM IR of a variant")
     @argument("--asm", action="store_true", help="show the assembly of a variant")
     @argument("--variant", type=int, metavar="K", help="variant id (default: the latest)")
-    @argument("--diff", type=int, nargs=2, metavar=("K1", "K2"),
-              help="unified diff of two variants' code (IR unless --llvm/--asm)")
+    @argument(
+        "--diff",
+        type=int,
+        nargs=2,
+        metavar=("K1", "K2"),
+        help="unified diff of two variants' code (IR unless --llvm/--asm)",
+    )
     @argument("--clear", action="store_true", help="drop the compiled variants")
-    @argument("--all-columns", action="store_true",
-              help="every column: compile phases, kernel mean/min/total, numeric speedup and "
-                   "break-even, and how each time was measured (call_how, eager_how)")
+    @argument(
+        "--all-columns",
+        action="store_true",
+        help="every column: compile phases, kernel mean/min/total, numeric speedup and "
+        "break-even, and how each time was measured (call_how, eager_how)",
+    )
     @line_magic
     def jit_cache(self, line):
         """Table of every jitted function's compiled variants, or the code of one variant.
@@ -456,8 +540,10 @@ class JitMagics(Magics):
         if len(views) > 1:
             raise UsageError("%jit_cache: choose one of --ir, --llvm, --asm")
         if (views or args.variant is not None or args.diff) and not args.name:
-            raise UsageError("%jit_cache: --ir/--llvm/--asm/--variant/--diff need a function "
-                             "name, e.g. %jit_cache f --llvm")
+            raise UsageError(
+                "%jit_cache: --ir/--llvm/--asm/--variant/--diff need a function "
+                "name, e.g. %jit_cache f --llvm"
+            )
         fns = [self._find(args.name)] if args.name else tracker.all_functions()
         if args.clear:
             n = sum(len(f.variants) for f in fns)
@@ -473,7 +559,6 @@ class JitMagics(Magics):
         if df.empty:
             print("no compiled variants yet" + (f" for {args.name}" if args.name else ""))
         if not args.all_columns:
-            from jitmagic.dispatch.inspection import short_table
             df = short_table(df)
         return _rounded(df)
 
@@ -488,24 +573,27 @@ class JitMagics(Magics):
             raise UsageError(f"%jit_cache: {e}") from None
 
     def _code(self, f, view, variant):
-        from jitmagic.dispatch.inspection import pick
         text = self._code_text(f, view, variant)
         v = pick(f, variant)
         label = {"ir": "jitmagic IR", "llvm": "LLVM IR (optimised)", "asm": "assembly"}[view]
         if getattr(f, "backend", "jitmagic") != "jitmagic":
             label = f"{f.backend}'s own {'representation' if view == 'ir' else label}"
-        return CodeView(f"{f.name} variant {v.id} ({v.describe_statics()}{v.signature}) — "
-                        f"{label}", text)
+        return CodeView(
+            f"{f.name} variant {v.id} ({v.describe_statics()}{v.signature}) — {label}", text
+        )
 
     def _diff(self, f, view, k1, k2):
         a, b = self._code_text(f, view, k1), self._code_text(f, view, k2)
-        diff = "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(),
-                                              f"variant {k1}", f"variant {k2}", lineterm=""))
-        return CodeView(f"{f.name}: {view} diff of variant {k1} -> {k2}",
-                        diff or "(identical)", diff=True)
+        diff = "\n".join(
+            difflib.unified_diff(
+                a.splitlines(), b.splitlines(), f"variant {k1}", f"variant {k2}", lineterm=""
+            )
+        )
+        return CodeView(
+            f"{f.name}: {view} diff of variant {k1} -> {k2}", diff or "(identical)", diff=True
+        )
 
     def _find(self, name):
-        from jitmagic.diagnostics.watch.watched import WatchedFunction
         v = self.shell.user_ns.get(name)
         if isinstance(v, (JitFunction, WatchedFunction)):
             return v
@@ -513,9 +601,14 @@ class JitMagics(Magics):
         if matches:
             return max(matches, key=lambda f: max((x.last_ns for x in f.variants), default=0))
         known = sorted({f.name for f in tracker.all_functions()})
-        raise UsageError(f"no jitted function named {name!r}"
-                         + (f"; jitted functions: {', '.join(known)}" if known else
-                            " (nothing has been jitted yet)"))
+        raise UsageError(
+            f"no jitted function named {name!r}"
+            + (
+                f"; jitted functions: {', '.join(known)}"
+                if known
+                else " (nothing has been jitted yet)"
+            )
+        )
 
     # ------------------------------------------------------------ %jit_log
     @magic_arguments()
@@ -535,13 +628,14 @@ class JitMagics(Magics):
         if args.last is not None and args.last < 1:
             raise UsageError("%jit_log: --last takes a positive number of events")
         if args.name:
-            self._find(args.name)   # a clear error for an unknown name
+            self._find(args.name)  # a clear error for an unknown name
         df = tracker.events(args.name)
         if args.last:
             df = df.tail(args.last)
-        for path, write in ((args.csv, lambda p: df.to_csv(p, index=False)),
-                            (args.json, lambda p: df.to_json(p, orient="records",
-                                                             date_format="iso", indent=1))):
+        for path, write in (
+            (args.csv, lambda p: df.to_csv(p, index=False)),
+            (args.json, lambda p: df.to_json(p, orient="records", date_format="iso", indent=1)),
+        ):
             if path:
                 try:
                     write(path)
@@ -549,19 +643,39 @@ class JitMagics(Magics):
                     raise UsageError(f"%jit_log: cannot write {path}: {e.strerror}") from None
                 print(f"wrote {len(df)} event(s) to {path}")
         if not args.all_columns:
-            df = df[["seq", "time", "kind", "function", "backend", "variant", "statics",
-                     "signature", "reason", "compile_ms", "message"]]
+            df = df[
+                [
+                    "seq",
+                    "time",
+                    "kind",
+                    "function",
+                    "backend",
+                    "variant",
+                    "statics",
+                    "signature",
+                    "reason",
+                    "compile_ms",
+                    "message",
+                ]
+            ]
         return _rounded(df).reset_index(drop=True)
 
     # ------------------------------------------------------------ %jit_dashboard
     @magic_arguments()
     @argument("name", nargs="?", help="only this function")
     @argument("--save", metavar="PATH", help="also save the figure (format from the extension)")
-    @argument("--theme", choices=sorted(dashboard.THEMES), default="light",
-              help="palette; both are opaque, so either reads in light and dark notebooks")
-    @argument("--live", action="store_true",
-              help="in JupyterLab, keep the charts updating while cells run (through the JIT "
-                   "panel's connection); other frontends show the picture of now")
+    @argument(
+        "--theme",
+        choices=sorted(dashboard.THEMES),
+        default="light",
+        help="palette; both are opaque, so either reads in light and dark notebooks",
+    )
+    @argument(
+        "--live",
+        action="store_true",
+        help="in JupyterLab, keep the charts updating while cells run (through the JIT "
+        "panel's connection); other frontends show the picture of now",
+    )
     @line_magic
     def jit_dashboard(self, line):
         """Figures: compile vs run time per variant, break-even calls, and the session timeline
@@ -574,15 +688,22 @@ class JitMagics(Magics):
         names = {f.name for f in fns}
         snap = [d for d in tracker.snapshot()["functions"] if not args.name or d["name"] in names]
         evs = tracker.event_list(args.name)[-1000:]
-        d = dashboard.Dashboard(dashboard.cache_table(fns), tracker.events(args.name), samples,
-                                snap, [e.to_dict() for e in evs], theme=args.theme,
-                                title=f"jitmagic: {args.name}" if args.name else None)
+        d = dashboard.Dashboard(
+            dashboard.cache_table(fns),
+            tracker.events(args.name),
+            samples,
+            snap,
+            [e.to_dict() for e in evs],
+            theme=args.theme,
+            title=f"jitmagic: {args.name}" if args.name else None,
+        )
         if args.live:
             if args.name:
-                raise UsageError("%jit_dashboard: --live follows every function; "
-                                 "drop the name, and pick one in the chart's filter")
-            from jitmagic.notebook.comm import kernel_id
-            d.data.update(live=True, kernel_id=kernel_id())
+                raise UsageError(
+                    "%jit_dashboard: --live follows every function; "
+                    "drop the name, and pick one in the chart's filter"
+                )
+            d.data.update(live=True, kernel_id=panel_comm.kernel_id())
         if args.save:
             try:
                 d.save(args.save)
@@ -593,8 +714,12 @@ class JitMagics(Magics):
 
     # ------------------------------------------------------------ %jit_config
     @magic_arguments()
-    @argument("assignments", nargs="*", metavar="NAME=VALUE",
-              help="options to set, e.g. live_notices=False storm_threshold=5")
+    @argument(
+        "assignments",
+        nargs="*",
+        metavar="NAME=VALUE",
+        help="options to set, e.g. live_notices=False storm_threshold=5",
+    )
     @line_magic
     def jit_config(self, line):
         """Show jitmagic's options, or set some: %jit_config max_variants=16 live_notices=off"""
@@ -618,6 +743,7 @@ class JitMagics(Magics):
 
 # ---------------------------------------------------------------- load / unload
 
+
 def load_ipython_extension(ip):
     global _session
     if _session is not None:
@@ -630,13 +756,14 @@ def load_ipython_extension(ip):
     if not ip.custom_exceptions:
         ip.set_custom_exc((JitError,), _show_jit_error)
         _session.custom_exc = True
-    comm = _comm_module()
-    if comm is not None:
-        try:
-            comm.start(ip)
-        except Exception as e:   # the side panel is optional; the magics must still load
-            import warnings
-            warnings.warn(f"jitmagic: the JupyterLab channel did not start: {e}", RuntimeWarning)
+    try:
+        panel_comm.start(ip)
+    except Exception as e:  # the side panel is optional; the magics must still load
+        import warnings
+
+        warnings.warn(
+            f"jitmagic: the JupyterLab channel did not start: {e}", RuntimeWarning, stacklevel=2
+        )
 
 
 def unload_ipython_extension(ip):
@@ -657,17 +784,8 @@ def unload_ipython_extension(ip):
             s.unsubscribe()
         if s.custom_exc and ip.custom_exceptions == (JitError,):
             ip.set_custom_exc((), None)
-    comm = _comm_module()
-    if comm is not None and hasattr(comm, "stop"):
+    if hasattr(panel_comm, "stop"):
         try:
-            comm.stop(ip)
+            panel_comm.stop(ip)
         except Exception:
             pass
-
-
-def _comm_module():
-    try:
-        from jitmagic.notebook import comm
-    except ImportError:
-        return None
-    return comm if hasattr(comm, "start") else None

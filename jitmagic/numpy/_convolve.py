@@ -3,12 +3,16 @@ and a sum: out[k] = sum_j a[k - j] * v[j] over the j where a[k - j] exists.
 
 jnp.convolve/jnp.correlate follow JAX (integer inputs give a float result); np.convolve and
 np.correlate on tracers follow NumPy (the result dtype of a * v)."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.operands import aval, asarray, convert, shape_of
+from jitmagic import lax
+from jitmagic.core import dtypes
+from jitmagic.core.operands import asarray, aval, convert, shape_of
 from jitmagic.errors import UnsupportedOperationError
+from jitmagic.numpy import _indexing, _shape, _ufuncs
 
 _MODES = ("full", "same", "valid")
 
@@ -18,8 +22,7 @@ def _check(a, v, mode, name):
         raise ValueError(f"mode must be one of {list(_MODES)}, got {mode!r}")
     sa, sv = shape_of(a), shape_of(v)
     if len(sa) != 1 or len(sv) != 1:
-        raise ValueError(f"{name}() only supports 1-dimensional inputs, got shapes {sa} "
-                         f"and {sv}")
+        raise ValueError(f"{name}() only supports 1-dimensional inputs, got shapes {sa} and {sv}")
     if sa[0] == 0 or sv[0] == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {sa} and {sv}.")
 
@@ -36,50 +39,47 @@ def _zero_padded(a, w):
     the steady run 0.57 -> 0.30 ms at the light tier for 200k values.)"""
     if w == 0:
         return a
-    from jitmagic import lax
-    from jitmagic.numpy._shape import zeros
-    z = zeros((w,), aval(a).dtype)
+    z = _shape.zeros((w,), aval(a).dtype)
     return lax.concatenate([z, a, z], 0)
 
 
 def _full_conv(a, v):
     """sum_j a[k - j] v[j] for k in [0, n + m - 1), over a zero-padded copy of a, j in order."""
-    from jitmagic.numpy._indexing import getitem
-    from jitmagic.numpy._ufuncs import apply_ufunc
     n, m = shape_of(a)[0], shape_of(v)[0]
-    padded = _zero_padded(a, m - 1)                           # a[i] sits at i + m - 1
+    padded = _zero_padded(a, m - 1)  # a[i] sits at i + m - 1
     if m <= _SHIFTED_MAX:
         out = None
         for j in range(m):
             start = m - 1 - j
-            term = apply_ufunc(np.multiply, getitem(padded, slice(start, start + n + m - 1)),
-                               getitem(v, j))
-            out = term if out is None else apply_ufunc(np.add, out, term)
+            term = _ufuncs.apply_ufunc(
+                np.multiply,
+                _indexing.getitem(padded, slice(start, start + n + m - 1)),
+                _indexing.getitem(v, j),
+            )
+            out = term if out is None else _ufuncs.apply_ufunc(np.add, out, term)
         return out
-    from jitmagic import lax
-    from jitmagic.numpy._shape import zeros
 
     def step(j, acc):
-        seg = lax.dynamic_slice_in_dim(padded, (m - 1) - j, n + m - 1)     # in bounds
+        seg = lax.dynamic_slice_in_dim(padded, (m - 1) - j, n + m - 1)  # in bounds
         vj = lax.dynamic_index_in_dim(v, j, keepdims=False)
-        return apply_ufunc(np.add, acc, apply_ufunc(np.multiply, seg, vj))
-    return lax.fori_loop(0, m, step, zeros((n + m - 1,), aval(a).dtype))
+        return _ufuncs.apply_ufunc(np.add, acc, _ufuncs.apply_ufunc(np.multiply, seg, vj))
+
+    return lax.fori_loop(0, m, step, _shape.zeros((n + m - 1,), aval(a).dtype))
 
 
 def _crop(full, n, m, mode):
-    from jitmagic.numpy._indexing import getitem
     if mode == "full":
         return full
     if mode == "same":
         start = (min(n, m) - 1) // 2
-        return getitem(full, slice(start, start + max(n, m)))
-    return getitem(full, slice(min(n, m) - 1, max(n, m)))
+        return _indexing.getitem(full, slice(start, start + max(n, m)))
+    return _indexing.getitem(full, slice(min(n, m) - 1, max(n, m)))
 
 
 def _convolve(a, v, mode, dtype):
     a, v = convert(asarray(a), dtype), convert(asarray(v), dtype)
     n, m = shape_of(a)[0], shape_of(v)[0]
-    if m > n:                      # convolution commutes; the shorter one is the kernel
+    if m > n:  # convolution commutes; the shorter one is the kernel
         a, v, n, m = v, a, m, n
     return _crop(_full_conv(a, v), n, m, mode)
 
@@ -87,24 +87,22 @@ def _convolve(a, v, mode, dtype):
 def _correlate(a, v, mode, dtype):
     """NumPy's correlate: conj(v) slid along a, c[k] = sum_i a[i + k] conj(v[i]); with the
     longer operand second, the two swap roles and the result is reversed (as NumPy and JAX)."""
-    from jitmagic.numpy._shape import flip
-    from jitmagic.numpy._ufuncs import apply_ufunc
     a, v = convert(asarray(a), dtype), convert(asarray(v), dtype)
     n, m = shape_of(a)[0], shape_of(v)[0]
-    w = apply_ufunc(np.conjugate, v) if dtype.kind == "c" else v
+    w = _ufuncs.apply_ufunc(np.conjugate, v) if dtype.kind == "c" else v
     if n >= m:
-        return _crop(_full_conv(a, flip(w, 0)), n, m, mode)
-    return flip(_crop(_full_conv(w, flip(a, 0)), m, n, mode), 0)
+        return _crop(_full_conv(a, _shape.flip(w, 0)), n, m, mode)
+    return _shape.flip(_crop(_full_conv(w, _shape.flip(a, 0)), m, n, mode), 0)
 
 
 def _jax_dtype(a, v, preferred_element_type):
-    from jitmagic.core import dtypes
     if preferred_element_type is not None:
         raise UnsupportedOperationError(
             "convolve/correlate: preferred_element_type= is not supported; cast the inputs "
-            "with .astype instead")
+            "with .astype instead"
+        )
     dt, _ = dtypes.result_type(aval(a), aval(v))
-    if dt.kind in "biu":            # JAX's to_inexact: 64-bit integers to f64, others to f32
+    if dt.kind in "biu":  # JAX's to_inexact: 64-bit integers to f64, others to f32
         return np.dtype(np.float64 if dt.itemsize == 8 else np.float32)
     return dt
 
@@ -112,11 +110,13 @@ def _jax_dtype(a, v, preferred_element_type):
 def _check_precision(precision, name):
     # JAX's precision chooses the TPU/GPU matmul passes; on the CPU every product is computed
     # in the operand dtype already, which is what 'highest' asks for
-    if precision not in (None, "highest", "float32", "HIGHEST", "FLOAT32") and \
-            str(precision) not in ("Precision.HIGHEST", "HIGHEST"):
+    if precision not in (None, "highest", "float32", "HIGHEST", "FLOAT32") and str(
+        precision
+    ) not in ("Precision.HIGHEST", "HIGHEST"):
         raise NotImplementedError(
             f"{name}(precision={precision!r}): jitmagic computes convolutions in the operand "
-            f"dtype (precision='highest'); other precisions are not implemented")
+            f"dtype (precision='highest'); other precisions are not implemented"
+        )
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -135,14 +135,12 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
 
 def np_convolve(a, v, mode="full"):
     """np.convolve(tracer, ...): NumPy's result dtype."""
-    from jitmagic.core import dtypes
     a, v = asarray(a), asarray(v)
     _check(a, v, mode, "convolve")
     return _convolve(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])
 
 
 def np_correlate(a, v, mode="valid"):
-    from jitmagic.core import dtypes
     a, v = asarray(a), asarray(v)
     _check(a, v, mode, "correlate")
     return _correlate(a, v, mode, dtypes.result_type(aval(a), aval(v))[0])

@@ -2,6 +2,7 @@
 follows NumPy's dtypes and its results are NumPy arrays. They never see traced values except
 where noted (isscalar, iterable, the *obj predicates look only at the abstract value; file
 writers and array_str need values, so a tracer raises TracerArrayConversionError)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -76,10 +77,12 @@ def broadcast_shapes(*shapes):
 
 def _values(fn):
     """A NumPy function that needs concrete values: a tracer raises as NumPy's does."""
+
     def wrapper(a, *args, **kwargs):
         if isinstance(a, Tracer):
-            np.asarray(a)                   # TracerArrayConversionError, naming the tracer
+            np.asarray(a)  # TracerArrayConversionError, naming the tracer
         return fn(a, *args, **kwargs)
+
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
@@ -92,14 +95,24 @@ def einsum_path(subscripts, *operands, optimize="greedy"):
 
 
 FUNCTIONS = dict(
-    finfo=finfo, iinfo=iinfo, issubdtype=issubdtype, isdtype=isdtype,
-    promote_types=promote_types, can_cast=can_cast, isscalar=isscalar, iterable=iterable,
-    iscomplexobj=iscomplexobj, isrealobj=isrealobj, broadcast_shapes=broadcast_shapes,
+    finfo=finfo,
+    iinfo=iinfo,
+    issubdtype=issubdtype,
+    isdtype=isdtype,
+    promote_types=promote_types,
+    can_cast=can_cast,
+    isscalar=isscalar,
+    iterable=iterable,
+    iscomplexobj=iscomplexobj,
+    isrealobj=isrealobj,
+    broadcast_shapes=broadcast_shapes,
     einsum_path=einsum_path,
-    array_repr=_values(np.array_repr), array_str=_values(np.array_str),
+    array_repr=_values(np.array_repr),
+    array_str=_values(np.array_str),
     save=lambda file, arr, allow_pickle=True: np.save(file, _checked(arr), allow_pickle),
-    savez=lambda file, *args, **kwds: np.savez(file, *[_checked(a) for a in args],
-                                               **{k: _checked(v) for k, v in kwds.items()}),
+    savez=lambda file, *args, **kwds: np.savez(
+        file, *[_checked(a) for a in args], **{k: _checked(v) for k, v in kwds.items()}
+    ),
 )
 FUNCTIONS["save"].__name__, FUNCTIONS["savez"].__name__ = "save", "savez"
 
@@ -111,16 +124,37 @@ def _checked(a):
 
 
 # NumPy's, unchanged: creators of concrete arrays and the printing options
-NUMPY = dict(load=np.load, fromfile=np.fromfile, frombuffer=np.frombuffer,
-             fromstring=np.fromstring, fromiter=np.fromiter, from_dlpack=np.from_dlpack,
-             printoptions=np.printoptions, get_printoptions=np.get_printoptions,
-             set_printoptions=np.set_printoptions,
-             ComplexWarning=np.exceptions.ComplexWarning,
-             floating=np.floating, integer=np.integer, inexact=np.inexact,
-             number=np.number, generic=np.generic, signedinteger=np.signedinteger,
-             unsignedinteger=np.unsignedinteger, complexfloating=np.complexfloating,
-             character=np.character, flexible=np.flexible, object_=np.object_)
+NUMPY = dict(
+    load=np.load,
+    fromfile=np.fromfile,
+    frombuffer=np.frombuffer,
+    fromstring=np.fromstring,
+    fromiter=np.fromiter,
+    from_dlpack=np.from_dlpack,
+    printoptions=np.printoptions,
+    get_printoptions=np.get_printoptions,
+    set_printoptions=np.set_printoptions,
+    ComplexWarning=np.exceptions.ComplexWarning,
+    floating=np.floating,
+    integer=np.integer,
+    inexact=np.inexact,
+    number=np.number,
+    generic=np.generic,
+    signedinteger=np.signedinteger,
+    unsignedinteger=np.unsignedinteger,
+    complexfloating=np.complexfloating,
+    character=np.character,
+    flexible=np.flexible,
+    object_=np.object_,
+)
 # names of concrete scalar types: jnp.float_ is jnp.float64, as in JAX
-SCALAR_ALIASES = dict(float_="float64", double="float64", single="float32", int_="int64",
-                      uint="uint64", complex_="complex128", cdouble="complex128",
-                      csingle="complex64")
+SCALAR_ALIASES = dict(
+    float_="float64",
+    double="float64",
+    single="float32",
+    int_="int64",
+    uint="uint64",
+    complex_="complex128",
+    cdouble="complex128",
+    csingle="complex64",
+)

@@ -2,20 +2,33 @@
 r_/c_/s_/index_exp, unravel/ravel_multi_index, vander, fromfunction, mask_indices) and
 selection (select, piecewise, choose, compress, extract) and the functional writers put,
 put_along_axis, place and fill_diagonal (inplace=False, as JAX requires)."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
-from jitmagic.numpy._ufuncs import apply_ufunc as u
-from jitmagic.errors import DataDependentShapeError, TracerBoolConversionError
-from jitmagic.core.tracing import Tracer
+from jitmagic.core import dtypes as D
+from jitmagic.core.operands import (
+    asarray,
+    aval,
+    broadcast_to,
+    convert,
+    normalize_axis,
+    shape_of,
+    static_int,
+)
+from jitmagic.core.tracing import Tracer, bind, concretization_error
+from jitmagic.errors import (
+    DataDependentShapeError,
+    NonConcreteBooleanIndexError,
+    TracerBoolConversionError,
+)
+from jitmagic.numpy import _advanced, _cumulative, _manipulate, _shape, _ufuncs
 
 
 def _s():
-    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -25,11 +38,11 @@ def _where(c, x, y):
 
 # ---------------------------------------------------------------- static index sets
 
+
 def tri(N, M=None, k=0, dtype=None):
-    from jitmagic.numpy._manipulate import _tri_mask
     N = static_int(N, "N")
     M = N if M is None else static_int(M, "M")
-    return convert(_tri_mask((N, M), static_int(k, "k"), False), dtype or np.float64)
+    return convert(_manipulate._tri_mask((N, M), static_int(k, "k"), False), dtype or np.float64)
 
 
 def _static_indices(name, *args):
@@ -37,13 +50,21 @@ def _static_indices(name, *args):
 
 
 def tril_indices(n, k=0, m=None):
-    return _static_indices("tril_indices", static_int(n, "n"), static_int(k, "k"),
-                           None if m is None else static_int(m, "m"))
+    return _static_indices(
+        "tril_indices",
+        static_int(n, "n"),
+        static_int(k, "k"),
+        None if m is None else static_int(m, "m"),
+    )
 
 
 def triu_indices(n, k=0, m=None):
-    return _static_indices("triu_indices", static_int(n, "n"), static_int(k, "k"),
-                           None if m is None else static_int(m, "m"))
+    return _static_indices(
+        "triu_indices",
+        static_int(n, "n"),
+        static_int(k, "k"),
+        None if m is None else static_int(m, "m"),
+    )
 
 
 def _square(arr, name):
@@ -77,9 +98,8 @@ def diag_indices_from(arr):
 def mask_indices(n, mask_func, k=0, *, size=None):
     """Indices where mask_func(ones((n, n)), k) is nonzero (static n; the mask is computed
     from constants, so its nonzeros are known)."""
-    from jitmagic.numpy._advanced import nonzero
     m = mask_func(np.ones((static_int(n, "n"),) * 2, np.int64), k)
-    return nonzero(m, size=size)
+    return _advanced.nonzero(m, size=size)
 
 
 def indices(dimensions, dtype=None, sparse=False):
@@ -88,7 +108,6 @@ def indices(dimensions, dtype=None, sparse=False):
     out = []
     for i, d in enumerate(dims):
         shape = tuple(d if j == i else (1 if sparse else dims[j]) for j in range(len(dims)))
-        from jitmagic.core.tracing import bind
         out.append(bind("iota", shape=shape, dimension=i, dtype=dt))
     return tuple(out) if sparse else _s().stack(out) if out else _s().zeros((0,), dt)
 
@@ -102,9 +121,9 @@ def ix_(*args):
             raise ValueError("Cross index must be 1 dimensional")
         if aval(a).dtype.kind == "b":
             if isinstance(a, Tracer):
-                from jitmagic.errors import NonConcreteBooleanIndexError
                 raise NonConcreteBooleanIndexError(
-                    "ix_ of a traced boolean array has a data-dependent shape")
+                    "ix_ of a traced boolean array has a data-dependent shape"
+                )
             a = np.nonzero(a)[0]
         out.append(_s().reshape(a, (1,) * i + (shape_of(a)[0],) + (1,) * (n - i - 1)))
     return tuple(out)
@@ -153,8 +172,8 @@ class _Concatenator:
                     # NumPy's trans1d: where the original axes go among the new ones
                     t = trans1d % ndmin
                     order = list(range(ndmin))
-                    old = order[ndmin - nd0:]
-                    rest = order[:ndmin - nd0]
+                    old = order[ndmin - nd0 :]
+                    rest = order[: ndmin - nd0]
                     perm = rest[:t] + old + rest[t:]
                     arr = _s().transpose(arr, [perm.index(i) for i in range(ndmin)])
             pieces.append(arr)
@@ -181,12 +200,14 @@ def unravel_index(indices, shape):
     shape = tuple(static_int(d, "shape") for d in shape)
     idx = convert(asarray(indices), np.int64)
     total = math.prod(shape)
-    idx = _where(u(np.less, idx, 0), u(np.add, idx, total), idx)
-    idx = u(np.minimum, u(np.maximum, idx, 0), max(total - 1, 0))
+    idx = _where(_ufuncs.apply_ufunc(np.less, idx, 0), _ufuncs.apply_ufunc(np.add, idx, total), idx)
+    idx = _ufuncs.apply_ufunc(
+        np.minimum, _ufuncs.apply_ufunc(np.maximum, idx, 0), max(total - 1, 0)
+    )
     out = []
     for d in reversed(shape):
-        out.append(u(np.remainder, idx, d) if d else idx)
-        idx = u(np.floor_divide, idx, d) if d else idx
+        out.append(_ufuncs.apply_ufunc(np.remainder, idx, d) if d else idx)
+        idx = _ufuncs.apply_ufunc(np.floor_divide, idx, d) if d else idx
     return tuple(reversed(out))
 
 
@@ -198,10 +219,10 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
     if mode == "raise":
         if any(isinstance(i, Tracer) for i in multi_index):
-            from jitmagic.core.tracing import concretization_error
             t = next(i for i in multi_index if isinstance(i, Tracer))
-            raise concretization_error(t, "ravel_multi_index(mode='raise') bounds check; "
-                                          "use mode='wrap' or 'clip'")
+            raise concretization_error(
+                t, "ravel_multi_index(mode='raise') bounds check; use mode='wrap' or 'clip'"
+            )
         for i, d in zip(multi_index, dims):
             if np.any((np.asarray(i) < 0) | (np.asarray(i) >= d)):
                 raise ValueError("invalid entry in coordinates array")
@@ -214,14 +235,20 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     fixed = []
     for i, d in zip(idx, dims):
         if mode == "wrap":
-            i = u(np.remainder, i, d)
+            i = _ufuncs.apply_ufunc(np.remainder, i, d)
         elif mode == "clip":
-            i = u(np.minimum, u(np.maximum, i, 0), d - 1)
+            i = _ufuncs.apply_ufunc(np.minimum, _ufuncs.apply_ufunc(np.maximum, i, 0), d - 1)
         fixed.append(i)
     axes = range(len(dims)) if order == "C" else reversed(range(len(dims)))
     out = None
     for a in axes:
-        out = fixed[a] if out is None else u(np.add, u(np.multiply, out, dims[a]), fixed[a])
+        out = (
+            fixed[a]
+            if out is None
+            else _ufuncs.apply_ufunc(
+                np.add, _ufuncs.apply_ufunc(np.multiply, out, dims[a]), fixed[a]
+            )
+        )
     return out
 
 
@@ -232,20 +259,21 @@ def vander(x, N=None, increasing=False):
     n = shape_of(x)[0] if N is None else static_int(N, "N")
     if n < 0:
         raise ValueError("N must be nonnegative")
-    from jitmagic.core.tracing import bind
     p = bind("iota", shape=(n,), dimension=0, dtype=np.dtype(np.int64))
     if not increasing:
-        p = u(np.subtract, n - 1, p)
-    from jitmagic.numpy._cumulative import cumprod
+        p = _ufuncs.apply_ufunc(np.subtract, n - 1, p)
     xs = _s().reshape(x, (-1, 1))
     # products, not powers: x ** k by repeated multiplication, as NumPy
     dt = aval(x).dtype if aval(x).dtype.kind != "b" else np.dtype(np.int64)
     ones = _s().ones((shape_of(x)[0], 1), dt)
     if n == 0:
         return _s().zeros((shape_of(x)[0], 0), dt)
-    pw = cumprod(_s().concatenate([ones, broadcast_to(convert(xs, dt),
-                                                      (shape_of(x)[0], max(n - 1, 0)))],
-                                  axis=1), axis=1)
+    pw = _cumulative.cumprod(
+        _s().concatenate(
+            [ones, broadcast_to(convert(xs, dt), (shape_of(x)[0], max(n - 1, 0)))], axis=1
+        ),
+        axis=1,
+    )
     return pw if increasing else _s().flip(pw, 1)
 
 
@@ -255,12 +283,12 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
 
 # ---------------------------------------------------------------- selection
 
+
 def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError("condlist and choicelist must have the same length")
     if not condlist:
         raise ValueError("condlist must be non-empty")
-    from jitmagic.core import dtypes as D
     conds = [asarray(c) for c in condlist]
     for c in conds:
         if aval(c).dtype.kind != "b":
@@ -270,7 +298,7 @@ def select(condlist, choicelist, default=0):
     out = convert(default, dt, weak)
     shape = np.broadcast_shapes(*[shape_of(c) for c in conds + choices], shape_of(out))
     out = broadcast_to(out, shape) if shape_of(out) != shape else out
-    for c, v in reversed(list(zip(conds, choices))):       # the first true condition wins
+    for c, v in reversed(list(zip(conds, choices))):  # the first true condition wins
         out = _where(c, convert(v, dt, weak), out)
     return out
 
@@ -280,18 +308,16 @@ def piecewise(x, condlist, funclist, *args, **kw):
     if not isinstance(condlist, (list, tuple)):
         c = asarray(condlist)
         # one condition shaped like x, or a stack of them along a new first axis
-        condlist = [c] if aval(c).ndim <= aval(x).ndim else \
-            [c[i] for i in range(shape_of(c)[0])]
+        condlist = [c] if aval(c).ndim <= aval(x).ndim else [c[i] for i in range(shape_of(c)[0])]
     conds = [asarray(c) for c in condlist]
     n = len(conds)
     if len(funclist) not in (n, n + 1):
-        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are "
-                         f"needed")
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are needed")
     if len(funclist) == n + 1:
         other = conds[0]
         for c in conds[1:]:
-            other = u(np.logical_or, other, c)
-        conds.append(u(np.logical_not, other))
+            other = _ufuncs.apply_ufunc(np.logical_or, other, c)
+        conds.append(_ufuncs.apply_ufunc(np.logical_not, other))
     dt = aval(x).dtype
     out = _s().zeros(shape_of(x), dt)
     for c, f in zip(conds, funclist):
@@ -310,21 +336,21 @@ def choose(a, choices, out=None, mode="raise"):
     n = len(choices)
     if mode == "raise":
         if isinstance(a, Tracer):
-            raise NotImplementedError("jnp.choose(mode='raise') cannot check traced indices; "
-                                      "use mode='wrap' or mode='clip'")
+            raise NotImplementedError(
+                "jnp.choose(mode='raise') cannot check traced indices; "
+                "use mode='wrap' or mode='clip'"
+            )
         if np.any((np.asarray(a) < 0) | (np.asarray(a) >= n)):
             raise ValueError("invalid entry in choice array")
     elif mode == "wrap":
-        a = u(np.remainder, a, n)
+        a = _ufuncs.apply_ufunc(np.remainder, a, n)
     elif mode == "clip":
-        a = u(np.minimum, u(np.maximum, a, 0), n - 1)
+        a = _ufuncs.apply_ufunc(np.minimum, _ufuncs.apply_ufunc(np.maximum, a, 0), n - 1)
     else:
         raise ValueError(f"invalid mode {mode!r}; expected 'raise', 'wrap' or 'clip'")
-    from jitmagic.numpy._shape import broadcast_arrays, stack
-    arrs = broadcast_arrays(a, *choices)
-    from jitmagic.numpy._advanced import take_along_axis
-    st = stack(arrs[1:], axis=0)
-    return take_along_axis(st, _s().expand_dims(arrs[0], 0), axis=0)[0]
+    arrs = _shape.broadcast_arrays(a, *choices)
+    st = _shape.stack(arrs[1:], axis=0)
+    return _advanced.take_along_axis(st, _s().expand_dims(arrs[0], 0), axis=0)[0]
 
 
 class _CompressSizeError(DataDependentShapeError, TracerBoolConversionError):
@@ -336,11 +362,11 @@ def _size_needed(name, x, size):
     if size is None and isinstance(x, Tracer):
         raise _CompressSizeError(
             f"jnp.{name} of a traced condition has a data-dependent size; pass size=n (and "
-            f"optionally fill_value=)")
+            f"optionally fill_value=)"
+        )
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
-    from jitmagic.numpy._advanced import nonzero, take
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     c = _s().ravel(asarray(condition))
@@ -354,16 +380,16 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     _size_needed("compress", c, size)
     if size is None:
         idx = np.nonzero(np.asarray(c))[0]
-        from jitmagic.numpy._manipulate import _take_static
-        return _take_static(a, idx, axis)
-    c = u(np.not_equal, c, 0) if aval(c).dtype.kind != "b" else c
-    (idx,) = nonzero(c, size=size, fill_value=n)          # n: past the end, filled
-    return take(a, idx, axis=axis, mode="fill", fill_value=fill_value)
+        return _manipulate._take_static(a, idx, axis)
+    c = _ufuncs.apply_ufunc(np.not_equal, c, 0) if aval(c).dtype.kind != "b" else c
+    (idx,) = _advanced.nonzero(c, size=size, fill_value=n)  # n: past the end, filled
+    return _advanced.take(a, idx, axis=axis, mode="fill", fill_value=fill_value)
 
 
 def extract(condition, arr, *, size=None, fill_value=0):
-    return compress(_s().ravel(asarray(condition)), _s().ravel(asarray(arr)), size=size,
-                    fill_value=fill_value)
+    return compress(
+        _s().ravel(asarray(condition)), _s().ravel(asarray(arr)), size=size, fill_value=fill_value
+    )
 
 
 class InplaceError(ValueError, NotImplementedError):
@@ -373,20 +399,22 @@ class InplaceError(ValueError, NotImplementedError):
 
 def _inplace(name, inplace):
     if inplace:
-        raise InplaceError(f"jnp.{name}(inplace=True): arrays are immutable under "
-                                  f"jit; pass inplace=False and use the returned value, as "
-                                  f"in JAX")
+        raise InplaceError(
+            f"jnp.{name}(inplace=True): arrays are immutable under "
+            f"jit; pass inplace=False and use the returned value, as "
+            f"in JAX"
+        )
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
     """a with a.flat[ind] = v (values cycled over ind), as JAX: mode None wraps a negative
     index once and clamps, 'clip' clamps, 'wrap' takes indices modulo the size (NumPy's
     'raise' cannot check traced indices)."""
-    from jitmagic.numpy._advanced import _scatter
     _inplace("put", inplace)
     if mode == "raise":
-        raise NotImplementedError("jnp.put(mode='raise') is not supported: use None, 'clip' "
-                                  "or 'wrap'")
+        raise NotImplementedError(
+            "jnp.put(mode='raise') is not supported: use None, 'clip' or 'wrap'"
+        )
     if mode not in (None, "clip", "wrap"):
         raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
     a = asarray(a)
@@ -400,18 +428,16 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if shape_of(v)[0] != m:
         if shape_of(v)[0] == 0:
             return a
-        from jitmagic.numpy._manipulate import _take_static
-        v = _take_static(v, np.arange(m) % shape_of(v)[0], 0)
+        v = _manipulate._take_static(v, np.arange(m) % shape_of(v)[0], 0)
     if mode == "wrap":
-        ind = u(np.remainder, ind, n)
+        ind = _ufuncs.apply_ufunc(np.remainder, ind, n)
     elif mode is None:
-        ind = _where(u(np.less, ind, 0), u(np.add, ind, n), ind)
-    ind = u(np.minimum, u(np.maximum, ind, 0), n - 1)
-    return _s().reshape(_scatter(flat, (ind,), v, "set"), shape_of(a))
+        ind = _where(_ufuncs.apply_ufunc(np.less, ind, 0), _ufuncs.apply_ufunc(np.add, ind, n), ind)
+    ind = _ufuncs.apply_ufunc(np.minimum, _ufuncs.apply_ufunc(np.maximum, ind, 0), n - 1)
+    return _s().reshape(_advanced._scatter(flat, (ind,), v, "set"), shape_of(a))
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    from jitmagic.numpy._advanced import _IndexUpdateRef
     _inplace("put_along_axis", inplace)
     arr, ind = asarray(arr), convert(asarray(indices), np.int64)
     if axis is None:
@@ -421,25 +447,29 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     nd = aval(arr2).ndim
     if aval(ind).ndim != nd:
         raise ValueError("indices and arr must have the same number of dimensions")
-    shape = tuple(shape_of(ind)[d] if d == ax else
-                  np.broadcast_shapes((shape_of(arr2)[d],), (shape_of(ind)[d],))[0]
-                  for d in range(nd))
-    from jitmagic.core.tracing import bind
-    idx = tuple(broadcast_to(ind, shape) if d == ax else
-                bind("iota", shape=shape, dimension=d, dtype=np.dtype(np.int64))
-                for d in range(nd))
-    out = _IndexUpdateRef(arr2, idx).set(broadcast_to(asarray(values), shape),
-                                         mode=mode or "drop")
+    shape = tuple(
+        shape_of(ind)[d]
+        if d == ax
+        else np.broadcast_shapes((shape_of(arr2)[d],), (shape_of(ind)[d],))[0]
+        for d in range(nd)
+    )
+    idx = tuple(
+        broadcast_to(ind, shape)
+        if d == ax
+        else bind("iota", shape=shape, dimension=d, dtype=np.dtype(np.int64))
+        for d in range(nd)
+    )
+    out = _advanced._IndexUpdateRef(arr2, idx).set(
+        broadcast_to(asarray(values), shape), mode=mode or "drop"
+    )
     return _s().reshape(out, shape_of(arr)) if axis is None else out
 
 
 def place(arr, mask, vals, *, inplace=True):
     """arr with the positions where mask is true set to vals, cycled in order."""
-    from jitmagic.numpy._advanced import _scatter
-    from jitmagic.numpy._cumulative import cumsum
     _inplace("place", inplace)
     arr = asarray(arr)
-    m = _s().ravel(u(np.not_equal, asarray(mask), 0))
+    m = _s().ravel(_ufuncs.apply_ufunc(np.not_equal, asarray(mask), 0))
     flat = _s().ravel(arr)
     vals = _s().ravel(asarray(vals))
     k = shape_of(vals)[0]
@@ -449,9 +479,12 @@ def place(arr, mask, vals, *, inplace=True):
                 return arr
             raise ValueError("Cannot insert from an empty array!")
         return arr
-    slot = u(np.remainder, u(np.subtract, cumsum(convert(m, np.int64)), 1), k)
-    from jitmagic.numpy._advanced import take
-    new = take(vals, slot, mode="clip")
+    slot = _ufuncs.apply_ufunc(
+        np.remainder,
+        _ufuncs.apply_ufunc(np.subtract, _cumulative.cumsum(convert(m, np.int64)), 1),
+        k,
+    )
+    new = _advanced.take(vals, slot, mode="clip")
     return _s().reshape(_where(m, convert(new, aval(arr).dtype), flat), shape_of(arr))
 
 
@@ -475,26 +508,40 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
         return a
     v = _s().ravel(asarray(val))
     k = shape_of(v)[0]
-    from jitmagic.numpy._manipulate import _take_static
-    vals = _take_static(v, np.arange(pos.size) % k, 0) if k else v
+    vals = _manipulate._take_static(v, np.arange(pos.size) % k, 0) if k else v
     flat = _s().ravel(a)
-    from jitmagic.numpy._advanced import _scatter
-    out = _scatter(flat, (np.asarray(pos),), convert(vals, aval(a).dtype), "set")
+    out = _advanced._scatter(flat, (np.asarray(pos),), convert(vals, aval(a).dtype), "set")
     return _s().reshape(out, shp)
 
 
 def diagflat(v, k=0):
-    from jitmagic.numpy._manipulate import diag
-    return diag(_s().ravel(asarray(v)), k)
+    return _manipulate.diag(_s().ravel(asarray(v)), k)
 
 
-FUNCTIONS = dict(tri=tri, tril_indices=tril_indices, triu_indices=triu_indices,
-                 tril_indices_from=tril_indices_from, triu_indices_from=triu_indices_from,
-                 diag_indices=diag_indices, diag_indices_from=diag_indices_from,
-                 mask_indices=mask_indices, indices=indices, ix_=ix_,
-                 unravel_index=unravel_index, ravel_multi_index=ravel_multi_index,
-                 vander=vander, fromfunction=fromfunction, select=select, piecewise=piecewise,
-                 choose=choose, compress=compress, extract=extract, put=put,
-                 put_along_axis=put_along_axis, place=place, fill_diagonal=fill_diagonal,
-                 diagflat=diagflat)
+FUNCTIONS = dict(
+    tri=tri,
+    tril_indices=tril_indices,
+    triu_indices=triu_indices,
+    tril_indices_from=tril_indices_from,
+    triu_indices_from=triu_indices_from,
+    diag_indices=diag_indices,
+    diag_indices_from=diag_indices_from,
+    mask_indices=mask_indices,
+    indices=indices,
+    ix_=ix_,
+    unravel_index=unravel_index,
+    ravel_multi_index=ravel_multi_index,
+    vander=vander,
+    fromfunction=fromfunction,
+    select=select,
+    piecewise=piecewise,
+    choose=choose,
+    compress=compress,
+    extract=extract,
+    put=put,
+    put_along_axis=put_along_axis,
+    place=place,
+    fill_diagonal=fill_diagonal,
+    diagflat=diagflat,
+)
 OBJECTS = dict(r_=r_, c_=c_, s_=s_, index_exp=index_exp)

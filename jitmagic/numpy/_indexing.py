@@ -2,14 +2,16 @@
 
 Every index is static, so it is checked here; the generated code only reads inside the array.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from jitmagic.core.operands import aval
-from jitmagic.errors import UnsupportedOperationError
 from jitmagic.core.shapes import known_equal, slice_indices
-from jitmagic.core.tracing import Tracer, bind
+from jitmagic.core.tracing import Tracer, bind, concretization_error
+from jitmagic.errors import TracerSliceError, UnsupportedOperationError
+from jitmagic.numpy import _advanced
 
 
 def _expand_ellipsis(idx, ndim):
@@ -18,8 +20,9 @@ def _expand_ellipsis(idx, ndim):
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(1 for i in idx if i is not None and i is not Ellipsis)
     if used > ndim:
-        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
-                         f"but {used} were indexed")
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed"
+        )
     if n_ell == 0:
         return list(idx) + [slice(None)] * (ndim - used)
     out = []
@@ -37,8 +40,6 @@ def check_static_slices(idx):
         if isinstance(i, slice):
             for t in (i.start, i.stop, i.step):
                 if isinstance(t, Tracer):
-                    from jitmagic.errors import TracerSliceError
-                    from jitmagic.core.tracing import concretization_error
                     raise concretization_error(t, "slice", TracerSliceError)
 
 
@@ -48,13 +49,14 @@ def getitem(x, idx):
     check_static_slices(idx)
     for i in idx:
         if isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) and not np.ndim(i) == 0:
-            from jitmagic.numpy import _advanced
             return _advanced.getitem(x, idx)
         if isinstance(i, np.ndarray) and i.ndim == 0:
             pass
         elif not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))):
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                             f"or boolean arrays are valid indices, got {type(i).__name__}")
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                f"or boolean arrays are valid indices, got {type(i).__name__}"
+            )
     shape = aval(x).shape
     idx = _expand_ellipsis(idx, len(shape))
 
@@ -68,8 +70,12 @@ def getitem(x, idx):
         if isinstance(i, slice):
             s, e, st, length = slice_indices(i, n)
             if st > 0:
-                start.append(s), limit.append(s + length if st == 1 else
-                                              s + (length - 1) * st + 1 if length else s)
+                (
+                    start.append(s),
+                    limit.append(
+                        s + length if st == 1 else s + (length - 1) * st + 1 if length else s
+                    ),
+                )
                 strides.append(st)
             else:
                 reverse.append(dim)
@@ -90,9 +96,11 @@ def getitem(x, idx):
 
     if reverse:
         x = bind("rev", x, dimensions=tuple(reverse))
-    if not known_equal(tuple(start), (0,) * len(shape)) or \
-            not known_equal(tuple(limit), tuple(shape)) or \
-            any(s != 1 for s in strides):
+    if (
+        not known_equal(tuple(start), (0,) * len(shape))
+        or not known_equal(tuple(limit), tuple(shape))
+        or any(s != 1 for s in strides)
+    ):
         x = bind("slice", x, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
     if squeeze_dims:
         x = bind("squeeze", x, dimensions=tuple(squeeze_dims))
@@ -112,4 +120,5 @@ def getitem(x, idx):
 
 def unsupported_advanced(what):
     raise UnsupportedOperationError(
-        f"{what} indexing of traced arrays is not supported yet; use static ints and slices")
+        f"{what} indexing of traced arrays is not supported yet; use static ints and slices"
+    )

@@ -1,14 +1,14 @@
 """Contractions: dot, matmul, tensordot, einsum (one or two operands), outer, inner, vdot."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from jitmagic.core import dtypes
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis
-from jitmagic.numpy._reductions import sum as _sum
-from jitmagic.numpy._shape import ravel, transpose
-from jitmagic.errors import UnsupportedOperationError
+from jitmagic.core.operands import asarray, aval, broadcast_to, convert, normalize_axis
 from jitmagic.core.tracing import bind
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.numpy import _reductions, _shape, _ufuncs
 
 
 def _promote(a, b):
@@ -18,8 +18,13 @@ def _promote(a, b):
 
 
 def _dot_general(a, b, contract, batch=((), ())):
-    return bind("dot_general", a, b, contract=(tuple(contract[0]), tuple(contract[1])),
-                batch=(tuple(batch[0]), tuple(batch[1])))
+    return bind(
+        "dot_general",
+        a,
+        b,
+        contract=(tuple(contract[0]), tuple(contract[1])),
+        batch=(tuple(batch[0]), tuple(batch[1])),
+    )
 
 
 def matmul(a, b):
@@ -45,18 +50,16 @@ def matmul(a, b):
 
 
 def _squeeze_matmul(a, b, which):
-    from jitmagic.numpy._shape import expand_dims, squeeze
     if which == 1:
-        return squeeze(matmul(expand_dims(a, 0), b), -2)
-    return squeeze(matmul(a, expand_dims(b, -1)), -1)
+        return _shape.squeeze(matmul(_shape.expand_dims(a, 0), b), -2)
+    return _shape.squeeze(matmul(a, _shape.expand_dims(b, -1)), -1)
 
 
 def dot(a, b):
     a, b = _promote(a, b)
     an, bn = aval(a).ndim, aval(b).ndim
     if an == 0 or bn == 0:
-        from jitmagic.numpy._ufuncs import apply_ufunc
-        return apply_ufunc(np.multiply, a, b)
+        return _ufuncs.apply_ufunc(np.multiply, a, b)
     if bn == 1:
         return _dot_general(a, b, ((an - 1,), (0,)))
     return _dot_general(a, b, ((an - 1,), (bn - 2,)))
@@ -77,23 +80,20 @@ def tensordot(a, b, axes=2):
 
 
 def outer(a, b):
-    a, b = _promote(ravel(asarray(a)), ravel(asarray(b)))
-    from jitmagic.numpy._ufuncs import apply_ufunc
-    from jitmagic.numpy._shape import expand_dims
-    return apply_ufunc(np.multiply, expand_dims(a, 1), expand_dims(b, 0))
+    a, b = _promote(_shape.ravel(asarray(a)), _shape.ravel(asarray(b)))
+    return _ufuncs.apply_ufunc(np.multiply, _shape.expand_dims(a, 1), _shape.expand_dims(b, 0))
 
 
 def inner(a, b):
     a, b = _promote(a, b)
     an, bn = aval(a).ndim, aval(b).ndim
     if an == 0 or bn == 0:
-        from jitmagic.numpy._ufuncs import apply_ufunc
-        return apply_ufunc(np.multiply, a, b)
+        return _ufuncs.apply_ufunc(np.multiply, a, b)
     return _dot_general(a, b, ((an - 1,), (bn - 1,)))
 
 
 def vdot(a, b):
-    a, b = _promote(ravel(asarray(a)), ravel(asarray(b)))
+    a, b = _promote(_shape.ravel(asarray(a)), _shape.ravel(asarray(b)))
     if aval(a).dtype.kind == "c":
         a = bind("conj", a)
     return _dot_general(a, b, ((0,), (0,)))
@@ -117,14 +117,17 @@ def einsum(subscripts, *operands, optimize=None, dtype=None):
         if len(s) != aval(o).ndim:
             raise ValueError(f"einsum: operand spec '{s}' does not match shape {aval(o).shape}")
         if len(set(s)) != len(s):
-            raise UnsupportedOperationError("einsum with a repeated index in one operand "
-                                            "(diagonal/trace) is not supported yet")
+            raise UnsupportedOperationError(
+                "einsum with a repeated index in one operand (diagonal/trace) is not supported yet"
+            )
     if len(ops) == 1:
         (s,), (x,) = ins, ops
         summed = tuple(i for i, c in enumerate(s) if c not in out)
-        x = _sum(x, axis=summed, dtype=aval(x).dtype) if summed else x   # no upcast, as NumPy
+        x = (
+            _reductions.sum(x, axis=summed, dtype=aval(x).dtype) if summed else x
+        )  # no upcast, as NumPy
         rest = [c for c in s if c in out]
-        res = transpose(x, [rest.index(c) for c in out]) if rest else x
+        res = _shape.transpose(x, [rest.index(c) for c in out]) if rest else x
         return convert(res, dtype) if dtype else res
     if len(ops) != 2:
         raise UnsupportedOperationError("einsum supports one or two operands")
@@ -132,18 +135,29 @@ def einsum(subscripts, *operands, optimize=None, dtype=None):
     # letters only in one operand and not in the output are summed out first
     only_a = tuple(i for i, c in enumerate(sa) if c not in sb and c not in out)
     if only_a:
-        a, sa = _sum(a, axis=only_a, dtype=aval(a).dtype), "".join(c for c in sa if c in sb or c in out)
+        a, sa = (
+            _reductions.sum(a, axis=only_a, dtype=aval(a).dtype),
+            "".join(c for c in sa if c in sb or c in out),
+        )
     only_b = tuple(i for i, c in enumerate(sb) if c not in sa and c not in out)
     if only_b:
-        b, sb = _sum(b, axis=only_b, dtype=aval(b).dtype), "".join(c for c in sb if c in sa or c in out)
+        b, sb = (
+            _reductions.sum(b, axis=only_b, dtype=aval(b).dtype),
+            "".join(c for c in sb if c in sa or c in out),
+        )
     batch = [c for c in sa if c in sb and c in out]
     contract = [c for c in sa if c in sb and c not in out]
-    res = _dot_general(a, b, ([sa.index(c) for c in contract], [sb.index(c) for c in contract]),
-                       ([sa.index(c) for c in batch], [sb.index(c) for c in batch]))
+    res = _dot_general(
+        a,
+        b,
+        ([sa.index(c) for c in contract], [sb.index(c) for c in contract]),
+        ([sa.index(c) for c in batch], [sb.index(c) for c in batch]),
+    )
     got = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-    res = transpose(res, [got.index(c) for c in out])
+    res = _shape.transpose(res, [got.index(c) for c in out])
     return convert(res, dtype) if dtype else res
 
 
-FUNCTIONS = dict(matmul=matmul, dot=dot, tensordot=tensordot, outer=outer, inner=inner,
-                 vdot=vdot, einsum=einsum)
+FUNCTIONS = dict(
+    matmul=matmul, dot=dot, tensordot=tensordot, outer=outer, inner=inner, vdot=vdot, einsum=einsum
+)

@@ -1,15 +1,25 @@
 """Polynomials as coefficient arrays, highest power first (np.poly1d's convention), window
 functions and bit packing. Lengths are static; coefficients may be traced."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.operands import aval, asarray, convert, normalize_axis, shape_of, static_int
-from jitmagic.numpy._ufuncs import apply_ufunc as u
+from jitmagic.core.operands import asarray, aval, convert, normalize_axis, shape_of, static_int
+from jitmagic.numpy import (
+    _advanced,
+    _convolve,
+    _cumulative,
+    _index_tricks,
+    _math,
+    _reductions,
+    _shape,
+    _ufuncs,
+    linalg,
+)
 
 
 def _s():
-    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -25,9 +35,9 @@ def polyval(p, x, *, unroll=16):
     the static number of coefficients is unrolled here)."""
     p = _poly1d(p, "polyval")
     x = asarray(x)
-    y = _s().zeros_like(u(np.multiply, x, p[:1][0] if shape_of(p)[0] else 0))
+    y = _s().zeros_like(_ufuncs.apply_ufunc(np.multiply, x, p[:1][0] if shape_of(p)[0] else 0))
     for i in range(shape_of(p)[0]):
-        y = u(np.add, u(np.multiply, y, x), p[i])
+        y = _ufuncs.apply_ufunc(np.add, _ufuncs.apply_ufunc(np.multiply, y, x), p[i])
     return y
 
 
@@ -39,26 +49,26 @@ def _pad_front(a, n):
 def polyadd(a1, a2):
     a1, a2 = _poly1d(a1, "polyadd"), _poly1d(a2, "polyadd")
     n = max(shape_of(a1)[0], shape_of(a2)[0])
-    return u(np.add, _pad_front(a1, n), _pad_front(a2, n))
+    return _ufuncs.apply_ufunc(np.add, _pad_front(a1, n), _pad_front(a2, n))
 
 
 def polysub(a1, a2):
     a1, a2 = _poly1d(a1, "polysub"), _poly1d(a2, "polysub")
     n = max(shape_of(a1)[0], shape_of(a2)[0])
-    return u(np.subtract, _pad_front(a1, n), _pad_front(a2, n))
+    return _ufuncs.apply_ufunc(np.subtract, _pad_front(a1, n), _pad_front(a2, n))
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    from jitmagic.numpy._convolve import convolve
     a1, a2 = _poly1d(a1, "polymul"), _poly1d(a2, "polymul")
     if trim_leading_zeros:
-        raise NotImplementedError("polymul(trim_leading_zeros=True) has a data-dependent "
-                                  "length; not supported by jitmagic")
+        raise NotImplementedError(
+            "polymul(trim_leading_zeros=True) has a data-dependent "
+            "length; not supported by jitmagic"
+        )
     if shape_of(a1)[0] == 0 or shape_of(a2)[0] == 0:
         return _s().zeros((0,), np.result_type(aval(a1).dtype, aval(a2).dtype))
-    from jitmagic.numpy._convolve import _full_conv
     dt = np.result_type(aval(a1).dtype, aval(a2).dtype)
-    return _full_conv(convert(a1, dt), convert(a2, dt))
+    return _convolve._full_conv(convert(a1, dt), convert(a2, dt))
 
 
 def polyder(p, m=1):
@@ -71,13 +81,15 @@ def polyder(p, m=1):
     for _ in range(m):
         n = shape_of(p)[0]
         if n <= 1:
-            return _s().zeros((0,), aval(p).dtype) if n == 0 else \
-                _s().zeros((0,), aval(p).dtype)
+            return _s().zeros((0,), aval(p).dtype) if n == 0 else _s().zeros((0,), aval(p).dtype)
         powers = np.arange(n - 1, 0, -1)
         # NumPy multiplies by an int64 range: int32 coefficients give int64
-        pw = asarray(powers) if aval(p).dtype.kind in "iu" else \
-            convert(asarray(powers), aval(p).dtype)
-        p = u(np.multiply, p[:-1], pw)
+        pw = (
+            asarray(powers)
+            if aval(p).dtype.kind in "iu"
+            else convert(asarray(powers), aval(p).dtype)
+        )
+        p = _ufuncs.apply_ufunc(np.multiply, p[:-1], pw)
     return p
 
 
@@ -86,18 +98,30 @@ def polyint(p, m=1, k=None):
     m = static_int(m, "m")
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    ks = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, float), (m,)) \
-        if np.ndim(k) == 0 else np.asarray(k)
+    ks = (
+        np.zeros(m)
+        if k is None
+        else np.broadcast_to(np.asarray(k, float), (m,))
+        if np.ndim(k) == 0
+        else np.asarray(k)
+    )
     if len(ks) != m:
         raise ValueError("k must be a scalar or a rank-1 array of length m")
-    dt = np.result_type(aval(p).dtype, np.float64) if aval(p).dtype.kind not in "fc" else \
-        aval(p).dtype
+    dt = (
+        np.result_type(aval(p).dtype, np.float64)
+        if aval(p).dtype.kind not in "fc"
+        else aval(p).dtype
+    )
     p = convert(p, dt)
     for i in range(m):
         n = shape_of(p)[0]
         div = np.arange(n, 0, -1, dtype=np.float64)
-        p = _s().concatenate([u(np.true_divide, p, convert(asarray(div), dt)),
-                              convert(asarray(ks[i:i + 1]), dt)])
+        p = _s().concatenate(
+            [
+                _ufuncs.apply_ufunc(np.true_divide, p, convert(asarray(div), dt)),
+                convert(asarray(ks[i : i + 1]), dt),
+            ]
+        )
     return p
 
 
@@ -106,26 +130,32 @@ def poly(seq_of_zeros):
     eigenvalues, which needs a general eigensolver jitmagic does not have)."""
     z = asarray(seq_of_zeros)
     if aval(z).ndim == 2:
-        raise NotImplementedError("poly of a matrix needs its eigenvalues (jnp.linalg.eigvals), "
-                                  "which jitmagic does not provide")
+        raise NotImplementedError(
+            "poly of a matrix needs its eigenvalues (jnp.linalg.eigvals), "
+            "which jitmagic does not provide"
+        )
     if aval(z).ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = aval(z).dtype if aval(z).dtype.kind in "fc" else np.dtype(np.float64)
     if shape_of(z)[0] == 0:
-        return _s().ones((), dt)                # NumPy's (and JAX's) 0-d 1.0
+        return _s().ones((), dt)  # NumPy's (and JAX's) 0-d 1.0
     a = _s().ones((1,), dt)
     for i in range(shape_of(z)[0]):
         root = convert(z[i], dt)
-        a = u(np.subtract, _s().concatenate([a, _s().zeros((1,), dt)]),
-              u(np.multiply, _s().concatenate([_s().zeros((1,), dt), a]), root))
+        a = _ufuncs.apply_ufunc(
+            np.subtract,
+            _s().concatenate([a, _s().zeros((1,), dt)]),
+            _ufuncs.apply_ufunc(np.multiply, _s().concatenate([_s().zeros((1,), dt), a]), root),
+        )
     return a
 
 
 # ---------------------------------------------------------------- windows
 
+
 def _window(name, M):
     M = static_int(M, "M")
-    return _s().asarray(getattr(np, name)(M))     # static: NumPy's own values
+    return _s().asarray(getattr(np, name)(M))  # static: NumPy's own values
 
 
 def hamming(M):
@@ -146,7 +176,6 @@ def bartlett(M):
 
 def kaiser(M, beta):
     """I0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / I0(beta); beta may be traced."""
-    from jitmagic.numpy._math import i0
     M = static_int(M, "M")
     if M <= 0:
         return _s().zeros((0,), np.float64)
@@ -156,10 +185,13 @@ def kaiser(M, beta):
     alpha = (M - 1) / 2.0
     r = np.sqrt(np.maximum(1 - ((n - alpha) / alpha) ** 2, 0.0))
     beta = convert(asarray(beta), np.float64)
-    return u(np.true_divide, i0(u(np.multiply, beta, r)), i0(beta))
+    return _ufuncs.apply_ufunc(
+        np.true_divide, _math.i0(_ufuncs.apply_ufunc(np.multiply, beta, r)), _math.i0(beta)
+    )
 
 
 # ---------------------------------------------------------------- bits
+
 
 def _bits_in(dt):
     return 8 * dt.itemsize
@@ -174,11 +206,11 @@ def bitwise_count(x, /):
     if dt.kind == "b":
         return convert(x, np.uint8)
     if dt.kind == "i":
-        x = convert(u(np.absolute, x), np.dtype(f"u{dt.itemsize}"))
+        x = convert(_ufuncs.apply_ufunc(np.absolute, x), np.dtype(f"u{dt.itemsize}"))
     count = _s().zeros(shape_of(x), np.uint8)
     for b in range(_bits_in(dt)):
-        bit = u(np.bitwise_and, u(np.right_shift, x, b), 1)
-        count = u(np.add, count, convert(bit, np.uint8))
+        bit = _ufuncs.apply_ufunc(np.bitwise_and, _ufuncs.apply_ufunc(np.right_shift, x, b), 1)
+        count = _ufuncs.apply_ufunc(np.add, count, convert(bit, np.uint8))
     return count
 
 
@@ -188,7 +220,7 @@ def packbits(a, axis=None, bitorder="big"):
         raise TypeError("Expected an input array of integer or boolean data type")
     if bitorder not in ("big", "little"):
         raise ValueError("'order' must be either 'little' or 'big'")
-    bits = convert(u(np.not_equal, a, 0), np.uint8)
+    bits = convert(_ufuncs.apply_ufunc(np.not_equal, a, 0), np.uint8)
     if axis is None:
         bits, axis = _s().ravel(bits), 0
     axis = normalize_axis(axis, aval(bits).ndim)
@@ -200,9 +232,8 @@ def packbits(a, axis=None, bitorder="big"):
         bits = _s().concatenate([bits, zeros], axis=-1)
     bits = _s().reshape(bits, shape_of(bits)[:-1] + ((n + pad) // 8, 8))
     shifts = np.arange(7, -1, -1) if bitorder == "big" else np.arange(8)
-    packed = u(np.left_shift, bits, convert(asarray(shifts), np.uint8))
-    from jitmagic.numpy._reductions import sum as asum
-    out = convert(asum(packed, axis=-1, dtype=np.uint8), np.uint8)
+    packed = _ufuncs.apply_ufunc(np.left_shift, bits, convert(asarray(shifts), np.uint8))
+    out = convert(_reductions.sum(packed, axis=-1, dtype=np.uint8), np.uint8)
     return _s().moveaxis(out, -1, axis)
 
 
@@ -217,8 +248,13 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     axis = normalize_axis(axis, aval(a).ndim)
     x = _s().moveaxis(a, axis, -1)
     shifts = np.arange(7, -1, -1) if bitorder == "big" else np.arange(8)
-    bits = u(np.bitwise_and, u(np.right_shift, _s().expand_dims(x, -1),
-                               convert(asarray(shifts), np.uint8)), np.uint8(1))
+    bits = _ufuncs.apply_ufunc(
+        np.bitwise_and,
+        _ufuncs.apply_ufunc(
+            np.right_shift, _s().expand_dims(x, -1), convert(asarray(shifts), np.uint8)
+        ),
+        np.uint8(1),
+    )
     bits = _s().reshape(bits, shape_of(x)[:-1] + (shape_of(x)[-1] * 8,))
     if count is not None:
         count = static_int(count, "count")
@@ -228,46 +264,65 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
         if count <= total:
             bits = bits[..., :count]
         else:
-            bits = _s().concatenate([bits, _s().zeros(shape_of(bits)[:-1] + (count - total,),
-                                                      np.uint8)], axis=-1)
+            bits = _s().concatenate(
+                [bits, _s().zeros(shape_of(bits)[:-1] + (count - total,), np.uint8)], axis=-1
+            )
     return _s().moveaxis(bits, -1, axis)
 
 
-FUNCTIONS = dict(polyval=polyval, polyadd=polyadd, polysub=polysub, polymul=polymul,
-                 polyder=polyder, polyint=polyint, poly=poly, hamming=hamming,
-                 hanning=hanning, blackman=blackman, bartlett=bartlett, kaiser=kaiser,
-                 bitwise_count=bitwise_count, packbits=packbits, unpackbits=unpackbits)
+FUNCTIONS = dict(
+    polyval=polyval,
+    polyadd=polyadd,
+    polysub=polysub,
+    polymul=polymul,
+    polyder=polyder,
+    polyint=polyint,
+    poly=poly,
+    hamming=hamming,
+    hanning=hanning,
+    blackman=blackman,
+    bartlett=bartlett,
+    kaiser=kaiser,
+    bitwise_count=bitwise_count,
+    packbits=packbits,
+    unpackbits=unpackbits,
+)
 
 
 # ---------------------------------------------------------------- multidimensional histograms
 
+
 def _bin_index(a, bins, range_):
     """(bin of each element of the 1-d a, inside the edges, edges, bin count), as
     jnp.histogram bins it (uniform bins by position, explicit edges by comparison)."""
-    from jitmagic.numpy._cumulative import _edges, _uniform_bin
-    from jitmagic.numpy._reductions import sum as asum
-    edges, nb = _edges(a, bins, range_)
+    edges, nb = _cumulative._edges(a, bins, range_)
     if isinstance(bins, (int, np.integer)):
-        idx, ok = _uniform_bin(a, edges, nb)
+        idx, ok = _cumulative._uniform_bin(a, edges, nb)
         return idx, ok, edges, nb
     e = _s().expand_dims(asarray(edges), 0)
-    below = asum(convert(u(np.less_equal, e, _s().expand_dims(a, 1)), np.int64), axis=1)
-    idx = u(np.subtract, below, 1)
-    idx = _s().where(u(np.equal, a, asarray(edges)[-1]), nb - 1, idx)
-    ok = u(np.logical_and, u(np.greater_equal, idx, 0), u(np.less, idx, nb))
+    below = _reductions.sum(
+        convert(_ufuncs.apply_ufunc(np.less_equal, e, _s().expand_dims(a, 1)), np.int64), axis=1
+    )
+    idx = _ufuncs.apply_ufunc(np.subtract, below, 1)
+    idx = _s().where(_ufuncs.apply_ufunc(np.equal, a, asarray(edges)[-1]), nb - 1, idx)
+    ok = _ufuncs.apply_ufunc(
+        np.logical_and,
+        _ufuncs.apply_ufunc(np.greater_equal, idx, 0),
+        _ufuncs.apply_ufunc(np.less, idx, nb),
+    )
     return idx, ok, edges, nb
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    from jitmagic.numpy._cumulative import _edges
     a = _s().ravel(asarray(a))
-    return _edges(a, bins, range)[0] if not isinstance(bins, (int, np.integer)) or \
-        range is not None else _s().asarray(_edges(a, bins, range)[0])
+    return (
+        _cumulative._edges(a, bins, range)[0]
+        if not isinstance(bins, (int, np.integer)) or range is not None
+        else _s().asarray(_cumulative._edges(a, bins, range)[0])
+    )
 
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
-    from jitmagic.numpy._advanced import _scatter
-    from jitmagic.numpy._reductions import sum as asum
     sample = asarray(sample)
     if aval(sample).ndim == 1:
         sample = _s().reshape(sample, (-1, 1))
@@ -284,26 +339,32 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         idx, okd, e, nb = _bin_index(col, binlist[d], ranges[d])
         edges.append(e)
         sizes.append(nb)
-        flat = idx if flat is None else u(np.add, u(np.multiply, flat, nb), idx)
-        ok = okd if ok is None else u(np.logical_and, ok, okd)
+        flat = (
+            idx
+            if flat is None
+            else _ufuncs.apply_ufunc(np.add, _ufuncs.apply_ufunc(np.multiply, flat, nb), idx)
+        )
+        ok = okd if ok is None else _ufuncs.apply_ufunc(np.logical_and, ok, okd)
     total = int(np.prod(sizes))
-    flat = _s().where(ok, flat, total)                      # outside: dropped
+    flat = _s().where(ok, flat, total)  # outside: dropped
     if weights is None:
-        hist = _scatter(_s().zeros((total,), np.float64), (flat,),
-                        convert(ok, np.float64), "add")
+        hist = _advanced._scatter(
+            _s().zeros((total,), np.float64), (flat,), convert(ok, np.float64), "add"
+        )
     else:
         w = _s().ravel(asarray(weights))
-        hist = _scatter(_s().zeros((total,), np.result_type(aval(w).dtype, np.float64)),
-                        (flat,), w, "add")
+        hist = _advanced._scatter(
+            _s().zeros((total,), np.result_type(aval(w).dtype, np.float64)), (flat,), w, "add"
+        )
     hist = _s().reshape(hist, tuple(sizes))
     if density:
-        hist = u(np.true_divide, hist, asum(hist))
+        hist = _ufuncs.apply_ufunc(np.true_divide, hist, _reductions.sum(hist))
         for d, e in enumerate(edges):
             e = asarray(e)
-            width = u(np.subtract, e[1:], e[:-1])
+            width = _ufuncs.apply_ufunc(np.subtract, e[1:], e[:-1])
             shape = [1] * D
             shape[d] = sizes[d]
-            hist = u(np.true_divide, hist, _s().reshape(width, tuple(shape)))
+            hist = _ufuncs.apply_ufunc(np.true_divide, hist, _s().reshape(width, tuple(shape)))
     return hist, [asarray(e) for e in edges]
 
 
@@ -318,20 +379,17 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     return hist, edges[0], edges[1]
 
 
-FUNCTIONS.update(histogram_bin_edges=histogram_bin_edges, histogramdd=histogramdd,
-                 histogram2d=histogram2d)
-
+FUNCTIONS.update(
+    histogram_bin_edges=histogram_bin_edges, histogramdd=histogramdd, histogram2d=histogram2d
+)
 
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Least squares fit of a degree-deg polynomial (NumPy's method: a Vandermonde matrix
     with unit-norm columns, solved by jnp.linalg.lstsq). full= and cov= extras are not
     supported."""
-    from jitmagic.numpy import linalg
-    from jitmagic.numpy._index_tricks import vander
     if full or cov:
-        raise NotImplementedError("jnp.polyfit(full=True / cov=True) is not supported by "
-                                  "jitmagic")
+        raise NotImplementedError("jnp.polyfit(full=True / cov=True) is not supported by jitmagic")
     deg = static_int(deg, "deg")
     if deg < 0:
         raise ValueError("expected deg >= 0")
@@ -344,26 +402,33 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         raise TypeError("expected 1D or 2D array for y")
     if shape_of(x)[0] != shape_of(y)[0]:
         raise TypeError("expected x and y to have same length")
-    dt = np.result_type(aval(x).dtype, aval(y).dtype, np.float64) \
-        if aval(x).dtype.kind not in "fc" or aval(y).dtype.kind not in "fc" else \
-        np.result_type(aval(x).dtype, aval(y).dtype)
+    dt = (
+        np.result_type(aval(x).dtype, aval(y).dtype, np.float64)
+        if aval(x).dtype.kind not in "fc" or aval(y).dtype.kind not in "fc"
+        else np.result_type(aval(x).dtype, aval(y).dtype)
+    )
     x, y = convert(x, dt), convert(y, dt)
     n = shape_of(x)[0]
     if rcond is None:
         rcond = n * np.finfo(dt).eps
-    lhs = vander(x, deg + 1)
+    lhs = _index_tricks.vander(x, deg + 1)
     rhs = y
     if w is not None:
         w = convert(asarray(w), dt)
         if aval(w).ndim != 1 or shape_of(w)[0] != n:
             raise TypeError("expected a 1-d weight vector of the same length as x")
-        lhs = u(np.multiply, lhs, _s().reshape(w, (n, 1)))
-        rhs = u(np.multiply, rhs, w if aval(rhs).ndim == 1 else _s().reshape(w, (n, 1)))
-    from jitmagic.numpy._reductions import sum as asum
-    scale = u(np.sqrt, asum(u(np.multiply, lhs, lhs), axis=0))
-    lhs = u(np.true_divide, lhs, scale)
+        lhs = _ufuncs.apply_ufunc(np.multiply, lhs, _s().reshape(w, (n, 1)))
+        rhs = _ufuncs.apply_ufunc(
+            np.multiply, rhs, w if aval(rhs).ndim == 1 else _s().reshape(w, (n, 1))
+        )
+    scale = _ufuncs.apply_ufunc(
+        np.sqrt, _reductions.sum(_ufuncs.apply_ufunc(np.multiply, lhs, lhs), axis=0)
+    )
+    lhs = _ufuncs.apply_ufunc(np.true_divide, lhs, scale)
     c = linalg.lstsq(lhs, rhs, rcond=rcond)[0]
-    return u(np.true_divide, c, scale if aval(c).ndim == 1 else _s().reshape(scale, (-1, 1)))
+    return _ufuncs.apply_ufunc(
+        np.true_divide, c, scale if aval(c).ndim == 1 else _s().reshape(scale, (-1, 1))
+    )
 
 
 FUNCTIONS["polyfit"] = polyfit

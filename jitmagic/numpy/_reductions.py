@@ -1,11 +1,21 @@
 """Reductions with NumPy's axis/keepdims/dtype arguments and accumulation dtypes."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axes, normalize_axis, shape_of
-from jitmagic.numpy._ufuncs import apply_ufunc
+from jitmagic.core.dtypes import real_dtype
+from jitmagic.core.operands import (
+    asarray,
+    aval,
+    broadcast_to,
+    convert,
+    normalize_axes,
+    normalize_axis,
+    shape_of,
+)
 from jitmagic.core.tracing import bind
+from jitmagic.numpy import _shape, _ufuncs
 
 
 def _accum_dtype(dt):
@@ -38,8 +48,10 @@ def _reduce(prim, x, axis, keepdims, dtype=None):
 
 def _no_out(out, fname):
     if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{fname} is not supported: "
-                                  f"arrays are immutable under jit; use the returned value")
+        raise NotImplementedError(
+            f"The 'out' argument to jnp.{fname} is not supported: "
+            f"arrays are immutable under jit; use the returned value"
+        )
 
 
 class WhereDtypeError(ValueError, TypeError):
@@ -60,16 +72,15 @@ def _masked(a, mask, fill):
     """a where the mask holds, else fill (the reduction's identity)."""
     if mask is None:
         return a
-    from jitmagic.numpy._shape import where as select
     dt = aval(a).dtype
-    return select(mask, a, convert(fill, dt))
+    return _shape.where(mask, a, convert(fill, dt))
 
 
 def _with_initial(ufunc, r, initial):
     """Combine with initial, cast to the result dtype first as NumPy and JAX do."""
     if initial is None:
         return r
-    return apply_ufunc(ufunc, r, convert(asarray(initial), aval(r).dtype))
+    return _ufuncs.apply_ufunc(ufunc, r, convert(asarray(initial), aval(r).dtype))
 
 
 def _sum_dtype(dt, dtype, promote_integers):
@@ -77,24 +88,40 @@ def _sum_dtype(dt, dtype, promote_integers):
         return np.dtype(dtype)
     if promote_integers:
         return _accum_dtype(dt)
-    return np.dtype(np.int32) if dt.kind == "b" else dt    # JAX's rule for bool
+    return np.dtype(np.int32) if dt.kind == "b" else dt  # JAX's rule for bool
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-        promote_integers=True):
+def sum(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    keepdims=False,
+    initial=None,
+    where=None,
+    promote_integers=True,
+):
     _no_out(out, "sum")
     a = asarray(a)
     a = _masked(a, _mask(a, where), 0)
     dt = _sum_dtype(aval(a).dtype, dtype, promote_integers)
-    if dt == np.float16:    # NumPy adds half-precision numbers in float32 and rounds once
+    if dt == np.float16:  # NumPy adds half-precision numbers in float32 and rounds once
         r = convert(_reduce("reduce_sum", a, axis, keepdims, np.dtype(np.float32)), dt)
     else:
         r = _reduce("reduce_sum", a, axis, keepdims, dt)
     return _with_initial(np.add, r, initial)
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-         promote_integers=True):
+def prod(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    keepdims=False,
+    initial=None,
+    where=None,
+    promote_integers=True,
+):
     _no_out(out, "prod")
     a = asarray(a)
     a = _masked(a, _mask(a, where), 1)
@@ -109,17 +136,21 @@ def _extremum(prim, ufunc, fname, a, axis, out, keepdims, initial, where):
     av = aval(a)
     mask = _mask(a, where)
     if mask is not None and initial is None:
-        raise ValueError(f"reduction operation {fname} does not have an identity, so to use "
-                         f"a where mask one has to specify 'initial'")
+        raise ValueError(
+            f"reduction operation {fname} does not have an identity, so to use "
+            f"a where mask one has to specify 'initial'"
+        )
     axes = normalize_axes(axis, av.ndim)
     if _count(a, axes) == 0 and av.size == 0:
         if initial is None:
-            raise ValueError(f"zero-size array to reduction operation {fname} which has no "
-                             f"identity; give initial=")
-        from jitmagic.numpy._shape import full
-        shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape)
-                      if keepdims or i not in axes)
-        return full(shape, convert(asarray(initial), av.dtype), av.dtype)
+            raise ValueError(
+                f"zero-size array to reduction operation {fname} which has no "
+                f"identity; give initial="
+            )
+        shape = tuple(
+            1 if i in axes else d for i, d in enumerate(av.shape) if keepdims or i not in axes
+        )
+        return _shape.full(shape, convert(asarray(initial), av.dtype), av.dtype)
     a = _masked(a, mask, initial) if mask is not None else a
     return _with_initial(ufunc, _reduce(prim, a, axes, keepdims), initial)
 
@@ -133,7 +164,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def _bool(a):
-    return a if aval(a).dtype == np.dtype(bool) else apply_ufunc(np.not_equal, a, 0)
+    return a if aval(a).dtype == np.dtype(bool) else _ufuncs.apply_ufunc(np.not_equal, a, 0)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
@@ -167,20 +198,21 @@ def _divide_by_count(s, a, axes, keepdims, mask, acc, correction=0):
     """s / (number of elements taking part - correction), in acc's real dtype. With a
     correction (var's ddof) a count <= 0 gives NaN, as in JAX (NumPy divides by
     max(count, 0): inf or NaN, with a warning)."""
-    from jitmagic.core.dtypes import real_dtype
     rdt = real_dtype(acc)
     if mask is None:
         n = _count(a, axes) - correction
         if correction and n <= 0:
             n = float("nan")
-        return apply_ufunc(np.true_divide, s, convert(asarray(n), rdt))
+        return _ufuncs.apply_ufunc(np.true_divide, s, convert(asarray(n), rdt))
     n = sum(mask, axis=axes, keepdims=keepdims)
     if not correction:
-        return apply_ufunc(np.true_divide, s, convert(n, rdt))
-    from jitmagic.numpy._shape import where
-    n = convert(apply_ufunc(np.subtract, n, correction), rdt)
-    return where(apply_ufunc(np.greater, n, 0), apply_ufunc(np.true_divide, s, n),
-                 convert(asarray(np.nan), aval(s).dtype))
+        return _ufuncs.apply_ufunc(np.true_divide, s, convert(n, rdt))
+    n = convert(_ufuncs.apply_ufunc(np.subtract, n, correction), rdt)
+    return _shape.where(
+        _ufuncs.apply_ufunc(np.greater, n, 0),
+        _ufuncs.apply_ufunc(np.true_divide, s, n),
+        convert(asarray(np.nan), aval(s).dtype),
+    )
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
@@ -190,7 +222,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     axes = normalize_axes(axis, av.ndim)
     mask = _mask(a, where)
     dt = _mean_dtype(av.dtype, dtype)
-    acc = np.dtype(np.float32) if dt == np.float16 else dt   # NumPy sums float16 in float32
+    acc = np.dtype(np.float32) if dt == np.float16 else dt  # NumPy sums float16 in float32
     s = sum(convert(a, acc), axis=axes, dtype=acc, keepdims=keepdims, where=mask)
     return convert(_divide_by_count(s, a, axes, keepdims, mask, acc), dt)
 
@@ -198,8 +230,18 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 _mean = mean
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
-        correction=None):
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,
+    correction=None,
+):
     _no_out(out, "var")
     if correction is not None:
         if ddof != 0:
@@ -212,29 +254,51 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     dt = _mean_dtype(av.dtype, dtype)
     x = convert(a, dt)
     m = _mean(x, axis=axes, keepdims=True, where=mask) if mean is None else asarray(mean)
-    d = apply_ufunc(np.subtract, x, m)
-    sq = _abs2(d) if dt.kind == "c" else apply_ufunc(np.multiply, d, d)
+    d = _ufuncs.apply_ufunc(np.subtract, x, m)
+    sq = _abs2(d) if dt.kind == "c" else _ufuncs.apply_ufunc(np.multiply, d, d)
     s = sum(sq, axis=axes, keepdims=keepdims, where=mask)
     return _divide_by_count(s, a, axes, keepdims, mask, dt, ddof)
 
 
 def _abs2(d):
     re, im = bind("real", d), bind("imag", d)
-    return apply_ufunc(np.add, apply_ufunc(np.multiply, re, re), apply_ufunc(np.multiply, im, im))
+    return _ufuncs.apply_ufunc(
+        np.add, _ufuncs.apply_ufunc(np.multiply, re, re), _ufuncs.apply_ufunc(np.multiply, im, im)
+    )
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
-        correction=None):
-    return apply_ufunc(np.sqrt, var(a, axis=axis, dtype=dtype, out=out, ddof=ddof,
-                                    keepdims=keepdims, where=where, mean=mean,
-                                    correction=correction))
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,
+    correction=None,
+):
+    return _ufuncs.apply_ufunc(
+        np.sqrt,
+        var(
+            a,
+            axis=axis,
+            dtype=dtype,
+            out=out,
+            ddof=ddof,
+            keepdims=keepdims,
+            where=where,
+            mean=mean,
+            correction=correction,
+        ),
+    )
 
 
 def _arg(prim, a, axis, keepdims):
     av = aval(a)
     if axis is None:
-        from jitmagic.numpy._shape import ravel
-        a, ax = ravel(a), 0
+        a, ax = _shape.ravel(a), 0
         out = bind(prim, a, axis=0, index_dtype=np.dtype(np.int64))
         if keepdims:
             out = bind("broadcast_in_dim", out, shape=(1,) * av.ndim, broadcast_dimensions=())
@@ -254,5 +318,18 @@ def argmin(a, axis=None, out=None, keepdims=False):
     return _arg("argmin", a, axis, keepdims)
 
 
-FUNCTIONS = dict(sum=sum, prod=prod, max=max, min=min, amax=max, amin=min, any=any, all=all,
-                 mean=mean, var=var, std=std, argmax=argmax, argmin=argmin)
+FUNCTIONS = dict(
+    sum=sum,
+    prod=prod,
+    max=max,
+    min=min,
+    amax=max,
+    amin=min,
+    any=any,
+    all=all,
+    mean=mean,
+    var=var,
+    std=std,
+    argmax=argmax,
+    argmin=argmin,
+)

@@ -1,4 +1,5 @@
 """Shape manipulation and array creation (static shapes)."""
+
 from __future__ import annotations
 
 import builtins
@@ -7,11 +8,20 @@ import math
 import numpy as np
 
 from jitmagic.core import dtypes
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int, weak_probe
-from jitmagic.numpy._ufuncs import apply_ufunc
-from jitmagic.errors import DataDependentShapeError, UnsupportedOperationError
+from jitmagic.core.operands import (
+    asarray,
+    aval,
+    broadcast_to,
+    convert,
+    normalize_axis,
+    shape_of,
+    static_int,
+    weak_probe,
+)
 from jitmagic.core.shapes import Dim, is_one, known_equal
-from jitmagic.core.tracing import Tracer, bind
+from jitmagic.core.tracing import Tracer, bind, concretization_error
+from jitmagic.errors import DataDependentShapeError, UnsupportedOperationError
+from jitmagic.numpy import _advanced, _ufuncs
 
 
 def _shape_arg(shape):
@@ -37,7 +47,9 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     if known_equal(shape, old):
         return a
-    if known_equal(tuple(d for d in old if not is_one(d)), tuple(d for d in shape if not is_one(d))):
+    if known_equal(
+        tuple(d for d in old if not is_one(d)), tuple(d for d in shape if not is_one(d))
+    ):
         # only unit axes move: a view, no buffer needed
         squeezed = [i for i, d in enumerate(old) if is_one(d)]
         x = bind("squeeze", a, dimensions=tuple(squeezed)) if squeezed else a
@@ -52,8 +64,9 @@ def ravel(a, order="C"):
 
 def transpose(a, axes=None):
     nd = aval(a).ndim
-    perm = tuple(reversed(range(nd))) if axes is None else \
-        tuple(normalize_axis(x, nd) for x in axes)
+    perm = (
+        tuple(reversed(range(nd))) if axes is None else tuple(normalize_axis(x, nd) for x in axes)
+    )
     if sorted(perm) != list(range(nd)):
         raise ValueError("axes don't match array")
     if perm == tuple(range(nd)):
@@ -88,7 +101,9 @@ def squeeze(a, axis=None):
         dims = tuple(sorted(normalize_axis(x, len(shape)) for x in axes))
         for d in dims:
             if shape[d] != 1:
-                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+                raise ValueError(
+                    "cannot select an axis to squeeze out which has size not equal to one"
+                )
     return bind("squeeze", a, dimensions=dims) if dims else a
 
 
@@ -163,6 +178,7 @@ def broadcast_arrays(*args):
 
 # ---------------------------------------------------------------- creation
 
+
 def full(shape, fill_value, dtype=None):
     shape = _shape_arg(shape)
     if dtype is None:
@@ -204,7 +220,6 @@ def empty_like(a, dtype=None, shape=None):
 
 def _static_number(x, what):
     if isinstance(x, Tracer):
-        from jitmagic.core.tracing import concretization_error
         raise concretization_error(x, "int" if what == "stop" else "float")
     return x.item() if isinstance(x, (np.ndarray, np.generic)) else x
 
@@ -219,20 +234,21 @@ def arange(start, stop=None, step=None, dtype=None):
     if idt.kind in "iu":
         idx = bind("iota", shape=(n,), dimension=0, dtype=idt)
         if step != 1:
-            idx = apply_ufunc(np.multiply, idx, convert(step, idt))
-        return idx if start == 0 else apply_ufunc(np.add, idx, convert(start, idt))
+            idx = _ufuncs.apply_ufunc(np.multiply, idx, convert(step, idt))
+        return idx if start == 0 else _ufuncs.apply_ufunc(np.add, idx, convert(start, idt))
     idx = bind("iota", shape=(n,), dimension=0, dtype=idt)
-    return apply_ufunc(np.add, apply_ufunc(np.multiply, idx, convert(step, idt)),
-                       convert(start, idt))
+    return _ufuncs.apply_ufunc(
+        np.add, _ufuncs.apply_ufunc(np.multiply, idx, convert(step, idt)), convert(start, idt)
+    )
 
 
 def _arange_length_dtype(start, stop, step, dtype):
     """NumPy's length and dtype for arange, without building the values on the host (a
     jnp.arange(10**9) inside jit would allocate 8 GB at trace time)."""
     try:
-        n = math.ceil((stop - start) / step)       # NumPy's own formula, in double
+        n = math.ceil((stop - start) / step)  # NumPy's own formula, in double
     except (TypeError, ZeroDivisionError, OverflowError, ValueError):
-        n = None                                   # complex, step 0, inf: NumPy decides
+        n = None  # complex, step 0, inf: NumPy decides
     if n is None or n < 4096:
         ref = np.arange(start, stop, step, dtype=dtype)
         return ref.shape[0], ref.dtype
@@ -247,32 +263,49 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = asarray(start), asarray(stop)
-    dt = np.dtype(dtype) if dtype is not None else \
-        np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    dt = (
+        np.dtype(dtype)
+        if dtype is not None
+        else np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    )
     cdt = dt if dt.kind in "fc" else np.result_type(dt, 0.0)
     start, stop = convert(start, cdt), convert(stop, cdt)
     bounds = np.broadcast_shapes(shape_of(start), shape_of(stop))
     shape = (num,) + tuple(bounds)
     div = (num - 1) if endpoint else num
-    span = apply_ufunc(np.subtract, stop, start)
-    step = apply_ufunc(np.true_divide, span, convert(asarray(div if div > 0 else 1), cdt))
+    span = _ufuncs.apply_ufunc(np.subtract, stop, start)
+    step = _ufuncs.apply_ufunc(np.true_divide, span, convert(asarray(div if div > 0 else 1), cdt))
     lead = tuple(range(1, len(shape)))
     if num:
         i = bind("iota", shape=shape, dimension=0, dtype=np.dtype(cdt))
-        y = apply_ufunc(np.add, apply_ufunc(np.multiply, i, broadcast_to(step, bounds)
-                                            if bounds else step),
-                        bind("broadcast_in_dim", broadcast_to(start, bounds), shape=shape,
-                             broadcast_dimensions=lead))
+        y = _ufuncs.apply_ufunc(
+            np.add,
+            _ufuncs.apply_ufunc(np.multiply, i, broadcast_to(step, bounds) if bounds else step),
+            bind(
+                "broadcast_in_dim",
+                broadcast_to(start, bounds),
+                shape=shape,
+                broadcast_dimensions=lead,
+            ),
+        )
         if endpoint and num > 1:
-            last = apply_ufunc(np.equal, i, num - 1)
-            y = where(last, bind("broadcast_in_dim", broadcast_to(stop, bounds), shape=shape,
-                                 broadcast_dimensions=lead), y)
+            last = _ufuncs.apply_ufunc(np.equal, i, num - 1)
+            y = where(
+                last,
+                bind(
+                    "broadcast_in_dim",
+                    broadcast_to(stop, bounds),
+                    shape=shape,
+                    broadcast_dimensions=lead,
+                ),
+                y,
+            )
     else:
         y = full(shape, 0, cdt)
     if div <= 0:
         step = convert(asarray(np.nan), cdt) if endpoint else span
     if dt.kind in "iu":
-        y = apply_ufunc(np.floor, y)
+        y = _ufuncs.apply_ufunc(np.floor, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
     y = convert(y, dt)
@@ -283,12 +316,15 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base ** linspace(start, stop); start, stop and base may be traced."""
     y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     if dtype is None:
-        y = apply_ufunc(np.power, base, y) if not isinstance(base, (int, float)) else \
-            apply_ufunc(np.power, float(base), y)
+        y = (
+            _ufuncs.apply_ufunc(np.power, base, y)
+            if not isinstance(base, (int, float))
+            else _ufuncs.apply_ufunc(np.power, float(base), y)
+        )
         return y
-    out = apply_ufunc(np.power, convert(asarray(base), aval(y).dtype), y)
+    out = _ufuncs.apply_ufunc(np.power, convert(asarray(base), aval(y).dtype), y)
     if np.dtype(dtype).kind in "iu":
-        out = apply_ufunc(np.floor, out)
+        out = _ufuncs.apply_ufunc(np.floor, out)
     return convert(out, dtype)
 
 
@@ -296,33 +332,60 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers evenly spaced on a log scale; start and stop may be traced (real, same sign,
     non-zero). The end points are exactly start and stop, as in NumPy."""
     start, stop = asarray(start), asarray(stop)
-    dt = np.dtype(dtype) if dtype is not None else \
-        np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    dt = (
+        np.dtype(dtype)
+        if dtype is not None
+        else np.result_type(weak_probe(start), weak_probe(stop), 0.0)
+    )
     cdt = dt if dt.kind in "fc" else np.result_type(dt, 0.0)
     if cdt.kind == "c":
         raise NotImplementedError("geomspace of complex numbers is not supported by jitmagic")
     start, stop = convert(start, cdt), convert(stop, cdt)
-    sign = apply_ufunc(np.sign, start)
-    lo = apply_ufunc(np.log10, apply_ufunc(np.multiply, start, sign))
-    hi = apply_ufunc(np.log10, apply_ufunc(np.multiply, stop, sign))
-    y = apply_ufunc(np.power, convert(asarray(10.0), cdt), linspace(lo, hi, num, endpoint))
+    sign = _ufuncs.apply_ufunc(np.sign, start)
+    lo = _ufuncs.apply_ufunc(np.log10, _ufuncs.apply_ufunc(np.multiply, start, sign))
+    hi = _ufuncs.apply_ufunc(np.log10, _ufuncs.apply_ufunc(np.multiply, stop, sign))
+    y = _ufuncs.apply_ufunc(np.power, convert(asarray(10.0), cdt), linspace(lo, hi, num, endpoint))
     bounds = np.broadcast_shapes(shape_of(start), shape_of(stop))
     shape = (num,) + tuple(bounds)
     lead = tuple(range(1, len(shape)))
     i = bind("iota", shape=shape, dimension=0, dtype=np.dtype(np.int64))
     if num:
-        y = where(apply_ufunc(np.equal, i, 0), bind("broadcast_in_dim", apply_ufunc(
-            np.multiply, broadcast_to(start, bounds), sign if not bounds else broadcast_to(
-                sign, bounds)), shape=shape, broadcast_dimensions=lead), y)
+        y = where(
+            _ufuncs.apply_ufunc(np.equal, i, 0),
+            bind(
+                "broadcast_in_dim",
+                _ufuncs.apply_ufunc(
+                    np.multiply,
+                    broadcast_to(start, bounds),
+                    sign if not bounds else broadcast_to(sign, bounds),
+                ),
+                shape=shape,
+                broadcast_dimensions=lead,
+            ),
+            y,
+        )
         if endpoint and num > 1:
-            y = where(apply_ufunc(np.equal, i, num - 1), bind(
-                "broadcast_in_dim", apply_ufunc(np.multiply, broadcast_to(stop, bounds),
-                                                broadcast_to(sign, bounds)),
-                shape=shape, broadcast_dimensions=lead), y)
-    y = apply_ufunc(np.multiply, y, bind("broadcast_in_dim", broadcast_to(sign, bounds),
-                                         shape=shape, broadcast_dimensions=lead))
+            y = where(
+                _ufuncs.apply_ufunc(np.equal, i, num - 1),
+                bind(
+                    "broadcast_in_dim",
+                    _ufuncs.apply_ufunc(
+                        np.multiply, broadcast_to(stop, bounds), broadcast_to(sign, bounds)
+                    ),
+                    shape=shape,
+                    broadcast_dimensions=lead,
+                ),
+                y,
+            )
+    y = _ufuncs.apply_ufunc(
+        np.multiply,
+        y,
+        bind(
+            "broadcast_in_dim", broadcast_to(sign, bounds), shape=shape, broadcast_dimensions=lead
+        ),
+    )
     if dt.kind in "iu":
-        y = apply_ufunc(np.floor, y)
+        y = _ufuncs.apply_ufunc(np.floor, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
     return convert(y, dt)
@@ -332,7 +395,7 @@ def eye(N, M=None, k=0, dtype=float):
     M = N if M is None else M
     r = bind("iota", shape=(N, M), dimension=0, dtype=np.dtype(np.int64))
     c = bind("iota", shape=(N, M), dimension=1, dtype=np.dtype(np.int64))
-    return convert(apply_ufunc(np.equal, apply_ufunc(np.add, r, k), c), dtype)
+    return convert(_ufuncs.apply_ufunc(np.equal, _ufuncs.apply_ufunc(np.add, r, k), c), dtype)
 
 
 def identity(n, dtype=float):
@@ -341,18 +404,22 @@ def identity(n, dtype=float):
 
 # ---------------------------------------------------------------- selection and misc
 
+
 def where(condition, x=None, y=None, *, size=None, fill_value=None):
     if x is None and y is None:
         if size is not None or not isinstance(condition, Tracer):
-            from jitmagic.numpy._advanced import nonzero
-            return nonzero(condition, size=size, fill_value=fill_value)
+            return _advanced.nonzero(condition, size=size, fill_value=fill_value)
         raise DataDependentShapeError(
             "jnp.where(condition) with one argument has a data-dependent output shape, which "
-            "jit cannot compile; use jnp.where(condition, x, y) or jnp.nonzero(..., size=n)")
+            "jit cannot compile; use jnp.where(condition, x, y) or jnp.nonzero(..., size=n)"
+        )
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    c = condition if aval(condition).dtype == np.dtype(bool) else \
-        apply_ufunc(np.not_equal, condition, 0)
+    c = (
+        condition
+        if aval(condition).dtype == np.dtype(bool)
+        else _ufuncs.apply_ufunc(np.not_equal, condition, 0)
+    )
     dt, weak = dtypes.result_type(aval(x), aval(y))
     return bind("select", c, convert(x, dt, weak), convert(y, dt, weak))
 
@@ -363,9 +430,9 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     if lo is not None:
-        a = apply_ufunc(np.maximum, a, lo)
+        a = _ufuncs.apply_ufunc(np.maximum, a, lo)
     if hi is not None:
-        a = apply_ufunc(np.minimum, a, hi)
+        a = _ufuncs.apply_ufunc(np.minimum, a, hi)
     return a
 
 
@@ -378,17 +445,26 @@ def round(a, decimals=0, out=None):
             return a
         # NumPy rounds half to even (rint(x / f) * f); done in integers, so exact
         f = 10 ** (-decimals)
-        q = apply_ufunc(np.floor_divide, a, f)
-        r = apply_ufunc(np.subtract, a, apply_ufunc(np.multiply, q, f))   # 0 <= r < f
-        rest = apply_ufunc(np.subtract, f, r)                             # r * 2 may overflow
-        odd = apply_ufunc(np.not_equal, apply_ufunc(np.remainder, q, 2), 0)
-        up = apply_ufunc(np.logical_or, apply_ufunc(np.greater, r, rest),
-                         apply_ufunc(np.logical_and, apply_ufunc(np.equal, r, rest), odd))
-        return apply_ufunc(np.multiply, apply_ufunc(np.add, q, convert(up, aval(q).dtype)), f)
+        q = _ufuncs.apply_ufunc(np.floor_divide, a, f)
+        r = _ufuncs.apply_ufunc(
+            np.subtract, a, _ufuncs.apply_ufunc(np.multiply, q, f)
+        )  # 0 <= r < f
+        rest = _ufuncs.apply_ufunc(np.subtract, f, r)  # r * 2 may overflow
+        odd = _ufuncs.apply_ufunc(np.not_equal, _ufuncs.apply_ufunc(np.remainder, q, 2), 0)
+        up = _ufuncs.apply_ufunc(
+            np.logical_or,
+            _ufuncs.apply_ufunc(np.greater, r, rest),
+            _ufuncs.apply_ufunc(np.logical_and, _ufuncs.apply_ufunc(np.equal, r, rest), odd),
+        )
+        return _ufuncs.apply_ufunc(
+            np.multiply, _ufuncs.apply_ufunc(np.add, q, convert(up, aval(q).dtype)), f
+        )
     if decimals == 0:
-        return apply_ufunc(np.rint, a)
-    f = 10.0 ** decimals
-    return apply_ufunc(np.true_divide, apply_ufunc(np.rint, apply_ufunc(np.multiply, a, f)), f)
+        return _ufuncs.apply_ufunc(np.rint, a)
+    f = 10.0**decimals
+    return _ufuncs.apply_ufunc(
+        np.true_divide, _ufuncs.apply_ufunc(np.rint, _ufuncs.apply_ufunc(np.multiply, a, f)), f
+    )
 
 
 def real(a):
@@ -410,8 +486,16 @@ def copy(a):
 
 def flip(m, axis=None):
     nd = aval(m).ndim
-    dims = tuple(range(nd)) if axis is None else tuple(
-        sorted(normalize_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))))
+    dims = (
+        tuple(range(nd))
+        if axis is None
+        else tuple(
+            sorted(
+                normalize_axis(a, nd)
+                for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
+            )
+        )
+    )
     return bind("rev", m, dimensions=dims) if dims else m
 
 
@@ -428,15 +512,48 @@ def ndim(a):
 
 
 FUNCTIONS = dict(
-    reshape=reshape, ravel=ravel, transpose=transpose, moveaxis=moveaxis, swapaxes=swapaxes,
-    squeeze=squeeze, expand_dims=expand_dims, concatenate=concatenate, concat=concatenate,
-    stack=stack, hstack=hstack, vstack=vstack, atleast_1d=atleast_1d, atleast_2d=atleast_2d,
+    reshape=reshape,
+    ravel=ravel,
+    transpose=transpose,
+    moveaxis=moveaxis,
+    swapaxes=swapaxes,
+    squeeze=squeeze,
+    expand_dims=expand_dims,
+    concatenate=concatenate,
+    concat=concatenate,
+    stack=stack,
+    hstack=hstack,
+    vstack=vstack,
+    atleast_1d=atleast_1d,
+    atleast_2d=atleast_2d,
     broadcast_to=lambda a, shape: broadcast_to(asarray(a), _shape_arg(shape)),
-    broadcast_arrays=broadcast_arrays, full=full, zeros=zeros, ones=ones, empty=empty,
-    full_like=full_like, zeros_like=zeros_like, ones_like=ones_like, empty_like=empty_like,
-    arange=arange, linspace=linspace, logspace=logspace, geomspace=geomspace, eye=eye,
-    identity=identity, where=where, clip=clip,
-    round=round, around=round, real=real, imag=imag, astype=astype, copy=copy, flip=flip,
-    size=size, shape=shape, ndim=ndim, asarray=asarray, array=lambda x, dtype=None, copy=True:
-    asarray(x, dtype),
+    broadcast_arrays=broadcast_arrays,
+    full=full,
+    zeros=zeros,
+    ones=ones,
+    empty=empty,
+    full_like=full_like,
+    zeros_like=zeros_like,
+    ones_like=ones_like,
+    empty_like=empty_like,
+    arange=arange,
+    linspace=linspace,
+    logspace=logspace,
+    geomspace=geomspace,
+    eye=eye,
+    identity=identity,
+    where=where,
+    clip=clip,
+    round=round,
+    around=round,
+    real=real,
+    imag=imag,
+    astype=astype,
+    copy=copy,
+    flip=flip,
+    size=size,
+    shape=shape,
+    ndim=ndim,
+    asarray=asarray,
+    array=lambda x, dtype=None, copy=True: asarray(x, dtype),
 )

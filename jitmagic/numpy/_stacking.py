@@ -1,19 +1,27 @@
 """Shape building on top of reshape/transpose/concatenate/gather: flips and rotations,
 stacking, block, append/insert/delete (static positions), resize, unstack, and the products
 kron, cross, vecdot, matvec, vecmat."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis, shape_of, static_int
-from jitmagic.numpy._ufuncs import apply_ufunc as u
-from jitmagic.core.tracing import Tracer
+from jitmagic.core.operands import (
+    asarray,
+    aval,
+    broadcast_to,
+    convert,
+    normalize_axis,
+    shape_of,
+    static_int,
+)
+from jitmagic.core.tracing import Tracer, concretization_error
+from jitmagic.numpy import _indexing, _linalg, _manipulate, _shape, _ufuncs, linalg
 
 
 def _s():
-    from jitmagic.numpy import _shape
     return _shape
 
 
@@ -99,12 +107,15 @@ def dstack(tup, dtype=None):
 
 def block(arrays):
     """np.block: nested lists concatenated along the last axes, innermost last."""
+
     def depth(x):
-        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list)
-                                                                   else 0)
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+
     if isinstance(arrays, tuple):
-        raise TypeError("arrays is a tuple. Only lists can be used to arrange blocks, and "
-                        "np.block does not allow implicit conversion from tuple to ndarray.")
+        raise TypeError(
+            "arrays is a tuple. Only lists can be used to arrange blocks, and "
+            "np.block does not allow implicit conversion from tuple to ndarray."
+        )
     d = depth(arrays)
     leaves = []
 
@@ -114,6 +125,7 @@ def block(arrays):
                 collect(e)
         else:
             leaves.append(asarray(x))
+
     collect(arrays)
     nd = max([d] + [aval(x).ndim for x in leaves])
 
@@ -125,6 +137,7 @@ def block(arrays):
             raise ValueError("List at arrays cannot be empty")
         parts = [build(e, level + 1) for e in x]
         return _s().concatenate(parts, axis=nd - d + level)
+
     return build(arrays, 0)
 
 
@@ -137,7 +150,6 @@ def append(arr, values, axis=None):
 
 def _positions(obj, n, what):
     if isinstance(obj, Tracer):
-        from jitmagic.core.tracing import concretization_error
         raise concretization_error(obj, f"{what} positions")
     if isinstance(obj, slice):
         return np.arange(n)[obj]
@@ -146,7 +158,6 @@ def _positions(obj, n, what):
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """Static positions (ints, slices, boolean masks) are removed by one static gather."""
-    from jitmagic.numpy._manipulate import _take_static
     arr = asarray(arr)
     if axis is None:
         arr, axis = _s().ravel(arr), 0
@@ -155,8 +166,10 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     pos = _positions(obj, n, "delete")
     if pos.dtype == bool:
         if pos.shape != (n,):
-            raise ValueError("boolean array argument obj to delete must be one dimensional "
-                             "and match the axis length")
+            raise ValueError(
+                "boolean array argument obj to delete must be one dimensional "
+                "and match the axis length"
+            )
         keep = ~pos
     else:
         pos = pos.astype(np.int64).ravel()
@@ -164,13 +177,12 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
             raise IndexError(f"index out of bounds for axis {axis} with size {n}")
         keep = np.ones(n, bool)
         keep[pos % n if n else pos] = False
-    return _take_static(arr, np.nonzero(keep)[0], axis)
+    return _manipulate._take_static(arr, np.nonzero(keep)[0], axis)
 
 
 def insert(arr, obj, values, axis=None):
     """np.insert at static positions: values go before the given indices (a scalar index
     inserts values as a block along the axis)."""
-    from jitmagic.numpy._manipulate import _take_static
     arr = asarray(arr)
     values = asarray(values)
     if axis is None:
@@ -188,9 +200,12 @@ def insert(arr, obj, values, axis=None):
     pos = np.where(pos < 0, pos + n, pos)
     values = convert(values, aval(arr).dtype)
     shp = list(shape_of(arr))
-    if scalar:          # NumPy: values made nd-dimensional, their first axis moved to axis
-        v = _s().reshape(values, (1,) * (nd - aval(values).ndim) + shape_of(values)) \
-            if aval(values).ndim < nd else values
+    if scalar:  # NumPy: values made nd-dimensional, their first axis moved to axis
+        v = (
+            _s().reshape(values, (1,) * (nd - aval(values).ndim) + shape_of(values))
+            if aval(values).ndim < nd
+            else values
+        )
         v = _s().moveaxis(v, 0, axis)
         shp[axis] = shape_of(v)[axis]
         pos = np.repeat(pos, shp[axis])
@@ -200,20 +215,19 @@ def insert(arr, obj, values, axis=None):
     v = broadcast_to(v, tuple(shp))
     m = len(pos)
     order = np.argsort(pos, kind="stable")
-    new_pos = pos[order] + np.arange(m)            # where each inserted value lands
+    new_pos = pos[order] + np.arange(m)  # where each inserted value lands
     total = n + m
     is_new = np.zeros(total, bool)
     is_new[new_pos] = True
     src = np.empty(total, np.int64)
     src[~is_new] = np.arange(n)
-    src[new_pos] = n + order                        # inserted values follow arr
+    src[new_pos] = n + order  # inserted values follow arr
     both = _s().concatenate([arr, v], axis=axis)
-    return _take_static(both, src, axis)
+    return _manipulate._take_static(both, src, axis)
 
 
 def resize(a, new_shape):
     """The flattened array repeated (or cut) to fill new_shape, as np.resize."""
-    from jitmagic.numpy._manipulate import _take_static
     a = _s().ravel(asarray(a))
     shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
     shape = tuple(static_int(d, "new_shape") for d in shape)
@@ -223,18 +237,20 @@ def resize(a, new_shape):
     n = shape_of(a)[0]
     if n == 0 or total == 0:
         return _s().zeros(shape, aval(a).dtype)
-    return _s().reshape(_take_static(a, np.arange(total) % n, 0), shape)
+    return _s().reshape(_manipulate._take_static(a, np.arange(total) % n, 0), shape)
 
 
 def unstack(x, /, *, axis=0):
     x = asarray(x)
     nd = aval(x).ndim
     if nd == 0:
-        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
-                         "passed.")
+        raise ValueError(
+            "Unstack requires arrays with rank > 0, however a scalar array was passed."
+        )
     axis = normalize_axis(axis, nd)
-    from jitmagic.numpy._indexing import getitem
-    return tuple(getitem(x, (slice(None),) * axis + (i,)) for i in range(shape_of(x)[axis]))
+    return tuple(
+        _indexing.getitem(x, (slice(None),) * axis + (i,)) for i in range(shape_of(x)[axis])
+    )
 
 
 def permute_dims(a, /, axes):
@@ -244,12 +260,14 @@ def permute_dims(a, /, axes):
 def matrix_transpose(x, /):
     x = asarray(x)
     if aval(x).ndim < 2:
-        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
-                         f"ndim={aval(x).ndim}")
+        raise ValueError(
+            f"x must be at least two-dimensional for matrix_transpose; got ndim={aval(x).ndim}"
+        )
     return _s().swapaxes(x, -1, -2)
 
 
 # ---------------------------------------------------------------- products
+
 
 def kron(a, b):
     a, b = asarray(a), asarray(b)
@@ -261,7 +279,9 @@ def kron(a, b):
     # a[i, None, j, None] * b[None, k, None, l] -> (i k, j l)
     ea = _s().reshape(a, tuple(d for s in sa for d in (s, 1)))
     eb = _s().reshape(b, tuple(d for s in sb for d in (1, s)))
-    return _s().reshape(u(np.multiply, ea, eb), tuple(x * y for x, y in zip(sa, sb)))
+    return _s().reshape(
+        _ufuncs.apply_ufunc(np.multiply, ea, eb), tuple(x * y for x, y in zip(sa, sb))
+    )
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -271,52 +291,86 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a = _s().moveaxis(a, normalize_axis(axisa, aval(a).ndim), -1)
     b = _s().moveaxis(b, normalize_axis(axisb, aval(b).ndim), -1)
     if shape_of(a)[-1] not in (2, 3) or shape_of(b)[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 "
-                         "or 3)")
-    from jitmagic.numpy._indexing import getitem
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
 
     def c(x, i):
-        return getitem(x, (Ellipsis, i))
+        return _indexing.getitem(x, (Ellipsis, i))
+
     a0, a1 = c(a, 0), c(a, 1)
     b0, b1 = c(b, 0), c(b, 1)
-    z = u(np.subtract, u(np.multiply, a0, b1), u(np.multiply, a1, b0))
+    z = _ufuncs.apply_ufunc(
+        np.subtract,
+        _ufuncs.apply_ufunc(np.multiply, a0, b1),
+        _ufuncs.apply_ufunc(np.multiply, a1, b0),
+    )
     if shape_of(a)[-1] == 2 and shape_of(b)[-1] == 2:
         return z
     a2 = c(a, 2) if shape_of(a)[-1] == 3 else None
     b2 = c(b, 2) if shape_of(b)[-1] == 3 else None
-    x = u(np.negative, u(np.multiply, a2, b1)) if b2 is None else \
-        u(np.multiply, a1, b2) if a2 is None else \
-        u(np.subtract, u(np.multiply, a1, b2), u(np.multiply, a2, b1))
-    y = u(np.multiply, a2, b0) if b2 is None else \
-        u(np.negative, u(np.multiply, a0, b2)) if a2 is None else \
-        u(np.subtract, u(np.multiply, a2, b0), u(np.multiply, a0, b2))
+    x = (
+        _ufuncs.apply_ufunc(np.negative, _ufuncs.apply_ufunc(np.multiply, a2, b1))
+        if b2 is None
+        else _ufuncs.apply_ufunc(np.multiply, a1, b2)
+        if a2 is None
+        else _ufuncs.apply_ufunc(
+            np.subtract,
+            _ufuncs.apply_ufunc(np.multiply, a1, b2),
+            _ufuncs.apply_ufunc(np.multiply, a2, b1),
+        )
+    )
+    y = (
+        _ufuncs.apply_ufunc(np.multiply, a2, b0)
+        if b2 is None
+        else _ufuncs.apply_ufunc(np.negative, _ufuncs.apply_ufunc(np.multiply, a0, b2))
+        if a2 is None
+        else _ufuncs.apply_ufunc(
+            np.subtract,
+            _ufuncs.apply_ufunc(np.multiply, a2, b0),
+            _ufuncs.apply_ufunc(np.multiply, a0, b2),
+        )
+    )
     x, y, z = _s().broadcast_arrays(x, y, z)
     out = _s().stack([x, y, z], axis=-1)
     return _s().moveaxis(out, -1, normalize_axis(axisc, aval(out).ndim))
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    from jitmagic.numpy import linalg
-    return linalg.vecdot(x1, x2, axis=axis, precision=precision,
-                         preferred_element_type=preferred_element_type)
+    return linalg.vecdot(
+        x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type
+    )
 
 
 def matvec(x1, x2, /):
-    from jitmagic.numpy._linalg import matmul
     x1, x2 = asarray(x1), asarray(x2)
-    return _s().squeeze(matmul(x1, _s().expand_dims(x2, -1)), -1)
+    return _s().squeeze(_linalg.matmul(x1, _s().expand_dims(x2, -1)), -1)
 
 
 def vecmat(x1, x2, /):
-    from jitmagic.numpy._linalg import matmul
     x1, x2 = asarray(x1), asarray(x2)
     if aval(x1).dtype.kind == "c":
-        x1 = u(np.conjugate, x1)
-    return _s().squeeze(matmul(_s().expand_dims(x1, -2), x2), -2)
+        x1 = _ufuncs.apply_ufunc(np.conjugate, x1)
+    return _s().squeeze(_linalg.matmul(_s().expand_dims(x1, -2), x2), -2)
 
 
-FUNCTIONS = dict(flipud=flipud, fliplr=fliplr, rot90=rot90, rollaxis=rollaxis,
-                 atleast_3d=atleast_3d, column_stack=column_stack, dstack=dstack, block=block,
-                 append=append, delete=delete, insert=insert, resize=resize, unstack=unstack,
-                 permute_dims=permute_dims, matrix_transpose=matrix_transpose, kron=kron,
-                 cross=cross, vecdot=vecdot, matvec=matvec, vecmat=vecmat)
+FUNCTIONS = dict(
+    flipud=flipud,
+    fliplr=fliplr,
+    rot90=rot90,
+    rollaxis=rollaxis,
+    atleast_3d=atleast_3d,
+    column_stack=column_stack,
+    dstack=dstack,
+    block=block,
+    append=append,
+    delete=delete,
+    insert=insert,
+    resize=resize,
+    unstack=unstack,
+    permute_dims=permute_dims,
+    matrix_transpose=matrix_transpose,
+    kron=kron,
+    cross=cross,
+    vecdot=vecdot,
+    matvec=matvec,
+    vecmat=vecmat,
+)

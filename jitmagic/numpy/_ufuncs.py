@@ -1,30 +1,74 @@
 """Elementwise functions. NumPy itself resolves each call's dtypes (ufunc.resolve_dtypes), so
 promotion follows NumPy 2 exactly, weak Python scalars included."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from jitmagic.core.operands import aval, convert, weak_probe
-from jitmagic.errors import UnsupportedOperationError
 from jitmagic.core.tracing import bind
+from jitmagic.errors import UnsupportedOperationError
+from jitmagic.numpy import _linalg, _shape
 
 UFUNC_PRIMS = {
-    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
-    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
-    np.negative: "neg", np.absolute: "abs", np.sign: "sign",
-    np.maximum: "max", np.minimum: "min", np.fmax: "fmax", np.fmin: "fmin",
-    np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
-    np.greater: "gt", np.greater_equal: "ge",
-    np.bitwise_and: "and", np.bitwise_or: "or", np.bitwise_xor: "xor", np.invert: "not",
-    np.left_shift: "shift_left", np.right_shift: "shift_right",
-    np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "arcsin", np.arccos: "arccos",
-    np.arctan: "arctan", np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh",
-    np.arcsinh: "arcsinh", np.arccosh: "arccosh", np.arctanh: "arctanh",
-    np.exp: "exp", np.exp2: "exp2", np.expm1: "expm1", np.log: "log", np.log1p: "log1p",
-    np.log2: "log2", np.log10: "log10", np.sqrt: "sqrt", np.cbrt: "cbrt",
-    np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint",
-    np.arctan2: "arctan2", np.hypot: "hypot", np.copysign: "copysign",
-    np.isnan: "isnan", np.isinf: "isinf", np.isfinite: "isfinite", np.conjugate: "conj",
+    np.add: "add",
+    np.subtract: "sub",
+    np.multiply: "mul",
+    np.true_divide: "div",
+    np.floor_divide: "floordiv",
+    np.remainder: "mod",
+    np.power: "pow",
+    np.negative: "neg",
+    np.absolute: "abs",
+    np.sign: "sign",
+    np.maximum: "max",
+    np.minimum: "min",
+    np.fmax: "fmax",
+    np.fmin: "fmin",
+    np.equal: "eq",
+    np.not_equal: "ne",
+    np.less: "lt",
+    np.less_equal: "le",
+    np.greater: "gt",
+    np.greater_equal: "ge",
+    np.bitwise_and: "and",
+    np.bitwise_or: "or",
+    np.bitwise_xor: "xor",
+    np.invert: "not",
+    np.left_shift: "shift_left",
+    np.right_shift: "shift_right",
+    np.sin: "sin",
+    np.cos: "cos",
+    np.tan: "tan",
+    np.arcsin: "arcsin",
+    np.arccos: "arccos",
+    np.arctan: "arctan",
+    np.sinh: "sinh",
+    np.cosh: "cosh",
+    np.tanh: "tanh",
+    np.arcsinh: "arcsinh",
+    np.arccosh: "arccosh",
+    np.arctanh: "arctanh",
+    np.exp: "exp",
+    np.exp2: "exp2",
+    np.expm1: "expm1",
+    np.log: "log",
+    np.log1p: "log1p",
+    np.log2: "log2",
+    np.log10: "log10",
+    np.sqrt: "sqrt",
+    np.cbrt: "cbrt",
+    np.floor: "floor",
+    np.ceil: "ceil",
+    np.trunc: "trunc",
+    np.rint: "rint",
+    np.arctan2: "arctan2",
+    np.hypot: "hypot",
+    np.copysign: "copysign",
+    np.isnan: "isnan",
+    np.isinf: "isinf",
+    np.isfinite: "isfinite",
+    np.conjugate: "conj",
 }
 
 # Float-only primitives whose NumPy loops also accept integers and return them unchanged.
@@ -43,7 +87,7 @@ def resolve(ufunc, *xs):
     except TypeError as e:
         kinds = ", ".join(str(aval(x)) for x in xs)
         raise TypeError(f"np.{ufunc.__name__} is not defined for operands {kinds}: {e}") from None
-    return sig[:ufunc.nin], sig[ufunc.nin:]
+    return sig[: ufunc.nin], sig[ufunc.nin :]
 
 
 def apply_ufunc(ufunc, *xs):
@@ -53,8 +97,9 @@ def apply_ufunc(ufunc, *xs):
         if fn is None:
             raise UnsupportedOperationError(
                 f"np.{ufunc.__name__} is not supported by jitmagic; use a supported function or "
-                f"call it outside the jitted function")
-        if ufunc.signature is not None:      # gufuncs (matmul) resolve their own dtypes
+                f"call it outside the jitted function"
+            )
+        if ufunc.signature is not None:  # gufuncs (matmul) resolve their own dtypes
             return fn(*xs)
         # NumPy's loop for the operand dtypes decides the computation and result dtypes
         # (np.square(bool) is int8, np.deg2rad(int8) is float16)
@@ -68,8 +113,8 @@ def apply_ufunc(ufunc, *xs):
     weak = [aval(x).weak_type for x in xs]
     ins = [convert(x, dt, w) for x, dt, w in zip(xs, in_dts, weak)]
     if prim == "conj" and in_dts[0].kind != "c":
-        return convert(ins[0], out_dts[0])            # conjugate of a real number is itself
-    if prim == "rint" and in_dts[0].kind == "c":      # rounds both parts
+        return convert(ins[0], out_dts[0])  # conjugate of a real number is itself
+    if prim == "rint" and in_dts[0].kind == "c":  # rounds both parts
         re, im = bind("rint", bind("real", ins[0])), bind("rint", bind("imag", ins[0]))
         return bind("complex", re, im)
     if prim in _INT_IDENTITY and in_dts[0].kind in "biu":
@@ -85,8 +130,7 @@ def apply_ufunc(ufunc, *xs):
 
 
 def _full_like_bool(x, value):
-    from jitmagic.numpy._shape import full
-    return full(aval(x).shape, value, dtype=bool)
+    return _shape.full(aval(x).shape, value, dtype=bool)
 
 
 def _ne0(x):
@@ -96,6 +140,7 @@ def _ne0(x):
 def _logical(op):
     def fn(x, y):
         return bind(op, _bool(x), _bool(y))
+
     return fn
 
 
@@ -118,8 +163,7 @@ def _reciprocal(x):
 
 
 def _matmul(a, b):
-    from jitmagic.numpy._linalg import matmul
-    return matmul(a, b)
+    return _linalg.matmul(a, b)
 
 
 def _divmod(x, y):
@@ -127,17 +171,22 @@ def _divmod(x, y):
 
 
 COMPOSITES = {
-    np.positive: lambda x: x,          # not x + 0: that turns -0.0 into 0.0
+    np.positive: lambda x: x,  # not x + 0: that turns -0.0 into 0.0
     np.square: lambda x: apply_ufunc(np.multiply, x, x),
     np.matmul: _matmul,
     np.reciprocal: _reciprocal,
-    np.logical_and: _logical("and"), np.logical_or: _logical("or"),
-    np.logical_xor: _logical("xor"), np.logical_not: lambda x: bind("not", _bool(x)),
+    np.logical_and: _logical("and"),
+    np.logical_or: _logical("or"),
+    np.logical_xor: _logical("xor"),
+    np.logical_not: lambda x: bind("not", _bool(x)),
     np.fabs: lambda x: apply_ufunc(np.absolute, convert(x, resolve(np.fabs, x)[0][0])),
     np.deg2rad: lambda x: apply_ufunc(np.multiply, x, np.pi / 180),
     np.rad2deg: lambda x: apply_ufunc(np.multiply, x, 180 / np.pi),
-    np.float_power: lambda x, y: apply_ufunc(np.power, convert(x, np.result_type(
-        resolve(np.float_power, x, y)[0][0])), convert(y, resolve(np.float_power, x, y)[0][1])),
+    np.float_power: lambda x, y: apply_ufunc(
+        np.power,
+        convert(x, np.result_type(resolve(np.float_power, x, y)[0][0])),
+        convert(y, resolve(np.float_power, x, y)[0][1]),
+    ),
     np.divmod: _divmod,
 }
 COMPOSITES[np.radians] = COMPOSITES[np.deg2rad]
@@ -156,10 +205,13 @@ def angle(z, deg=False):
 
 def _export():
     out = {}
+
     def wrapper(uf):
         def fn(*xs):
             return apply_ufunc(uf, *xs)
+
         return fn
+
     for uf in list(UFUNC_PRIMS) + list(COMPOSITES):
         fn = wrapper(uf)
         fn.__name__ = uf.__name__
@@ -169,11 +221,22 @@ def _export():
 
 
 FUNCTIONS = _export()
-FUNCTIONS.update(angle=angle, mod=FUNCTIONS["remainder"], true_divide=FUNCTIONS["divide"],
-                 abs=FUNCTIONS["absolute"], conj=FUNCTIONS["conjugate"], pow=FUNCTIONS["power"],
-                 asin=FUNCTIONS["arcsin"], acos=FUNCTIONS["arccos"], atan=FUNCTIONS["arctan"],
-                 atan2=FUNCTIONS["arctan2"], asinh=FUNCTIONS["arcsinh"],
-                 acosh=FUNCTIONS["arccosh"], atanh=FUNCTIONS["arctanh"],
-                 bitwise_not=FUNCTIONS["invert"], bitwise_invert=FUNCTIONS["invert"],
-                 bitwise_left_shift=FUNCTIONS["left_shift"],
-                 bitwise_right_shift=FUNCTIONS["right_shift"])
+FUNCTIONS.update(
+    angle=angle,
+    mod=FUNCTIONS["remainder"],
+    true_divide=FUNCTIONS["divide"],
+    abs=FUNCTIONS["absolute"],
+    conj=FUNCTIONS["conjugate"],
+    pow=FUNCTIONS["power"],
+    asin=FUNCTIONS["arcsin"],
+    acos=FUNCTIONS["arccos"],
+    atan=FUNCTIONS["arctan"],
+    atan2=FUNCTIONS["arctan2"],
+    asinh=FUNCTIONS["arcsinh"],
+    acosh=FUNCTIONS["arccosh"],
+    atanh=FUNCTIONS["arctanh"],
+    bitwise_not=FUNCTIONS["invert"],
+    bitwise_invert=FUNCTIONS["invert"],
+    bitwise_left_shift=FUNCTIONS["left_shift"],
+    bitwise_right_shift=FUNCTIONS["right_shift"],
+)

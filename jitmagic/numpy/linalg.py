@@ -2,28 +2,30 @@
 built on them, with JAX's conventions: integer inputs promote to float (64-bit ints to
 float64, others to float32), float16 is computed in float32, a numerical failure gives NaNs
 rather than an exception, and `det` of a singular matrix is 0."""
+
 from __future__ import annotations
 
 import numpy as np
 
+from jitmagic import numpy as jnp
 from jitmagic.core import dtypes
+from jitmagic.core.operands import asarray, aval, broadcast_to, convert, normalize_axis, static_int
 from jitmagic.core.tracing import bind
-from jitmagic.core.operands import aval, asarray, broadcast_to, convert, normalize_axis
+from jitmagic.numpy import _reductions, _shape, _ufuncs
 
 
 def _jnp():
-    from jitmagic import numpy as jnp     # the package namespace, complete once imported
     return jnp
 
 
 def _u(uf, *xs):
-    from jitmagic.numpy._ufuncs import apply_ufunc
-    return apply_ufunc(uf, *xs)
+    return _ufuncs.apply_ufunc(uf, *xs)
 
 
 class _Result(tuple):
     """A tuple with JAX's field names. Not a namedtuple on purpose: jit flattens it as a
     tuple, so it can be returned from a jitted function (as a plain tuple)."""
+
     _names: tuple = ()
 
     def __new__(cls, *items):
@@ -36,8 +38,11 @@ class _Result(tuple):
             raise AttributeError(name) from None
 
     def __repr__(self):
-        return f"{type(self).__name__}(" + ", ".join(
-            f"{n}={v!r}" for n, v in zip(self._names, self)) + ")"
+        return (
+            f"{type(self).__name__}("
+            + ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self))
+            + ")"
+        )
 
 
 class EighResult(_Result):
@@ -71,11 +76,11 @@ def _inexact(*xs):
 def _matrix(x, what, square=False):
     shape = aval(x).shape
     if len(shape) < 2:
-        raise ValueError(f"{what}: the argument must have at least 2 dimensions, got shape "
-                         f"{shape}")
+        raise ValueError(f"{what}: the argument must have at least 2 dimensions, got shape {shape}")
     if square and shape[-1] != shape[-2]:
-        raise ValueError(f"{what}: the last two dimensions must be equal (a square matrix), "
-                         f"got shape {shape}")
+        raise ValueError(
+            f"{what}: the last two dimensions must be equal (a square matrix), got shape {shape}"
+        )
     return shape[:-2], shape[-2], shape[-1]
 
 
@@ -137,14 +142,17 @@ def solve(a, b):
         b = _jnp().expand_dims(b, -1)
         bs = aval(b).shape
     elif len(bs) < 2 or bs[-2] != n:
-        raise ValueError(f"Invalid shapes for solve: {aval(a).shape}, {bs}: b must be a "
-                         f"vector of length {n} or a batch of matrices with {n} rows; for a "
-                         f"batch of vectors use solve(a, b[..., None])[..., 0]")
+        raise ValueError(
+            f"Invalid shapes for solve: {aval(a).shape}, {bs}: b must be a "
+            f"vector of length {n} or a batch of matrices with {n} rows; for a "
+            f"batch of vectors use solve(a, b[..., None])[..., 0]"
+        )
     try:
         batch = tuple(np.broadcast_shapes(batch, bs[:-2]))
     except ValueError:
-        raise ValueError(f"solve: batch shapes of {aval(a).shape} and {bs} do not "
-                         f"broadcast") from None
+        raise ValueError(
+            f"solve: batch shapes of {aval(a).shape} and {bs} do not broadcast"
+        ) from None
     a = broadcast_to(a, batch + (n, n))
     b = broadcast_to(b, batch + (n, bs[-1]))
     if n == 0 or bs[-1] == 0 or 0 in batch:
@@ -166,21 +174,22 @@ def _lu(a):
 
 def slogdet(a, *, method=None):
     if method not in (None, "lu"):
-        raise NotImplementedError(f"slogdet(method={method!r}): only method='lu' is "
-                                  f"implemented")
+        raise NotImplementedError(f"slogdet(method={method!r}): only method='lu' is implemented")
     (a,), dt = _inexact(a)
     batch, n, _ = _matrix(a, "slogdet", square=True)
     jnp = _jnp()
     wdt = aval(a).dtype
     rdt = _real_dtype(wdt)
     if n == 0 or 0 in batch:
-        return SlogdetResult(_out(jnp.ones(batch, wdt), dt),
-                             _out(jnp.zeros(batch, rdt), _real_dtype(dt)))
+        return SlogdetResult(
+            _out(jnp.ones(batch, wdt), dt), _out(jnp.zeros(batch, rdt), _real_dtype(dt))
+        )
     lu, piv = _lu(a)
     diag = _diagonal(lu)
     is_zero = jnp.any(_u(np.equal, diag, 0), axis=-1)
-    swaps = jnp.sum(convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32),
-                    axis=-1)
+    swaps = jnp.sum(
+        convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32), axis=-1
+    )
     absdiag = _u(np.absolute, diag)
     if wdt.kind == "c":
         sign = jnp.prod(_u(np.divide, diag, convert(absdiag, wdt)), axis=-1)
@@ -189,8 +198,7 @@ def slogdet(a, *, method=None):
         swaps = _u(np.add, swaps, jnp.sum(convert(_u(np.less, diag, 0), np.int32), axis=-1))
     odd = _u(np.equal, _u(np.remainder, swaps, 2), 1)
     sign = jnp.where(is_zero, convert(0, wdt), jnp.where(odd, _u(np.negative, sign), sign))
-    logdet = jnp.where(is_zero, convert(-np.inf, rdt),
-                       jnp.sum(_u(np.log, absdiag), axis=-1))
+    logdet = jnp.where(is_zero, convert(-np.inf, rdt), jnp.sum(_u(np.log, absdiag), axis=-1))
     return SlogdetResult(_out(sign, dt), _out(logdet, _real_dtype(dt)))
 
 
@@ -204,8 +212,9 @@ def det(a):
     if n == 0 or 0 in batch:
         return _out(jnp.ones(batch, wdt), dt)
     lu, piv = _lu(a)
-    swaps = jnp.sum(convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32),
-                    axis=-1)
+    swaps = jnp.sum(
+        convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32), axis=-1
+    )
     diag = _diagonal(lu)
     p = jnp.prod(diag, axis=-1)
     odd = _u(np.equal, _u(np.remainder, swaps, 2), 1)
@@ -234,8 +243,9 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 
 def qr(a, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
-        raise NotImplementedError(f"qr(mode={mode!r}): modes 'reduced', 'complete' and 'r' "
-                                  f"are implemented")
+        raise NotImplementedError(
+            f"qr(mode={mode!r}): modes 'reduced', 'complete' and 'r' are implemented"
+        )
     (a,), dt = _inexact(a)
     batch, m, n = _matrix(a, "qr")
     full = mode == "complete"
@@ -252,8 +262,10 @@ def qr(a, mode="reduced"):
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     if hermitian:
-        raise NotImplementedError("svd(hermitian=True) is not implemented; "
-                                  "use hermitian=False (the general SVD gives the same values)")
+        raise NotImplementedError(
+            "svd(hermitian=True) is not implemented; "
+            "use hermitian=False (the general SVD gives the same values)"
+        )
     if subset_by_index is not None:
         raise NotImplementedError("svd(subset_by_index=...) is not implemented")
     (a,), dt = _inexact(a)
@@ -287,8 +299,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """As JAX: through the SVD; residuals are always returned (numpy_resid=False), rank as
     an int64 (x64) array."""
     if numpy_resid:
-        raise NotImplementedError("lstsq(numpy_resid=True) gives a shape that depends on "
-                                  "values, which jit cannot compile")
+        raise NotImplementedError(
+            "lstsq(numpy_resid=True) gives a shape that depends on values, which jit cannot compile"
+        )
     (a, b), dt = _inexact(a, b)
     jnp = _jnp()
     sa, sb = aval(a).shape, aval(b).shape
@@ -300,8 +313,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     if vector:
         b = jnp.expand_dims(b, -1)
     if aval(b).ndim != 2:
-        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or "
-                        f"two-dimensional")
+        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or two-dimensional")
     m, n = sa
     wdt = aval(a).dtype
     rdt = _real_dtype(wdt)
@@ -347,15 +359,13 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         rtol = 10.0 * max(m, n) * _finfo_eps(wdt)
     rtol = convert(asarray(rtol), rdt)
     u, s, vh = svd(a, full_matrices=False)
-    cutoff = _u(np.multiply, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol,
-                s[..., 0:1])
+    cutoff = _u(np.multiply, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol, s[..., 0:1])
     s = convert(jnp.where(_u(np.greater, s, cutoff), s, convert(np.inf, rdt)), wdt)
     res = jnp.matmul(_mT(vh), _u(np.divide, _mT(u), jnp.expand_dims(s, -1)))
     return _out(res, dt)
 
 
 def matrix_power(a, n):
-    from jitmagic.core.operands import static_int
     n = static_int(n, "matrix_power exponent")
     a = asarray(a)
     batch, m, _ = _matrix(a, "matrix_power", square=True)
@@ -365,7 +375,7 @@ def matrix_power(a, n):
     if n < 0:
         a, n = inv(a), -n
     result, base = None, a
-    while n:            # binary exponentiation, unrolled at trace time
+    while n:  # binary exponentiation, unrolled at trace time
         if n & 1:
             result = base if result is None else jnp.matmul(result, base)
         n >>= 1
@@ -389,8 +399,11 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     rdt = aval(s).dtype
     m, n = aval(M).shape[-2:]
     if rtol is None:
-        smax = jnp.max(s, axis=-1, keepdims=True) if min(m, n) else \
-            _zeros(aval(s).shape[:-1] + (1,), rdt)
+        smax = (
+            jnp.max(s, axis=-1, keepdims=True)
+            if min(m, n)
+            else _zeros(aval(s).shape[:-1] + (1,), rdt)
+        )
         tol = _u(np.multiply, smax, _finfo_eps(rdt) * max(m, n))
     else:
         # as JAX does: a given rtol (or tol) is compared with the singular values as it is
@@ -401,7 +414,6 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 
 # ---------------------------------------------------------------- norms
 def norm(x, ord=None, axis=None, keepdims=False):
-    from jitmagic.numpy._reductions import max as amax, min as amin, sum as asum
     x = asarray(x)
     a = aval(x)
     if a.dtype.kind in "biu":
@@ -412,44 +424,51 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord is not None and nd not in (1, 2):
             raise ValueError("improper number of dimensions to norm")
         if ord is None:
-            r = _u(np.sqrt, asum(_abs2(x), axis=axes, keepdims=keepdims))
+            r = _u(np.sqrt, _reductions.sum(_abs2(x), axis=axes, keepdims=keepdims))
             return r
     else:
-        axes = tuple(normalize_axis(ax, nd) for ax in
-                     (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        axes = tuple(
+            normalize_axis(ax, nd) for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))
+        )
     ax = _u(np.absolute, x)
     if len(axes) == 1:
         if ord is None or ord == 2:
-            return _u(np.sqrt, asum(_abs2(x), axis=axes, keepdims=keepdims))
+            return _u(np.sqrt, _reductions.sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord == np.inf:
-            return amax(ax, axis=axes, keepdims=keepdims)
+            return _reductions.max(ax, axis=axes, keepdims=keepdims)
         if ord == -np.inf:
-            return amin(ax, axis=axes, keepdims=keepdims)
+            return _reductions.min(ax, axis=axes, keepdims=keepdims)
         if ord == 0:
-            return asum(convert(_u(np.not_equal, x, 0), aval(ax).dtype), axis=axes,
-                        keepdims=keepdims)
+            return _reductions.sum(
+                convert(_u(np.not_equal, x, 0), aval(ax).dtype), axis=axes, keepdims=keepdims
+            )
         if ord == 1:
-            return asum(ax, axis=axes, keepdims=keepdims)
+            return _reductions.sum(ax, axis=axes, keepdims=keepdims)
         p = float(ord)
-        return _u(np.power, asum(_u(np.power, ax, p), axis=axes, keepdims=keepdims), 1.0 / p)
+        return _u(
+            np.power, _reductions.sum(_u(np.power, ax, p), axis=axes, keepdims=keepdims), 1.0 / p
+        )
     if len(axes) == 2:
         r, c = axes
         if ord in (None, "fro"):
-            return _u(np.sqrt, asum(_abs2(x), axis=axes, keepdims=keepdims))
+            return _u(np.sqrt, _reductions.sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord in (1, -1, np.inf, -np.inf):
             red, other = (r, c) if ord in (1, -1) else (c, r)
-            s = asum(ax, axis=red, keepdims=True)
-            f = amax if ord in (1, np.inf) else amin
+            s = _reductions.sum(ax, axis=red, keepdims=True)
+            f = _reductions.max if ord in (1, np.inf) else _reductions.min
             out = f(s, axis=other, keepdims=True)
             if not keepdims:
-                from jitmagic.numpy._shape import squeeze
-                out = squeeze(out, axis=axes)
+                out = _shape.squeeze(out, axis=axes)
             return out
         if ord in (2, -2, "nuc"):
             jnp = _jnp()
             y = jnp.moveaxis(x, axes, (-2, -1))
             s = svd(y, compute_uv=False)
-            out = asum(s, axis=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, axis=-1)
+            out = (
+                _reductions.sum(s, axis=-1)
+                if ord == "nuc"
+                else (_reductions.max if ord == 2 else _reductions.min)(s, axis=-1)
+            )
             if keepdims:
                 for d in sorted(axes):
                     out = jnp.expand_dims(out, d)
@@ -467,12 +486,14 @@ def _abs2(x):
 
 def cond(x, p=None):
     if p not in (None, 2):
-        raise NotImplementedError(f"cond(p={p!r}): only the 2-norm condition number is "
-                                  f"implemented")
+        raise NotImplementedError(f"cond(p={p!r}): only the 2-norm condition number is implemented")
     s = svd(x, compute_uv=False)
     jnp = _jnp()
-    return _u(np.divide, s[..., 0], s[..., -1]) if aval(s).shape[-1] else \
-        jnp.full(aval(s).shape[:-1], np.nan, aval(s).dtype)
+    return (
+        _u(np.divide, s[..., 0], s[..., -1])
+        if aval(s).shape[-1]
+        else jnp.full(aval(s).shape[:-1], np.nan, aval(s).dtype)
+    )
 
 
 # ---------------------------------------------------------------- array-API style helpers
@@ -504,8 +525,10 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
 
 def outer(x1, x2, /):
     if aval(x1).ndim != 1 or aval(x2).ndim != 1:
-        raise ValueError(f"Input arrays must be one-dimensional, but they are "
-                         f"x1.ndim={aval(x1).ndim} and x2.ndim={aval(x2).ndim}")
+        raise ValueError(
+            f"Input arrays must be one-dimensional, but they are "
+            f"x1.ndim={aval(x1).ndim} and x2.ndim={aval(x2).ndim}"
+        )
     return _jnp().outer(x1, x2)
 
 
@@ -519,21 +542,26 @@ def trace(x, /, *, offset=0, dtype=None):
 
 def matrix_transpose(x, /):
     if aval(x).ndim < 2:
-        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
-                         f"ndim={aval(x).ndim}")
+        raise ValueError(
+            f"x must be at least two-dimensional for matrix_transpose; got ndim={aval(x).ndim}"
+        )
     return _mT(x)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     x = asarray(x)
     nd = aval(x).ndim
-    axes = tuple(range(nd)) if axis is None else \
-        (tuple(axis) if isinstance(axis, (tuple, list)) else (axis,))
+    axes = (
+        tuple(range(nd))
+        if axis is None
+        else (tuple(axis) if isinstance(axis, (tuple, list)) else (axis,))
+    )
     if len(axes) == 1:
         return norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
     if ord not in (2, None):
-        raise NotImplementedError(f"vector_norm(ord={ord!r}) over several axes is not "
-                                  f"implemented (ord=2 is)")
+        raise NotImplementedError(
+            f"vector_norm(ord={ord!r}) over several axes is not implemented (ord=2 is)"
+        )
     (x,), _ = _inexact(x)
     axes = tuple(normalize_axis(a, nd) for a in axes)
     return _u(np.sqrt, _jnp().sum(_abs2(x), axis=axes, keepdims=keepdims))
@@ -555,8 +583,35 @@ def multi_dot(arrays, *, precision=None):
     return out
 
 
-__all__ = ["matmul", "tensordot", "vecdot", "outer", "diagonal", "trace", "matrix_transpose",
-           "vector_norm", "matrix_norm", "multi_dot",
-           "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr", "svd",
-           "svdvals", "lstsq", "pinv", "matrix_power", "matrix_rank", "norm", "cond",
-           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+__all__ = [
+    "matmul",
+    "tensordot",
+    "vecdot",
+    "outer",
+    "diagonal",
+    "trace",
+    "matrix_transpose",
+    "vector_norm",
+    "matrix_norm",
+    "multi_dot",
+    "cholesky",
+    "solve",
+    "inv",
+    "det",
+    "slogdet",
+    "eigh",
+    "eigvalsh",
+    "qr",
+    "svd",
+    "svdvals",
+    "lstsq",
+    "pinv",
+    "matrix_power",
+    "matrix_rank",
+    "norm",
+    "cond",
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+]

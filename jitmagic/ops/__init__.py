@@ -1,6 +1,17 @@
 """The primitives: each module defines a family, each primitive in one block with its shape
 rule, NumPy reference and lowering (registered by jitmagic.ops.define). Importing this
 package registers them all."""
+
 from jitmagic.ops import (  # noqa: F401  (registration)
-    call, control, dims, elementwise, elementwise_lax, indexing, libm, linalg, ordering,
-    reductions, structural)
+    call,
+    control,
+    dims,
+    elementwise,
+    elementwise_lax,
+    indexing,
+    libm,
+    linalg,
+    ordering,
+    reductions,
+    structural,
+)

@@ -7,25 +7,28 @@ where the inlined code came from.
 passes.inline_calls splices the sub-IR into the caller before the other passes, so the
 backend never sees this primitive and fuses across the call boundary.
 """
+
 from __future__ import annotations
 
+from jitmagic.core.interpreter import eval_function
+from jitmagic.ops import control as _control
 from jitmagic.ops.define import register
 
 
 def _call_abstract(*avals, jaxpr, name):
-    from jitmagic.ops.control import _check_inputs
-    _check_inputs("jit", jaxpr, avals, f"the traced body of {name!r}")
+    _control._check_inputs("jit", jaxpr, avals, f"the traced body of {name!r}")
     return jaxpr.out_avals
 
 
 def _call_impl(*args, jaxpr, name):
-    from jitmagic.core.interpreter import eval_function
     return eval_function(jaxpr, *args)
 
 
 def _call_lower(cg, eqn, outs):
-    raise NotImplementedError(f"a jit equation (call of {eqn.kw['name']!r}) reached the "
-                              f"backend: passes.inline_calls must run before lowering")
+    raise NotImplementedError(
+        f"a jit equation (call of {eqn.kw['name']!r}) reached the "
+        f"backend: passes.inline_calls must run before lowering"
+    )
 
 
 register("jit", "custom", _call_abstract, _call_impl, _call_lower, multiple_results=True)

@@ -1,5 +1,6 @@
 """One call defines a primitive: its kind, shape rule and NumPy reference go to the registry
 (jitmagic.core.registry), its lowering to the lowering table (jitmagic.lower.rules)."""
+
 from __future__ import annotations
 
 from jitmagic.core import registry

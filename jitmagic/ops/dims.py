@@ -1,5 +1,6 @@
 """dim_value: a symbolic size used as a number (`x.sum() / x.shape[0]`, a loop bound). Its
 value is read at run time from the arguments' shapes (see jitmagic/shapes.py)."""
+
 from __future__ import annotations
 
 import numpy as np

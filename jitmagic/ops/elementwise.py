@@ -4,14 +4,15 @@ Each row: name, NumPy reference, dtype family, and the scalar lowering. Semantic
 NumPy's (floor division and modulo as Python's, NaN-propagating minimum/maximum, integer
 division by zero gives 0), and no lowering may produce LLVM poison or trap on any input.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from jitmagic.core.registry import all_weak, broadcast_shapes, same_dtype, shaped
-from jitmagic.ops.define import register
 from jitmagic.core.dtypes import real_dtype
+from jitmagic.core.registry import all_weak, broadcast_shapes, same_dtype, shaped
 from jitmagic.errors import LoweringError
+from jitmagic.ops.define import register
 
 BOOL = np.dtype(bool)
 
@@ -23,12 +24,14 @@ def _kinds_check(prim, dt, kinds):
 
 def _abstract(prim, kinds, out=None):
     """out: None -> same dtype as the operands; a dtype; or a function of the operand dtype."""
+
     def rule(*avals, **params):
         dt = same_dtype(prim, avals)
         _kinds_check(prim, dt, kinds)
         odt = dt if out is None else (out(dt) if callable(out) else np.dtype(out))
         weak = all_weak(avals) and odt != BOOL
         return shaped(broadcast_shapes(*(a.shape for a in avals)), odt, weak)
+
     return rule
 
 
@@ -46,13 +49,14 @@ FC = "fc"
 
 def elementwise(name, impl, kinds, out=None, expensive=False):
     def deco(lower):
-        register(name, "elementwise", _abstract(name, kinds, out), impl, lower,
-                 expensive=expensive)
+        register(name, "elementwise", _abstract(name, kinds, out), impl, lower, expensive=expensive)
         return lower
+
     return deco
 
 
 # ---------------------------------------------------------------- arithmetic
+
 
 def _is_cplx(dt):
     return dt.kind == "c"
@@ -83,8 +87,10 @@ def _mul(cg, ins, out, x, y):
     dt = ins[0]
     b = cg.b
     if _is_cplx(dt):
-        return (b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
-                b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])))
+        return (
+            b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])),
+            b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0])),
+        )
     if dt.kind == "f":
         return b.fmul(x, y)
     if dt.kind == "b":
@@ -171,8 +177,11 @@ def _minmax(name, nan_propagating):
         if _is_cplx(dt):
             return _complex_minmax(cg, name, nan_propagating, x, y)
         if dt.kind == "f":
-            op = ("llvm.maximum" if name == "max" else "llvm.minimum") if nan_propagating \
+            op = (
+                ("llvm.maximum" if name == "max" else "llvm.minimum")
+                if nan_propagating
                 else ("llvm.maxnum" if name == "max" else "llvm.minnum")
+            )
             return cg.fp_intrinsic(op, dt, x, y)
         if dt.kind == "b":
             return cg.b.or_(x, y) if name == "max" else cg.b.and_(x, y)
@@ -181,6 +190,7 @@ def _minmax(name, nan_propagating):
         else:
             op = "llvm.smax" if name == "max" else "llvm.smin"
         return cg.intrinsic(op, [x.type], [x, y])
+
     return rule
 
 
@@ -205,8 +215,10 @@ def _complex_order(cg, op, x, y):
     imaginary part is NaN; equal real parts defer to the imaginary parts."""
     b = cg.b
     strict = op[0]
-    by_re = b.and_(b.fcmp_ordered(strict, x[0], y[0]),
-                   b.and_(b.fcmp_ordered("ord", x[1], x[1]), b.fcmp_ordered("ord", y[1], y[1])))
+    by_re = b.and_(
+        b.fcmp_ordered(strict, x[0], y[0]),
+        b.and_(b.fcmp_ordered("ord", x[1], x[1]), b.fcmp_ordered("ord", y[1], y[1])),
+    )
     by_im = b.and_(b.fcmp_ordered("==", x[0], y[0]), b.fcmp_ordered(op, x[1], y[1]))
     return b.or_(by_re, by_im)
 
@@ -219,8 +231,14 @@ elementwise("fmin", np.fmin, ALL)(_minmax("min", False))
 
 # ---------------------------------------------------------------- comparisons
 
-_CMP = {"eq": ("==", np.equal), "ne": ("!=", np.not_equal), "lt": ("<", np.less),
-        "le": ("<=", np.less_equal), "gt": (">", np.greater), "ge": (">=", np.greater_equal)}
+_CMP = {
+    "eq": ("==", np.equal),
+    "ne": ("!=", np.not_equal),
+    "lt": ("<", np.less),
+    "le": ("<=", np.less_equal),
+    "gt": (">", np.greater),
+    "ge": (">=", np.greater_equal),
+}
 
 
 def _cmp_rule(op):
@@ -238,6 +256,7 @@ def _cmp_rule(op):
         if dt.kind in "ub":
             return b.icmp_unsigned(op, x, y)
         return b.icmp_signed(op, x, y)
+
     return rule
 
 
@@ -246,6 +265,7 @@ for _name, (_op, _np) in _CMP.items():
 
 
 # ---------------------------------------------------------------- logic and bits
+
 
 @elementwise("and", np.bitwise_and, INTB)
 def _and(cg, ins, out, x, y):
@@ -279,10 +299,11 @@ def _shift(left):
         safe = b.select(oob, cg.const(dt, 0), y)
         if left:
             return b.select(oob, cg.const(dt, 0), b.shl(x, safe))
-        if dt.kind == "i":   # NumPy: an arithmetic shift by >= width gives the sign fill
+        if dt.kind == "i":  # NumPy: an arithmetic shift by >= width gives the sign fill
             fill = b.ashr(x, cg.const(dt, dt.itemsize * 8 - 1))
             return b.select(oob, fill, b.ashr(x, safe))
         return b.select(oob, cg.const(dt, 0), b.lshr(x, safe))
+
     return rule
 
 
@@ -291,6 +312,7 @@ elementwise("shift_right", np.right_shift, INT)(_shift(False))
 
 
 # ---------------------------------------------------------------- selection
+
 
 def _select_abstract(pred, x, y):
     if pred.dtype != BOOL:
@@ -303,24 +325,31 @@ def _select_lower(cg, ins, out, p, x, y):
     return cg.select(p, x, y)
 
 
-register("select", "elementwise", _select_abstract, lambda p, x, y: np.where(p, x, y),
-         _select_lower)
+register(
+    "select", "elementwise", _select_abstract, lambda p, x, y: np.where(p, x, y), _select_lower
+)
 
 
 # ---------------------------------------------------------------- float math
+
 
 def _float_unary(name, np_fn, math_name=None, expensive=True, kinds=FLT):
     math_name = math_name or name
 
     def rule(cg, ins, out, x):
         return cg.math(math_name, ins[0], x)
+
     elementwise(name, np_fn, kinds, expensive=expensive)(rule)
 
 
 _float_unary("cbrt", np.cbrt)
 
-for _n, _f, _m in [("floor", np.floor, None), ("ceil", np.ceil, None),
-                   ("trunc", np.trunc, None), ("rint", np.rint, "rint")]:
+for _n, _f, _m in [
+    ("floor", np.floor, None),
+    ("ceil", np.ceil, None),
+    ("trunc", np.trunc, None),
+    ("rint", np.rint, "rint"),
+]:
     _float_unary(_n, _f, _m, expensive=False)
 
 
@@ -330,6 +359,7 @@ def _complex_unary(name, np_fn, complex_rule, expensive=True):
         if _is_cplx(ins[0]):
             return complex_rule(cg, x)
         return cg.math(name, ins[0], x)
+
     elementwise(name, np_fn, FC, expensive=expensive)(rule)
 
 
@@ -337,12 +367,12 @@ def _times_i(cg, z):
     return (cg.b.fneg(z[1]), z[0])
 
 
-def _csin(cg, z):              # sin z = -i sinh(i z)
+def _csin(cg, z):  # sin z = -i sinh(i z)
     r, i = cg.complex_sinh_cosh(_times_i(cg, z), "sinh")
     return (i, cg.b.fneg(r))
 
 
-def _ctan(cg, z):              # tan z = -i tanh(i z)
+def _ctan(cg, z):  # tan z = -i tanh(i z)
     r, i = cg.complex_tanh(_times_i(cg, z))
     return (i, cg.b.fneg(r))
 
@@ -368,34 +398,44 @@ def _tanh(cg, ins, out, x):
     b = cg.b
     m = cg.math("expm1", dt, b.fmul(cg.const(dt, -2.0), cg.math("fabs", dt, x)))
     return cg.math("copysign", dt, b.fdiv(b.fneg(m), b.fadd(cg.const(dt, 2.0), m)), x)
+
+
 _complex_unary("log", np.log, lambda cg, z: cg.complex_log(z))
 _complex_unary("sqrt", np.sqrt, lambda cg, z: cg.complex_sqrt(z), expensive=False)
 
 
 def _libm_unary(name, np_fn, math_name):
     """Float: libm's math_name; complex: the C library's c<math_name>, which NumPy calls."""
+
     def rule(cg, ins, out, x):
         if _is_cplx(ins[0]):
             return cg.complex_libm("c" + math_name, x)
         return cg.math(math_name, ins[0], x)
+
     elementwise(name, np_fn, FC, expensive=True)(rule)
 
 
-for _n, _f, _m in [("arcsin", np.arcsin, "asin"), ("arccos", np.arccos, "acos"),
-                   ("arctan", np.arctan, "atan"), ("arcsinh", np.arcsinh, "asinh"),
-                   ("arccosh", np.arccosh, "acosh"), ("arctanh", np.arctanh, "atanh")]:
+for _n, _f, _m in [
+    ("arcsin", np.arcsin, "asin"),
+    ("arccos", np.arccos, "acos"),
+    ("arctan", np.arctan, "atan"),
+    ("arcsinh", np.arcsinh, "asinh"),
+    ("arccosh", np.arccosh, "acosh"),
+    ("arctanh", np.arctanh, "atanh"),
+]:
     _libm_unary(_n, _f, _m)
 
 
 def _scaled_clog(scale):
-    def rule(cg, z):                # NumPy: log z times log2(e) or log10(e), part by part
+    def rule(cg, z):  # NumPy: log z times log2(e) or log10(e), part by part
         r, i = cg.complex_log(z)
         k = cg.const(cg.cparts(z), scale)
         return cg.b.fmul(r, k), cg.b.fmul(i, k)
+
     return rule
 
 
-def _cexp2(cg, z):                  # NumPy: exp(z ln 2)
+def _cexp2(cg, z):  # NumPy: exp(z ln 2)
     k = cg.const(cg.cparts(z), np.log(2.0))
     return _cexp(cg, cg.cparts(z), cg.b.fmul(z[0], k), cg.b.fmul(z[1], k))
 
@@ -406,16 +446,17 @@ def _cexpm1(cg, z):
     b, dt = cg.b, cg.cparts(z)
     re, im = z
     a = cg.math("sin", dt, b.fmul(im, cg.const(dt, 0.5)))
-    real = b.fsub(b.fmul(cg.math("expm1", dt, re), cg.math("cos", dt, im)),
-                  b.fmul(cg.const(dt, 2.0), b.fmul(a, a)))
+    real = b.fsub(
+        b.fmul(cg.math("expm1", dt, re), cg.math("cos", dt, im)),
+        b.fmul(cg.const(dt, 2.0), b.fmul(a, a)),
+    )
     return real, b.fmul(cg.math("exp", dt, re), cg.math("sin", dt, im))
 
 
-def _clog1p(cg, z):                 # NumPy: log|z + 1| + i atan2(im, re + 1)
+def _clog1p(cg, z):  # NumPy: log|z + 1| + i atan2(im, re + 1)
     b, dt = cg.b, cg.cparts(z)
     re1 = b.fadd(z[0], cg.const(dt, 1.0))
-    return (cg.math("log", dt, cg.math("hypot", dt, re1, z[1])),
-            cg.math("atan2", dt, z[1], re1))
+    return (cg.math("log", dt, cg.math("hypot", dt, re1, z[1])), cg.math("atan2", dt, z[1], re1))
 
 
 _complex_unary("log2", np.log2, _scaled_clog(1 / np.log(2.0)))
@@ -443,14 +484,16 @@ def _cexp(cg, rdt, re, im):
     r, i = b.fmul(m, c), b.fmul(m, s)
     # large finite re: e^re overflows before e^re * sin(im) does; use (s e^(re/2)) e^(re/2)
     h = cg.math("exp", rdt, b.fmul(re, cg.const(rdt, 0.5)))
-    large = b.and_(b.fcmp_ordered(">", re, cg.const(rdt, 80.0 if rdt == np.float32 else 700.0)),
-                   b.fcmp_ordered("<", re, cg.const(rdt, np.inf)))
+    large = b.and_(
+        b.fcmp_ordered(">", re, cg.const(rdt, 80.0 if rdt == np.float32 else 700.0)),
+        b.fcmp_ordered("<", re, cg.const(rdt, np.inf)),
+    )
     r = b.select(large, b.fmul(b.fmul(c, h), h), r)
     i = b.select(large, b.fmul(b.fmul(s, h), h), i)
     zero, inf = cg.const(rdt, 0), cg.const(rdt, np.inf)
     im_zero = b.fcmp_ordered("==", im, zero)
     r, i = b.select(im_zero, m, r), b.select(im_zero, im, i)
-    im_bad = b.fcmp_unordered("uge", cg.math("fabs", rdt, im), inf)      # inf or nan
+    im_bad = b.fcmp_unordered("uge", cg.math("fabs", rdt, im), inf)  # inf or nan
     neg_inf = b.and_(im_bad, b.fcmp_ordered("==", re, cg.const(rdt, -np.inf)))
     pos_inf = b.and_(im_bad, b.fcmp_ordered("==", re, inf))
     r = b.select(neg_inf, zero, b.select(pos_inf, inf, r))
@@ -461,6 +504,7 @@ def _cexp(cg, rdt, re, im):
 def _float_binary(name, np_fn, math_name=None):
     def rule(cg, ins, out, x, y):
         return cg.math(math_name or name, ins[0], x, y)
+
     elementwise(name, np_fn, FLT, expensive=True)(rule)
 
 
@@ -474,13 +518,20 @@ def _float_pred(name, np_fn, build):
 
 
 _float_pred("isnan", np.isnan, lambda cg, dt, x: cg.b.fcmp_unordered("uno", x, x))
-_float_pred("isinf", np.isinf, lambda cg, dt, x: cg.b.fcmp_ordered(
-    "==", cg.math("fabs", dt, x), cg.inf_like(x)))
-_float_pred("isfinite", np.isfinite, lambda cg, dt, x: cg.b.fcmp_ordered(
-    "<", cg.math("fabs", dt, x), cg.inf_like(x)))
+_float_pred(
+    "isinf",
+    np.isinf,
+    lambda cg, dt, x: cg.b.fcmp_ordered("==", cg.math("fabs", dt, x), cg.inf_like(x)),
+)
+_float_pred(
+    "isfinite",
+    np.isfinite,
+    lambda cg, dt, x: cg.b.fcmp_ordered("<", cg.math("fabs", dt, x), cg.inf_like(x)),
+)
 
 
 # ---------------------------------------------------------------- complex parts
+
 
 @elementwise("real", np.real, "c", out=real_dtype)
 def _real(cg, ins, out, x):
@@ -514,7 +565,7 @@ def _complex_impl(re, im):
 
 
 def _complex_lower(cg, ins, out, re, im):
-    comp = real_dtype(out)           # float16 parts make a complex128: widen them
+    comp = real_dtype(out)  # float16 parts make a complex128: widen them
     return (cg.cast(re, ins[0], comp), cg.cast(im, ins[1], comp))
 
 
@@ -522,6 +573,7 @@ register("complex", "elementwise", _complex_abstract, _complex_impl, _complex_lo
 
 
 # ---------------------------------------------------------------- casts
+
 
 def _convert_abstract(x, *, new_dtype, weak_type=False):
     return shaped(x.shape, new_dtype, weak_type)

@@ -3,12 +3,14 @@ jitmagic.lax: truncating integer division and C's remainder (division by zero gi
 the dividend, never a trap), rounding half away from zero, erf/erfc/lgamma (libm),
 nextafter, bit counts and same-width bit casts.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core.registry import shaped
+from jitmagic.lower.scalar import ltype
 from jitmagic.ops.define import register
 from jitmagic.ops.elementwise import FLT, INT, elementwise
 
@@ -21,8 +23,10 @@ def _safe_divisor(cg, dt, x, y):
     zero = b.icmp_unsigned("==", y, cg.const(dt, 0))
     bad = zero
     if dt.kind == "i":
-        ovf = b.and_(b.icmp_signed("==", x, cg.const(dt, np.iinfo(dt).min)),
-                     b.icmp_signed("==", y, cg.const(dt, -1)))
+        ovf = b.and_(
+            b.icmp_signed("==", x, cg.const(dt, np.iinfo(dt).min)),
+            b.icmp_signed("==", y, cg.const(dt, -1)),
+        )
         bad = b.or_(zero, ovf)
     return b.select(bad, cg.const(dt, 1), y), zero
 
@@ -34,7 +38,7 @@ def _np_safe(y):
 def _tdiv_impl(x, y):
     ys = _np_safe(y)
     q = x // ys
-    if x.dtype.kind == "i":      # floor -> toward zero
+    if x.dtype.kind == "i":  # floor -> toward zero
         q = q + ((x % ys != 0) & ((x < 0) != (ys < 0))).astype(x.dtype)
     return np.where(y == 0, np.array(-1).astype(x.dtype), q).astype(x.dtype)
 
@@ -65,8 +69,9 @@ def _rem(cg, ins, out, x, y):
 
 def _round_away_impl(x):
     t = np.trunc(x)
-    return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones((), x.dtype), x), t) \
-        .astype(x.dtype)
+    return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones((), x.dtype), x), t).astype(
+        x.dtype
+    )
 
 
 @elementwise("round_away", _round_away_impl, FLT)
@@ -79,6 +84,7 @@ def _libm_impl(name):
     float16 through float32), so compiled and eager results agree bit for bit."""
     import ctypes
     import ctypes.util
+
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     fns = {}
     for suffix, ct, dt in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
@@ -89,12 +95,14 @@ def _libm_impl(name):
     def impl(x):
         wide = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
         return np.asarray(fns[wide](x.astype(wide)), dtype=wide).astype(x.dtype)
+
     return impl
 
 
 def _libm_rule(name):
     def rule(cg, ins, out, x):
         return cg.math(name, ins[0], x)
+
     return rule
 
 
@@ -107,6 +115,7 @@ def _bits_dtype(dt):
 
 
 # nextafter is one primitive for jnp and lax: primitives/libm.py
+
 
 def _popcount_impl(x):
     # NumPy counts the bits of |x| for signed integers; XLA those of the two's complement
@@ -122,7 +131,7 @@ def _clz_impl(x):
     nbits = 8 * x.dtype.itemsize
     u = x.view(_bits_dtype(x.dtype))
     out = np.full(x.shape, nbits, x.dtype)
-    for k in range(nbits):         # the highest set bit is the last to write
+    for k in range(nbits):  # the highest set bit is the last to write
         out = np.where((u >> np.asarray(k, u.dtype)) & 1, nbits - 1 - k, out).astype(x.dtype)
     return out
 
@@ -134,6 +143,7 @@ def _clz(cg, ins, out, x):
 
 # ---------------------------------------------------------------- same-width bit casts
 
+
 def _bitcast_abstract(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
     for d in (x.dtype, new_dtype):
@@ -142,15 +152,19 @@ def _bitcast_abstract(x, *, new_dtype):
     if x.dtype.itemsize != new_dtype.itemsize:
         raise NotImplementedError(
             f"bitcast_convert_type between widths ({x.dtype} -> {new_dtype}) is not supported "
-            f"by jitmagic: only same-width bit casts")
+            f"by jitmagic: only same-width bit casts"
+        )
     return shaped(x.shape, new_dtype)
 
 
 def _bitcast_lower(cg, ins, out, x, *, new_dtype):
-    from jitmagic.lower.scalar import ltype
     return cg.b.bitcast(x, ltype(np.dtype(new_dtype)))
 
 
-register("bitcast_convert_type", "elementwise", _bitcast_abstract,
-         lambda x, *, new_dtype: np.ascontiguousarray(x).view(np.dtype(new_dtype)),
-         _bitcast_lower)
+register(
+    "bitcast_convert_type",
+    "elementwise",
+    _bitcast_abstract,
+    lambda x, *, new_dtype: np.ascontiguousarray(x).view(np.dtype(new_dtype)),
+    _bitcast_lower,
+)

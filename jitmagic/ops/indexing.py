@@ -14,15 +14,16 @@ gather/scatter: `indices` share one shape B and index the axes `axes` of x; ever
 of x is read through a static window (start, step, size). The result (gather) or the updates
 (scatter) have shape B + window sizes.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core.registry import shaped
+from jitmagic.core.shapes import is_symbolic
 from jitmagic.lower.rules import lowering
 from jitmagic.ops.define import register
-from jitmagic.core.shapes import is_symbolic
 
 _I64 = np.dtype(np.int64)
 
@@ -56,6 +57,7 @@ def _clamp(cg, v, lo, hi):
 
 # ---------------------------------------------------------------- dynamic_slice
 
+
 def _ds_abstract(x, *starts, slice_sizes):
     _check_starts(starts, x.ndim)
     if any(not 0 <= n <= d for n, d in zip(slice_sizes, x.shape)):
@@ -73,14 +75,17 @@ def _ds_lower(cg, eqn, outs):
     (buf,) = outs
     st = _emit_starts(cg, starts, x.aval.shape, eqn.kw["slice_sizes"])
     b = cg.b
-    cg.loop_nest(buf.aval.shape, lambda idx: cg.store(
-        buf, idx, cg.emit_value(x, [b.add(s, i) for s, i in zip(st, idx)])))
+    cg.loop_nest(
+        buf.aval.shape,
+        lambda idx: cg.store(buf, idx, cg.emit_value(x, [b.add(s, i) for s, i in zip(st, idx)])),
+    )
 
 
 register("dynamic_slice", "custom", _ds_abstract, _ds_impl, _ds_lower)
 
 
 # ---------------------------------------------------------------- dynamic_update_slice
+
 
 def _dus_abstract(x, upd, *starts):
     _check_starts(starts, x.ndim)
@@ -118,27 +123,40 @@ def _dus_lower(cg, eqn, outs):
     st = _emit_starts(cg, starts, x.aval.shape, upd.aval.shape)
     _copy_operand(cg, x, buf)
     b = cg.b
-    cg.loop_nest(upd.aval.shape, lambda idx: cg.store(
-        buf, [b.add(s, i) for s, i in zip(st, idx)], cg.emit_value(upd, idx)))
+    cg.loop_nest(
+        upd.aval.shape,
+        lambda idx: cg.store(buf, [b.add(s, i) for s, i in zip(st, idx)], cg.emit_value(upd, idx)),
+    )
 
 
-register("dynamic_update_slice", "custom", _dus_abstract, _dus_impl, _dus_lower,
-         specialize=_dus_specialize)
+register(
+    "dynamic_update_slice",
+    "custom",
+    _dus_abstract,
+    _dus_impl,
+    _dus_lower,
+    specialize=_dus_specialize,
+)
 
 
 # ---------------------------------------------------------------- gather / scatter
+
 
 def _check_gather(prim, x, idx, axes, windows):
     if not idx or len(idx) != len(axes):
         raise TypeError(f"{prim}: {len(axes)} indexed axes but {len(idx)} index arrays")
     if len({i.shape for i in idx}) != 1:
-        raise TypeError(f"{prim}: index arrays must share one shape, got "
-                        + ", ".join(str(i) for i in idx))
+        raise TypeError(
+            f"{prim}: index arrays must share one shape, got " + ", ".join(str(i) for i in idx)
+        )
     if any(i.dtype.kind not in "iu" for i in idx):
         raise TypeError(f"{prim}: indices must be integers, got " + ", ".join(map(str, idx)))
     rest = [d for d in range(x.ndim) if d not in axes]
-    if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes) or \
-            len(windows) != len(rest):
+    if (
+        len(set(axes)) != len(axes)
+        or any(not 0 <= a < x.ndim for a in axes)
+        or len(windows) != len(rest)
+    ):
         raise ValueError(f"{prim}: axes {axes} and windows {windows} do not fit shape {x.shape}")
     for d, (start, step, size) in zip(rest, windows):
         n = x.shape[d]
@@ -186,8 +204,9 @@ def _emit_positions(cg, x_shape, idx, axes, bidx):
         n = x_shape[a]
         v = cg.cast(cg.emit_value(i, bidx), i.aval.dtype, _I64)
         v = b.select(b.icmp_signed("<", v, cg.index(0)), b.add(v, cg.index(n)), v)
-        ok = b.and_(ok, b.and_(b.icmp_signed(">=", v, cg.index(0)),
-                               b.icmp_signed("<", v, cg.index(n))))
+        ok = b.and_(
+            ok, b.and_(b.icmp_signed(">=", v, cg.index(0)), b.icmp_signed("<", v, cg.index(n)))
+        )
         pos.append(v)
     return pos, ok
 
@@ -216,10 +235,16 @@ def _gather_lower(cg, eqn, outs):
     def outer(bidx):
         pos, _ = _emit_positions(cg, shape, idx, axes, bidx)
         pos = [_clamp(cg, p, 0, shape[a] - 1) for p, a in zip(pos, axes)]
-        cg.loop_nest([w[2] for w in windows], lambda widx: cg.store(
-            buf, list(bidx) + list(widx),
-            cg.emit_value(x, _full_index(cg, len(shape), axes, pos, windows, widx))))
-    if is_symbolic(x.aval.size):    # an empty operand has nothing to read, at any index
+        cg.loop_nest(
+            [w[2] for w in windows],
+            lambda widx: cg.store(
+                buf,
+                list(bidx) + list(widx),
+                cg.emit_value(x, _full_index(cg, len(shape), axes, pos, windows, widx)),
+            ),
+        )
+
+    if is_symbolic(x.aval.size):  # an empty operand has nothing to read, at any index
         with cg.b.if_then(cg.b.icmp_signed("!=", cg.size(x.aval.size), cg.index(0))):
             cg.loop_nest(buf.aval.shape[:nb], outer)
     else:
@@ -258,7 +283,7 @@ def _scatter_into(out, upd, *idx, axes, windows, op):
     cols = tuple(np.broadcast_to(f, shape)[mask] for f in full)
     vals = upd[mask]
     if op == "set":
-        out[cols] = vals         # duplicates: the last update wins, as in the compiled loop
+        out[cols] = vals  # duplicates: the last update wins, as in the compiled loop
     else:
         _NP_AT[op].at(out, cols, vals)
     return out
@@ -279,8 +304,10 @@ def _slice_of(x_shape, statics, axes, windows):
     if step < 1 or i[0] < 0 or i[-1] >= n or np.any(np.diff(i) != step):
         return None
     rest = iter(slice(s, s + st * (k - 1) + 1, st) for s, st, k in windows)
-    index = tuple(slice(int(i[0]), int(i[-1]) + 1, step) if d == a else next(rest)
-                  for d in range(len(x_shape)))
+    index = tuple(
+        slice(int(i[0]), int(i[-1]) + 1, step) if d == a else next(rest)
+        for d in range(len(x_shape))
+    )
     perm = tuple(0 if d == a else d + (d < a) for d in range(len(x_shape)))
     return index, perm
 
@@ -293,8 +320,9 @@ def _scatter_specialize(avals, statics, inplace, *, axes, windows, op):
     if found is None:
         if not inplace:
             return None
-        return (lambda x, upd, *idx: _scatter_into(x, upd, *idx, axes=axes, windows=windows,
-                                                    op=op)), True
+        return (
+            lambda x, upd, *idx: _scatter_into(x, upd, *idx, axes=axes, windows=windows, op=op)
+        ), True
     index, perm = found
     moved = perm != tuple(range(len(perm)))
     ufunc = _NP_AT.get(op)
@@ -309,6 +337,7 @@ def _scatter_specialize(avals, statics, inplace, *, axes, windows, op):
             view = out[index]
             ufunc(view, upd, out=view)
         return out
+
     return update, True
 
 
@@ -337,13 +366,21 @@ def _scatter_lower(cg, eqn, outs):
             if op != "set":
                 v = lowering(SCATTER_OPS[op])(cg, [dt, dt], dt, cg.load(buf, full), v)
             cg.store(buf, full, v)
+
         saved, cg.memo = cg.memo, {}
         cg.loop_nest([w[2] for w in windows], inner)
         cg.memo = saved
         b.branch(skip)
         b.position_at_end(skip)
+
     cg.loop_nest(upd.aval.shape[:nb], outer)
 
 
-register("scatter", "custom", _scatter_abstract, _scatter_impl, _scatter_lower,
-         specialize=_scatter_specialize)
+register(
+    "scatter",
+    "custom",
+    _scatter_abstract,
+    _scatter_impl,
+    _scatter_lower,
+    specialize=_scatter_specialize,
+)

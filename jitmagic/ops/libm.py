@@ -1,6 +1,7 @@
 """Elementwise primitives that are one C library call (C's fmod, nextafter): their results
 are exact bit patterns that no composition of the other primitives reproduces in every case
 (fmod rebuilt from remainder rounds when the divisor is much larger than the result)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ def _fmod(cg, ins, out, x, y):
     dt = ins[0]
     b = cg.b
     if dt.kind == "f":
-        return cg.math("fmod", dt, x, y)     # exact; float16 through float32 stays exact
+        return cg.math("fmod", dt, x, y)  # exact; float16 through float32 stays exact
     zero, one = cg.const(dt, 0), cg.const(dt, 1)
     if dt.kind == "u":
         isz = b.icmp_unsigned("==", y, zero)
@@ -29,11 +30,12 @@ def _nextafter(cg, ins, out, x, y):
     """C's nextafter on the bit pattern (libm has none for float16): one step of the integer
     view toward y; from zero, the smallest subnormal with y's sign."""
     from llvmlite import ir
+
     dt = ins[0]
     b = cg.b
     it = ir.IntType(8 * dt.itemsize)
     bits = b.bitcast(x, it)
-    toward_up = b.icmp_signed(">", bits, ir.Constant(it, -1))     # x has its sign bit clear
+    toward_up = b.icmp_signed(">", bits, ir.Constant(it, -1))  # x has its sign bit clear
     up = b.fcmp_ordered("<", x, y)
     step = b.select(b.xor(up, toward_up), ir.Constant(it, -1), ir.Constant(it, 1))
     moved = b.add(bits, step)

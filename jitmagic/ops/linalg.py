@@ -9,6 +9,7 @@ Their NumPy references use np.linalg where it has the routine, and short textboo
 algorithms where it has not (LU with partial pivoting, substitution), with the same
 conventions: a numerical failure gives NaNs (as JAX), never an exception.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,11 +29,16 @@ def _dot_abstract(lhs, rhs, *, contract, batch):
         raise ValueError("dot_general: contracting/batch dimension lists differ in length")
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
         if lhs.shape[a] != rhs.shape[b]:
-            raise ValueError(f"dot_general: shapes {lhs.shape} and {rhs.shape} not aligned: "
-                             f"dimension {a} of lhs ({lhs.shape[a]}) != dimension {b} "
-                             f"of rhs ({rhs.shape[b]})")
-    shape = ([lhs.shape[i] for i in lb] + [lhs.shape[i] for i in free_axes(lhs.ndim, lc, lb)]
-             + [rhs.shape[i] for i in free_axes(rhs.ndim, rc, rb)])
+            raise ValueError(
+                f"dot_general: shapes {lhs.shape} and {rhs.shape} not aligned: "
+                f"dimension {a} of lhs ({lhs.shape[a]}) != dimension {b} "
+                f"of rhs ({rhs.shape[b]})"
+            )
+    shape = (
+        [lhs.shape[i] for i in lb]
+        + [lhs.shape[i] for i in free_axes(lhs.ndim, lc, lb)]
+        + [rhs.shape[i] for i in free_axes(rhs.ndim, rc, rb)]
+    )
     return shaped(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
@@ -78,7 +84,7 @@ def _dot_lower(cg, e, outs):
     mul, add = lowering("mul"), lowering("add")
 
     def body(it):
-        bi, li, ci, ri = it[:nb], it[nb:nb + nl], it[nb + nl:nb + nl + nc], it[nb + nl + nc:]
+        bi, li, ci, ri = it[:nb], it[nb : nb + nl], it[nb + nl : nb + nl + nc], it[nb + nl + nc :]
         lidx = place(len(ls), (lb, bi), (lf, li), (lc, ci))
         ridx = place(len(rs), (rb, bi), (rc, ci), (rf, ri))
         oidx = list(bi) + list(li) + list(ri)
@@ -90,6 +96,7 @@ def _dot_lower(cg, e, outs):
         else:
             s = add(cg, [dt, dt], dt, acc, prod)
         cg.store(buf, oidx, s)
+
     cg.loop_nest(dims, body)
 
 
@@ -99,14 +106,23 @@ def _dot_work(e, sizes):
     multiply-adds (exactly so for a matrix product: sqrt of the three sizes' product)."""
     lhs, rhs = e.inputs
     kw = e.kw
-    if blas.gemm_symbol(e.outvars[0].aval.dtype) and \
-            plan(lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]):
+    if blas.gemm_symbol(e.outvars[0].aval.dtype) and plan(
+        lhs.aval.shape, rhs.aval.shape, kw["contract"], kw["batch"]
+    ):
         return sizes[-1]
     return int((sizes[0] * sizes[1] * sizes[2]) ** 0.5)
 
 
-register("dot_general", "custom", _dot_abstract, _dot_impl, _dot_lower, reads_memory=True,
-         writes_outputs=True, work=_dot_work)
+register(
+    "dot_general",
+    "custom",
+    _dot_abstract,
+    _dot_impl,
+    _dot_lower,
+    reads_memory=True,
+    writes_outputs=True,
+    work=_dot_work,
+)
 
 # ---------------------------------------------------------------- factorizations
 _LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
@@ -129,15 +145,19 @@ def _real(dt):
 def _batched(fn, *arrays):
     """fn on each matrix of a batch; fn returns a tuple of arrays."""
     batch = arrays[0].shape[:-2]
-    flat = [x.reshape((-1,) + x.shape[len(batch):]) for x in arrays]
+    flat = [x.reshape((-1,) + x.shape[len(batch) :]) for x in arrays]
     results = [fn(*(x[i] for x in flat)) for i in range(flat[0].shape[0])]
     return results, batch
 
 
 def _stack(results, batch, like):
     """Stack per-matrix tuples into batched arrays shaped like the abstract outputs."""
-    return tuple(np.asarray([r[j] for r in results], dtype=o.dtype).reshape(o.shape)
-                 if results else np.zeros(o.shape, o.dtype) for j, o in enumerate(like))
+    return tuple(
+        np.asarray([r[j] for r in results], dtype=o.dtype).reshape(o.shape)
+        if results
+        else np.zeros(o.shape, o.dtype)
+        for j, o in enumerate(like)
+    )
 
 
 def _reference(abstract, per_matrix, multiple_results):
@@ -148,6 +168,7 @@ def _reference(abstract, per_matrix, multiple_results):
             results, batch = _batched(lambda *m: per_matrix(*m, **kw), *arrays)
         res = _stack(results, batch, outs)
         return res if multiple_results else res[0]
+
     return impl
 
 
@@ -194,8 +215,8 @@ def _lu_ref(a):
         piv[j] = p
         lu[[j, p]] = lu[[p, j]]
         if lu[j, j] != 0:
-            lu[j + 1:, j] /= lu[j, j]
-        lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+            lu[j + 1 :, j] /= lu[j, j]
+        lu[j + 1 :, j + 1 :] -= np.outer(lu[j + 1 :, j], lu[j, j + 1 :])
     return lu, piv
 
 
@@ -232,10 +253,15 @@ def _solve_ref(a, b):
 
 def _trsolve_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     _, n, _ = _matrix("triangular_solve", a, square=True)
-    if b.dtype != a.dtype or b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or \
-            b.shape[-2 if left_side else -1] != n:
-        raise ValueError(f"triangular_solve: operands {a} and {b} do not match "
-                         f"(left_side={left_side})")
+    if (
+        b.dtype != a.dtype
+        or b.ndim != a.ndim
+        or b.shape[:-2] != a.shape[:-2]
+        or b.shape[-2 if left_side else -1] != n
+    ):
+        raise ValueError(
+            f"triangular_solve: operands {a} and {b} do not match (left_side={left_side})"
+        )
     return shaped(b.shape, a.dtype)
 
 
@@ -245,7 +271,7 @@ def _trsolve_ref(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diago
         t = t.conj()
     if transpose_a:
         t, lower = t.T, not lower
-    if not left_side:       # x t = b  <=>  t^T x^T = b^T
+    if not left_side:  # x t = b  <=>  t^T x^T = b^T
         return (_substitute(t.T, b.T, not lower, unit_diagonal).T,)
     return (_substitute(t, b, lower, unit_diagonal),)
 
@@ -268,8 +294,10 @@ def _no_empty(prim, m, n):
     # LAPACK returns at once on an empty matrix, leaving the identity factors unwritten;
     # jnp.linalg builds those itself and never binds the primitive on one
     if min(m, n) == 0:
-        raise ValueError(f"{prim}: the primitive needs a non-empty matrix, got {m}x{n}; "
-                         f"use jnp.linalg.{prim}, which handles empty matrices")
+        raise ValueError(
+            f"{prim}: the primitive needs a non-empty matrix, got {m}x{n}; "
+            f"use jnp.linalg.{prim}, which handles empty matrices"
+        )
 
 
 def _qr_abstract(a, *, full_matrices):
@@ -307,8 +335,9 @@ def _svd_ref(a, *, full_matrices, compute_uv):
         u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
         return s, u, vh
     except np.linalg.LinAlgError:
-        outs = _svd_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices,
-                             compute_uv=compute_uv)
+        outs = _svd_abstract(
+            shaped(a.shape, a.dtype), full_matrices=full_matrices, compute_uv=compute_uv
+        )
         return tuple(_nan(np.zeros(o.shape, o.dtype)) for o in outs)
 
 
@@ -316,13 +345,21 @@ def _lapack(name):
     return getattr(lapack, "lower_" + name)
 
 
-for _name, _abs, _ref in [("cholesky", _cholesky_abstract, _cholesky_ref),
-                          ("lu", _lu_abstract, _lu_ref),
-                          ("solve", _solve_abstract, _solve_ref),
-                          ("triangular_solve", _trsolve_abstract, _trsolve_ref),
-                          ("eigh", _eigh_abstract, _eigh_ref),
-                          ("qr", _qr_abstract, _qr_ref),
-                          ("svd", _svd_abstract, _svd_ref)]:
+for _name, _abs, _ref in [
+    ("cholesky", _cholesky_abstract, _cholesky_ref),
+    ("lu", _lu_abstract, _lu_ref),
+    ("solve", _solve_abstract, _solve_ref),
+    ("triangular_solve", _trsolve_abstract, _trsolve_ref),
+    ("eigh", _eigh_abstract, _eigh_ref),
+    ("qr", _qr_abstract, _qr_ref),
+    ("svd", _svd_abstract, _svd_ref),
+]:
     _multi = _name in ("lu", "eigh", "qr", "svd")
-    register(_name, "custom", _abs, _reference(_abs, _ref, _multi), _lapack(_name),
-             multiple_results=_multi)
+    register(
+        _name,
+        "custom",
+        _abs,
+        _reference(_abs, _ref, _multi),
+        _lapack(_name),
+        multiple_results=_multi,
+    )

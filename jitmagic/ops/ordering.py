@@ -7,18 +7,25 @@
 Callers move the axis of interest to the end. Sorting calls libc's qsort / qsort_r with a
 comparator emitted into the module; argsort breaks ties by position, so it is stable.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import llvmlite.ir as ir
+import numpy as np
 
 from jitmagic.core.registry import shaped
+from jitmagic.lower import subfunction as sf
+from jitmagic.lower.codegen import _contiguous_strides
 from jitmagic.lower.rules import lowering
+from jitmagic.lower.scalar import I32, I64, PTR, storage_type
 from jitmagic.ops.define import register
 
-_NP_ACC = {"add": np.cumsum, "mul": np.cumprod,
-           "max": lambda x, axis: np.maximum.accumulate(x, axis=axis),
-           "min": lambda x, axis: np.minimum.accumulate(x, axis=axis)}
+_NP_ACC = {
+    "add": np.cumsum,
+    "mul": np.cumprod,
+    "max": lambda x, axis: np.maximum.accumulate(x, axis=axis),
+    "min": lambda x, axis: np.minimum.accumulate(x, axis=axis),
+}
 
 
 def _cum_abstract(x, *, op):
@@ -50,7 +57,9 @@ def _cum_lower(cg, eqn, outs):
             acc = op(cg, [dt, dt], dt, acc, cg.emit_value(x, list(oidx) + [k1]))
             cg.store(buf, list(oidx) + [k1], acc)
             return [acc]
+
         cg.loop(shape[-1] - 1, step, [first])
+
     cg.loop_nest(shape[:-1], row)
 
 
@@ -58,6 +67,7 @@ register("cumulative", "custom", _cum_abstract, _cum_impl, _cum_lower)
 
 
 # ---------------------------------------------------------------- sort / argsort
+
 
 def _sort_abstract(x):
     if x.ndim == 0:
@@ -76,13 +86,19 @@ def _less(cg, dt, a, b):
     bld = cg.b
     if dt.kind == "c":
         (ar, ai), (br, bi) = a, b
-        isnan = lambda v: bld.fcmp_unordered("uno", v, v)           # noqa: E731
+        isnan = lambda v: bld.fcmp_unordered("uno", v, v)
         ai_num, bi_nan = bld.not_(isnan(ai)), isnan(bi)
         im_lt = bld.or_(bld.fcmp_ordered("<", ai, bi), bld.and_(bi_nan, ai_num))
         same_re = bld.or_(bld.fcmp_ordered("==", ar, br), bld.and_(isnan(ar), isnan(br)))
-        return bld.select(bld.fcmp_ordered("<", ar, br), bld.or_(ai_num, bi_nan),
-                          bld.select(bld.fcmp_ordered(">", ar, br), bld.and_(bi_nan, ai_num),
-                                     bld.select(same_re, im_lt, isnan(br))))
+        return bld.select(
+            bld.fcmp_ordered("<", ar, br),
+            bld.or_(ai_num, bi_nan),
+            bld.select(
+                bld.fcmp_ordered(">", ar, br),
+                bld.and_(bi_nan, ai_num),
+                bld.select(same_re, im_lt, isnan(br)),
+            ),
+        )
     if dt.kind == "f":
         lt = bld.fcmp_ordered("<", a, b)
         return bld.or_(lt, bld.and_(bld.fcmp_ordered("ord", a, a), bld.fcmp_unordered("uno", b, b)))
@@ -93,7 +109,6 @@ def _less(cg, dt, a, b):
 
 def _comparator(cg, dt, by_key):
     """int cmp(const void *p, const void *q[, void *keys]) for qsort / qsort_r."""
-    from jitmagic.lower.scalar import I32, I64, PTR, storage_type
     name = f"jm_cmp_{'key_' if by_key else ''}{dt.name}"
     fn = cg.module.globals.get(name)
     if fn is not None:
@@ -103,15 +118,20 @@ def _comparator(cg, dt, by_key):
     saved = cg.b
     cg.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
     st = storage_type(dt)
-    if dt.kind == "c":                      # an element is a pair of parts
+    if dt.kind == "c":  # an element is a pair of parts
         part, st = st, ir.ArrayType(st, 2)
 
     def value(p):
         if dt.kind == "c":
-            return tuple(b.load(b.gep(p, [ir.Constant(I64, 0), ir.Constant(I32, k)],
-                                      source_etype=st), typ=part) for k in (0, 1))
+            return tuple(
+                b.load(
+                    b.gep(p, [ir.Constant(I64, 0), ir.Constant(I32, k)], source_etype=st), typ=part
+                )
+                for k in (0, 1)
+            )
         v = b.load(p, typ=st, align=1)
         return b.icmp_unsigned("!=", v, ir.Constant(st, 0)) if dt.kind == "b" else v
+
     if by_key:
         i, j = b.load(fn.args[0], typ=I64), b.load(fn.args[1], typ=I64)
         x = value(b.gep(fn.args[2], [i], source_etype=st))
@@ -120,7 +140,7 @@ def _comparator(cg, dt, by_key):
         x, y = value(fn.args[0]), value(fn.args[1])
     lt, gt = _less(cg, dt, x, y), _less(cg, dt, y, x)
     res = b.select(lt, ir.Constant(I32, -1), b.select(gt, ir.Constant(I32, 1), ir.Constant(I32, 0)))
-    if by_key:   # ties by position: stable
+    if by_key:  # ties by position: stable
         tie = b.select(b.icmp_signed("<", i, j), ir.Constant(I32, -1), ir.Constant(I32, 1))
         res = b.select(b.icmp_signed("==", res, ir.Constant(I32, 0)), tie, res)
     b.ret(res)
@@ -129,8 +149,6 @@ def _comparator(cg, dt, by_key):
 
 
 def _sort_lower(cg, eqn, outs, arg):
-    from jitmagic.lower import subfunction as sf
-    from jitmagic.lower.scalar import I64, PTR
     (x,), (buf,) = eqn.inputs, outs
     shape = x.aval.shape
     n = shape[-1]
@@ -143,15 +161,15 @@ def _sort_lower(cg, eqn, outs, arg):
     void = ir.VoidType()
     if arg:
         qsort = cg.module.globals.get("qsort_r") or ir.Function(
-            cg.module, ir.FunctionType(void, [PTR, I64, I64, PTR, PTR]), "qsort_r")
+            cg.module, ir.FunctionType(void, [PTR, I64, I64, PTR, PTR]), "qsort_r"
+        )
     else:
         qsort = cg.module.globals.get("qsort") or ir.Function(
-            cg.module, ir.FunctionType(void, [PTR, I64, I64, PTR]), "qsort")
+            cg.module, ir.FunctionType(void, [PTR, I64, I64, PTR]), "qsort"
+        )
     cmp = _comparator(cg, dt, arg)
     src = sf.operand(cg, x) if arg else None
     outer = shape[:-1]
-
-    from jitmagic.lower.codegen import _contiguous_strides
 
     def body(oidx):
         flat = cg.index(0)
@@ -165,11 +183,22 @@ def _sort_lower(cg, eqn, outs, arg):
         else:
             cg.loop(n, lambda k: cg.store(orow, [k], cg.emit_value(x, list(oidx) + [k])))
             b.call(qsort, [orow.ptr, cg.index(n), cg.index(dt.itemsize), cmp])
+
     cg.loop_nest(outer, body)
 
 
-register("sort", "custom", _sort_abstract, lambda x: np.sort(x, axis=-1),
-         lambda cg, e, outs: _sort_lower(cg, e, outs, False))
-register("argsort", "custom", _argsort_abstract,
-         lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.int64),
-         lambda cg, e, outs: _sort_lower(cg, e, outs, True), reads_memory=True)
+register(
+    "sort",
+    "custom",
+    _sort_abstract,
+    lambda x: np.sort(x, axis=-1),
+    lambda cg, e, outs: _sort_lower(cg, e, outs, False),
+)
+register(
+    "argsort",
+    "custom",
+    _argsort_abstract,
+    lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.int64),
+    lambda cg, e, outs: _sort_lower(cg, e, outs, True),
+    reads_memory=True,
+)

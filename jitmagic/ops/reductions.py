@@ -4,6 +4,7 @@
 Float sums and products are reassociated (several accumulators, vectorized), so they may differ
 from NumPy's pairwise summation in the last bits; tests state the tolerance.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,7 @@ def _reduce_abstract(x, *, axes):
 
 
 def _identity_max(dt):
-    if dt.kind == "c":      # lexicographic order: below every number
+    if dt.kind == "c":  # lexicographic order: below every number
         return complex(-np.inf, -np.inf)
     if dt.kind == "f":
         return -np.inf
@@ -52,13 +53,13 @@ def _reduction(name, np_fn, identity, combine_prim, kinds):
     def abstract(x, *, axes):
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype}")
-        if combine_prim in ("max", "min") and len(axes) and \
-                any(x.shape[a] == 0 for a in axes):
+        if combine_prim in ("max", "min") and len(axes) and any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         return _reduce_abstract(x, axes=axes)
 
     def lower(dt):
         return identity(dt), combine_prim
+
     register(name, "reduce", abstract, impl, lower)
 
 
@@ -85,7 +86,17 @@ def _argmin_impl(x, *, axis, index_dtype):
 
 
 # argmax/argmin: first index of the extreme value; the first NaN wins, as in NumPy.
-register("argmax", "custom", _arg_abstract, _argmax_impl,
-         lambda cg, eqn, outs: cg.lower_argminmax(eqn, outs, ">"))
-register("argmin", "custom", _arg_abstract, _argmin_impl,
-         lambda cg, eqn, outs: cg.lower_argminmax(eqn, outs, "<"))
+register(
+    "argmax",
+    "custom",
+    _arg_abstract,
+    _argmax_impl,
+    lambda cg, eqn, outs: cg.lower_argminmax(eqn, outs, ">"),
+)
+register(
+    "argmin",
+    "custom",
+    _arg_abstract,
+    _argmin_impl,
+    lambda cg, eqn, outs: cg.lower_argminmax(eqn, outs, "<"),
+)

@@ -1,6 +1,7 @@
 """Nested jit calls: the `jit` equation of a call traced into its caller is spliced in before
 lowering (the optimised IR a variant shows keeps the calls, named, so it reads like the
 source)."""
+
 from __future__ import annotations
 
 from jitmagic.core.ir import Eqn, Function, Var

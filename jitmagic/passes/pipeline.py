@@ -1,5 +1,6 @@
 """The pipelines: what every traced IR goes through (`optimize`), and what the code generator
 lowers (`for_backend`: nested calls inlined, then optimised again so code fuses across them)."""
+
 from __future__ import annotations
 
 from jitmagic.core.ir import Function

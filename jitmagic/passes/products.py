@@ -2,6 +2,7 @@
 passes that put more of them in that form (gemm_form: several contracted axes, or free axes
 on both sides, reshaped into one GEMM; fold_transposes: a transpose feeding a product
 becomes the product's operand order)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,7 +36,7 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         return None
     la, ra = lhs_shape[nb:], rhs_shape[nb:]
     lcd, rcd = lc[0] - nb, rc[0] - nb
-    outer = 1                   # left-operand axes before the contracted one, with no batch
+    outer = 1  # left-operand axes before the contracted one, with no batch
     if len(la) == 1:
         m, k, trans_a = 1, la[0], False
     elif len(la) == 2:
@@ -49,7 +50,7 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         # (P..., K, Q...) contracted on K: for each index into P, a K x prod(Q) matrix read
         # transposed, times the one right matrix (an einsum such as "bchw,oc->bhwo")
         outer = _prod(la[:lcd])
-        m, k, trans_a = _prod(la[lcd + 1:]), la[lcd], True
+        m, k, trans_a = _prod(la[lcd + 1 :]), la[lcd], True
     else:
         return None
     if len(ra) == 1:
@@ -59,10 +60,11 @@ def plan(lhs_shape, rhs_shape, contract, batch):
         n = ra[0] if trans_b else ra[1]
     else:
         return None
-    generic = any(shapes.is_symbolic(d) for d in (m, n, k, outer)) or \
-        shapes.any_symbolic(lhs_shape[:nb])
+    generic = any(shapes.is_symbolic(d) for d in (m, n, k, outer)) or shapes.any_symbolic(
+        lhs_shape[:nb]
+    )
     if not generic and min(m, n, k) == 0:
-        return None     # (a generic size may be 0 at run time: BLAS is then given lda >= 1)
+        return None  # (a generic size may be 0 at run time: BLAS is then given lda >= 1)
     nbatch = _prod(lhs_shape[:nb]) if nb else outer
     shared = not shapes.known_equal(outer, 1) if shapes.is_symbolic(outer) else outer > 1
     return nbatch, m, n, k, trans_a, trans_b, shared
@@ -101,8 +103,9 @@ def fold_transposes(fn):
                 root = _unit_axis_source(ins[side], producer)
                 if root is not None:
                     flat = Var(ins[side].aval)
-                    eqns.append(Eqn("reshape", (root,),
-                                    (("new_sizes", tuple(flat.aval.shape)),), (flat,)))
+                    eqns.append(
+                        Eqn("reshape", (root,), (("new_sizes", tuple(flat.aval.shape)),), (flat,))
+                    )
                     ins[side] = flat
             if ins != list(e.inputs):
                 kw = dict(e.kw, contract=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
@@ -135,8 +138,10 @@ def gemm_form(fn):
         lf, rf = _free(lhs.aval.ndim, lc, lb), _free(rhs.aval.ndim, rc, rb)
         ls, rs = lhs.aval.shape, rhs.aval.shape
         bshape = [ls[d] for d in lb]
-        m, k, n = (int(np.prod([sh[d] for d in ax], dtype=np.int64))
-                   for sh, ax in ((ls, lf), (ls, lc), (rs, rf)))
+        m, k, n = (
+            int(np.prod([sh[d] for d in ax], dtype=np.int64))
+            for sh, ax in ((ls, lf), (ls, lc), (rs, rf))
+        )
 
         def matrix(x, perm, shape):
             if list(perm) != list(range(len(perm))):
@@ -146,14 +151,16 @@ def gemm_form(fn):
             out = Var(x.aval.update(shape=tuple(shape)))
             eqns.append(Eqn("reshape", (x,), (("new_sizes", tuple(shape)),), (out,)))
             return out
+
         nb = len(lb)
         a = matrix(lhs, list(lb) + lf + list(lc), bshape + [m, k])
         b = matrix(rhs, list(rb) + list(rc) + rf, bshape + [k, n])
         prod = Var(e.outvars[0].aval.update(shape=tuple(bshape + [m, n])))
         kw = {"contract": ((nb + 1,), (nb,)), "batch": (tuple(range(nb)), tuple(range(nb)))}
         eqns.append(Eqn("dot_general", (a, b), tuple(sorted(kw.items())), (prod,)))
-        eqns.append(Eqn("reshape", (prod,),
-                        (("new_sizes", tuple(e.outvars[0].aval.shape)),), e.outvars))
+        eqns.append(
+            Eqn("reshape", (prod,), (("new_sizes", tuple(e.outvars[0].aval.shape)),), e.outvars)
+        )
         changed = True
     return fn.replace(eqns=tuple(eqns)) if changed else fn
 
@@ -161,8 +168,11 @@ def gemm_form(fn):
 def _gemm_form_applies(e):
     lhs, rhs = e.inputs
     out = e.outvars[0].aval
-    if out.dtype not in _GEMM_DTYPES or shapes.any_symbolic(lhs.aval.shape) or \
-            shapes.any_symbolic(rhs.aval.shape):
+    if (
+        out.dtype not in _GEMM_DTYPES
+        or shapes.any_symbolic(lhs.aval.shape)
+        or shapes.any_symbolic(rhs.aval.shape)
+    ):
         return False
     (lc, rc), (lb, rb) = e.kw["contract"], e.kw["batch"]
     if plan(lhs.aval.shape, rhs.aval.shape, (lc, rc), (lb, rb)) is not None:
@@ -176,7 +186,6 @@ def _unit_axis_source(v, producer):
     of length 1, reshapes), when there is one: the same elements in the same row-major order,
     so a reshape of it, which reads its buffer in place, can stand for v. Otherwise None
     (`a.reshape(60, 60, 1, 128) @ c` would copy `a` into a temporary first)."""
-    from jitmagic.core.ir import Var
     root = v
     while isinstance(root, Var) and root in producer:
         e = producer[root]

@@ -1,12 +1,14 @@
 """Simplifying passes, each one loop over equations returning a new Function (the input is
 never modified): constant folding, CSE, dead-code elimination, and views of values already
 in memory turned into reshapes read in place."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from jitmagic.core.ir import Eqn, Function, Lit, Var
 from jitmagic.core.registry import PRIMITIVES
+
 
 def _subst(env, a):
     return env.get(a, a) if isinstance(a, Var) else a
@@ -18,8 +20,13 @@ def fold_constants(fn: Function) -> Function:
     for e in fn.eqns:
         ins = tuple(_subst(env, a) for a in e.inputs)
         p = PRIMITIVES[e.prim]
-        foldable = (ins and all(isinstance(a, Lit) for a in ins) and not p.multiple_results
-                    and p.kind == "elementwise" and e.outvars[0].aval.shape == ())
+        foldable = (
+            ins
+            and all(isinstance(a, Lit) for a in ins)
+            and not p.multiple_results
+            and p.kind == "elementwise"
+            and e.outvars[0].aval.shape == ()
+        )
         if foldable:
             with np.errstate(all="ignore"):
                 val = p.impl(*[np.asarray(a.val) for a in ins], **e.kw)
@@ -80,8 +87,11 @@ def keeps_layout(e) -> bool:
         return False
     src, out = e.inputs[0].aval, e.outvars[0].aval
     dims = e.kw["broadcast_dimensions"]
-    return (src.size == out.size and list(dims) == sorted(dims)
-            and all(src.shape[i] == out.shape[d] for i, d in enumerate(dims)))
+    return (
+        src.size == out.size
+        and list(dims) == sorted(dims)
+        and all(src.shape[i] == out.shape[d] for i, d in enumerate(dims))
+    )
 
 
 def views_to_reshapes(fn: Function) -> Function:
@@ -91,8 +101,12 @@ def views_to_reshapes(fn: Function) -> Function:
     temporary; a view to the same shape disappears. (Other views stay views: they fuse into
     the loop that reads them, and a strided input is read in place only through views.)"""
     in_memory = set(fn.constvars) | set(fn.invars)
-    read_in_memory = {a for e in fn.eqns if PRIMITIVES[e.prim].reads_memory
-                      or PRIMITIVES[e.prim].kind == "custom" for a in e.inputs}
+    read_in_memory = {
+        a
+        for e in fn.eqns
+        if PRIMITIVES[e.prim].reads_memory or PRIMITIVES[e.prim].kind == "custom"
+        for a in e.inputs
+    }
     env, eqns = {}, []
     for e in fn.eqns:
         ins = tuple(_subst(env, a) for a in e.inputs)
@@ -103,14 +117,15 @@ def views_to_reshapes(fn: Function) -> Function:
                 env[out] = src
                 continue
             if src in in_memory and out in read_in_memory:
-                eqns.append(Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),),
-                                e.outvars))
+                eqns.append(Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),), e.outvars))
                 in_memory.add(out)
                 continue
-        if PRIMITIVES[e.prim].kind in ("reduce", "custom") or e.prim == "reshape" and \
-                isinstance(src, Var) and src in in_memory:
+        if (
+            PRIMITIVES[e.prim].kind in ("reduce", "custom")
+            or e.prim == "reshape"
+            and isinstance(src, Var)
+            and src in in_memory
+        ):
             in_memory.update(e.outvars)
         eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
-
-

@@ -17,25 +17,36 @@ core), which nothing can change afterwards without racing NumPy's own calls. The
 instance also keeps jitmagic's thread-count changes away from NumPy's calls.
 JITMAGIC_OPENBLAS_CORETYPE names the kernels for it instead (as OPENBLAS_CORETYPE would).
 """
+
 from __future__ import annotations
 
 import ctypes
 import glob
 import os
 
-import numpy as np
 import llvmlite.binding as llvm
-
+import numpy as np
 
 _found = {}
 # every routine generated code may call (see jitmagic.lower.blas and jitmagic.lower.lapack)
 _LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
-THREADS = "openblas_set_num_threads_local"    # sets the count, returns the previous one
-SYMBOLS = (["scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_", "scipy_cblas_sgemv64_",
-            "scipy_cblas_dgemv64_", THREADS]
-           + [f"scipy_cblas_{p}trsm64_" for p in "sdcz"]
-           + [f"scipy_LAPACKE_{p}{r}64_" for p in "sdcz" for r in _LAPACKE
-              if r not in (("syevd", "orgqr") if p in "cz" else ("heevd", "ungqr"))])
+THREADS = "openblas_set_num_threads_local"  # sets the count, returns the previous one
+SYMBOLS = (
+    [
+        "scipy_cblas_sgemm64_",
+        "scipy_cblas_dgemm64_",
+        "scipy_cblas_sgemv64_",
+        "scipy_cblas_dgemv64_",
+        THREADS,
+    ]
+    + [f"scipy_cblas_{p}trsm64_" for p in "sdcz"]
+    + [
+        f"scipy_LAPACKE_{p}{r}64_"
+        for p in "sdcz"
+        for r in _LAPACKE
+        if r not in (("syevd", "orgqr") if p in "cz" else ("heevd", "ungqr"))
+    ]
+)
 
 
 def library():
@@ -47,14 +58,15 @@ def library():
     for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*"))):
         try:
             lib = _private_instance(path) or ctypes.CDLL(path, mode=os.RTLD_LOCAL)
-            addresses = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
-                         for name in SYMBOLS}
+            addresses = {
+                name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in SYMBOLS
+            }
         except (OSError, AttributeError):
             continue
         for name, address in addresses.items():
             llvm.add_symbol(name, address)
         _found["lib"] = path
-        _found["handle"] = lib      # keeps the library loaded
+        _found["handle"] = lib  # keeps the library loaded
         break
     return _found["lib"]
 
@@ -97,7 +109,7 @@ def _private_instance(path):
     except OSError:
         return None
     finally:
-        os.close(fd)        # the loader keeps its own mapping
+        os.close(fd)  # the loader keeps its own mapping
 
 
 def corename():

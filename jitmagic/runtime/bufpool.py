@@ -17,6 +17,7 @@ The table is native code (generated here once per process) behind a spin lock: k
 without the GIL, on any thread. Everything made here is kept alive until the process ends:
 NumPy calls the handler for every array it made, however late.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -27,31 +28,58 @@ import threading
 import numpy as np
 
 from jitmagic.core.config import config
+from jitmagic.runtime import native as runtime
+from jitmagic.runtime import native_call
 
 SLOTS = 32
-MIN_BYTES = 256 << 10        # smaller blocks: glibc's bins already reuse them without faults
+MIN_BYTES = 256 << 10  # smaller blocks: glibc's bins already reuse them without faults
 HEADER = 64
-_FUNCS = ("jm_pool_take", "jm_pool_give", "jm_pool_clear", "jm_h_malloc", "jm_h_calloc",
-          "jm_h_realloc", "jm_h_free", "jm_tmp_alloc", "jm_tmp_free", "jm_new_array")
-_SET_HANDLER = 304           # PyDataMem_SetHandler in NumPy's C API table (1.22+ and 2.x)
+_FUNCS = (
+    "jm_pool_take",
+    "jm_pool_give",
+    "jm_pool_clear",
+    "jm_h_malloc",
+    "jm_h_calloc",
+    "jm_h_realloc",
+    "jm_h_free",
+    "jm_tmp_alloc",
+    "jm_tmp_free",
+    "jm_new_array",
+)
+_SET_HANDLER = 304  # PyDataMem_SetHandler in NumPy's C API table (1.22+ and 2.x)
 
 
 class _State(ctypes.Structure):
-    _fields_ = [("lock", ctypes.c_int64), ("cached", ctypes.c_int64), ("cap", ctypes.c_int64),
-                ("min", ctypes.c_int64), ("hits", ctypes.c_int64), ("misses", ctypes.c_int64),
-                ("victim", ctypes.c_int64), ("given", ctypes.c_int64),
-                ("ptrs", ctypes.c_void_p * SLOTS), ("sizes", ctypes.c_int64 * SLOTS)]
+    _fields_ = [
+        ("lock", ctypes.c_int64),
+        ("cached", ctypes.c_int64),
+        ("cap", ctypes.c_int64),
+        ("min", ctypes.c_int64),
+        ("hits", ctypes.c_int64),
+        ("misses", ctypes.c_int64),
+        ("victim", ctypes.c_int64),
+        ("given", ctypes.c_int64),
+        ("ptrs", ctypes.c_void_p * SLOTS),
+        ("sizes", ctypes.c_int64 * SLOTS),
+    ]
 
 
 class _Allocator(ctypes.Structure):
-    _fields_ = [("ctx", ctypes.c_void_p), ("malloc", ctypes.c_void_p),
-                ("calloc", ctypes.c_void_p), ("realloc", ctypes.c_void_p),
-                ("free", ctypes.c_void_p)]
+    _fields_ = [
+        ("ctx", ctypes.c_void_p),
+        ("malloc", ctypes.c_void_p),
+        ("calloc", ctypes.c_void_p),
+        ("realloc", ctypes.c_void_p),
+        ("free", ctypes.c_void_p),
+    ]
 
 
 class _Handler(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char * 127), ("version", ctypes.c_uint8),
-                ("allocator", _Allocator)]
+    _fields_ = [
+        ("name", ctypes.c_char * 127),
+        ("version", ctypes.c_uint8),
+        ("allocator", _Allocator),
+    ]
 
 
 _lock = threading.Lock()
@@ -60,14 +88,23 @@ _pool = {}
 
 def _ir(st, api):
     """The pool's functions as LLVM IR text; `st` is the address of the _State."""
+
     def at(field):
         return f"inttoptr (i64 {st + getattr(_State, field).offset} to ptr)"
+
     lock, cached, cap, mn, hits, misses, victim, given = (
-        at(f) for f in ("lock", "cached", "cap", "min", "hits", "misses", "victim", "given"))
+        at(f) for f in ("lock", "cached", "cap", "min", "hits", "misses", "victim", "given")
+    )
     ptrs, sizes = at("ptrs"), at("sizes")
-    ext = "\n".join(f"declare {sig}" for sig in (
-        "ptr @malloc(i64)", "ptr @calloc(i64, i64)", "ptr @realloc(ptr, i64)",
-        "void @free(ptr)"))
+    ext = "\n".join(
+        f"declare {sig}"
+        for sig in (
+            "ptr @malloc(i64)",
+            "ptr @calloc(i64, i64)",
+            "ptr @realloc(ptr, i64)",
+            "void @free(ptr)",
+        )
+    )
     fn = {k: f"inttoptr (i64 {v} to ptr)" for k, v in api.items()}
     return f"""
 {ext}
@@ -296,27 +333,27 @@ done:
 ; a new array of NumPy's, its data from this pool: PyArray_NewFromDescr under our handler
 define ptr @jm_new_array(ptr %type, ptr %descr, i32 %nd, ptr %dims) {{
 entry:
-  call void {fn['incref']}(ptr %descr)
-  %old = call ptr {fn['set_handler']}(ptr {fn['capsule']})
+  call void {fn["incref"]}(ptr %descr)
+  %old = call ptr {fn["set_handler"]}(ptr {fn["capsule"]})
   %bad = icmp eq ptr %old, null
   br i1 %bad, label %fail0, label %go
 fail0:
-  call void {fn['decref']}(ptr %descr)
+  call void {fn["decref"]}(ptr %descr)
   ret ptr null
 go:
-  %arr = call ptr {fn['new']}(ptr %type, ptr %descr, i32 %nd, ptr %dims, ptr null, ptr null, i32 0, ptr null)
-  %t = call ptr {fn['set_handler']}(ptr %old)
-  call void {fn['decref']}(ptr %old)
+  %arr = call ptr {fn["new"]}(ptr %type, ptr %descr, i32 %nd, ptr %dims, ptr null, ptr null, i32 0, ptr null)
+  %t = call ptr {fn["set_handler"]}(ptr %old)
+  call void {fn["decref"]}(ptr %old)
   %tbad = icmp eq ptr %t, null
   br i1 %tbad, label %tfail, label %tok
 tok:
-  call void {fn['decref']}(ptr %t)
+  call void {fn["decref"]}(ptr %t)
   ret ptr %arr
 tfail:
   %made = icmp ne ptr %arr, null
   br i1 %made, label %drop, label %out
 drop:
-  call void {fn['decref']}(ptr %arr)
+  call void {fn["decref"]}(ptr %arr)
   br label %out
 out:
   ret ptr null
@@ -332,7 +369,6 @@ def _init():
     with _lock:
         if _pool:
             return _pool
-        from jitmagic.runtime import native_call, native as runtime
         c = native_call._c_api()
         table = ctypes.c_void_p.from_address(c["table"] + 8 * _SET_HANDLER).value
         st = _State()
@@ -340,18 +376,26 @@ def _init():
         handler = _Handler()
         handler.name, handler.version = b"jitmagic", 1
         name = ctypes.create_string_buffer(b"mem_handler")
-        new_capsule = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
-                                        ctypes.c_void_p)(("PyCapsule_New", ctypes.pythonapi))
+        new_capsule = ctypes.PYFUNCTYPE(
+            ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
+        )(("PyCapsule_New", ctypes.pythonapi))
         capsule = new_capsule(ctypes.addressof(handler), ctypes.addressof(name), None)
-        api = {"incref": c["incref"], "decref": c["decref"], "new": c["new"],
-               "set_handler": table, "capsule": id(capsule)}
-        fns = runtime.build(_ir(ctypes.addressof(st), api), _FUNCS, "pool",
-                            link=("jm_tmp_alloc", "jm_tmp_free"))
+        api = {
+            "incref": c["incref"],
+            "decref": c["decref"],
+            "new": c["new"],
+            "set_handler": table,
+            "capsule": id(capsule),
+        }
+        fns = runtime.build(
+            _ir(ctypes.addressof(st), api), _FUNCS, "pool", link=("jm_tmp_alloc", "jm_tmp_free")
+        )
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]
         a.realloc, a.free = fns["jm_h_realloc"], fns["jm_h_free"]
-        new_array = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object, ctypes.py_object,
-                                      ctypes.c_int32, ctypes.c_void_p)(fns["jm_new_array"])
+        new_array = ctypes.PYFUNCTYPE(
+            ctypes.py_object, ctypes.py_object, ctypes.py_object, ctypes.c_int32, ctypes.c_void_p
+        )(fns["jm_new_array"])
         clear = ctypes.CFUNCTYPE(None)(fns["jm_pool_clear"])
         # never freed: NumPy calls the handler for the arrays it made, even at exit
         runtime.keep_forever(st, handler, name, capsule, new_array, clear)
@@ -380,14 +424,15 @@ def allocator(shape, dtype, array_type):
 
     def new_pooled():
         return new(array_type, descr, nd, at)
-    new_pooled.dims = dims    # alive with the function
+
+    new_pooled.dims = dims  # alive with the function
     return new_pooled
 
 
 def empty(shape, dtype, array_type):
     """A new uninitialised array_type; its data comes from the pool when large enough."""
     dtype = np.dtype(dtype)
-    if math.prod(shape) * dtype.itemsize < MIN_BYTES:    # the common case: no conversions
+    if math.prod(shape) * dtype.itemsize < MIN_BYTES:  # the common case: no conversions
         return array_type(shape, dtype)
     shape = tuple(int(n) for n in shape)
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
@@ -414,11 +459,23 @@ def clear():
 def info() -> dict:
     """What the pool holds and how often it served a request."""
     if not _pool:
-        return {"cached_bytes": 0, "blocks": 0, "hits": 0, "misses": 0, "kept": 0,
-                "limit_bytes": None}
+        return {
+            "cached_bytes": 0,
+            "blocks": 0,
+            "hits": 0,
+            "misses": 0,
+            "kept": 0,
+            "limit_bytes": None,
+        }
     st = _pool["state"]
-    return {"cached_bytes": st.cached, "blocks": sum(1 for p in st.ptrs if p),
-            "hits": st.hits, "misses": st.misses, "kept": st.given, "limit_bytes": st.cap}
+    return {
+        "cached_bytes": st.cached,
+        "blocks": sum(1 for p in st.ptrs if p),
+        "hits": st.hits,
+        "misses": st.misses,
+        "kept": st.given,
+        "limit_bytes": st.cap,
+    }
 
 
 def _after_fork_in_child():

@@ -11,6 +11,7 @@ renamed into place in one step, so a reader sees no entry or a whole one, never 
 one or the metadata of one writer with the code of another (as two files could). A writer that
 dies before the rename leaves only its temporary file, which a later store removes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,12 +25,13 @@ from jitmagic.runtime import engine
 
 FORMAT = 2
 SUFFIX = ".jmc"
-_STALE_TMP_S = 3600      # a temporary file this old belongs to a writer that died
+_STALE_TMP_S = 3600  # a temporary file this old belongs to a writer that died
 
 
 def default_dir():
     try:
         from IPython.paths import get_ipython_cache_dir
+
         base = get_ipython_cache_dir()
     except Exception:
         base = os.path.join(os.path.expanduser("~"), ".cache")
@@ -45,9 +47,15 @@ def cache_dir(configured: str) -> str:
 def entry_key(ir_text: str) -> str:
     info = engine.host_info()
     h = hashlib.sha256()
-    for part in (f"format={FORMAT}", f"jitmagic={__version__}", f"llvm={info['llvm_version']}",
-                 f"cpu={info['cpu']}", f"features={info['features']}",
-                 f"vecmath={info['vector_math']}", ir_text):
+    for part in (
+        f"format={FORMAT}",
+        f"jitmagic={__version__}",
+        f"llvm={info['llvm_version']}",
+        f"cpu={info['cpu']}",
+        f"features={info['features']}",
+        f"vecmath={info['vector_math']}",
+        ir_text,
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -69,8 +77,12 @@ def load(directory: str, key: str, meta_out: dict | None = None):
         meta = json.loads(head.decode("utf-8"))
     except ValueError as e:
         return None, f"unreadable cache entry ({type(e).__name__}: {e})"
-    if not sep or not isinstance(meta, dict) or meta.get("format") != FORMAT \
-            or meta.get("key") != key:
+    if (
+        not sep
+        or not isinstance(meta, dict)
+        or meta.get("format") != FORMAT
+        or meta.get("key") != key
+    ):
         return None, "cache entry from another jitmagic version or format"
     if meta.get("jitmagic") != __version__:
         return None, f"cache entry from jitmagic {meta.get('jitmagic')}"
@@ -105,13 +117,20 @@ def _remove_stale_temporaries(directory):
                 if now - os.stat(p).st_mtime > _STALE_TMP_S:
                     os.unlink(p)
             except OSError:
-                pass        # another process removed it first
+                pass  # another process removed it first
 
 
 def store(directory: str, key: str, obj: bytes, description: dict):
-    meta = {"format": FORMAT, "key": key, "jitmagic": __version__, "size": len(obj),
-            "sha256": hashlib.sha256(obj).hexdigest(), "created": time.time(),
-            **engine.host_info(), **description}
-    head = json.dumps(meta, default=str, separators=(",", ":")).encode()   # one line
+    meta = {
+        "format": FORMAT,
+        "key": key,
+        "jitmagic": __version__,
+        "size": len(obj),
+        "sha256": hashlib.sha256(obj).hexdigest(),
+        "created": time.time(),
+        **engine.host_info(),
+        **description,
+    }
+    head = json.dumps(meta, default=str, separators=(",", ":")).encode()  # one line
     _atomic_write(os.path.join(directory, key + SUFFIX), head + b"\n" + obj)
     _remove_stale_temporaries(directory)

@@ -7,6 +7,7 @@ size and compile time by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of
 generation), while keeping the vectorizers; the quick one, for kernels that do little work, is
 -O1 with the vectorizers and fast instruction selection; the full one is O3 as it was.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from jitmagic.errors import LoweringError
+from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
 
 _lock = threading.RLock()
 _state = {}
@@ -40,14 +42,21 @@ def _init():
         tm = _target_machine(cpu, features)
         # this one only builds pass pipelines and prints assembly: an engine takes ownership
         # of (and frees) the target machine it is given, so each engine gets its own
-        _state.update(tm=tm, triple=llvm.get_process_triple(), cpu=cpu, features=features,
-                      vecmath=vecmath, layout=str(tm.target_data))
+        _state.update(
+            tm=tm,
+            triple=llvm.get_process_triple(),
+            cpu=cpu,
+            features=features,
+            vecmath=vecmath,
+            layout=str(tm.target_data),
+        )
     return _state
 
 
 def _target_machine(cpu, features, opt=3):
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True)
+        cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True
+    )
 
 
 def _codegen_tm(level):
@@ -64,8 +73,13 @@ def _codegen_tm(level):
 
 def host_info() -> dict:
     s = _init()
-    return {"triple": s["triple"], "cpu": s["cpu"], "features": s["features"],
-            "vector_math": s["vecmath"], "llvm_version": ".".join(map(str, llvm.llvm_version_info))}
+    return {
+        "triple": s["triple"],
+        "cpu": s["cpu"],
+        "features": s["features"],
+        "vector_math": s["vecmath"],
+        "llvm_version": ".".join(map(str, llvm.llvm_version_info)),
+    }
 
 
 def triple_and_layout():
@@ -80,8 +94,7 @@ class CompiledModule:
     function's 10 ms first call: it is made when first asked for, by running the module's
     pipeline again on `llvm_ir` (the pipelines are deterministic), unless given."""
 
-    def __init__(self, engine, address, llvm_ir, optimized_ir=None, timings=None,
-                 pipeline=None):
+    def __init__(self, engine, address, llvm_ir, optimized_ir=None, timings=None, pipeline=None):
         self.engine, self.address, self.llvm_ir = engine, address, llvm_ir
         self._optimized = optimized_ir
         self.pipeline = pipeline
@@ -106,25 +119,28 @@ class CompiledModule:
             text = self.optimized_ir
             with _lock:
                 mod = llvm.parse_assembly(text)
-                self._asm = _codegen_tm(self.pipeline.codegen if self.pipeline else 3) \
-                    .emit_assembly(mod)
+                self._asm = _codegen_tm(
+                    self.pipeline.codegen if self.pipeline else 3
+                ).emit_assembly(mod)
         return self._asm
 
 
-def load_object(obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = "") -> CompiledModule:
+def load_object(
+    obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = ""
+) -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
-    from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
-    blas.library()         # the BLAS/LAPACK routines cached code may call, known to LLVM
-    gemm.linked_by(obj)     # and jitmagic's own GEMM, when it calls it
-    runstats.ensure_helpers()       # and the clock functions every entry point calls,
-    bufpool.install()               # the temporaries' allocator and the thread pool
+    blas.library()  # the BLAS/LAPACK routines cached code may call, known to LLVM
+    gemm.linked_by(obj)  # and jitmagic's own GEMM, when it calls it
+    runstats.ensure_helpers()  # and the clock functions every entry point calls,
+    bufpool.install()  # the temporaries' allocator and the thread pool
     threadpool.install()
     with _lock:
         t0 = time.perf_counter()
         engine, addr = _link(obj, entry)
         t1 = time.perf_counter()
-    return CompiledModule(engine, addr, llvm_ir, optimized_ir,
-                          {"llvm_opt": 0.0, "codegen": t1 - t0})
+    return CompiledModule(
+        engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0}
+    )
 
 
 def _link(obj: bytes, entry: str):
@@ -147,12 +163,13 @@ def _link(obj: bytes, entry: str):
 @dataclass(frozen=True)
 class Pipeline:
     """An LLVM pass pipeline and code generator level."""
-    speed: int              # LLVM's -O level
-    unroll: bool = True     # loop unrolling (full unrolling of static trip counts included)
-    codegen: int = 3        # the code generator's level (0: fast instruction selection)
-    vectorize: bool | None = None   # the loop vectorizer (None: at -O2 and above)
-    slp: bool | None = None         # the straight-line (SLP) vectorizer (None: as vectorize)
-    interleave: bool = True         # the loop vectorizer may interleave (unroll) vector loops
+
+    speed: int  # LLVM's -O level
+    unroll: bool = True  # loop unrolling (full unrolling of static trip counts included)
+    codegen: int = 3  # the code generator's level (0: fast instruction selection)
+    vectorize: bool | None = None  # the loop vectorizer (None: at -O2 and above)
+    slp: bool | None = None  # the straight-line (SLP) vectorizer (None: as vectorize)
+    interleave: bool = True  # the loop vectorizer may interleave (unroll) vector loops
     name: str = ""
 
     def tuning(self):
@@ -206,8 +223,13 @@ def _dispose_pass_manager(pm):
         pm.close()
 
 
-def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 3,
-               pipeline: Pipeline | None = None) -> CompiledModule:
+def compile_ir(
+    llvm_ir: str,
+    entry: str,
+    opt_level: int = 3,
+    codegen_opt: int = 3,
+    pipeline: Pipeline | None = None,
+) -> CompiledModule:
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
     such as backend/native_call's entry points, where compile time is what counts).
     pipeline, when given, replaces both levels (a tier of TIERS)."""
@@ -228,8 +250,9 @@ def compile_ir(llvm_ir: str, entry: str, opt_level: int = 3, codegen_opt: int = 
         obj = _codegen_tm(pipeline.codegen).emit_object(mod)
         engine, addr = _link(obj, entry)
         t2 = time.perf_counter()
-    cm = CompiledModule(engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1},
-                        pipeline)
+    cm = CompiledModule(
+        engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1}, pipeline
+    )
     cm.object_code = obj
     return cm
 

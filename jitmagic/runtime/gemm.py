@@ -18,11 +18,14 @@ One process-lifetime module (backend/runtime.py) serves every kernel: `jm_gemm_f
 `jm_gemm_f32`, batched, with strides, choosing threads at run time (so one entry point serves
 shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 """
+
 from __future__ import annotations
 
 import threading
 
-from jitmagic.runtime import engine
+from jitmagic.runtime import bufpool, engine, threadpool
+from jitmagic.runtime import llvmtypes as _llvmtypes
+from jitmagic.runtime import native as runtime
 
 # multiply-adds in all below which a call runs on one thread (a task of the pool costs a few
 # microseconds; ~0.02 ms of work on one core)
@@ -43,9 +46,9 @@ def _shape(features: str):
     """(vector bytes, MR, vectors per row of a tile): MR x (NV vectors) accumulators must fit
     the register file with room for the operands."""
     if "+avx512f" in features:
-        return 64, 8, 3          # 24 of 32 zmm registers hold C
+        return 64, 8, 3  # 24 of 32 zmm registers hold C
     if "+avx" in features:
-        return 32, 6, 2          # 12 of 16 ymm
+        return 32, 6, 2  # 12 of 16 ymm
     return 16, 4, 2
 
 
@@ -120,8 +123,18 @@ class _Fn:
         self.block(j)
 
     def text(self, header, attrs="#1", ret="ret void"):
-        return "\n".join([f"{header} {attrs} {{", "entry:", *self.allocas, "  br label %start",
-                          "start:", *self.lines, "  " + ret, "}"])
+        return "\n".join(
+            [
+                f"{header} {attrs} {{",
+                "entry:",
+                *self.allocas,
+                "  br label %start",
+                "start:",
+                *self.lines,
+                "  " + ret,
+                "}",
+            ]
+        )
 
 
 class _Gen:
@@ -145,65 +158,109 @@ class _Gen:
         under a lane mask (nothing outside C's h x w corner is read or written)."""
         mr, nv, v, t, vt, sz = self.mr, self.nv, self.v, self.t, self.vt, self.size
         vs = f"v{v}{self.sfx}"
-        L = [f"define internal void {self.name('kernel')}(ptr noalias %a, ptr noalias %b, "
-             f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w) #0 {{",
-             "entry:", "  br label %loop", "loop:", "  %k = phi i64 [0, %entry], [%k1, %loop]"]
+        L = [
+            f"define internal void {self.name('kernel')}(ptr noalias %a, ptr noalias %b, "
+            f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w) #0 {{",
+            "entry:",
+            "  br label %loop",
+            "loop:",
+            "  %k = phi i64 [0, %entry], [%k1, %loop]",
+        ]
         for r in range(mr):
             for j in range(nv):
                 L.append(f"  %acc{r}_{j} = phi {vt} [zeroinitializer, %entry], [%n{r}_{j}, %loop]")
-        L += [f"  %ao = mul i64 %k, {mr}", f"  %bo = mul i64 %k, {self.nr}",
-              f"  %pa = getelementptr inbounds {t}, ptr %a, i64 %ao",
-              f"  %pb = getelementptr inbounds {t}, ptr %b, i64 %bo"]
+        L += [
+            f"  %ao = mul i64 %k, {mr}",
+            f"  %bo = mul i64 %k, {self.nr}",
+            f"  %pa = getelementptr inbounds {t}, ptr %a, i64 %ao",
+            f"  %pb = getelementptr inbounds {t}, ptr %b, i64 %bo",
+        ]
         for j in range(nv):
-            L += [f"  %pb{j} = getelementptr inbounds {t}, ptr %pb, i64 {j * v}",
-                  f"  %b{j} = load {vt}, ptr %pb{j}, align {sz}"]
+            L += [
+                f"  %pb{j} = getelementptr inbounds {t}, ptr %pb, i64 {j * v}",
+                f"  %b{j} = load {vt}, ptr %pb{j}, align {sz}",
+            ]
         for r in range(mr):
-            L += [f"  %pa{r} = getelementptr inbounds {t}, ptr %pa, i64 {r}",
-                  f"  %a{r} = load {t}, ptr %pa{r}",
-                  f"  %i{r} = insertelement {vt} poison, {t} %a{r}, i32 0",
-                  f"  %s{r} = shufflevector {vt} %i{r}, {vt} poison, <{v} x i32> zeroinitializer"]
+            L += [
+                f"  %pa{r} = getelementptr inbounds {t}, ptr %pa, i64 {r}",
+                f"  %a{r} = load {t}, ptr %pa{r}",
+                f"  %i{r} = insertelement {vt} poison, {t} %a{r}, i32 0",
+                f"  %s{r} = shufflevector {vt} %i{r}, {vt} poison, <{v} x i32> zeroinitializer",
+            ]
             for j in range(nv):
-                L.append(f"  %n{r}_{j} = call {vt} @llvm.fma.{vs}({vt} %s{r}, {vt} %b{j}, "
-                         f"{vt} %acc{r}_{j})")
-        L += ["  %k1 = add i64 %k, 1", "  %more = icmp slt i64 %k1, %kc",
-              "  br i1 %more, label %loop, label %out", "out:"]
-        for r in range(mr):     # (no inbounds: an edge tile's rows and lanes past C are masked)
+                L.append(
+                    f"  %n{r}_{j} = call {vt} @llvm.fma.{vs}({vt} %s{r}, {vt} %b{j}, "
+                    f"{vt} %acc{r}_{j})"
+                )
+        L += [
+            "  %k1 = add i64 %k, 1",
+            "  %more = icmp slt i64 %k1, %kc",
+            "  br i1 %more, label %loop, label %out",
+            "out:",
+        ]
+        for r in range(mr):  # (no inbounds: an edge tile's rows and lanes past C are masked)
             L.append(f"  %row{r} = mul i64 {r}, %ldc")
             for j in range(nv):
-                L += [f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
-                      f"  %q{r}_{j} = getelementptr {t}, ptr %c, i64 %o{r}_{j}"]
-        L += [f"  %hfull = icmp eq i64 %h, {mr}", f"  %wfull = icmp eq i64 %w, {self.nr}",
-              "  %full = and i1 %hfull, %wfull", "  br i1 %full, label %whole, label %part",
-              "whole:", "  br i1 %add, label %accumulate, label %store", "store:"]
-        L += [f"  store {vt} %n{r}_{j}, ptr %q{r}_{j}, align {sz}"
-              for r in range(mr) for j in range(nv)]
+                L += [
+                    f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
+                    f"  %q{r}_{j} = getelementptr {t}, ptr %c, i64 %o{r}_{j}",
+                ]
+        L += [
+            f"  %hfull = icmp eq i64 %h, {mr}",
+            f"  %wfull = icmp eq i64 %w, {self.nr}",
+            "  %full = and i1 %hfull, %wfull",
+            "  br i1 %full, label %whole, label %part",
+            "whole:",
+            "  br i1 %add, label %accumulate, label %store",
+            "store:",
+        ]
+        L += [
+            f"  store {vt} %n{r}_{j}, ptr %q{r}_{j}, align {sz}"
+            for r in range(mr)
+            for j in range(nv)
+        ]
         L += ["  ret void", "accumulate:"]
         for r in range(mr):
             for j in range(nv):
-                L += [f"  %w{r}_{j} = load {vt}, ptr %q{r}_{j}, align {sz}",
-                      f"  %x{r}_{j} = fadd {vt} %w{r}_{j}, %n{r}_{j}",
-                      f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {sz}"]
-        L += ["  ret void", "part:",
-              "  %w0 = insertelement <" + str(v) + " x i64> poison, i64 %w, i32 0",
-              f"  %ws = shufflevector <{v} x i64> %w0, <{v} x i64> poison, "
-              f"<{v} x i32> zeroinitializer"]
+                L += [
+                    f"  %w{r}_{j} = load {vt}, ptr %q{r}_{j}, align {sz}",
+                    f"  %x{r}_{j} = fadd {vt} %w{r}_{j}, %n{r}_{j}",
+                    f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {sz}",
+                ]
+        L += [
+            "  ret void",
+            "part:",
+            "  %w0 = insertelement <" + str(v) + " x i64> poison, i64 %w, i32 0",
+            f"  %ws = shufflevector <{v} x i64> %w0, <{v} x i64> poison, "
+            f"<{v} x i32> zeroinitializer",
+        ]
         for j in range(nv):
             lanes = ", ".join(f"i64 {j * v + q}" for q in range(v))
             L.append(f"  %m{j} = icmp slt <{v} x i64> <{lanes}>, %ws")
         L.append("  br label %prow0")
         for r in range(mr):
-            L += [f"prow{r}:", f"  %in{r} = icmp slt i64 {r}, %h",
-                  f"  br i1 %in{r}, label %pgo{r}, label %pdone",
-                  f"pgo{r}:", f"  br i1 %add, label %padd{r}, label %pput{r}", f"pput{r}:"]
-            L += [f"  call void @llvm.masked.store.{vs}.p0({vt} %n{r}_{j}, ptr align {sz} "
-                  f"%q{r}_{j}, <{v} x i1> %m{j})" for j in range(nv)]
+            L += [
+                f"prow{r}:",
+                f"  %in{r} = icmp slt i64 {r}, %h",
+                f"  br i1 %in{r}, label %pgo{r}, label %pdone",
+                f"pgo{r}:",
+                f"  br i1 %add, label %padd{r}, label %pput{r}",
+                f"pput{r}:",
+            ]
+            L += [
+                f"  call void @llvm.masked.store.{vs}.p0({vt} %n{r}_{j}, ptr align {sz} "
+                f"%q{r}_{j}, <{v} x i1> %m{j})"
+                for j in range(nv)
+            ]
             L += [f"  br label %prow{r + 1}", f"padd{r}:"]
             for j in range(nv):
-                L += [f"  %pl{r}_{j} = call {vt} @llvm.masked.load.{vs}.p0(ptr align {sz} "
-                      f"%q{r}_{j}, <{v} x i1> %m{j}, {vt} zeroinitializer)",
-                      f"  %ps{r}_{j} = fadd {vt} %pl{r}_{j}, %n{r}_{j}",
-                      f"  call void @llvm.masked.store.{vs}.p0({vt} %ps{r}_{j}, ptr align {sz} "
-                      f"%q{r}_{j}, <{v} x i1> %m{j})"]
+                L += [
+                    f"  %pl{r}_{j} = call {vt} @llvm.masked.load.{vs}.p0(ptr align {sz} "
+                    f"%q{r}_{j}, <{v} x i1> %m{j}, {vt} zeroinitializer)",
+                    f"  %ps{r}_{j} = fadd {vt} %pl{r}_{j}, %n{r}_{j}",
+                    f"  call void @llvm.masked.store.{vs}.p0({vt} %ps{r}_{j}, ptr align {sz} "
+                    f"%q{r}_{j}, <{v} x i1> %m{j})",
+                ]
             L.append(f"  br label %prow{r + 1}")
         L += [f"prow{mr}:", "  br label %pdone", "pdone:", "  ret void", "}"]
         return "\n".join(L)
@@ -213,17 +270,20 @@ class _Gen:
         to element r of the vector stored at out_at(q) (three rounds of shuffles)."""
         v8 = f"<8 x {self.t}>"
         rows = [e.op(f"load {v8}, ptr {row_at(r)}, align {self.size}") for r in range(8)]
-        for lo, hi, span in (((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15), 1),
-                             ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15), 2),
-                             ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15), 4)):
+        for lo, hi, span in (
+            ((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15), 1),
+            ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15), 2),
+            ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15), 4),
+        ):
             out = [None] * 8
             for g in range(8):
                 if (g // span) % 2:
                     continue
                 for mask, slot in ((lo, g), (hi, g + span)):
                     m = ", ".join(f"i32 {q}" for q in mask)
-                    out[slot] = e.op(f"shufflevector {v8} {rows[g]}, {v8} {rows[g + span]}, "
-                                     f"<8 x i32> <{m}>")
+                    out[slot] = e.op(
+                        f"shufflevector {v8} {rows[g]}, {v8} {rows[g + span]}, <8 x i32> <{m}>"
+                    )
             rows = out
         for q in range(8):
             e(f"store {v8} {rows[q]}, ptr {out_at(q)}, align {self.size}")
@@ -243,7 +303,9 @@ class _Gen:
                 x = e.op(f"load {t}, ptr {e.at(src, e.mul(k, '%sk'))}")
                 x = e.op(f"select i1 {inside}, {t} {x}, {t} {self.zero}")
                 e(f"store {t} {x}, ptr {e.at(dst, e.add(e.mul(k, width), i))}")
+
             e.loop(k_from, "%kc", 1, element)
+
         e.loop(0, width, 1, line)
 
     def pack_b(self):
@@ -264,21 +326,28 @@ class _Gen:
                     for j in range(self.nv):
                         x = e.op(f"load {vt}, ptr {e.at(src, j * self.v)}, align {self.size}")
                         e(f"store {vt} {x}, ptr {e.at(d, j * self.v)}, align {self.size}")
+
                 e.loop(0, "%kc", 1, row)
 
             # op(B) transposed (rows of the stored matrix along k): 8 x 8 blocks turned in
             # registers, then the last kc % 8 rows one element at a time
             k_end = e.op("and i64 %kc, -8") if nr % 8 == 0 else "0"
-            turn = e.op(f"and i1 {e.op(f'icmp eq i64 {w}, {nr}')}, {e.op('icmp eq i64 %sk, 1')}") \
-                if nr % 8 == 0 else "false"
+            turn = (
+                e.op(f"and i1 {e.op(f'icmp eq i64 {w}, {nr}')}, {e.op('icmp eq i64 %sk, 1')}")
+                if nr % 8 == 0
+                else "false"
+            )
 
             def turned():
                 def block(k0):
                     for g in range(nr // 8):
                         j = e.add(j0, g * 8)
                         self.transpose8(
-                            e, lambda r: e.at("%src", e.add(e.mul(e.add(j, r), "%sj"), k0)),
-                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g * 8)))
+                            e,
+                            lambda r: e.at("%src", e.add(e.mul(e.add(j, r), "%sj"), k0)),
+                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g * 8)),
+                        )
+
                 e.loop(0, k_end, 8, block)
 
             def by_column():
@@ -287,10 +356,14 @@ class _Gen:
                 k_from = e.op(f"select i1 {turn}, i64 {k_end}, i64 0")
 
                 self.one_by_one(e, dst, nr, j0, w, "%sj", k_from)
+
             e.branch(whole, rows_as_vectors, by_column)
+
         e.loop("%first", "%last", 1, strip)
-        return e.text(f"define internal void {self.name('pack_b')}(ptr noalias %dst, ptr noalias %src, "
-                      "i64 %sk, i64 %sj, i64 %kc, i64 %nc, i64 %first, i64 %last)")
+        return e.text(
+            f"define internal void {self.name('pack_b')}(ptr noalias %dst, ptr noalias %src, "
+            "i64 %sk, i64 %sj, i64 %kc, i64 %nc, i64 %first, i64 %last)"
+        )
 
     def pack_a(self):
         """op(A)'s mc x kc block (element (i, k) at src[i*si + k*sk]) into MR-row strips: strip
@@ -299,24 +372,36 @@ class _Gen:
 
         def transposed(i0, dst, k_end):
             """Rows along k (A row-major): 8 x 8 blocks; k_end = kc - kc % 8."""
-            e.loop(0, k_end, 8, lambda k0: self.transpose8(
-                e, lambda r: e.at("%src", e.add(e.mul(e.add(i0, r), "%si"), k0)),
-                lambda q: e.at(dst, e.mul(e.add(k0, q), 8))))
+            e.loop(
+                0,
+                k_end,
+                8,
+                lambda k0: self.transpose8(
+                    e,
+                    lambda r: e.at("%src", e.add(e.mul(e.add(i0, r), "%si"), k0)),
+                    lambda q: e.at(dst, e.mul(e.add(k0, q), 8)),
+                ),
+            )
 
         def strip(i0):
             h = e.min(mr, e.op(f"sub i64 %mc, {i0}"))
             dst = e.at("%dst", e.mul(i0, "%kc"))
             k_end = e.op("and i64 %kc, -8") if mr == 8 else "0"
-            fast = e.op(f"and i1 {e.op(f'icmp eq i64 {h}, {mr}')}, {e.op('icmp eq i64 %sk, 1')}") \
-                if mr == 8 else "false"
+            fast = (
+                e.op(f"and i1 {e.op(f'icmp eq i64 {h}, {mr}')}, {e.op('icmp eq i64 %sk, 1')}")
+                if mr == 8
+                else "false"
+            )
             # columns along i (A transposed): each column of the strip is one vector
             down = e.op(f"and i1 {e.op(f'icmp eq i64 {h}, {mr}')}, {e.op('icmp eq i64 %si, 1')}")
             vm = f"<{mr} x {t}>"
 
             def by_column(k):
-                x = e.op(f"load {vm}, ptr {e.at('%src', e.add(e.mul(k, '%sk'), i0))}, "
-                         f"align {self.size}")
+                x = e.op(
+                    f"load {vm}, ptr {e.at('%src', e.add(e.mul(k, '%sk'), i0))}, align {self.size}"
+                )
                 e(f"store {vm} {x}, ptr {e.at(dst, e.mul(k, mr))}, align {self.size}")
+
             e.branch(down, lambda: e.loop(0, "%kc", 1, by_column))
             k_from = e.op(f"select i1 {down}, i64 %kc, i64 0")
             if mr == 8:
@@ -324,9 +409,12 @@ class _Gen:
                 k_from = e.op(f"select i1 {fast}, i64 {k_end}, i64 {k_from}")
 
             self.one_by_one(e, dst, mr, i0, h, "%si", k_from)
+
         e.loop(0, "%mc", mr, strip)
-        return e.text(f"define internal void {self.name('pack_a')}(ptr noalias %dst, ptr noalias %src, "
-                      "i64 %si, i64 %sk, i64 %mc, i64 %kc)")
+        return e.text(
+            f"define internal void {self.name('pack_a')}(ptr noalias %dst, ptr noalias %src, "
+            "i64 %si, i64 %sk, i64 %mc, i64 %kc)"
+        )
 
     def macro(self):
         """C[mc x ncols] (= or +=) the packed A block times the packed B strips."""
@@ -340,16 +428,43 @@ class _Gen:
                 h = e.min(mr, e.op(f"sub i64 %mc, {ir_}"))
                 pa = e.at("%ap", e.mul(ir_, "%kc"))
                 pc = e.at("%c", e.add(e.mul(ir_, "%ldc"), jr))
-                e(f"call void {self.name('kernel')}(ptr {pa}, ptr {pb}, ptr {pc}, i64 %ldc, "
-                  f"i64 %kc, i1 %add, i64 {h}, i64 {w})")
+                e(
+                    f"call void {self.name('kernel')}(ptr {pa}, ptr {pb}, ptr {pc}, i64 %ldc, "
+                    f"i64 %kc, i1 %add, i64 {h}, i64 {w})"
+                )
+
             e.loop(0, "%mc", mr, row)
+
         e.loop(0, "%ncols", nr, col)
-        return e.text(f"define internal void {self.name('macro')}(ptr noalias %ap, ptr noalias %bp, "
-                      "ptr noalias %c, i64 %ldc, i64 %mc, i64 %ncols, i64 %kc, i1 %add)", "#2")
+        return e.text(
+            f"define internal void {self.name('macro')}(ptr noalias %ap, ptr noalias %bp, "
+            "ptr noalias %c, i64 %ldc, i64 %mc, i64 %ncols, i64 %kc, i1 %add)",
+            "#2",
+        )
 
     # The block context, an array of i64 slots shared by the tasks of one (jc, pc) block:
-    _CTX = ("a", "sai", "sak", "b", "sbk", "sbj", "c", "ldc", "m", "nc", "kc", "pc", "jc",
-            "bbuf", "strips", "per_pack", "rows", "cols", "tn", "failed")
+    _CTX = (
+        "a",
+        "sai",
+        "sak",
+        "b",
+        "sbk",
+        "sbj",
+        "c",
+        "ldc",
+        "m",
+        "nc",
+        "kc",
+        "pc",
+        "jc",
+        "bbuf",
+        "strips",
+        "per_pack",
+        "rows",
+        "cols",
+        "tn",
+        "failed",
+    )
 
     def _ctx(self, e, ctx, name, t="i64"):
         return e.field(ctx, self._CTX.index(name), t)
@@ -357,13 +472,15 @@ class _Gen:
     def pack_task(self):
         """Task i of packing the block: strips [i*per_pack, (i+1)*per_pack)."""
         e = _Fn(self.t)
-        g = lambda n, t="i64": self._ctx(e, "%ctx", n, t)  # noqa: E731
+        g = lambda n, t="i64": self._ctx(e, "%ctx", n, t)
         per, strips = g("per_pack"), g("strips")
         first = e.mul("%i", per)
         last = e.min(e.add(first, per), strips)
         src = e.at(g("b", "ptr"), e.add(e.mul(g("pc"), g("sbk")), e.mul(g("jc"), g("sbj"))))
-        e(f"call void {self.name('pack_b')}(ptr {g('bbuf', 'ptr')}, ptr {src}, i64 {g('sbk')}, "
-          f"i64 {g('sbj')}, i64 {g('kc')}, i64 {g('nc')}, i64 {first}, i64 {last})")
+        e(
+            f"call void {self.name('pack_b')}(ptr {g('bbuf', 'ptr')}, ptr {src}, i64 {g('sbk')}, "
+            f"i64 {g('sbj')}, i64 {g('kc')}, i64 {g('nc')}, i64 {first}, i64 {last})"
+        )
         return e.text(f"define internal void {self.name('pack_task')}(ptr %ctx, i64 %i)", "#2")
 
     def compute_task(self):
@@ -371,7 +488,7 @@ class _Gen:
         output, ti, tj = divmod(t, tn); A is packed MC rows at a time into the task's own
         buffer."""
         e, mr = _Fn(self.t), self.mr
-        g = lambda n, t="i64": self._ctx(e, "%ctx", n, t)  # noqa: E731
+        g = lambda n, t="i64": self._ctx(e, "%ctx", n, t)
         tn, rows, cols, kc, m, nc = g("tn"), g("rows"), g("cols"), g("kc"), g("m"), g("nc")
         ti, tj = e.op(f"udiv i64 %t, {tn}"), e.op(f"urem i64 %t, {tn}")
         r0, c0 = e.mul(ti, rows), e.mul(tj, cols)
@@ -391,13 +508,21 @@ class _Gen:
 
         def block(i):
             mc = e.min(MC, e.op(f"sub i64 {r1}, {i}"))
-            e(f"call void {self.name('pack_a')}(ptr {abuf}, ptr {e.at(a_at, e.mul(i, sai))}, "
-              f"i64 {sai}, i64 {sak}, i64 {mc}, i64 {kc})")
-            e(f"call void {self.name('macro')}(ptr {abuf}, ptr {bp}, ptr {e.at(c_at, e.mul(i, ldc))}, "
-              f"i64 {ldc}, i64 {mc}, i64 {ncols}, i64 {kc}, i1 {add})")
+            e(
+                f"call void {self.name('pack_a')}(ptr {abuf}, ptr {e.at(a_at, e.mul(i, sai))}, "
+                f"i64 {sai}, i64 {sak}, i64 {mc}, i64 {kc})"
+            )
+            e(
+                f"call void {self.name('macro')}(ptr {abuf}, ptr {bp}, ptr {e.at(c_at, e.mul(i, ldc))}, "
+                f"i64 {ldc}, i64 {mc}, i64 {ncols}, i64 {kc}, i1 {add})"
+            )
+
         failed = e.at("%ctx", self._CTX.index("failed"), "i64")
-        e.branch(got, lambda: e.loop(r0, r1, MC, block),
-                 lambda: e(f"store atomic i64 1, ptr {failed} monotonic, align 8"))
+        e.branch(
+            got,
+            lambda: e.loop(r0, r1, MC, block),
+            lambda: e(f"store atomic i64 1, ptr {failed} monotonic, align 8"),
+        )
         e(f"call void @jm_tmp_free(ptr {abuf})")
         return e.text(f"define internal void {self.name('compute_task')}(ptr %ctx, i64 %t)", "#2")
 
@@ -410,13 +535,16 @@ class _Gen:
 
         def put(name, val, t="i64"):
             e(f"store {t} {val}, ptr {e.at('%ctx', self._CTX.index(name), 'i64')}")
+
         for name in ("sai", "sak", "sbk", "sbj", "ldc", "m"):
             put(name, f"%{name}")
         for name in ("a", "b", "c"):
             put(name, f"%{name}", "ptr")
         nc_max = e.min(NC, "%n")
-        bbuf = e.op(f"call ptr @jm_tmp_alloc(i64 "
-                    f"{e.mul(e.mul(e.add(nc_max, nr), e.min(KC, '%k')), self.size)})")
+        bbuf = e.op(
+            f"call ptr @jm_tmp_alloc(i64 "
+            f"{e.mul(e.mul(e.add(nc_max, nr), e.min(KC, '%k')), self.size)})"
+        )
         put("bbuf", bbuf, "ptr")
         put("failed", 0)
         par = e.op("icmp sgt i64 %nt, 1")
@@ -439,50 +567,98 @@ class _Gen:
             npack = e.op(f"select i1 {par}, i64 {e.min('%nt', strips)}, i64 1")
             per = e.ceil_div(strips, npack)
             npack = e.ceil_div(strips, per)
-            for name, val in (("jc", jc), ("nc", nc), ("strips", strips), ("per_pack", per),
-                              ("cols", cols), ("tn", tn)):
+            for name, val in (
+                ("jc", jc),
+                ("nc", nc),
+                ("strips", strips),
+                ("per_pack", per),
+                ("cols", cols),
+                ("tn", tn),
+            ):
                 put(name, val)
             tasks = e.mul(tm, tn)
 
             def block_k(pc):
                 put("pc", pc)
                 put("kc", e.min(KC, e.op(f"sub i64 %k, {pc}")))
-                e.branch(par,
-                         lambda: e(f"call void @jm_par(ptr {self.name('pack_task')}, ptr %ctx, "
-                                   f"i64 {npack})"),
-                         lambda: e(f"call void {self.name('pack_task')}(ptr %ctx, i64 0)"))
-                e.branch(par,
-                         lambda: e(f"call void @jm_par(ptr {self.name('compute_task')}, ptr %ctx, "
-                                   f"i64 {tasks})"),
-                         lambda: e.loop(0, tasks, 1, lambda t: e(
-                             f"call void {self.name('compute_task')}(ptr %ctx, i64 {t})")))
+                e.branch(
+                    par,
+                    lambda: e(
+                        f"call void @jm_par(ptr {self.name('pack_task')}, ptr %ctx, i64 {npack})"
+                    ),
+                    lambda: e(f"call void {self.name('pack_task')}(ptr %ctx, i64 0)"),
+                )
+                e.branch(
+                    par,
+                    lambda: e(
+                        f"call void @jm_par(ptr {self.name('compute_task')}, ptr %ctx, i64 {tasks})"
+                    ),
+                    lambda: e.loop(
+                        0,
+                        tasks,
+                        1,
+                        lambda t: e(f"call void {self.name('compute_task')}(ptr %ctx, i64 {t})"),
+                    ),
+                )
+
             e.loop(0, "%k", KC, block_k)
-        e.branch(e.op(f"icmp ne ptr {bbuf}, null"), lambda: e.loop(0, "%n", NC, block_n),
-                 lambda: put("failed", 1))
+
+        e.branch(
+            e.op(f"icmp ne ptr {bbuf}, null"),
+            lambda: e.loop(0, "%n", NC, block_n),
+            lambda: put("failed", 1),
+        )
         e(f"call void @jm_tmp_free(ptr {bbuf})")
         rc = e.op(f"trunc i64 {self._ctx(e, '%ctx', 'failed')} to i32")
-        return e.text(f"define internal i32 {self.name('product')}(i64 %m, i64 %n, i64 %k, "
-                      "ptr %a, i64 %sai, i64 %sak, ptr %b, i64 %sbk, i64 %sbj, ptr %c, i64 %ldc, "
-                      "i64 %nt)", "#2", ret=f"ret i32 {rc}")
+        return e.text(
+            f"define internal i32 {self.name('product')}(i64 %m, i64 %n, i64 %k, "
+            "ptr %a, i64 %sai, i64 %sak, ptr %b, i64 %sbk, i64 %sbj, ptr %c, i64 %ldc, "
+            "i64 %nt)",
+            "#2",
+            ret=f"ret i32 {rc}",
+        )
 
     # the entry's arguments, which batch tasks find in this order in their context, followed
     # by the failure flag
-    _ARGS = ("nb", "m", "n", "k", "a", "sab", "sai", "sak", "b", "sbb", "sbk", "sbj", "c",
-             "sbc", "ldc", "nt")
+    _ARGS = (
+        "nb",
+        "m",
+        "n",
+        "k",
+        "a",
+        "sab",
+        "sai",
+        "sak",
+        "b",
+        "sbb",
+        "sbk",
+        "sbj",
+        "c",
+        "sbc",
+        "ldc",
+        "nt",
+    )
 
     def batch_task(self):
         """Product i of a batch, on the thread that takes it."""
         e = _Fn(self.t)
-        f = [e.field("%ctx", j, "ptr" if n in ("a", "b", "c") else "i64")
-             for j, n in enumerate(self._ARGS)]
+        f = [
+            e.field("%ctx", j, "ptr" if n in ("a", "b", "c") else "i64")
+            for j, n in enumerate(self._ARGS)
+        ]
         _, m, n, k, a, sab, sai, sak, b, sbb, sbk, sbj, c, sbc, ldc, _ = f
-        rc = e.op(f"call i32 {self.name('product')}(i64 {m}, i64 {n}, i64 {k}, "
-                  f"ptr {e.at(a, e.mul('%i', sab))}, i64 {sai}, i64 {sak}, "
-                  f"ptr {e.at(b, e.mul('%i', sbb))}, i64 {sbk}, i64 {sbj}, "
-                  f"ptr {e.at(c, e.mul('%i', sbc))}, i64 {ldc}, i64 1)")
-        e.branch(e.op(f"icmp ne i32 {rc}, 0"),
-                 lambda: e(f"store atomic i64 1, ptr {e.at('%ctx', len(self._ARGS), 'i64')} "
-                           "monotonic, align 8"))
+        rc = e.op(
+            f"call i32 {self.name('product')}(i64 {m}, i64 {n}, i64 {k}, "
+            f"ptr {e.at(a, e.mul('%i', sab))}, i64 {sai}, i64 {sak}, "
+            f"ptr {e.at(b, e.mul('%i', sbb))}, i64 {sbk}, i64 {sbj}, "
+            f"ptr {e.at(c, e.mul('%i', sbc))}, i64 {ldc}, i64 1)"
+        )
+        e.branch(
+            e.op(f"icmp ne i32 {rc}, 0"),
+            lambda: e(
+                f"store atomic i64 1, ptr {e.at('%ctx', len(self._ARGS), 'i64')} monotonic, align 8"
+            ),
+        )
         return e.text(f"define internal void {self.name('batch_task')}(ptr %ctx, i64 %i)", "#2")
 
     def entry(self):
@@ -497,14 +673,16 @@ class _Gen:
         nothing = e.op(f"or i1 {e.op('icmp sle i64 %m, 0')}, {e.op('icmp sle i64 %n, 0')}")
         nothing = e.op(f"or i1 {nothing}, {e.op('icmp sle i64 %nb, 0')}")
 
-        def zero():         # k = 0: the empty sum
+        def zero():  # k = 0: the empty sum
             def one(i):
                 c = e.at("%c", e.mul(i, "%sbc"))
 
                 def row(r):
                     cr = e.at(c, e.mul(r, "%ldc"))
                     e.loop(0, "%n", 1, lambda j: e(f"store {t} {self.zero}, ptr {e.at(cr, j)}"))
+
                 e.loop(0, "%m", 1, row)
+
             e.loop(0, "%nb", 1, one)
 
         def products():
@@ -515,12 +693,15 @@ class _Gen:
 
             def one_by_one(nt):
                 def one(i):
-                    rc = e.op(f"call i32 {self.name('product')}(i64 %m, i64 %n, i64 %k, "
-                              f"ptr {e.at('%a', e.mul(i, '%sab'))}, i64 %sai, i64 %sak, "
-                              f"ptr {e.at('%b', e.mul(i, '%sbb'))}, i64 %sbk, i64 %sbj, "
-                              f"ptr {e.at('%c', e.mul(i, '%sbc'))}, i64 %ldc, i64 {nt})")
+                    rc = e.op(
+                        f"call i32 {self.name('product')}(i64 %m, i64 %n, i64 %k, "
+                        f"ptr {e.at('%a', e.mul(i, '%sab'))}, i64 %sai, i64 %sak, "
+                        f"ptr {e.at('%b', e.mul(i, '%sbb'))}, i64 %sbk, i64 %sbj, "
+                        f"ptr {e.at('%c', e.mul(i, '%sbc'))}, i64 %ldc, i64 {nt})"
+                    )
                     old, new = e.op(f"load i64, ptr {failed}"), e.op(f"zext i32 {rc} to i64")
                     e(f"store i64 {e.op(f'or i64 {old}, {new}')}, ptr {failed}")
+
                 e.loop(0, "%nb", 1, one)
 
             def threaded():
@@ -535,42 +716,66 @@ class _Gen:
 
                 def batch():
                     for j, name in enumerate(args):
-                        e(f"store {'ptr' if name in ('a', 'b', 'c') else 'i64'} %{name}, "
-                          f"ptr {e.at('%ctx', j, 'i64')}")
+                        e(
+                            f"store {'ptr' if name in ('a', 'b', 'c') else 'i64'} %{name}, "
+                            f"ptr {e.at('%ctx', j, 'i64')}"
+                        )
                     e(f"call void @jm_par(ptr {self.name('batch_task')}, ptr %ctx, i64 %nb)")
+
                 e.branch(by_batch, batch, lambda: one_by_one("%nt"))
+
             e.branch(alone, lambda: one_by_one(1), threaded)
-        e.branch(nothing, lambda: None,
-                 lambda: e.branch(e.op("icmp sle i64 %k, 0"), zero, products))
+
+        e.branch(
+            nothing, lambda: None, lambda: e.branch(e.op("icmp sle i64 %k, 0"), zero, products)
+        )
         rc = e.op(f"trunc i64 {e.op(f'load i64, ptr {failed}')} to i32")
         # 0, or 1 when memory for the packed operands could not be had
-        return e.text(f"define i32 @jm_gemm_{self.sfx}(" + ", ".join(
-            f"{'ptr' if n in ('a', 'b', 'c') else 'i64'} %{n}" for n in args) + ")", "#2",
-            ret=f"ret i32 {rc}")
+        return e.text(
+            f"define i32 @jm_gemm_{self.sfx}("
+            + ", ".join(f"{'ptr' if n in ('a', 'b', 'c') else 'i64'} %{n}" for n in args)
+            + ")",
+            "#2",
+            ret=f"ret i32 {rc}",
+        )
 
     def module(self):
-        return "\n\n".join([self.kernel(), self.pack_b(), self.pack_a(),
-                            self.macro(), self.pack_task(), self.compute_task(), self.product(),
-                            self.batch_task(), self.entry()])
+        return "\n\n".join(
+            [
+                self.kernel(),
+                self.pack_b(),
+                self.pack_a(),
+                self.macro(),
+                self.pack_task(),
+                self.compute_task(),
+                self.product(),
+                self.batch_task(),
+                self.entry(),
+            ]
+        )
 
 
 def ir_text(features: str, dtype: str) -> str:
     """The module of jm_gemm_<dtype> ("f64" or "f32") for a CPU with these LLVM features."""
     g = _Gen(dtype, features)
-    return "\n\n".join([
-        "declare ptr @jm_tmp_alloc(i64)", "declare void @jm_tmp_free(ptr)",
-        "declare void @jm_par(ptr, ptr, i64)",
-        f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
-        f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
-        f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
-        # the micro-kernel at full optimisation; packing for size (at O3 it compiled 3x
-        # slower and ran no faster)
-        "attributes #0 = { noinline nounwind }",
-        "attributes #1 = { noinline nounwind optsize minsize }",
-        # and what runs once per block or per call, not optimised at all (LLVM's passes and
-        # its full instruction selector took ~60 ms for these alone)
-        "attributes #2 = { noinline nounwind optnone }",
-        g.module()])
+    return "\n\n".join(
+        [
+            "declare ptr @jm_tmp_alloc(i64)",
+            "declare void @jm_tmp_free(ptr)",
+            "declare void @jm_par(ptr, ptr, i64)",
+            f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
+            f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
+            f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
+            # the micro-kernel at full optimisation; packing for size (at O3 it compiled 3x
+            # slower and ran no faster)
+            "attributes #0 = { noinline nounwind }",
+            "attributes #1 = { noinline nounwind optsize minsize }",
+            # and what runs once per block or per call, not optimised at all (LLVM's passes and
+            # its full instruction selector took ~60 ms for these alone)
+            "attributes #2 = { noinline nounwind optnone }",
+            g.module(),
+        ]
+    )
 
 
 def install(dtype: str) -> int:
@@ -580,12 +785,12 @@ def install(dtype: str) -> int:
     if name not in _built:
         with _lock:
             if name not in _built:
-                from jitmagic.runtime import bufpool, native as runtime, threadpool
                 bufpool.install()
                 threadpool.install()
                 text = ir_text(engine.host_info()["features"], dtype)
-                _built.update(runtime.build(text, (name,), f"gemm_{dtype}", link=(name,),
-                                            opt=(1, 3)))
+                _built.update(
+                    runtime.build(text, (name,), f"gemm_{dtype}", link=(name,), opt=(1, 3))
+                )
     return _built[name]
 
 
@@ -594,15 +799,27 @@ def declare(module, dtype):
     `module` (see _Gen.entry); returns 0, or 1 when it could not allocate its buffers."""
     import llvmlite.ir as ir
     import numpy as np
-    from jitmagic.runtime.llvmtypes import I32, I64, PTR
+
     dt = "f64" if np.dtype(dtype) == np.float64 else "f32"
     install(dt)
     name = f"jm_gemm_{dt}"
     fn = module.globals.get(name)
     if fn is None:
-        sizes = [I64] * 3
-        fn = ir.Function(module, ir.FunctionType(
-            I32, [I64] * 4 + [PTR] + sizes + [PTR] + sizes + [PTR] + [I64] * 3), name)
+        sizes = [_llvmtypes.I64] * 3
+        fn = ir.Function(
+            module,
+            ir.FunctionType(
+                _llvmtypes.I32,
+                [_llvmtypes.I64] * 4
+                + [_llvmtypes.PTR]
+                + sizes
+                + [_llvmtypes.PTR]
+                + sizes
+                + [_llvmtypes.PTR]
+                + [_llvmtypes.I64] * 3,
+            ),
+            name,
+        )
     return fn
 
 

@@ -6,6 +6,7 @@ flag once per iteration of outer loops and of lax loops, and returns status 3, w
 caller turns into KeyboardInterrupt. A Python `signal.signal(SIGINT, ...)` installed later
 replaces this handler; native code is then not interruptible, but nothing else changes.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -14,6 +15,7 @@ import threading
 
 import llvmlite.ir as ir
 
+from jitmagic.runtime import engine
 from jitmagic.runtime.llvmtypes import I32, PTR
 
 ABORTED = 3
@@ -44,17 +46,16 @@ def install():
     thread only), so a handler that Python code installed since is chained, not lost."""
     if threading.current_thread() is not threading.main_thread():
         return
-    from jitmagic.runtime import engine
     if not _installed:
         mod = engine.compile_ir(_HANDLER_IR, "jm_sigint")
         ee = mod.engine
-        ctypes.c_void_p.from_address(ee.get_global_value_address("jm_flag_ptr")).value = \
-            ctypes.addressof(_flag)
+        ctypes.c_void_p.from_address(
+            ee.get_global_value_address("jm_flag_ptr")
+        ).value = ctypes.addressof(_flag)
         libc = ctypes.CDLL(None)
         libc.signal.restype = ctypes.c_void_p
         libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
-        _installed.update(module=mod, libc=libc,
-                          prev=ee.get_global_value_address("jm_prev"))
+        _installed.update(module=mod, libc=libc, prev=ee.get_global_value_address("jm_prev"))
     mod, libc = _installed["module"], _installed["libc"]
     prev = libc.signal(signal.SIGINT, mod.address)
     if prev != mod.address and prev != ctypes.c_void_p(-1).value:
@@ -82,8 +83,7 @@ def check(cg):
     """Branch to cg.abort_target if Ctrl-C was pressed. The load is atomic so that LLVM
     cannot hoist it out of the loop (nothing in the loop writes the flag)."""
     b = cg.b
-    flag = b.load_atomic(b.load(cg.module.globals["jm_abort"], typ=PTR), "monotonic", 4,
-                         typ=I32)
+    flag = b.load_atomic(b.load(cg.module.globals["jm_abort"], typ=PTR), "monotonic", 4, typ=I32)
     hit = b.icmp_signed("!=", flag, ir.Constant(I32, 0))
     cont = cg.func.append_basic_block("not_interrupted")
     b.cbranch(hit, cg.abort_target, cont)

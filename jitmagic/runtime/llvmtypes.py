@@ -1,6 +1,7 @@
 """LLVM types of NumPy dtypes, shared by every module that writes LLVM IR: the kernels' code
 generator (jitmagic.lower) and the runtime's process-lifetime native modules (buffer pool,
 thread pool, GEMM, clocks, the native entry)."""
+
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -12,7 +13,6 @@ PTR = ir.PointerType()
 
 _INT = {1: I8, 2: I16, 4: I32, 8: I64}
 _FLOAT = {2: F16, 4: F32, 8: F64}
-
 
 
 def ltype(dt: np.dtype):

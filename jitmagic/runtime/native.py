@@ -5,9 +5,12 @@ Their machine code is called from every kernel, from NumPy's array deallocation 
 threads that outlive any one variant, so it must never be freed: the engine that holds it is
 kept by a reference nothing ever drops.
 """
+
 from __future__ import annotations
 
 import ctypes
+
+from jitmagic.runtime import engine
 
 _forever = []
 
@@ -16,10 +19,11 @@ def build(text: str, names: tuple[str, ...], tag: str, link=(), opt=(1, 1)) -> d
     """Compile LLVM IR `text` once and return {name: address} of the functions `names`; those
     in `link` become known to LLVM's linker by name (kernels, and cached object code, call
     them). opt: the (pass pipeline, code generator) levels."""
-    from jitmagic.runtime import engine
     entry = f"jm_{tag}_table"
-    body = "\n".join(f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n"
-                     f"  store ptr @{f}, ptr %a{i}" for i, f in enumerate(names))
+    body = "\n".join(
+        f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n  store ptr @{f}, ptr %a{i}"
+        for i, f in enumerate(names)
+    )
     text += f"\ndefine void @{entry}(ptr %table) {{\n{body}\n  ret void\n}}\n"
     module = engine.compile_ir(text, entry, opt_level=opt[0], codegen_opt=opt[1])
     addrs = (ctypes.c_void_p * len(names))()
@@ -28,6 +32,7 @@ def build(text: str, names: tuple[str, ...], tag: str, link=(), opt=(1, 1)) -> d
     out = dict(zip(names, addrs))
     if link:
         import llvmlite.binding as llvm
+
         for name in link:
             llvm.add_symbol(name, out[name])
     return out

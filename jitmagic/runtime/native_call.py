@@ -8,8 +8,9 @@ or float for weak scalars; tuple, list or dict for containers, with their length
 number of dimensions, each extent, the dtype (by identity of NumPy's descriptor object), the
 C-contiguous flag, and static values by identity (immutable builtins only). The first match
 allocates its result through NumPy's C API (PyArray_NewFromDescr, from the `_ARRAY_API`
-table; a large one under bufpool's memory handler), calls the variant's machine code with the GIL released (as ctypes did; the kernel
-keeps its run statistics itself) and returns the result. Anything else (another shape or
+table; a large one under bufpool's memory handler), calls the variant's machine code with the
+GIL released (as ctypes did; the kernel keeps its run statistics itself) and returns the
+result. Anything else (another shape or
 dtype, views, subclasses, NumPy scalars, an int beyond int64, an equal static that is another
 object, ...) goes to the Python path unchanged, so its results and errors are those of the
 general path. A shape that does not match is never passed to a kernel.
@@ -18,6 +19,7 @@ Variants returning one array or a flat tuple of arrays are served here; the othe
 dict outputs) stay on the Python hit path.
 Code generation runs at LLVM -O0: a few milliseconds, on the second hit of a new pattern.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -30,20 +32,24 @@ from jitmagic.runtime import bufpool, engine
 from jitmagic.runtime.llvmtypes import F64, I32, I64, PTR
 
 NAME = "jm_dispatch"
-ENABLED = True      # off: every hit takes the Python path (tests compare the two)
-AFTER_HITS = 2      # Python-path hits of a new variant before the native entry is rebuilt
+ENABLED = True  # off: every hit takes the Python path (tests compare the two)
+AFTER_HITS = 2  # Python-path hits of a new variant before the native entry is rebuilt
 # PyArrayObject_fields (stable since NumPy 1.7): data, nd, dimensions, strides, base, descr, flags
 _OB_TYPE, _ND, _DIMS, _DESCR, _FLAGS = 8, 24, 32, 56, 64
 _C_CONTIGUOUS = 0x1
-_NEW_FROM_DESCR = 94   # index of PyArray_NewFromDescr in NumPy's C API table (1.x and 2.x)
-_OB_SIZE, _TUPLE_ITEMS, _LIST_ITEMS = 16, 24, 24   # PyVarObject size; tuple/list items
+_NEW_FROM_DESCR = 94  # index of PyArray_NewFromDescr in NumPy's C API table (1.x and 2.x)
+_OB_SIZE, _TUPLE_ITEMS, _LIST_ITEMS = 16, 24, 24  # PyVarObject size; tuple/list items
 _ARGS_OFFSET = 1 << 63  # PY_VECTORCALL_ARGUMENTS_OFFSET
 _METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
 
 
 class _MethodDef(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p),
-                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("meth", ctypes.c_void_p),
+        ("flags", ctypes.c_int),
+        ("doc", ctypes.c_char_p),
+    ]
 
 
 def _fn_addr(f):
@@ -58,41 +64,49 @@ def _c_api():
         py = ctypes.pythonapi
         # own prototypes: ctypes.pythonapi's function objects are shared with other code
         get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-            ("PyCapsule_GetPointer", py))
+            ("PyCapsule_GetPointer", py)
+        )
         try:
             from numpy._core import _multiarray_umath as mu
-        except ImportError:     # NumPy 1.x
+        except ImportError:  # NumPy 1.x
             from numpy.core import _multiarray_umath as mu
         table = get(mu._ARRAY_API, None)
         new = ctypes.c_void_p.from_address(table + 8 * _NEW_FROM_DESCR).value
         _api.update(
-            new=new, table=table,
-            incref=_fn_addr(py.Py_IncRef), decref=_fn_addr(py.Py_DecRef),
+            new=new,
+            table=table,
+            incref=_fn_addr(py.Py_IncRef),
+            decref=_fn_addr(py.Py_DecRef),
             as_ll=_fn_addr(py.PyLong_AsLongLongAndOverflow),
             as_double=_fn_addr(py.PyFloat_AsDouble),
             vectorcall=_fn_addr(py.PyObject_Vectorcall),
             call_one=_fn_addr(py.PyObject_CallOneArg),
-            save=_fn_addr(py.PyEval_SaveThread), restore=_fn_addr(py.PyEval_RestoreThread),
-            dict_size=_fn_addr(py.PyDict_Size), dict_get=_fn_addr(py.PyDict_GetItem),
+            save=_fn_addr(py.PyEval_SaveThread),
+            restore=_fn_addr(py.PyEval_RestoreThread),
+            dict_size=_fn_addr(py.PyDict_Size),
+            dict_get=_fn_addr(py.PyDict_GetItem),
             from_long=_fn_addr(py.PyLong_FromLong),
-            tuple_new=_fn_addr(py.PyTuple_New), tuple_set=_fn_addr(py.PyTuple_SetItem),
-            )
+            tuple_new=_fn_addr(py.PyTuple_New),
+            tuple_set=_fn_addr(py.PyTuple_SetItem),
+        )
         _api["cfunction"] = ctypes.PYFUNCTYPE(
-            ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object)(
-            ("PyCFunction_NewEx", py))
+            ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object
+        )(("PyCFunction_NewEx", py))
     return _api
 
 
 def eligible(variant) -> bool:
     """Whether the native entry can serve this variant (one array output, or a flat tuple)."""
     tree, specs = variant.out_tree, variant.out_specs
-    flat = (tree.kind == "leaf" and len(specs) == 1) or \
-        (tree.kind == "tuple" and len(tree.children) == len(specs) >= 1 and
-         all(c.kind == "leaf" for c in tree.children))
+    flat = (tree.kind == "leaf" and len(specs) == 1) or (
+        tree.kind == "tuple"
+        and len(tree.children) == len(specs) >= 1
+        and all(c.kind == "leaf" for c in tree.children)
+    )
     return flat and all(d.isnative or d.byteorder == "|" for _, d in specs)
 
 
-STATIC = ("static",)   # marks a static value in a call pattern (see `build`)
+STATIC = ("static",)  # marks a static value in a call pattern (see `build`)
 # statics matched by identity: immutable values (and tuples of them), so the same object
 # means the same cache key
 _IDENTITY_STATICS = (int, bool, str, float, bytes, type(None))
@@ -105,7 +119,7 @@ def _immutable(v):
 
 def servable(variant, parts) -> bool:
     """Whether `build` can check a call pattern and pass its leaves to `variant`."""
-    if getattr(variant, "generic", None) is not None:   # its extents vary: the Python path
+    if getattr(variant, "generic", None) is not None:  # its extents vary: the Python path
         return False
     kinds = []
 
@@ -120,8 +134,7 @@ def servable(variant, parts) -> bool:
         if p is float:
             kinds.append("f64")
             return True
-        if type(p) is tuple and len(p) == 2 and type(p[0]) is tuple and \
-                isinstance(p[1], np.dtype):
+        if type(p) is tuple and len(p) == 2 and type(p[0]) is tuple and isinstance(p[1], np.dtype):
             kinds.append("array")
             return True
         if type(p) is tuple and p and p[0] in (tuple, list):
@@ -129,8 +142,8 @@ def servable(variant, parts) -> bool:
         if type(p) is tuple and p and p[0] is dict:
             return all(type(k) is str for k in p[1]) and all(walk(q) for q in p[2])
         return False
-    return eligible(variant) and all(walk(p) for p in parts) and \
-        kinds == list(variant._arg_kinds)
+
+    return eligible(variant) and all(walk(p) for p in parts) and kinds == list(variant._arg_kinds)
 
 
 def build(entries, slow, failed, array_type):
@@ -185,7 +198,7 @@ def build(entries, slow, failed, array_type):
     for vi, (variant, pos_parts, kw_names, kw_parts) in enumerate(entries):
         b.position_at_end(nxt)
         nxt = func.append_basic_block(f"v{vi + 1}")
-        keep.extend((variant.module, variant.consts))   # not the variant: it may own this entry
+        keep.extend((variant.module, variant.consts))  # not the variant: it may own this entry
         keep.extend(kw_names)
 
         def require(cond):
@@ -196,18 +209,24 @@ def build(entries, slow, failed, array_type):
         require(b.icmp_unsigned("==", nargs, ir.Constant(I64, len(pos_parts))))
         if kw_names:
             require(b.icmp_unsigned("!=", kwnames, ir.Constant(PTR, None)))
-            require(b.icmp_signed("==", field(kwnames, _OB_SIZE, I64),
-                                  ir.Constant(I64, len(kw_names))))
-            for k, name in enumerate(kw_names):   # names from call sites are interned
-                require(is_obj(item(b.gep(kwnames, [ir.Constant(I64, _TUPLE_ITEMS)],
-                                          source_etype=i8), k), name))
+            require(
+                b.icmp_signed("==", field(kwnames, _OB_SIZE, I64), ir.Constant(I64, len(kw_names)))
+            )
+            for k, name in enumerate(kw_names):  # names from call sites are interned
+                require(
+                    is_obj(
+                        item(b.gep(kwnames, [ir.Constant(I64, _TUPLE_ITEMS)], source_etype=i8), k),
+                        name,
+                    )
+                )
         else:
             has_kw = b.icmp_unsigned("!=", kwnames, ir.Constant(PTR, None))
             kw_block, cont = func.append_basic_block(), func.append_basic_block()
             b.cbranch(has_kw, kw_block, cont)
-            b.position_at_end(kw_block)    # an empty tuple of names is no keywords
-            b.cbranch(b.icmp_signed("==", field(kwnames, _OB_SIZE, I64), ir.Constant(I64, 0)),
-                      cont, nxt)
+            b.position_at_end(kw_block)  # an empty tuple of names is no keywords
+            b.cbranch(
+                b.icmp_signed("==", field(kwnames, _OB_SIZE, I64), ir.Constant(I64, 0)), cont, nxt
+            )
             b.position_at_end(cont)
         vals = []
 
@@ -240,8 +259,11 @@ def build(entries, slow, failed, array_type):
                 require(b.icmp_signed("==", field(a, _ND, I32), ir.Constant(I32, len(shape))))
                 require(b.icmp_unsigned("==", field(a, _DESCR, I64), ir.Constant(I64, id(descr))))
                 flags = field(a, _FLAGS, I32)
-                require(b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, _C_CONTIGUOUS)),
-                                        ir.Constant(I32, 0)))
+                require(
+                    b.icmp_unsigned(
+                        "!=", b.and_(flags, ir.Constant(I32, _C_CONTIGUOUS)), ir.Constant(I32, 0)
+                    )
+                )
                 if shape:
                     dims = field(a, _DIMS, PTR)
                     for d, n in enumerate(shape):
@@ -252,8 +274,11 @@ def build(entries, slow, failed, array_type):
                 kids = part[1]
                 require(has_type(a, part[0]))
                 require(b.icmp_signed("==", field(a, _OB_SIZE, I64), ir.Constant(I64, len(kids))))
-                items = b.gep(a, [ir.Constant(I64, _TUPLE_ITEMS)], source_etype=i8) \
-                    if part[0] is tuple else field(a, _LIST_ITEMS, PTR)
+                items = (
+                    b.gep(a, [ir.Constant(I64, _TUPLE_ITEMS)], source_etype=i8)
+                    if part[0] is tuple
+                    else field(a, _LIST_ITEMS, PTR)
+                )
                 for k, q in enumerate(kids):
                     check(q, item(items, k))
             elif part[0] is dict:
@@ -272,33 +297,54 @@ def build(entries, slow, failed, array_type):
         for j, part in enumerate(pos_parts):
             check(part, item(argv, j))
         for j, part in enumerate(kw_parts):
-            check(part, item(argv, len(pos_parts) + j))   # keyword values follow positionals
+            check(part, item(argv, len(pos_parts) + j))  # keyword values follow positionals
         outs = []
         for shape, dtype in variant.out_specs:
             descr = _canonical(dtype)
             dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
             keep.extend((descr, dims))
             if bufpool.pooled(int(np.prod(shape, dtype=np.int64)) * descr.itemsize):
-                out = call(bufpool.new_array_address(), PTR, [PTR, PTR, I32, PTR],
-                           [const_ptr(id(array_type)), const_ptr(id(descr)),
-                            ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims))])
+                out = call(
+                    bufpool.new_array_address(),
+                    PTR,
+                    [PTR, PTR, I32, PTR],
+                    [
+                        const_ptr(id(array_type)),
+                        const_ptr(id(descr)),
+                        ir.Constant(I32, len(shape)),
+                        const_ptr(ctypes.addressof(dims)),
+                    ],
+                )
             else:
-                call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])   # stolen
-                out = call(api["new"], PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
-                           [const_ptr(id(array_type)), const_ptr(id(descr)),
-                            ir.Constant(I32, len(shape)), const_ptr(ctypes.addressof(dims)),
-                            ir.Constant(PTR, None), ir.Constant(PTR, None),
-                            ir.Constant(I32, 0), ir.Constant(PTR, None)])
+                call(api["incref"], ir.VoidType(), [PTR], [const_ptr(id(descr))])  # stolen
+                out = call(
+                    api["new"],
+                    PTR,
+                    [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
+                    [
+                        const_ptr(id(array_type)),
+                        const_ptr(id(descr)),
+                        ir.Constant(I32, len(shape)),
+                        const_ptr(ctypes.addressof(dims)),
+                        ir.Constant(PTR, None),
+                        ir.Constant(PTR, None),
+                        ir.Constant(I32, 0),
+                        ir.Constant(PTR, None),
+                    ],
+                )
             got, null = func.append_basic_block(), func.append_basic_block()
             b.cbranch(b.icmp_unsigned("==", out, ir.Constant(PTR, None)), null, got)
             b.position_at_end(null)
             release(outs)
-            b.ret(ir.Constant(PTR, None))        # NumPy set MemoryError
+            b.ret(ir.Constant(PTR, None))  # NumPy set MemoryError
             b.position_at_end(got)
             outs.append(out)
         consts = [const_ptr(id(c)) for c in variant.consts]
-        kinds = [PTR] * len(consts) + [PTR if k == "array" else (I64 if k == "i64" else F64)
-                                       for k in variant._arg_kinds] + [PTR] * len(outs)
+        kinds = (
+            [PTR] * len(consts)
+            + [PTR if k == "array" else (I64 if k == "i64" else F64) for k in variant._arg_kinds]
+            + [PTR] * len(outs)
+        )
         # the GIL is released while the kernel runs, as ctypes did: other threads (a timer,
         # a progress bar, the kernel's own) keep running during a long call
         ts = call(api["save"], PTR, [], [])
@@ -318,7 +364,7 @@ def build(entries, slow, failed, array_type):
             release(outs)
             b.ret(ir.Constant(PTR, None))
             b.position_at_end(made)
-            for k, out in enumerate(outs):    # PyTuple_SetItem steals the reference
+            for k, out in enumerate(outs):  # PyTuple_SetItem steals the reference
                 call(api["tuple_set"], I32, [PTR, I64, PTR], [tup, ir.Constant(I64, k), out])
             b.ret(tup)
         b.position_at_end(bad)
@@ -333,16 +379,22 @@ def build(entries, slow, failed, array_type):
         lost = func.append_basic_block()
         b.cbranch(b.icmp_unsigned("==", code, ir.Constant(PTR, None)), lost, made)
         b.position_at_end(lost)
-        b.ret(ir.Constant(PTR, None))        # MemoryError is set
+        b.ret(ir.Constant(PTR, None))  # MemoryError is set
         b.position_at_end(made)
         res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(failed)), code])
         call(api["decref"], ir.VoidType(), [PTR], [code])
-        b.ret(res)           # the handler raised (NULL) or ran the call again (its result)
+        b.ret(res)  # the handler raised (NULL) or ran the call again (its result)
     b.position_at_end(nxt)
     b.branch(fallback)
     b.position_at_end(fallback)
-    b.ret(call(api["vectorcall"], PTR, [PTR, PTR, I64, PTR],
-               [const_ptr(id(slow)), argv, nargsf, kwnames]))
+    b.ret(
+        call(
+            api["vectorcall"],
+            PTR,
+            [PTR, PTR, I64, PTR],
+            [const_ptr(id(slow)), argv, nargsf, kwnames],
+        )
+    )
     module = engine.compile_ir(str(mod), NAME, opt_level=0, codegen_opt=0)
     keep.append(module)
     mdef = _MethodDef(b"jitted", module.address, _METH_FASTCALL_KEYWORDS, None)

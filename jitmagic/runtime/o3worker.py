@@ -11,10 +11,13 @@ then per request an 8-byte little-endian length and the IR text; the child answe
 status byte (0 ok, 1 error), then length-prefixed fields: ok -> JSON timings, optimised IR,
 object code; error -> the message.
 """
+
 import json
 import struct
 import sys
 import time
+
+from jitmagic.runtime import engine
 
 
 def _read_exact(f, n):
@@ -52,13 +55,19 @@ def compile_object(llvm, tm, triple, layout, text):
 
 def main():
     import llvmlite.binding as llvm
+
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     host = json.loads(inp.readline())
     tm = llvm.Target.from_default_triple().create_target_machine(
-        cpu=host["cpu"], features=host["features"], opt=3, reloc="default",
-        codemodel="jitdefault", jit=True)
+        cpu=host["cpu"],
+        features=host["features"],
+        opt=3,
+        reloc="default",
+        codemodel="jitdefault",
+        jit=True,
+    )
     while True:
         try:
             (n,) = struct.unpack("<Q", _read_exact(inp, 8))
@@ -66,9 +75,8 @@ def main():
         except EOFError:
             return
         try:
-            timings, optimized, obj = compile_object(llvm, tm, host["triple"], host["layout"],
-                                                     text)
-        except Exception as e:     # noqa: BLE001  (reported to the parent, which falls back)
+            timings, optimized, obj = compile_object(llvm, tm, host["triple"], host["layout"], text)
+        except Exception as e:
             out.write(b"\x01")
             _send(out, f"{type(e).__name__}: {e}".encode())
         else:
@@ -83,6 +91,7 @@ if __name__ == "__main__":
 
 # ---------------------------------------------------------------- the parent's side
 
+
 class Unavailable(RuntimeError):
     """The child could not be started or died; the caller compiles in-process instead."""
 
@@ -92,21 +101,30 @@ class Client:
 
     def __init__(self):
         import threading
+
         self._lock = threading.Lock()
         self.proc = None
 
     def _start(self):
         import os
         import subprocess
-        from jitmagic.runtime import engine
+
         host = engine.host_info()
         host["layout"] = engine.triple_and_layout()[1]
         # -P: the script's directory (backend/) is not put on the child's path
-        cmd = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
-               os.path.abspath(__file__)]
+        cmd = [
+            sys.executable,
+            *(["-P"] if sys.version_info >= (3, 11) else []),
+            os.path.abspath(__file__),
+        ]
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             self.proc.stdin.write(json.dumps(host).encode() + b"\n")
             self.proc.stdin.flush()
         except OSError as e:
@@ -129,8 +147,9 @@ class Client:
                     fields.append(_read_exact(p.stdout, n))
             except (OSError, EOFError, ValueError) as e:
                 self.close()
-                raise Unavailable(f"the full-tier compiler process failed: "
-                                  f"{type(e).__name__}: {e}") from e
+                raise Unavailable(
+                    f"the full-tier compiler process failed: {type(e).__name__}: {e}"
+                ) from e
         if status != b"\x00":
             raise RuntimeError(fields[0].decode())
         return json.loads(fields[0]), fields[1].decode(), fields[2]
@@ -141,7 +160,7 @@ class Client:
             try:
                 p.stdin.close()
                 p.wait(timeout=5)
-            except Exception:      # noqa: BLE001
+            except Exception:
                 p.kill()
                 p.wait()
             finally:

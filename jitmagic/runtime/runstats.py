@@ -9,6 +9,7 @@ The clock reads and the updates are two functions compiled once per process (`_H
 which every entry point calls: inlined, they were a fifth of a small kernel's module and cost
 each compile about a millisecond of LLVM time (benchmarks/README.md, issue 17).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -16,9 +17,11 @@ import ctypes
 import llvmlite.ir as ir
 
 from jitmagic.core.config import config
+from jitmagic.runtime import engine
+from jitmagic.runtime import native as runtime
 from jitmagic.runtime.llvmtypes import I64, PTR
 
-SAMPLES = 128          # ring of recent call durations (ns), for the median
+SAMPLES = 128  # ring of recent call durations (ns), for the median
 CALLS, TOTAL, MIN, LAST, RING = 0, 1, 2, 3, 4
 _CLOCK_MONOTONIC = 1
 
@@ -34,14 +37,16 @@ config.on_update("tracking", set_tracking)
 
 def new_counters():
     c = (ctypes.c_int64 * (RING + SAMPLES))()
-    c[MIN] = (1 << 62)
+    c[MIN] = 1 << 62
     return c
 
 
 def attach(engine, counters):
     """Point a loaded module's globals at the tracking switch and at `counters`."""
-    for name, target in (("jm_flag", ctypes.addressof(_flag)),
-                         ("jm_stats", ctypes.addressof(counters))):
+    for name, target in (
+        ("jm_flag", ctypes.addressof(_flag)),
+        ("jm_stats", ctypes.addressof(counters)),
+    ):
         addr = engine.get_global_value_address(name)
         if addr:
             ctypes.c_void_p.from_address(addr).value = target
@@ -115,7 +120,6 @@ def ensure_helpers():
     """Compile the clock functions once and make their names known to LLVM's linker."""
     if _helpers:
         return
-    from jitmagic.runtime import engine, native as runtime
     with engine._lock:
         if _helpers:
             return
@@ -124,8 +128,7 @@ def ensure_helpers():
 
 
 def _helper(cg, name, argtys, ret):
-    return cg.module.globals.get(name) or ir.Function(cg.module, ir.FunctionType(ret, argtys),
-                                                      name)
+    return cg.module.globals.get(name) or ir.Function(cg.module, ir.FunctionType(ret, argtys), name)
 
 
 def emit_start(cg):

@@ -16,6 +16,7 @@ differs). Workers spin briefly (SPIN pauses) for the next job, then sleep on a f
 at a time: a second caller (another Python thread, or a task that is itself parallel) runs its
 tasks inline. After a fork the child starts its own workers on first use.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -23,18 +24,30 @@ import os
 import platform
 import threading
 
-SPIN = 4000              # pauses (~40 us) a worker waits for the next job before it sleeps
+from jitmagic.runtime import llvmtypes as _llvmtypes
+from jitmagic.runtime import native as runtime
+
+SPIN = 4000  # pauses (~40 us) a worker waits for the next job before it sleeps
 MAX_TASKS = (1 << 20) - 1
 _FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
 _FUNCS = ("jm_par",)
 
 
 class _State(ctypes.Structure):
-    _fields_ = [("word", ctypes.c_int64), ("task", ctypes.c_void_p), ("arg", ctypes.c_void_p),
-                ("done", ctypes.c_int64), ("busy", ctypes.c_int64),
-                ("sleepers", ctypes.c_int64), ("seq", ctypes.c_int32), ("pad", ctypes.c_int32),
-                ("started", ctypes.c_int64), ("spawned", ctypes.c_int64),
-                ("jobs", ctypes.c_int64), ("inline", ctypes.c_int64)]
+    _fields_ = [
+        ("word", ctypes.c_int64),
+        ("task", ctypes.c_void_p),
+        ("arg", ctypes.c_void_p),
+        ("done", ctypes.c_int64),
+        ("busy", ctypes.c_int64),
+        ("sleepers", ctypes.c_int64),
+        ("seq", ctypes.c_int32),
+        ("pad", ctypes.c_int32),
+        ("started", ctypes.c_int64),
+        ("spawned", ctypes.c_int64),
+        ("jobs", ctypes.c_int64),
+        ("inline", ctypes.c_int64),
+    ]
 
 
 _lock = threading.Lock()
@@ -44,13 +57,28 @@ _pool = {}
 def _ir(st, nworkers):
     def at(field):
         return f"inttoptr (i64 {st + getattr(_State, field).offset} to ptr)"
+
     word, task, arg, done, busy, sleepers, seq, started, spawned, jobs, inline = (
-        at(f) for f in ("word", "task", "arg", "done", "busy", "sleepers", "seq", "started",
-                        "spawned", "jobs", "inline"))
+        at(f)
+        for f in (
+            "word",
+            "task",
+            "arg",
+            "done",
+            "busy",
+            "sleepers",
+            "seq",
+            "started",
+            "spawned",
+            "jobs",
+            "inline",
+        )
+    )
     x86 = platform.machine() in ("x86_64", "AMD64")
     relax = "  call void @llvm.x86.sse2.pause()\n" if x86 else ""
     mask = (1 << 20) - 1
-    sleep = f"""  %s = load atomic i32, ptr {seq} seq_cst, align 4
+    sleep = (
+        f"""  %s = load atomic i32, ptr {seq} seq_cst, align 4
   %x = atomicrmw add ptr {sleepers}, i64 1 seq_cst
   %w2 = load atomic i64, ptr {word} seq_cst, align 8
   %c2 = call i1 @claimable(i64 %w2)
@@ -60,14 +88,21 @@ wait:
   br label %awake
 awake:
   %y = atomicrmw sub ptr {sleepers}, i64 1 seq_cst
-  br label %loop""" if _FUTEX else "  br label %loop"
-    wake = f"""  %sl = load atomic i64, ptr {sleepers} seq_cst, align 8
+  br label %loop"""
+        if _FUTEX
+        else "  br label %loop"
+    )
+    wake = (
+        f"""  %sl = load atomic i64, ptr {sleepers} seq_cst, align 8
   %any = icmp ne i64 %sl, 0
   br i1 %any, label %wake, label %mine
 wake:
   %o = atomicrmw add ptr {seq}, i32 1 seq_cst
   %r = call i64 (i64, ...) @syscall(i64 {_FUTEX}, ptr {seq}, i32 129, i32 2147483647)
-  br label %mine""" if _FUTEX else "  br label %mine"
+  br label %mine"""
+        if _FUTEX
+        else "  br label %mine"
+    )
     return f"""
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_detach(i64)
@@ -250,11 +285,9 @@ def _init():
     with _lock:
         if _pool:
             return _pool
-        from jitmagic.runtime import native as runtime
         st = _State()
         workers = threads() - 1 if _FUTEX else 0
-        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads",
-                            link=("jm_par",))
+        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads", link=("jm_par",))
         runtime.keep_forever(st)
         _pool.update(fns, state=st, workers=workers)
     return _pool
@@ -268,11 +301,15 @@ def install():
 def declare(module):
     """`void jm_par(ptr task, ptr arg, i64 n)` in `module`; task is `void (ptr arg, i64 i)`."""
     import llvmlite.ir as ir
-    from jitmagic.runtime.llvmtypes import I64, PTR
+
     install()
     fn = module.globals.get("jm_par")
     if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64]), "jm_par")
+        fn = ir.Function(
+            module,
+            ir.FunctionType(ir.VoidType(), [_llvmtypes.PTR, _llvmtypes.PTR, _llvmtypes.I64]),
+            "jm_par",
+        )
     return fn
 
 
@@ -280,8 +317,12 @@ def info() -> dict:
     if not _pool:
         return {"workers": 0, "started": 0, "jobs": 0, "inline": 0}
     st = _pool["state"]
-    return {"workers": st.spawned, "started": bool(st.started), "jobs": st.jobs,
-            "inline": st.inline}
+    return {
+        "workers": st.spawned,
+        "started": bool(st.started),
+        "jobs": st.jobs,
+        "inline": st.inline,
+    }
 
 
 def _after_fork_in_child():

@@ -9,6 +9,7 @@ native code) the program it was running counts as a crash and a new worker resum
 Mismatches and crashes are written as runnable snippets to tests/fuzz/failures/; the summary
 goes to tests/fuzz/last_campaign.json and stdout.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,7 @@ CHUNK = 500
 def _programs():
     sys.path.insert(0, os.path.dirname(HERE))
     from fuzz import programs
+
     return programs
 
 
@@ -34,7 +36,7 @@ def worker(seed, start, stop, n_inputs):
     P = _programs()
     for k in range(start, stop):
         print(json.dumps({"start": k}), flush=True)
-        src = P.RandomSource(seed * 10 ** 9 + k)
+        src = P.RandomSource(seed * 10**9 + k)
         prog = P.draw_program(src)
         problem, inputs = None, []
         try:
@@ -44,7 +46,7 @@ def worker(seed, start, stop, n_inputs):
                 problem = P.check(prog, jitted, prog_env, inputs)
                 if problem:
                     break
-        except Exception as e:   # noqa: BLE001  (the generator or harness itself failed)
+        except Exception as e:
             problem = f"harness error {type(e).__name__}: {e}"
         rec = {"done": k}
         if problem:
@@ -54,6 +56,7 @@ def worker(seed, start, stop, n_inputs):
 
 def _run_range(seed, start, stop, n_inputs, failures):
     from .isolated import run_range
+
     counts = {"programs": 0, "mismatches": 0, "crashes": 0}
 
     def record(rec):
@@ -67,8 +70,23 @@ def _run_range(seed, start, stop, n_inputs, failures):
         counts["crashes"] += 1
         failures.append(("crash", seed, k, f"worker exit status {rc}\n{err[-2000:]}"))
 
-    run_range(lambda k: [sys.executable, "-m", "tests.fuzz.campaign", "--worker", str(seed),
-                         str(k), str(stop), str(n_inputs)], start, stop, record, crash, cwd=ROOT)
+    run_range(
+        lambda k: [
+            sys.executable,
+            "-m",
+            "tests.fuzz.campaign",
+            "--worker",
+            str(seed),
+            str(k),
+            str(stop),
+            str(n_inputs),
+        ],
+        start,
+        stop,
+        record,
+        crash,
+        cwd=ROOT,
+    )
     return counts
 
 
@@ -81,21 +99,32 @@ def campaign(n_programs, workers, seed, n_inputs):
         for c in pool.map(lambda r: _run_range(seed, r[0], r[1], n_inputs, failures), ranges):
             for key in total:
                 total[key] += c[key]
-            print(f"... {total['programs']} programs, {total['mismatches']} mismatches, "
-                  f"{total['crashes']} crashes, {time.time() - t0:.0f} s", file=sys.stderr,
-                  flush=True)
+            print(
+                f"... {total['programs']} programs, {total['mismatches']} mismatches, "
+                f"{total['crashes']} crashes, {time.time() - t0:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     out_dir = os.path.join(HERE, "failures")
     if failures:
         os.makedirs(out_dir, exist_ok=True)
     for kind, s, k, text in failures:
         with open(os.path.join(out_dir, f"{kind}_seed{s}_{k}.py"), "w") as f:
-            f.write(text if text.startswith("#") else
-                    f"# {kind}: program {k} of seed {s}; regenerate with\n"
-                    f"# programs.draw_program(programs.RandomSource({s} * 10**9 + {k}))\n"
-                    + "".join(f"# {ln}\n" for ln in text.splitlines()))
-    summary = {**total, "inputs_per_program": n_inputs, "seed": seed, "workers": workers,
-               "seconds": round(time.time() - t0, 1),
-               "failures": sorted(f"{kind}_seed{s}_{k}.py" for kind, s, k, _ in failures)}
+            f.write(
+                text
+                if text.startswith("#")
+                else f"# {kind}: program {k} of seed {s}; regenerate with\n"
+                f"# programs.draw_program(programs.RandomSource({s} * 10**9 + {k}))\n"
+                + "".join(f"# {ln}\n" for ln in text.splitlines())
+            )
+    summary = {
+        **total,
+        "inputs_per_program": n_inputs,
+        "seed": seed,
+        "workers": workers,
+        "seconds": round(time.time() - t0, 1),
+        "failures": sorted(f"{kind}_seed{s}_{k}.py" for kind, s, k, _ in failures),
+    }
     with open(os.path.join(HERE, "last_campaign.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(json.dumps(summary, indent=1))

@@ -11,6 +11,7 @@ tests/fuzz/failures_lax/; the summary (counts per outcome, programs on arrays of
 or more, on 0-d and on empty arrays) goes to tests/fuzz/last_campaign_lax.json and stdout.
 `--flag NAME` turns on a construct that lax_programs.FLAGS keeps off.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,14 +32,17 @@ KINDS = ("mismatch", "jitmagic raised", "invalid program")
 def _modules():
     sys.path.insert(0, os.path.dirname(HERE))
     from fuzz import lax_programs, programs
+
     return lax_programs, programs
 
 
 def features(prog, big):
     shapes = [s for s, _ in prog.in_specs]
-    return {"big": any(int(np.prod(s)) >= big for s in shapes),
-            "zero_d": any(s == () for s in shapes),
-            "empty": any(0 in s for s in shapes)}
+    return {
+        "big": any(int(np.prod(s)) >= big for s in shapes),
+        "zero_d": any(s == () for s in shapes),
+        "empty": any(0 in s for s in shapes),
+    }
 
 
 def worker(seed, start, stop, n_inputs, flags):
@@ -48,7 +52,7 @@ def worker(seed, start, stop, n_inputs, flags):
         L.FLAGS[f] = True
     for k in range(start, stop):
         print(json.dumps({"start": k}), flush=True)
-        src = P.RandomSource(seed * 10 ** 9 + k)
+        src = P.RandomSource(seed * 10**9 + k)
         prog = L.draw_program(src)
         seeds = [L.draw_seeds(src, prog) for _ in range(n_inputs)]
         rec = {"done": k, **features(prog, L.BIG)}
@@ -60,18 +64,28 @@ def worker(seed, start, stop, n_inputs, flags):
                 if problem:
                     small = L.shrink(prog, L.inputs_from_seeds(prog, s), problem)
                     rec["kind"] = next((c for c in KINDS if problem.startswith(c)), "other")
-                    rec["snippet"] = (f"# program {k} of seed {seed}\n"
-                                      + L.snippet(small, s, problem))
+                    rec["snippet"] = f"# program {k} of seed {seed}\n" + L.snippet(
+                        small, s, problem
+                    )
                     break
-        except Exception as e:  # noqa: BLE001  (the harness itself failed)
+        except Exception as e:
             rec["kind"], rec["snippet"] = "harness", f"# harness error {type(e).__name__}: {e}"
         print(json.dumps(rec), flush=True)
 
 
 def _run_range(seed, start, stop, n_inputs, flags, failures):
     from .isolated import run_range
-    counts = {"programs": 0, "big": 0, "zero_d": 0, "empty": 0, "crash": 0,
-              **{k: 0 for k in KINDS}, "harness": 0, "other": 0}
+
+    counts = {
+        "programs": 0,
+        "big": 0,
+        "zero_d": 0,
+        "empty": 0,
+        "crash": 0,
+        **{k: 0 for k in KINDS},
+        "harness": 0,
+        "other": 0,
+    }
 
     def record(rec):
         counts["programs"] += 1
@@ -84,13 +98,36 @@ def _run_range(seed, start, stop, n_inputs, flags, failures):
     def crash(k, rc, err):
         counts["programs"] += 1
         counts["crash"] += 1
-        failures.append(("crash", seed, k, f"# worker exit status {rc}\n# program {k} "
-                         f"of seed {seed}\n" + "".join(f"# {ln}\n" for ln in
-                                                        err[-2000:].splitlines())))
+        failures.append(
+            (
+                "crash",
+                seed,
+                k,
+                f"# worker exit status {rc}\n# program {k} "
+                f"of seed {seed}\n" + "".join(f"# {ln}\n" for ln in err[-2000:].splitlines()),
+            )
+        )
 
-    run_range(lambda k: [sys.executable, "-m", "tests.fuzz.campaign_lax", "--worker", str(seed),
-                         str(k), str(stop), str(n_inputs)]
-              + [a for f in flags for a in ("--flag", f)], start, stop, record, crash, cwd=ROOT)
+    run_range(
+        lambda k: (
+            [
+                sys.executable,
+                "-m",
+                "tests.fuzz.campaign_lax",
+                "--worker",
+                str(seed),
+                str(k),
+                str(stop),
+                str(n_inputs),
+            ]
+            + [a for f in flags for a in ("--flag", f)]
+        ),
+        start,
+        stop,
+        record,
+        crash,
+        cwd=ROOT,
+    )
     return counts
 
 
@@ -104,15 +141,29 @@ def campaign(n_programs, workers, seed, n_inputs, flags=(), start=0):
     total = None
     summary = {}
     with ThreadPoolExecutor(workers) as pool:
-        for i, c in enumerate(pool.map(
-                lambda r: _run_range(seed, r[0], r[1], n_inputs, flags, failures), ranges)):
+        for i, c in enumerate(
+            pool.map(lambda r: _run_range(seed, r[0], r[1], n_inputs, flags, failures), ranges)
+        ):
             total = c if total is None else {key: total[key] + c[key] for key in total}
-            print(f"... {total['programs']} programs, {total['mismatch']} mismatches, "
-                  f"{total['jitmagic raised']} jitmagic errors, {total['crash']} crashes, "
-                  f"{total['harness'] + total['invalid program']} harness/invalid, "
-                  f"{time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-            summary = _record(total, failures, n_inputs, seed, workers, flags, t0,
-                              finished=i == len(ranges) - 1, start=start)
+            print(
+                f"... {total['programs']} programs, {total['mismatch']} mismatches, "
+                f"{total['jitmagic raised']} jitmagic errors, {total['crash']} crashes, "
+                f"{total['harness'] + total['invalid program']} harness/invalid, "
+                f"{time.time() - t0:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            summary = _record(
+                total,
+                failures,
+                n_inputs,
+                seed,
+                workers,
+                flags,
+                t0,
+                finished=i == len(ranges) - 1,
+                start=start,
+            )
     print(json.dumps(summary, indent=1))
     return summary
 
@@ -127,10 +178,17 @@ def _record(total, failures, n_inputs, seed, workers, flags, t0, finished, start
         names.append(name)
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(text)
-    summary = {**total, "first_program": start, "inputs_per_program": n_inputs, "seed": seed,
-               "workers": workers,
-               "flags": sorted(flags), "seconds": round(time.time() - t0, 1),
-               "finished": finished, "failures": sorted(names)}
+    summary = {
+        **total,
+        "first_program": start,
+        "inputs_per_program": n_inputs,
+        "seed": seed,
+        "workers": workers,
+        "flags": sorted(flags),
+        "seconds": round(time.time() - t0, 1),
+        "finished": finished,
+        "failures": sorted(names),
+    }
     with open(os.path.join(HERE, "last_campaign_lax.json"), "w") as f:
         json.dump(summary, f, indent=1)
     return summary
@@ -143,8 +201,12 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--start", type=int, default=0, help="first program (to resume a campaign)")
     ap.add_argument("--inputs", type=int, default=2, help="random inputs per compiled program")
-    ap.add_argument("--flag", action="append", default=[],
-                    help="turn on a construct lax_programs.FLAGS keeps off")
+    ap.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        help="turn on a construct lax_programs.FLAGS keeps off",
+    )
     ap.add_argument("--worker", nargs=4, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:

@@ -5,6 +5,7 @@ line {"start": k} before program k and one record {"done": k, ...} after it. A w
 (a segfault in native code) leaves a "start" without its "done": that program counts as a crash
 and a new worker resumes after it.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ def run_range(command, start, stop, on_record, on_crash, cwd=None):
     worker."""
     k = start
     while k < stop:
-        proc = subprocess.Popen(command(k), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=cwd)
+        proc = subprocess.Popen(
+            command(k), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
+        )
         running = None
         for line in proc.stdout:
             try:

@@ -30,12 +30,12 @@ legitimately different last bit could flip it).
 
 Features still being built by others are generated behind FLAGS (see the comments there).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 
-BIG = 2 ** 18
+BIG = 2**18
 
 # constructs that can be switched off (False keeps them out of the CI seeds and the campaign
 # unless --flag turns them on): each comment names the bug that kept or keeps it out
@@ -82,9 +82,9 @@ class Val:
 class LaxProgram:
     def __init__(self, fdt, idt, in_specs, lines, outs):
         self.fdt, self.idt = fdt, idt
-        self.in_specs = in_specs          # [(shape, dtype name)]
-        self.lines = lines                # body lines (already indented inside the def)
-        self.outs = outs                  # [Val]
+        self.in_specs = in_specs  # [(shape, dtype name)]
+        self.lines = lines  # body lines (already indented inside the def)
+        self.outs = outs  # [Val]
 
     @property
     def params(self):
@@ -104,6 +104,7 @@ class LaxProgram:
 
 # ---------------------------------------------------------------- inputs
 
+
 def draw_array(shape, dt, seed):
     """An input array, a function of (shape, dtype, seed) only (snippets regenerate big ones).
     One in two is a view (Fortran order, a strided slice, a reversed or a stride-0 broadcast
@@ -115,31 +116,31 @@ def draw_array(shape, dt, seed):
         a = r.random(n) < 0.5
     elif dt.kind == "i":
         a = r.integers(-20, 21, n).astype(dt)
-        if n and r.integers(0, 5) == 0:   # a few extremes: wrap-around arithmetic
+        if n and r.integers(0, 5) == 0:  # a few extremes: wrap-around arithmetic
             k = r.integers(0, n, max(1, n // 50))
             a[k] = r.choice([np.iinfo(dt).max, np.iinfo(dt).min], len(k))
     else:
         a = r.integers(-32, 33, n) / 4.0  # dyadic: exact in float32
-        if n and r.integers(0, 4) == 0:   # NaN, +-inf, -0.0
+        if n and r.integers(0, 4) == 0:  # NaN, +-inf, -0.0
             k = r.integers(0, n, max(1, n // 50))
             a[k] = r.choice([np.nan, np.inf, -np.inf, -0.0], len(k))
     a = a.astype(dt).reshape(shape)
     layout = int(r.integers(0, 8)) if a.ndim else 0
-    if layout == 1:                       # Fortran order
+    if layout == 1:  # Fortran order
         a = np.asfortranarray(a)
-    elif layout == 2:                     # every other element of a larger array
+    elif layout == 2:  # every other element of a larger array
         big = np.zeros(shape[:-1] + (2 * shape[-1],), dt)
         big[..., ::2] = a
         a = big[..., ::2]
-    elif layout == 3:                     # reversed storage
+    elif layout == 3:  # reversed storage
         a = np.ascontiguousarray(a[::-1])[::-1]
-    elif layout == 4 and shape[0] > 0:    # stride 0 along axis 0 (rows repeat the first)
+    elif layout == 4 and shape[0] > 0:  # stride 0 along axis 0 (rows repeat the first)
         a = np.broadcast_to(a[:1], shape)
     return a
 
 
 def draw_seeds(src, prog):
-    return [src.int(0, 2 ** 31) for _ in prog.in_specs]
+    return [src.int(0, 2**31) for _ in prog.in_specs]
 
 
 def draw_inputs(src, prog):
@@ -155,7 +156,8 @@ def inputs_from_seeds(prog, seeds):
 # transfer maps the operand's (err, mag) to the result's; needs_det marks a template that
 # compares or floors its operand, so it takes only a bit-exact one.
 
-def _r(m):           # one correctly rounded result of magnitude <= m (in eps units)
+
+def _r(m):  # one correctly rounded result of magnitude <= m (in eps units)
     return m
 
 
@@ -171,14 +173,30 @@ F_TEMPLATES = [
     ("{x} / 4.0", lambda e, m: (e / 4 + _r(m / 4), m / 4), False),
     ("jnp.where({x} > 0.5, {x}, 0.25)", lambda e, m: (e, max(m, 0.25)), True),
     ("jnp.floor({x} * 3.0)", lambda e, m: (0.0, 3 * m + 1), True),
-    ("lax.fori_loop(0, 2, lambda j, d: d * 0.5 + 1.0, {x})",
-     lambda e, m: (0.25 * e + 4 * (m + 2), max(m, 2.0) + 2), False),
-    ("lax.cond(jnp.any({x} > 1.0), lambda u: u - 1.0, lambda u: u * 2.0, {x})",
-     lambda e, m: (2 * e + _r(2 * m + 1), 2 * m + 1), True),
+    (
+        "lax.fori_loop(0, 2, lambda j, d: d * 0.5 + 1.0, {x})",
+        lambda e, m: (0.25 * e + 4 * (m + 2), max(m, 2.0) + 2),
+        False,
+    ),
+    (
+        "lax.cond(jnp.any({x} > 1.0), lambda u: u - 1.0, lambda u: u * 2.0, {x})",
+        lambda e, m: (2 * e + _r(2 * m + 1), 2 * m + 1),
+        True,
+    ),
 ]
-I_TEMPLATES = ["{x} + 3", "{x} * 3", "{x} // 3", "{x} % 5", "jnp.maximum({x}, -2)", "-{x}",
-               "{x} ^ 5", "{x} & 12", "jnp.abs({x})", "jnp.where({x} > 0, {x}, 7)",
-               "lax.fori_loop(0, 3, lambda j, d: d * 2 + 1, {x})"]
+I_TEMPLATES = [
+    "{x} + 3",
+    "{x} * 3",
+    "{x} // 3",
+    "{x} % 5",
+    "jnp.maximum({x}, -2)",
+    "-{x}",
+    "{x} ^ 5",
+    "{x} & 12",
+    "jnp.abs({x})",
+    "jnp.where({x} > 0, {x}, 7)",
+    "lax.fori_loop(0, 3, lambda j, d: d * 2 + 1, {x})",
+]
 
 
 def f_body(src, x, var="{x}"):
@@ -221,6 +239,7 @@ def _iterate(fn, e, m, n):
 
 # ---------------------------------------------------------------- shapes
 
+
 def draw_shape(src):
     k = src.int(0, 19)
     if k < 3:
@@ -228,12 +247,13 @@ def draw_shape(src):
     if k < 6:
         return src.choice([(0,), (3, 0), (0, 4), (2, 0, 3)])
     if k < 8:
-        return src.choice([(BIG + 3,), (513, 513), (BIG,), (2, 2 ** 17 + 1)])
+        return src.choice([(BIG + 3,), (513, 513), (BIG,), (2, 2**17 + 1)])
     nd = src.choice([1, 1, 2, 2, 3])
     return tuple(src.int(1, 6) for _ in range(nd))
 
 
 # ---------------------------------------------------------------- the generator
+
 
 class _Gen:
     def __init__(self, src, fdt, idt):
@@ -264,8 +284,13 @@ class _Gen:
         if x.kind == "b":
             return s.choice([f"jnp.any({x.name})", f"jnp.all({x.name})"])
         lit = "0.5" if x.kind == "f" else "2"
-        return s.choice([f"jnp.any({x.name} > {lit})", f"jnp.all({x.name} < {lit})",
-                         f"jnp.sum({x.name} > {lit}) > 1"])
+        return s.choice(
+            [
+                f"jnp.any({x.name} > {lit})",
+                f"jnp.all({x.name} < {lit})",
+                f"jnp.sum({x.name} > {lit}) > 1",
+            ]
+        )
 
     def traced_int(self, mod, off=0):
         """A traced int scalar in [off, off + mod) computed from a value (or None)."""
@@ -286,8 +311,9 @@ class _Gen:
     def binary(self):
         s = self.src
         x = self.pick(lambda v: v.kind != "b")
-        y = self.pick(lambda v: v.kind == x.kind and
-                      (v.shape == x.shape or v.shape == () or x.shape == ()))
+        y = self.pick(
+            lambda v: v.kind == x.kind and (v.shape == x.shape or v.shape == () or x.shape == ())
+        )
         try:
             shape = np.broadcast_shapes(x.shape, y.shape)
         except ValueError:
@@ -298,10 +324,12 @@ class _Gen:
         else:
             text = f"jnp.{'maximum' if op == 'max' else 'minimum'}({x.name}, {y.name})"
         if x.kind == "f":
-            m = x.mag * y.mag if op == "*" else (x.mag + y.mag if op in "+-" else
-                                                 max(x.mag, y.mag))
-            e = (x.err * y.mag + y.err * x.mag + m) if op == "*" else (
-                x.err + y.err + (m if op in "+-" else 0))
+            m = x.mag * y.mag if op == "*" else (x.mag + y.mag if op in "+-" else max(x.mag, y.mag))
+            e = (
+                (x.err * y.mag + y.err * x.mag + m)
+                if op == "*"
+                else (x.err + y.err + (m if op in "+-" else 0))
+            )
         else:
             e = m = 0.0
         v = self.new(shape, x.kind, e, m)
@@ -319,7 +347,7 @@ class _Gen:
             red = "sum"
         if red == "mean" and n == 0:
             red = "sum"
-        shape = () if axis is None else x.shape[:axis % nd] + x.shape[axis % nd + 1:]
+        shape = () if axis is None else x.shape[: axis % nd] + x.shape[axis % nd + 1 :]
         ax = "" if axis is None else f", axis={axis}"
         kind = "i" if x.kind == "b" and red == "sum" else x.kind
         e, m = x.err, x.mag
@@ -329,7 +357,7 @@ class _Gen:
             if red == "mean":
                 e, m = e / max(n, 1) + x.mag, x.mag
         if kind == "i" and x.kind == "i" and red == "sum" and self.idt == "int32":
-            kind = "I"                       # int64 in both (x64): keep it out of int32 ops
+            kind = "I"  # int64 in both (x64): keep it out of int32 ops
         v = self.new(shape, kind, e, m)
         self.emit(f"{v.name} = jnp.{red}({x.name}{ax})")
         return True
@@ -344,8 +372,10 @@ class _Gen:
             fb, e2, m2 = body_for(s, y, "q")
             vx = self.new(x.shape, x.kind, max(e1, x.err), max(m1, x.mag))
             vy = self.new(y.shape, y.kind, max(e2, y.err), max(m2, y.mag))
-            self.emit(f"{vx.name}, {vy.name} = lax.cond({p}, lambda p, q: ({tb}, q), "
-                      f"lambda p, q: (p, {fb}), {x.name}, {y.name})")
+            self.emit(
+                f"{vx.name}, {vy.name} = lax.cond({p}, lambda p, q: ({tb}, q), "
+                f"lambda p, q: (p, {fb}), {x.name}, {y.name})"
+            )
             return True
         tb, e1, m1 = body_for(s, x, "u")
         fb, e2, m2 = body_for(s, x, "u")
@@ -378,22 +408,27 @@ class _Gen:
         s = self.src
         if c.kind == "f":
             if x is not None and x.kind == "f":
-                t = s.choice([f"c * 0.5 + {x.name}", f"jnp.tanh(c) + {x.name}",
-                              f"jnp.maximum(c, {x.name})", f"c - {x.name} * 0.25"])
+                t = s.choice(
+                    [
+                        f"c * 0.5 + {x.name}",
+                        f"jnp.tanh(c) + {x.name}",
+                        f"jnp.maximum(c, {x.name})",
+                        f"c - {x.name} * 0.25",
+                    ]
+                )
             else:
                 t = s.choice(["c * 0.5 + 1.0", "jnp.tanh(c) - 0.5", "c * 2.0"])
             xe, xm = (x.err, x.mag) if x is not None else (0.0, 0.0)
             if "tanh" in t:
-                fn = (lambda e, m: (e + 4 + xe + (1 + xm), 1 + xm))
+                fn = lambda e, m: (e + 4 + xe + (1 + xm), 1 + xm)
             elif "maximum" in t:
-                fn = (lambda e, m: (max(e, xe), max(m, xm)))
+                fn = lambda e, m: (max(e, xe), max(m, xm))
             elif "c * 0.5" in t:
-                fn = (lambda e, m: (0.5 * e + xe + 2 * (0.5 * m + max(xm, 1)),
-                                    0.5 * m + max(xm, 1)))
+                fn = lambda e, m: (0.5 * e + xe + 2 * (0.5 * m + max(xm, 1)), 0.5 * m + max(xm, 1))
             elif "c * 2.0" in t:
-                fn = (lambda e, m: (2 * e, 2 * m))
+                fn = lambda e, m: (2 * e, 2 * m)
             else:
-                fn = (lambda e, m: (e + xe / 4 + 2 * (m + xm / 4), m + xm / 4))
+                fn = lambda e, m: (e + xe / 4 + 2 * (m + xm / 4), m + xm / 4)
             return t, fn
         if c.kind == "i":
             t = s.choice(["c * 3 + 1", "c ^ 7", "c + 2", "jnp.maximum(c - 1, -3)"])
@@ -430,16 +465,18 @@ class _Gen:
             t = f"{t} + {idx}"
             base = fn
             hi_i = max([abs(b) for b in (lo, hi) if isinstance(b, int)] + [8])
-            fn = (lambda e, m: (base(e, m)[0] + base(e, m)[1] + hi_i, base(e, m)[1] + hi_i))
-        if s.int(0, 2) == 0:           # pytree carry: (array, counter)
+            fn = lambda e, m: (base(e, m)[0] + base(e, m)[1] + hi_i, base(e, m)[1] + hi_i)
+        if s.int(0, 2) == 0:  # pytree carry: (array, counter)
             v = self.new(c.shape, c.kind)
             n = self.new((), "I" if self.idt == "int32" else "i")
             start = s.choice(["0", f"jnp.asarray(0, dtype=jnp.{self.dt(n.kind)})"])
             if start == "0":
-                n.kind = "w"            # a weak Python int carry: JAX keeps it int64 (x64)
-            self.emit(f"{v.name}, {n.name} = lax.fori_loop({lo}, {hi}, lambda i, cn: "
-                      f"(({_sub(t, 'cn[0]')}), "
-                      f"cn[1] + 1), ({c.name}, {start}))")
+                n.kind = "w"  # a weak Python int carry: JAX keeps it int64 (x64)
+            self.emit(
+                f"{v.name}, {n.name} = lax.fori_loop({lo}, {hi}, lambda i, cn: "
+                f"(({_sub(t, 'cn[0]')}), "
+                f"cn[1] + 1), ({c.name}, {start}))"
+            )
         else:
             v = self.new(c.shape, c.kind)
             self.emit(f"{v.name} = lax.fori_loop({lo}, {hi}, lambda i, c: {t}, {c.name})")
@@ -463,8 +500,10 @@ class _Gen:
             trips = max(0, (stop - start + step - 1) // step)
         v = self.new(c.shape, c.kind)
         n = self.new((), "w")
-        self.emit(f"{n.name}, {v.name} = lax.while_loop(lambda s: s[0] < {stop}, "
-                  f"lambda s: (s[0] + {step}, {_sub(t, 's[1]')}), ({start}, {c.name}))")
+        self.emit(
+            f"{n.name}, {v.name} = lax.while_loop(lambda s: s[0] < {stop}, "
+            f"lambda s: (s[0] + {step}, {_sub(t, 's[1]')}), ({start}, {c.name}))"
+        )
         v.err, v.mag = _iterate(fn, c.err, c.mag, trips) if c.kind == "f" else (0.0, 0.0)
         return True
 
@@ -480,17 +519,17 @@ class _Gen:
             if xs.kind == "f":
                 t = s.choice(["c * 0.5 + r", "jnp.maximum(c, r)", "c + r"])
                 if t == "c + r":
-                    fn = (lambda e, m: (e + xs.err + 2 * (m + xs.mag), m + xs.mag))
+                    fn = lambda e, m: (e + xs.err + 2 * (m + xs.mag), m + xs.mag)
                 elif "maximum" in t:
-                    fn = (lambda e, m: (max(e, xs.err), max(m, xs.mag)))
+                    fn = lambda e, m: (max(e, xs.err), max(m, xs.mag))
                 else:
-                    fn = (lambda e, m: (0.5 * e + xs.err + 2 * (0.5 * m + xs.mag),
-                                        0.5 * m + xs.mag))
+                    fn = lambda e, m: (0.5 * e + xs.err + 2 * (0.5 * m + xs.mag), 0.5 * m + xs.mag)
             else:
                 t, fn = s.choice(["c + r", "c * 3 + r", "c ^ r"]), None
             y = s.choice(["c", "r", "c - r"])
-            self.emit(f"{c.name}, {ys.name} = lax.scan(lambda c, r: ({t}, {y}), {z}, "
-                      f"{xs.name}{rev})")
+            self.emit(
+                f"{c.name}, {ys.name} = lax.scan(lambda c, r: ({t}, {y}), {z}, {xs.name}{rev})"
+            )
             if fn is not None:
                 c.err, c.mag = _iterate(fn, 0.0, 0.0, xs.shape[0])
                 ys.err = c.err + xs.err + (c.mag + xs.mag if y == "c - r" else 0)
@@ -505,12 +544,16 @@ class _Gen:
         ys = self.new((length,) + c0.shape, c0.kind)
         if s.int(0, 1):
             n = self.new((), "w")
-            self.emit(f"({c.name}, {n.name}), {ys.name} = lax.scan(lambda cn, _: "
-                      f"(({_sub(t, 'cn[0]')}, cn[1] + 1), cn[0]), ({c0.name}, 0), None, "
-                      f"length={length}{rev})")
+            self.emit(
+                f"({c.name}, {n.name}), {ys.name} = lax.scan(lambda cn, _: "
+                f"(({_sub(t, 'cn[0]')}, cn[1] + 1), cn[0]), ({c0.name}, 0), None, "
+                f"length={length}{rev})"
+            )
         else:
-            self.emit(f"{c.name}, {ys.name} = lax.scan(lambda c, _: ({t}, c), {c0.name}, "
-                      f"None, length={length}{rev})")
+            self.emit(
+                f"{c.name}, {ys.name} = lax.scan(lambda c, _: ({t}, c), {c0.name}, "
+                f"None, length={length}{rev})"
+            )
         if c0.kind == "f":
             c.err, c.mag = _iterate(fn, c0.err, c0.mag, length)
             ys.err, ys.mag = c.err, c.mag
@@ -525,7 +568,7 @@ class _Gen:
         lo, hi = -n - 2, n + 2
         idx = [s.int(lo, hi) for _ in range(count)]
         if free and idx and s.int(0, 1):
-            idx.append(idx[0])                         # a duplicate
+            idx.append(idx[0])  # a duplicate
         dt = s.choice(["int32", "int64"])
         return f"np.array({idx!r}, dtype=np.{dt})", idx
 
@@ -537,26 +580,31 @@ class _Gen:
         n = x.shape[0]
         traced = self.pick(lambda v: v.kind == "i" and len(v.shape) == 1 and v.size <= 64)
         if traced is not None and s.int(0, 2) == 0:
-            idx_text, idx = f"{traced.name} % {n + 5} - {2 + n // 2}" if n else \
-                f"{traced.name} % 3 - 1", None
+            idx_text, idx = (
+                f"{traced.name} % {n + 5} - {2 + n // 2}" if n else f"{traced.name} % 3 - 1",
+                None,
+            )
             count = traced.size
         else:
             idx_text, idx = self._indices(n)
             count = len(idx)
         op = s.choice(["set", "add", "mul", "min", "max", "get", "getitem"])
         if op in ("get", "getitem") and n == 0:
-            op = "set"                # JAX cannot gather from an empty axis (both raise)
+            op = "set"  # JAX cannot gather from an empty axis (both raise)
         mode = ""
         if FLAGS["at_modes"] and op != "getitem" and s.int(0, 1):
             modes = ["clip", "fill"] if op == "get" else ["drop", "clip", "promise_in_bounds"]
             mode = s.choice(modes)
             if mode == "promise_in_bounds":
-                return False          # out-of-bounds is undefined there: not a fuzz target
+                return False  # out-of-bounds is undefined there: not a fuzz target
             mode = f", mode={mode!r}" + (", fill_value=-7" if mode == "fill" else "")
         if op in ("get", "getitem"):
             v = self.new((count,) + x.shape[1:], x.kind, x.err, max(x.mag, 7))
-            text = f"{x.name}[{idx_text}]" if op == "getitem" else \
-                f"{x.name}.at[{idx_text}].get({mode.lstrip(', ')})"
+            text = (
+                f"{x.name}[{idx_text}]"
+                if op == "getitem"
+                else f"{x.name}.at[{idx_text}].get({mode.lstrip(', ')})"
+            )
             self.emit(f"{v.name} = {text}")
             return True
         if x.kind == "f":
@@ -580,8 +628,8 @@ class _Gen:
                 m = x.mag + 0.75 * count
                 e = x.err + count * m
             elif op == "mul":
-                m = x.mag * 2.0 ** count
-                e = x.err * 2.0 ** count
+                m = x.mag * 2.0**count
+                e = x.err * 2.0**count
             else:
                 m = max(x.mag, 2.5)
         v = self.new(x.shape, x.kind, e, m)
@@ -608,8 +656,7 @@ class _Gen:
         else:
             idx_text, idx = self._indices(x.shape[1])
             mode = s.choice(["", ", mode='clip'", ", mode='fill', fill_value=-5"])
-            v = self.new(x.shape[:1] + (len(idx),) + x.shape[2:], x.kind, x.err,
-                         max(x.mag, 5))
+            v = self.new(x.shape[:1] + (len(idx),) + x.shape[2:], x.kind, x.err, max(x.mag, 5))
             if mode == "" and x.kind == "f":
                 v.mag = max(x.mag, 8)
             self.emit(f"{v.name} = jnp.take({x.name}, {idx_text}, axis=1{mode})")
@@ -628,21 +675,24 @@ class _Gen:
         k = s.int(0, 2)
         if k == 0:
             size = s.int(0, n)
-            v = self.new(x.shape[:ax] + (size,) + x.shape[ax + 1:], x.kind, x.err, x.mag)
-            self.emit(f"{v.name} = lax.dynamic_slice_in_dim({x.name}, {start}, {size}, "
-                      f"axis={ax})")
+            v = self.new(x.shape[:ax] + (size,) + x.shape[ax + 1 :], x.kind, x.err, x.mag)
+            self.emit(f"{v.name} = lax.dynamic_slice_in_dim({x.name}, {start}, {size}, axis={ax})")
         elif k == 1 and n > 0:
             keep = s.choice([True, False])
-            shape = x.shape[:ax] + ((1,) if keep else ()) + x.shape[ax + 1:]
+            shape = x.shape[:ax] + ((1,) if keep else ()) + x.shape[ax + 1 :]
             v = self.new(shape, x.kind, x.err, x.mag)
-            self.emit(f"{v.name} = lax.dynamic_index_in_dim({x.name}, {start}, axis={ax}, "
-                      f"keepdims={keep})")
+            self.emit(
+                f"{v.name} = lax.dynamic_index_in_dim({x.name}, {start}, axis={ax}, "
+                f"keepdims={keep})"
+            )
         elif n > 0:
-            upd = x.shape[:ax] + x.shape[ax + 1:]
+            upd = x.shape[:ax] + x.shape[ax + 1 :]
             lit = "-0.5" if x.kind == "f" else "-1"
             v = self.new(x.shape, x.kind, x.err, max(x.mag, 0.5))
-            self.emit(f"{v.name} = lax.dynamic_update_index_in_dim({x.name}, jnp.full({upd!r}, "
-                      f"{lit}, dtype=jnp.{self.dt(x.kind)}), {start}, {ax})")
+            self.emit(
+                f"{v.name} = lax.dynamic_update_index_in_dim({x.name}, jnp.full({upd!r}, "
+                f"{lit}, dtype=jnp.{self.dt(x.kind)}), {start}, {ax})"
+            )
         else:
             return False
         return True
@@ -652,8 +702,9 @@ class _Gen:
         s = self.src
         if not _loops_ok(s):
             return False
-        xs = self.pick(lambda v: v.shape and v.shape[0] <= 64 and v.kind in "fi" and
-                       v.size <= 65536)
+        xs = self.pick(
+            lambda v: v.shape and v.shape[0] <= 64 and v.kind in "fi" and v.size <= 65536
+        )
         if xs is None:
             return False
         row = Val("r", xs.shape[1:], xs.kind, xs.err, xs.mag)
@@ -674,27 +725,33 @@ class _Gen:
         inner = s.int(0, 3)
         if k == 0:
             v = self.new(c.shape, "f")
-            self.emit(f"{v.name} = lax.fori_loop(0, 3, lambda i, c: lax.cond(i % 2 == 0, "
-                      f"lambda u: u * 0.5 + 1.0, lambda u: u - 0.25, c), {c.name})")
-            fn = (lambda e, m: (0.5 * e + 2 * (0.5 * m + 1) + 2 * (m + 0.25), m + 1))
+            self.emit(
+                f"{v.name} = lax.fori_loop(0, 3, lambda i, c: lax.cond(i % 2 == 0, "
+                f"lambda u: u * 0.5 + 1.0, lambda u: u - 0.25, c), {c.name})"
+            )
+            fn = lambda e, m: (0.5 * e + 2 * (0.5 * m + 1) + 2 * (m + 0.25), m + 1)
             v.err, v.mag = _iterate(fn, c.err, c.mag, 3)
         elif k == 1:
             ys = self.new((4,) + c.shape, "f")
             v = self.new(c.shape, "f")
-            self.emit(f"{v.name}, {ys.name} = (lambda t: (t[0], t[1]))(lax.scan(lambda c, _: "
-                      f"(lax.fori_loop(0, {inner}, lambda j, d: d * 0.5 + 1.0, c), c), "
-                      f"{c.name}, None, length=4))")
-            fn = (lambda e, m: (0.5 * e + 2 * (0.5 * m + 1), max(m, 2.0) + 1))
+            self.emit(
+                f"{v.name}, {ys.name} = (lambda t: (t[0], t[1]))(lax.scan(lambda c, _: "
+                f"(lax.fori_loop(0, {inner}, lambda j, d: d * 0.5 + 1.0, c), c), "
+                f"{c.name}, None, length=4))"
+            )
+            fn = lambda e, m: (0.5 * e + 2 * (0.5 * m + 1), max(m, 2.0) + 1)
             v.err, v.mag = _iterate(fn, c.err, c.mag, 4 * inner)
             ys.err, ys.mag = v.err, v.mag
         else:
             v = self.new(c.shape, "f")
             n = self.new((), "w")
-            self.emit(f"{n.name}, {v.name} = lax.while_loop(lambda s: s[0] < {inner}, "
-                      f"lambda s: (s[0] + 1, lax.switch(s[0], [lambda u: u * 0.5, "
-                      f"lambda u: jnp.maximum(u, 1.0), lambda u: u + 0.5], s[1])), "
-                      f"(0, {c.name}))")
-            fn = (lambda e, m: (e + 2 * (m + 1), m + 1))
+            self.emit(
+                f"{n.name}, {v.name} = lax.while_loop(lambda s: s[0] < {inner}, "
+                f"lambda s: (s[0] + 1, lax.switch(s[0], [lambda u: u * 0.5, "
+                f"lambda u: jnp.maximum(u, 1.0), lambda u: u + 0.5], s[1])), "
+                f"(0, {c.name}))"
+            )
+            fn = lambda e, m: (e + 2 * (m + 1), m + 1)
             v.err, v.mag = _iterate(fn, c.err, c.mag, inner)
         return True
 
@@ -733,8 +790,10 @@ class _Gen:
         else:
             lit = "-3.5" if x.kind == "f" else "-3"
             v = self.new(x.shape, x.kind, x.err, max(x.mag, 3.5))
-            self.emit(f"{v.name} = lax.dynamic_update_slice({x.name}, jnp.full({sizes!r}, "
-                      f"{lit}, dtype=jnp.{self.dt(x.kind)}), {st})")
+            self.emit(
+                f"{v.name} = lax.dynamic_update_slice({x.name}, jnp.full({sizes!r}, "
+                f"{lit}, dtype=jnp.{self.dt(x.kind)}), {st})"
+            )
         return True
 
     def nested(self):
@@ -785,12 +844,33 @@ class _Gen:
 def _sub(text, name):
     """Replace the carry variable `c` in a body text by `name` (c is a whole word there)."""
     import re
+
     return re.sub(r"\bc\b", name, text)
 
 
-CONSTRUCTS = ["elementwise", "binary", "reduction", "cond", "switch", "select", "fori",
-              "while_", "scan", "at", "at", "take", "dynamic", "nested", "layout", "compare",
-              "to_int", "gather2", "in_dim", "map_", "nested_loops"]
+CONSTRUCTS = [
+    "elementwise",
+    "binary",
+    "reduction",
+    "cond",
+    "switch",
+    "select",
+    "fori",
+    "while_",
+    "scan",
+    "at",
+    "at",
+    "take",
+    "dynamic",
+    "nested",
+    "layout",
+    "compare",
+    "to_int",
+    "gather2",
+    "in_dim",
+    "map_",
+    "nested_loops",
+]
 
 
 def draw_program(src, n_steps=None) -> LaxProgram:
@@ -820,13 +900,14 @@ def draw_program(src, n_steps=None) -> LaxProgram:
         except (ValueError, AttributeError):
             ok = False
         steps += bool(ok)
-    derived = g.vals[len(specs):] or g.vals[:1]
+    derived = g.vals[len(specs) :] or g.vals[:1]
     outs = [derived[-1]] + [v for v in derived[:-1] if src.int(0, 3) == 0]
     outs = [v for v in outs if v.kind != "w"] or [g.vals[0]]
     return LaxProgram(fdt, idt, specs, g.lines, outs)
 
 
 # ---------------------------------------------------------------- running and comparing
+
 
 class _NumpyRuleJnp:
     """jax.numpy with NumPy's NaN rule for min/max reductions: NumPy is the oracle for NumPy's
@@ -866,21 +947,26 @@ class _EagerLax:
 
     def scan(self, f, init, xs=None, length=None, reverse=False):
         import jax
+
         n = length if xs is None else jax.tree_util.tree_leaves(xs)[0].shape[0]
         if n != 0 or not jax.config.jax_disable_jit:
             return self._lax.scan(f, init, xs, length=length, reverse=reverse)
-        row = None if xs is None else jax.tree_util.tree_map(
-            lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
+        row = (
+            None
+            if xs is None
+            else jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
+        )
         _, y = jax.eval_shape(f, init, row)
         ys = jax.tree_util.tree_map(lambda a: jax.numpy.zeros((0,) + a.shape, a.dtype), y)
         return init, ys
 
     def map(self, f, xs, **kw):
         import jax
+
         if jax.tree_util.tree_leaves(xs)[0].shape[0] != 0 or not jax.config.jax_disable_jit:
             return self._lax.map(f, xs, **kw)
         row = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
-        y = jax.eval_shape(f, row)     # eager JAX cannot map over zero rows (a zero-length scan)
+        y = jax.eval_shape(f, row)  # eager JAX cannot map over zero rows (a zero-length scan)
         return jax.tree_util.tree_map(lambda a: jax.numpy.zeros((0,) + a.shape, a.dtype), y)
 
 
@@ -890,10 +976,12 @@ _NS = {}
 def _namespaces():
     if not _NS:
         import types
+
         import jaxref  # x64 and CPU are set there
-        _NS["jax"] = types.SimpleNamespace(jnp=_NumpyRuleJnp(jaxref.JAX.jnp),
-                                           lax=_EagerLax(jaxref.JAX.lax),
-                                           jit=jaxref.JAX.jit)
+
+        _NS["jax"] = types.SimpleNamespace(
+            jnp=_NumpyRuleJnp(jaxref.JAX.jnp), lax=_EagerLax(jaxref.JAX.lax), jit=jaxref.JAX.jit
+        )
         _NS["jm"] = jaxref.JM
     return _NS["jax"], _NS["jm"]
 
@@ -901,13 +989,14 @@ def _namespaces():
 def reference(prog: LaxProgram, inputs, eager=False):
     """JAX's outputs: under jax.jit (one compile), or op by op (`eager`, the arbiter)."""
     import jax
+
     JAX, _ = _namespaces()
     fn = prog.function(JAX)
     if eager:
         with jax.disable_jit():
             out = fn(*[JAX.jnp.asarray(x) for x in inputs])
     else:
-        if _JAX_JITTED[0] is not prog:   # the input sets of a program share one compile
+        if _JAX_JITTED[0] is not prog:  # the input sets of a program share one compile
             _JAX_JITTED[:] = [prog, jax.jit(fn)]
         out = _JAX_JITTED[1](*inputs)
     return [np.asarray(o) for o in out]
@@ -941,13 +1030,17 @@ def compare(prog, got, want):
     for k, (o, g, w) in enumerate(zip(prog.outs, got, want)):
         g = np.asarray(g)
         if g.shape != w.shape or g.dtype != w.dtype:
-            return (f"mismatch: output {k} ({o.name}) is {g.dtype}{list(g.shape)}, JAX's "
-                    f"{w.dtype}{list(w.shape)}")
+            return (
+                f"mismatch: output {k} ({o.name}) is {g.dtype}{list(g.shape)}, JAX's "
+                f"{w.dtype}{list(w.shape)}"
+            )
         bad = bad_positions(o, g, w)
         if bad.any():
             i = tuple(int(j) for j in np.argwhere(bad)[0])
-            return (f"mismatch: output {k} ({o.name}): {int(bad.sum())} of {bad.size} elements "
-                    f"differ, first at {i}: {g[i]!r} vs JAX {w[i]!r} (error bound {o.err:g} eps)")
+            return (
+                f"mismatch: output {k} ({o.name}): {int(bad.sum())} of {bad.size} elements "
+                f"differ, first at {i}: {g[i]!r} vs JAX {w[i]!r} (error bound {o.err:g} eps)"
+            )
     return None
 
 
@@ -956,12 +1049,12 @@ def check(prog, jitted, inputs):
     'mismatch', 'jitmagic raised' or 'invalid program' (JAX rejects it: a generator bug)."""
     try:
         got = jitted(*inputs)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         got = e
     try:
         want = reference(prog, inputs)
         problem = _verdict(prog, got, want)
-    except Exception as e:  # noqa: BLE001  (jax.jit failed: eager decides)
+    except Exception as e:
         if isinstance(got, Exception) and _same_builtin(got, e):
             # both compilers reject it (eager JAX skips some checks, e.g. scan carry types
             # under disable_jit): an invalid program, not a jitmagic error
@@ -969,18 +1062,24 @@ def check(prog, jitted, inputs):
         problem = "jax.jit failed"
     if problem is None:
         return None
-    try:                                   # eager JAX decides every disagreement
+    try:  # eager JAX decides every disagreement
         want = reference(prog, inputs, eager=True)
-    except Exception as e:  # noqa: BLE001
-        if problem != "jax.jit failed":    # e.g. a zero-length scan: eager cannot run it
+    except Exception as e:
+        if problem != "jax.jit failed":  # e.g. a zero-length scan: eager cannot run it
             return problem
         return f"invalid program: JAX raised {type(e).__name__}: {str(e)[:300]}"
     return _verdict(prog, got, want)
 
 
 def _same_builtin(a, b):
-    builtin = next((c for c in type(b).__mro__ if c.__module__ == "builtins"
-                    and c is not Exception and c is not BaseException), None)
+    builtin = next(
+        (
+            c
+            for c in type(b).__mro__
+            if c.__module__ == "builtins" and c is not Exception and c is not BaseException
+        ),
+        None,
+    )
     return builtin is not None and isinstance(a, builtin)
 
 
@@ -999,7 +1098,7 @@ def run(prog, input_sets):
     """The first problem over the input sets (compiling once), or None."""
     try:
         jitted = make_jitted(prog)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"jitmagic raised {type(e).__name__} in jit(): {e}"
     for inputs in input_sets:
         p = check(prog, jitted, inputs)
@@ -1019,7 +1118,7 @@ def shrink(prog: LaxProgram, inputs, problem):
     def fails(p):
         try:
             q = run(p, [inputs])
-        except Exception:  # noqa: BLE001
+        except Exception:
             return False
         return q is not None and _category(q) == want
 
@@ -1032,16 +1131,22 @@ def shrink(prog: LaxProgram, inputs, problem):
                 break
         for o in list(best.outs):
             if len(best.outs) > 1:
-                cand = LaxProgram(best.fdt, best.idt, best.in_specs, best.lines,
-                                  [p for p in best.outs if p is not o])
+                cand = LaxProgram(
+                    best.fdt,
+                    best.idt,
+                    best.in_specs,
+                    best.lines,
+                    [p for p in best.outs if p is not o],
+                )
                 if fails(cand):
                     best = cand
     changed = True
     while changed:
         changed = False
         for i in range(len(best.lines) - 1, -1, -1):
-            cand = LaxProgram(best.fdt, best.idt, best.in_specs,
-                              best.lines[:i] + best.lines[i + 1:], best.outs)
+            cand = LaxProgram(
+                best.fdt, best.idt, best.in_specs, best.lines[:i] + best.lines[i + 1 :], best.outs
+            )
             if fails(cand):
                 best, changed = cand, True
     return best
@@ -1054,14 +1159,19 @@ def snippet(prog: LaxProgram, seeds, problem) -> str:
     """A self-contained reproduction: the program, its inputs (regenerated from their seeds by
     a copy of draw_array), jitmagic's and eager JAX's results."""
     import inspect
-    args = "\n".join(f"a{i} = draw_array({s!r}, {d!r}, {k})"
-                     for i, ((s, d), k) in enumerate(zip(prog.in_specs, seeds)))
-    return (f"# {problem}\nimport numpy as np\nimport jax\n"
-            f"jax.config.update('jax_enable_x64', True)\nimport jitmagic as jm\n\n\n"
-            f"{inspect.getsource(draw_array)}\n\n{prog.source()}\n\n{args}\n"
-            f"import jitmagic.numpy as jnp, jitmagic.lax as lax\njit = jm.jit\n"
-            f"got = jm.jit(prog)({', '.join(prog.params)})\n"
-            f"import jax.numpy as jnp, jax.lax as lax\njit = jax.jit\n"
-            f"with jax.disable_jit():\n    want = prog(*map(jnp.asarray, "
-            f"({', '.join(prog.params)},)))\n"
-            f"for g, w in zip(got, want):\n    print(repr(np.asarray(g)), repr(np.asarray(w)))\n")
+
+    args = "\n".join(
+        f"a{i} = draw_array({s!r}, {d!r}, {k})"
+        for i, ((s, d), k) in enumerate(zip(prog.in_specs, seeds))
+    )
+    return (
+        f"# {problem}\nimport numpy as np\nimport jax\n"
+        f"jax.config.update('jax_enable_x64', True)\nimport jitmagic as jm\n\n\n"
+        f"{inspect.getsource(draw_array)}\n\n{prog.source()}\n\n{args}\n"
+        f"import jitmagic.numpy as jnp, jitmagic.lax as lax\njit = jm.jit\n"
+        f"got = jm.jit(prog)({', '.join(prog.params)})\n"
+        f"import jax.numpy as jnp, jax.lax as lax\njit = jax.jit\n"
+        f"with jax.disable_jit():\n    want = prog(*map(jnp.asarray, "
+        f"({', '.join(prog.params)},)))\n"
+        f"for g, w in zip(got, want):\n    print(repr(np.asarray(g)), repr(np.asarray(w)))\n"
+    )

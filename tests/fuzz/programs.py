@@ -14,6 +14,7 @@ operation in dtype d contributes rel = ULPS[op] * eps(d), atol = ULPS[op] * subn
 later operations add their inputs' rel (x2 for squares, /2 for sqrt) plus eps for their own
 rounding. Float sums/means: |got - want| <= 4 * n * eps * sum(|x|) (summation order differs).
 """
+
 from __future__ import annotations
 
 import random
@@ -22,9 +23,16 @@ import warnings
 import numpy as np
 
 ULPS = {
-    "exp": 4, "log": 4, "sin": 4, "cos": 4, "tanh": 4, "arctan": 4, "log1p": 4, "expm1": 4,
+    "exp": 4,
+    "log": 4,
+    "sin": 4,
+    "cos": 4,
+    "tanh": 4,
+    "arctan": 4,
+    "log1p": 4,
+    "expm1": 4,
     "cbrt": 4,
-    "sum": None,   # float sums: |got - want| <= 4 * n * eps * sum(|x|) (order-dependent)
+    "sum": None,  # float sums: |got - want| <= 4 * n * eps * sum(|x|) (order-dependent)
 }
 # Every other float operation used here is correctly rounded IEEE arithmetic (+ - * / sqrt,
 # casts, min/max, floor, where, comparisons), so compiled code must reproduce NumPy exactly.
@@ -61,6 +69,7 @@ class HypothesisSource:
 
     def __init__(self, draw):
         from hypothesis import strategies as st
+
         self.draw, self.st = draw, st
 
     def int(self, lo, hi):
@@ -75,6 +84,7 @@ class HypothesisSource:
 
 # ---------------------------------------------------------------- values
 
+
 def special_values(dt):
     dt = np.dtype(dt)
     if dt.kind == "b":
@@ -83,9 +93,28 @@ def special_values(dt):
         i = np.iinfo(dt)
         return [0, 1, 2, 3, 7, i.max, i.min, i.max - 1, i.min + 1] + ([-1, -2, -7] if i.min else [])
     f = np.finfo(dt)
-    return [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, float(f.max),
-            -float(f.max), float(f.smallest_normal), float(f.smallest_subnormal),
-            -float(f.smallest_subnormal), 1e-3, 1e3, 1e30, -1e-30, np.pi]
+    return [
+        np.nan,
+        np.inf,
+        -np.inf,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        -3.0,
+        float(f.max),
+        -float(f.max),
+        float(f.smallest_normal),
+        float(f.smallest_subnormal),
+        -float(f.smallest_subnormal),
+        1e-3,
+        1e3,
+        1e30,
+        -1e-30,
+        np.pi,
+    ]
 
 
 def draw_array(src: RandomSource, shape, dt):
@@ -93,7 +122,7 @@ def draw_array(src: RandomSource, shape, dt):
     n = int(np.prod(shape))
     specials = special_values(dt)
     vals = []
-    mode = src.int(0, 3)       # 0: specials only, 1: mixed, 2/3: mostly ordinary numbers
+    mode = src.int(0, 3)  # 0: specials only, 1: mixed, 2/3: mostly ordinary numbers
     for _ in range(n):
         if mode == 0 or (mode == 1 and src.float() < 0.5) or src.float() < 0.1:
             vals.append(src.choice(specials))
@@ -110,12 +139,13 @@ def draw_array(src: RandomSource, shape, dt):
 
 # ---------------------------------------------------------------- programs
 
+
 class Value:
     def __init__(self, name, proxy, ulps=0.0, terminal=None, atol=0.0):
         self.name, self.proxy = name, proxy
-        self.ulps = ulps            # accumulated relative error bound (0: exact)
-        self.atol = atol            # absolute slack for subnormal results
-        self.terminal = terminal    # ("sum", operand name, n) for float sums
+        self.ulps = ulps  # accumulated relative error bound (0: exact)
+        self.atol = atol  # absolute slack for subnormal results
+        self.terminal = terminal  # ("sum", operand name, n) for float sums
 
     @property
     def dt(self):
@@ -150,8 +180,10 @@ class Program:
         """(prog, prog_env) with `xp` bound as a global (the jitted function is the program
         itself, so jit's identity/caching sees its own code)."""
         ns = {"xp": xp}
-        exec(compile(self.source("prog") + self.source("prog_env", True), "<fuzz program>",
-                     "exec"), ns)
+        exec(
+            compile(self.source("prog") + self.source("prog_env", True), "<fuzz program>", "exec"),
+            ns,
+        )
         return ns["prog"], ns["prog_env"]
 
 
@@ -180,6 +212,7 @@ def _axis(src, nd):
 def _slice(src, n):
     def bound():
         return src.choice(["", str(src.int(-n - 1, n + 1))])
+
     step = src.choice(["", "", "1", "2", "-1", "-2", "-3", "3"])
     s = f"{bound()}:{bound()}" + (f":{step}" if step else "")
     return s
@@ -191,20 +224,57 @@ def _literal(src, v):
     return src.choice(["0", "1", "2", "3", "7", "100"])
 
 
-UNARY_EXACT = ["-{x}", "xp.abs({x})", "xp.sqrt({x})", "xp.floor({x})", "xp.sign({x})",
-               "xp.isnan({x})", "xp.isfinite({x})", "~{x}", "{x} ** 2", "{x} ** 3", "{x} ** 0",
-               "xp.square({x})"]
+UNARY_EXACT = [
+    "-{x}",
+    "xp.abs({x})",
+    "xp.sqrt({x})",
+    "xp.floor({x})",
+    "xp.sign({x})",
+    "xp.isnan({x})",
+    "xp.isfinite({x})",
+    "~{x}",
+    "{x} ** 2",
+    "{x} ** 3",
+    "{x} ** 0",
+    "xp.square({x})",
+]
 # NumPy computes float x ** 3 with libm's pow (x ** 2 is x * x): approximate for floats
 APPROX_FOR_FLOAT = {"{x} ** 3": 2}
 UNARY_APPROX = ["exp", "log", "sin", "cos", "tanh", "arctan", "log1p", "expm1", "cbrt"]
-BINARY = ["{x} + {y}", "{x} - {y}", "{x} * {y}", "{x} / {y}", "{x} // {y}", "{x} % {y}",
-          "xp.maximum({x}, {y})", "xp.minimum({x}, {y})", "{x} < {y}", "{x} <= {y}",
-          "{x} == {y}", "{x} != {y}", "{x} > {y}", "{x} & {y}", "{x} | {y}", "{x} ^ {y}",
-          "xp.fmax({x}, {y})", "xp.fmin({x}, {y})"]
+BINARY = [
+    "{x} + {y}",
+    "{x} - {y}",
+    "{x} * {y}",
+    "{x} / {y}",
+    "{x} // {y}",
+    "{x} % {y}",
+    "xp.maximum({x}, {y})",
+    "xp.minimum({x}, {y})",
+    "{x} < {y}",
+    "{x} <= {y}",
+    "{x} == {y}",
+    "{x} != {y}",
+    "{x} > {y}",
+    "{x} & {y}",
+    "{x} | {y}",
+    "{x} ^ {y}",
+    "xp.fmax({x}, {y})",
+    "xp.fmin({x}, {y})",
+]
 # operations an approximate value may flow into (they do not amplify relative error)
-SAFE_FOR_APPROX = {"-{x}", "xp.abs({x})", "xp.sqrt({x})", "{x} * {y}", "{x} / {y}",
-                   "xp.maximum({x}, {y})", "xp.minimum({x}, {y})", "xp.fmax({x}, {y})",
-                   "xp.fmin({x}, {y})", "{x} ** 2", "xp.square({x})"}
+SAFE_FOR_APPROX = {
+    "-{x}",
+    "xp.abs({x})",
+    "xp.sqrt({x})",
+    "{x} * {y}",
+    "{x} / {y}",
+    "xp.maximum({x}, {y})",
+    "xp.minimum({x}, {y})",
+    "xp.fmax({x}, {y})",
+    "xp.fmin({x}, {y})",
+    "{x} ** 2",
+    "xp.square({x})",
+}
 REDUCTIONS = ["sum", "max", "min", "any", "all", "prod", "mean"]
 
 
@@ -213,11 +283,13 @@ def _cast(src, x: Value, dt):
     dt = np.dtype(dt)
     if x.fl and dt.kind in INT_KINDS:
         i = np.iinfo(dt)
-        lo, hi = (-1.0, float(i.max) + 1) if dt.kind == "u" else (float(i.min) - 1, float(i.max) + 1)
-        if dt.itemsize == 8:            # 2**63 is exact in both float types, 2**63 + 1 is not
-            lo, hi = -2.0 ** 63, 2.0 ** 63
+        lo, hi = (
+            (-1.0, float(i.max) + 1) if dt.kind == "u" else (float(i.min) - 1, float(i.max) + 1)
+        )
+        if dt.itemsize == 8:  # 2**63 is exact in both float types, 2**63 + 1 is not
+            lo, hi = -(2.0**63), 2.0**63
         if x.dt == np.float32 and dt.itemsize == 4:
-            lo, hi = -2.0 ** 31, 2.0 ** 31
+            lo, hi = -(2.0**31), 2.0**31
         g = f"xp.where(({x.name} > {lo!r}) & ({x.name} < {hi!r}), {x.name}, 0)"
         return f"xp.astype({g}, xp.{dt.name})"
     return f"xp.astype({x.name}, xp.{dt.name})"
@@ -225,8 +297,10 @@ def _cast(src, x: Value, dt):
 
 def draw_shape(src):
     nd = src.choice([0, 1, 1, 2, 2, 3])
-    return tuple(src.choice([0, 1, 1, 2, 3, 4, 5]) if src.int(0, 9) == 0 else
-                 src.choice([1, 2, 3, 4, 5]) for _ in range(nd))
+    return tuple(
+        src.choice([0, 1, 1, 2, 3, 4, 5]) if src.int(0, 9) == 0 else src.choice([1, 2, 3, 4, 5])
+        for _ in range(nd)
+    )
 
 
 def draw_program(src, n_inputs=None, n_steps=None) -> Program:
@@ -238,7 +312,7 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
         if i and src.int(0, 2):
             nd = len(base)
             k = src.int(0, nd)
-            shape = tuple(src.choice([d, 1]) for d in base[nd - k:])
+            shape = tuple(src.choice([d, 1]) for d in base[nd - k :])
         else:
             shape = base if i else base
             if i:
@@ -259,7 +333,7 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
         # error bookkeeping: `fresh` ulps of a new approximation, or `prop` relative error
         # carried in from approximate inputs (one more rounding is added below)
         fresh, prop, atol, terminal = 0, x.ulps, x.atol, None
-        if kind <= 1:                      # unary
+        if kind <= 1:  # unary
             if src.int(0, 2) == 0 and x.fl and not x.ulps:
                 op = src.choice(UNARY_APPROX)
                 expr = f"xp.{op}({x.name})"
@@ -274,9 +348,12 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
                         continue
                     fresh = APPROX_FOR_FLOAT[t]
                 elif x.ulps:
-                    prop = x.ulps * (1 if "sqrt" not in t else 0.5) * (2 if "**" in t or
-                                                                      "square" in t else 1)
-        elif kind <= 4:                    # binary
+                    prop = (
+                        x.ulps
+                        * (1 if "sqrt" not in t else 0.5)
+                        * (2 if "**" in t or "square" in t else 1)
+                    )
+        elif kind <= 4:  # binary
             t = src.choice(BINARY)
             if src.int(0, 3) == 0:
                 y_name, y = _literal(src, x), None
@@ -286,11 +363,10 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
             yu = y.ulps if y is not None else 0
             if (x.ulps or yu) and t not in SAFE_FOR_APPROX:
                 continue
-            expr = t.format(x=x.name, y=y_name) if src.int(0, 1) else \
-                t.format(x=y_name, y=x.name)
+            expr = t.format(x=x.name, y=y_name) if src.int(0, 1) else t.format(x=y_name, y=x.name)
             prop = x.ulps + yu
             atol = max(x.atol, y.atol if y is not None else 0)
-        elif kind == 5:                    # where
+        elif kind == 5:  # where
             c = src.choice(live)
             y = src.choice(live)
             if c.ulps:
@@ -298,28 +374,28 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
             cond = c.name if c.dt == np.bool_ else f"({c.name} > 0)"
             expr = f"xp.where({cond}, {x.name}, {y.name})"
             prop, atol = max(x.ulps, y.ulps), max(x.atol, y.atol)
-        elif kind == 6:                    # cast
+        elif kind == 6:  # cast
             dt = src.choice(DTYPES)
             if x.ulps and np.dtype(dt).kind != "f":
                 continue
             expr = _cast(src, x, dt)
-        elif kind == 7:                    # reduction
+        elif kind == 7:  # reduction
             r = src.choice(REDUCTIONS)
             kd = src.choice(["False", "True"])
             expr = f"xp.{r}({x.name}, axis={_axis(src, len(x.shape))}, keepdims={kd})"
             approx_red = r in ("sum", "prod", "mean") and (x.fl or r == "mean")
             if approx_red:
                 if x.ulps or r == "prod":
-                    continue               # order-dependent rounding on top of approximation
+                    continue  # order-dependent rounding on top of approximation
                 terminal = ("sum", x.name)
             elif x.ulps and r in ("any", "all"):
                 continue
-        elif kind == 8:                    # static slicing
+        elif kind == 8:  # static slicing
             if not x.shape:
                 continue
-            idx = ", ".join(_slice(src, n) for n in x.shape[:src.int(1, len(x.shape))])
+            idx = ", ".join(_slice(src, n) for n in x.shape[: src.int(1, len(x.shape))])
             expr = f"{x.name}[{idx}]"
-        else:                              # layout: transpose / new axis / reshape
+        else:  # layout: transpose / new axis / reshape
             t = src.int(0, 2)
             if t == 0:
                 expr = f"xp.transpose({x.name})"
@@ -336,7 +412,7 @@ def draw_program(src, n_inputs=None, n_steps=None) -> Program:
             if fresh:
                 rel, atol = fresh * float(fin.eps), fresh * float(fin.smallest_subnormal)
             elif prop:
-                rel = prop + float(fin.eps)      # one more rounding of a perturbed value
+                rel = prop + float(fin.eps)  # one more rounding of a perturbed value
         else:
             atol = 0.0
         name = f"v{len(vals)}"
@@ -358,6 +434,7 @@ def _reduced_count(in_shape, out_shape):
 
 # ---------------------------------------------------------------- comparing
 
+
 def compare(prog: Program, got, env) -> str | None:
     """None when the compiled outputs agree with NumPy's, else a description."""
     if not isinstance(got, tuple) or len(got) != len(prog.outs):
@@ -370,8 +447,10 @@ def compare(prog: Program, got, env) -> str | None:
         bad = _mismatch(o, g, w, env)
         if bad is not None and bad.any():
             i = tuple(int(j[0]) for j in np.nonzero(bad)) if bad.ndim else ()
-            return (f"output {k} ({o.name}) differs at {i}: got {g[i]!r}, NumPy {w[i]!r} "
-                    f"({int(bad.sum())} of {bad.size} elements)")
+            return (
+                f"output {k} ({o.name}) differs at {i}: got {g[i]!r}, NumPy {w[i]!r} "
+                f"({int(bad.sum())} of {bad.size} elements)"
+            )
     return None
 
 
@@ -402,6 +481,7 @@ def _mismatch(o: Value, g, w, env):
 
 # ---------------------------------------------------------------- running
 
+
 def reference(prog: Program, prog_env, inputs):
     """NumPy's values of every variable (or the exception NumPy raised)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -412,8 +492,11 @@ def reference(prog: Program, prog_env, inputs):
                 line = next(ln for ln in prog.lines if ln.startswith(o.name + " = "))
                 expr = line.split(" = ", 1)[1]
                 op = expr.split("(", 1)[0]
-                abs_expr = expr.replace(f"{op}({o.terminal[1]}",
-                                        f"{op}(xp.abs(xp.astype({o.terminal[1]}, xp.float64))", 1)
+                abs_expr = expr.replace(
+                    f"{op}({o.terminal[1]}",
+                    f"{op}(xp.abs(xp.astype({o.terminal[1]}, xp.float64))",
+                    1,
+                )
                 env["__scale__" + o.name] = eval(abs_expr, {"xp": np}, env)
     return env
 
@@ -441,14 +524,18 @@ def check(prog: Program, jitted, prog_env, inputs) -> str | None:
 
 def snippet(prog: Program, inputs, problem) -> str:
     """A self-contained reproduction."""
-    arrs = "\n".join(f"a{i} = np.array({np.asarray(x).tolist()!r}, dtype=np.{x.dtype.name})"
-                     f".reshape({x.shape!r})" for i, x in enumerate(inputs))
-    return (f"# {problem}\nimport numpy as np\nimport jitmagic as jm\nimport jitmagic.numpy as "
-            f"jnp\n\n{prog.source()}\n{arrs.replace('nan', 'np.nan').replace('inf', 'np.inf')}"
-            f"\nargs = ({', '.join(prog.params)},)\n"
-            f"xp = jnp\ngot = jm.jit(prog)(*args)\n"
-            f"xp = np\nwith np.errstate(all='ignore'):\n    want = prog(*args)\n"
-            f"for g, w in zip(got, want):\n    print(repr(g), repr(np.asarray(w)))\n")
+    arrs = "\n".join(
+        f"a{i} = np.array({np.asarray(x).tolist()!r}, dtype=np.{x.dtype.name}).reshape({x.shape!r})"
+        for i, x in enumerate(inputs)
+    )
+    return (
+        f"# {problem}\nimport numpy as np\nimport jitmagic as jm\nimport jitmagic.numpy as "
+        f"jnp\n\n{prog.source()}\n{arrs.replace('nan', 'np.nan').replace('inf', 'np.inf')}"
+        f"\nargs = ({', '.join(prog.params)},)\n"
+        f"xp = jnp\ngot = jm.jit(prog)(*args)\n"
+        f"xp = np\nwith np.errstate(all='ignore'):\n    want = prog(*args)\n"
+        f"for g, w in zip(got, want):\n    print(repr(g), repr(np.asarray(w)))\n"
+    )
 
 
 def draw_inputs(src, prog: Program):
@@ -458,6 +545,7 @@ def draw_inputs(src, prog: Program):
 def make_jitted(prog: Program):
     import jitmagic as jm
     import jitmagic.numpy as jnp
+
     prog_fn, _ = prog.functions(jnp)
     _, prog_env = prog.functions(np)
     return jm.jit(prog_fn), prog_env

@@ -5,11 +5,14 @@
 
 Importing this package imports neither JAX nor Numba: each is imported when first watched.
 """
+
 from __future__ import annotations
 
 import importlib.util
 
 from jitmagic.core.config import config
+from jitmagic.diagnostics.watch import watched as _watched
+from jitmagic.dispatch.function import JitFunction
 
 BACKENDS = ("jax", "numba")
 _MODULES = {"jax": "jitmagic.diagnostics.watch.jax", "numba": "jitmagic.diagnostics.watch.numba"}
@@ -18,8 +21,10 @@ _active: tuple = ()
 
 def _peer(name):
     if importlib.util.find_spec(name) is None:
-        raise ImportError(f"jitmagic cannot watch {name}: it is not installed in this "
-                          f"environment (pip install {name}, or jitmagic[bench])")
+        raise ImportError(
+            f"jitmagic cannot watch {name}: it is not installed in this "
+            f"environment (pip install {name}, or jitmagic[bench])"
+        )
     return importlib.import_module(_MODULES[name])
 
 
@@ -42,17 +47,18 @@ def watch(fn=None):
     jm.config.tracking is on). Usable as a decorator above @jax.jit / @numba.njit."""
     if fn is None:
         return watch
-    from jitmagic.diagnostics.watch.watched import WatchedFunction
-    if isinstance(fn, WatchedFunction):
+    if isinstance(fn, _watched.WatchedFunction):
         return fn
     kind = backend_of(fn)
     if kind is None:
-        from jitmagic.dispatch.function import JitFunction
-        hint = (" (it is already jitmagic's own: nothing to watch)"
-                if isinstance(fn, JitFunction) else
-                "; to compile a plain Python function with jitmagic use jm.jit")
-        raise TypeError(f"jm.watch expects a jax.jit or numba.njit function, got "
-                        f"{type(fn).__name__}{hint}")
+        hint = (
+            " (it is already jitmagic's own: nothing to watch)"
+            if isinstance(fn, JitFunction)
+            else "; to compile a plain Python function with jitmagic use jm.jit"
+        )
+        raise TypeError(
+            f"jm.watch expects a jax.jit or numba.njit function, got {type(fn).__name__}{hint}"
+        )
     return _peer(kind).watch(fn)
 
 
@@ -60,12 +66,17 @@ def parse(value):
     """'jax,numba' / 'jax' / '' / 'off' -> a tuple of backends; raises ValueError."""
     if value in (None, False) or str(value).strip().lower() in ("", "off", "none", "false"):
         return ()
-    names = tuple(dict.fromkeys(t.strip().lower() for t in str(value).replace(" ", ",")
-                                .split(",") if t.strip()))
+    names = tuple(
+        dict.fromkeys(
+            t.strip().lower() for t in str(value).replace(" ", ",").split(",") if t.strip()
+        )
+    )
     bad = [n for n in names if n not in BACKENDS]
     if bad:
-        raise ValueError(f"watch takes a comma-separated list of {', '.join(BACKENDS)} (or "
-                         f"off), got {', '.join(bad)}")
+        raise ValueError(
+            f"watch takes a comma-separated list of {', '.join(BACKENDS)} (or "
+            f"off), got {', '.join(bad)}"
+        )
     return names
 
 
@@ -75,7 +86,7 @@ def set_watching(value):
     names = parse(value)
     for n in names:
         if n not in _active:
-            _peer(n)   # a clear ImportError before anything is hooked
+            _peer(n)  # a clear ImportError before anything is hooked
     for n in BACKENDS:
         if n in names and n not in _active:
             _peer(n).set_global(True)
@@ -103,4 +114,5 @@ def watching():
 def installed():
     """What is hooked into each imported peer right now."""
     import sys
+
     return {n: sys.modules[m].installed() for n, m in _MODULES.items() if m in sys.modules}

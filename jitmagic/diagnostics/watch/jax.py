@@ -17,26 +17,29 @@ has not seen) registers a listener for its own duration only; global watching re
 while it is on, and turning it off removes it and the log filter and restores
 jax_explain_cache_misses. No hook outlives watching.
 """
+
 from __future__ import annotations
 
 import logging
 import re
 import threading
 
+import jax
 import numpy as np
 
-import jax
-
-from jitmagic.diagnostics import tracker
 from jitmagic.core.config import config
-from jitmagic.errors import RecompilationError
+from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.watch import keys
 from jitmagic.diagnostics.watch.jax_misses import explaining_frame, parse_explanation
-from jitmagic.diagnostics.watch.watched import WatchedFunction, warn_once, _perf_ns
+from jitmagic.diagnostics.watch.watched import WatchedFunction, _perf_ns, warn_once
+from jitmagic.dispatch import identity
+from jitmagic.errors import RecompilationError
 
-_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace",
-           "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
-           "/jax/core/compile/backend_compile_duration": "backend_compile"}
+_EVENTS = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "backend_compile",
+}
 _MISS_LOGGER = "jax._src.interpreters.partial_eval"
 _local = threading.local()
 _ArrayImpl = type(jax.numpy.zeros(()))
@@ -51,6 +54,7 @@ def _base_name(fun_name):
 
 # ---------------------------------------------------------------- the wrapper
 
+
 class JaxAdapter:
     backend = "jax"
     phases = ("trace", "lower", "backend_compile")
@@ -62,8 +66,11 @@ class JaxAdapter:
 
     @staticmethod
     def key_of(info):
-        return (tuple((k, type(v), v) for k, v in info.statics.items()), info.tree,
-                tuple(info.leaves.items()))
+        return (
+            tuple((k, type(v), v) for k, v in info.statics.items()),
+            info.tree,
+            tuple(info.leaves.items()),
+        )
 
     def info(self, args, kwargs):
         return keys.jax_key_info(self.sig, self.static_names, args, kwargs)
@@ -78,14 +85,17 @@ class JaxAdapter:
 
         def conv(name, value):
             return value if name in self.static_names else jax.tree_util.tree_map(spec, value)
+
         a = tuple(conv(names[i] if i < len(names) else None, x) for i, x in enumerate(args))
         k = {n: conv(n, v) for n, v in kwargs.items()}
         return a, k
 
     def ir_text(self, wf, v, view):
         if view != "ir":
-            raise ValueError(f"{wf.name} is compiled by JAX: --ir shows its jaxpr and lowered "
-                             f"StableHLO; XLA's compiled code is not kept by jitmagic")
+            raise ValueError(
+                f"{wf.name} is compiled by JAX: --ir shows its jaxpr and lowered "
+                f"StableHLO; XLA's compiled code is not kept by jitmagic"
+            )
         if v.peer_key is None:
             raise ValueError(f"variant {v.id} of {wf.name} was not seen with its arguments")
         a, k = v.peer_key
@@ -105,16 +115,14 @@ class WatchedJax(WatchedFunction):
         adapter = JaxAdapter(jitted)
         fun = getattr(jitted, "__wrapped__", jitted)
         name = getattr(fun, "__name__", "fun")
-        super().__init__(adapter, name, getattr(fun, "__qualname__", name),
-                         _where(fun))
+        super().__init__(adapter, name, getattr(fun, "__qualname__", name), _where(fun))
         self.__wrapped__ = jitted
         self.__doc__ = getattr(jitted, "__doc__", None)
         self._fn = jitted
         self._size = jitted._cache_size
         self._static_names = adapter.static_names
         names = list(adapter.sig.parameters) if adapter.sig is not None else []
-        self._static_pos = frozenset(i for i, n in enumerate(names)
-                                     if n in adapter.static_names)
+        self._static_pos = frozenset(i for i, n in enumerate(names) if n in adapter.static_names)
         self._fast = {}
 
     def __call__(self, *args, **kwargs):
@@ -123,7 +131,7 @@ class WatchedJax(WatchedFunction):
         try:
             key = self._fast_key(args, kwargs)
             v = self._fast.get(key) if key is not None else None
-        except Exception:   # e.g. an unhashable static value: JAX itself says what is wrong
+        except Exception:  # e.g. an unhashable static value: JAX itself says what is wrong
             key = v = None
         prev = getattr(_local, "sink", None)
         sink = _local.sink = []
@@ -153,8 +161,9 @@ class WatchedJax(WatchedFunction):
                 self._on_compile(args, kwargs, sink, key)
             elif dt is not None:
                 if v is None:
-                    v = self.variant_for(self.adapter.info(args, kwargs),
-                                         self.adapter.abstract(args, kwargs))
+                    v = self.variant_for(
+                        self.adapter.info(args, kwargs), self.adapter.abstract(args, kwargs)
+                    )
                     if key is not None:
                         self._fast[key] = v
                 v.add(dt)
@@ -203,6 +212,7 @@ class WatchedJax(WatchedFunction):
         if obj is None:
             return self
         import functools
+
         return functools.partial(self, obj)
 
     # the jitted function's own API stays reachable
@@ -216,7 +226,7 @@ class WatchedJax(WatchedFunction):
 def _leaf_sig(a):
     t = type(a)
     if t is _ArrayImpl:
-        return a.aval   # shape, dtype, weak type (and sharding) in one cheap hashable value
+        return a.aval  # shape, dtype, weak type (and sharding) in one cheap hashable value
     if t is _ndarray:
         return (t, a.shape, a.dtype)
     if t in _SCALARS:
@@ -225,7 +235,6 @@ def _leaf_sig(a):
 
 
 def _where(fun):
-    from jitmagic.dispatch import identity
     try:
         return identity.where(fun)
     except Exception:
@@ -245,16 +254,17 @@ class quiet:
 
 # ---------------------------------------------------------------- hooks
 
+
 class _Hooks:
     """The monitoring listener and the miss-explanation filter, installed while needed."""
 
     def __init__(self):
         self.global_on = False
         self.lock = threading.Lock()
-        self.saved = None          # (explain_cache_misses, logger level) before watch=jax
+        self.saved = None  # (explain_cache_misses, logger level) before watch=jax
         self.filter = _MissFilter()
-        self.pending = {}          # base name -> {"where":, "reasons":, phase: secs}
-        self.functions = {}        # (name, where) -> WatchedFunction (global watching)
+        self.pending = {}  # base name -> {"where":, "reasons":, phase: secs}
+        self.functions = {}  # (name, where) -> WatchedFunction (global watching)
         self.last_where = {}
 
     def set_global(self, on):
@@ -284,9 +294,11 @@ class _Hooks:
         """What is hooked into JAX right now (for tests and %jit_config)."""
         log = logging.getLogger(_MISS_LOGGER)
         live = jax._src.monitoring.get_event_duration_listeners()
-        return {"listener": _on_duration in live or _to_sink in live,
-                "log_filter": self.filter in log.filters,
-                "explain_cache_misses": bool(jax.config.jax_explain_cache_misses)}
+        return {
+            "listener": _on_duration in live or _to_sink in live,
+            "log_filter": self.filter in log.filters,
+            "explain_cache_misses": bool(jax.config.jax_explain_cache_misses),
+        }
 
 
 register_listener = jax.monitoring.register_event_duration_secs_listener
@@ -320,7 +332,7 @@ def _on_duration(event, duration, **kw):
     if phase is None:
         return
     if getattr(_local, "sink", None) is not None:
-        return    # a wrapped call (or an IR view): _to_sink has it
+        return  # a wrapped call (or an IR view): _to_sink has it
     if _hooks.global_on:
         try:
             _global_phase(phase, duration, _base_name(kw.get("fun_name")))
@@ -340,28 +352,43 @@ def _global_phase(phase, secs, name):
     expl = p.pop("explained", None)
     where = expl["where"] if expl else h.last_where.get(name)
     if where is None:
-        return    # not a user function (JAX explains only those): jnp's internal jits
+        return  # not a user function (JAX explains only those): jnp's internal jits
     timings = {k: p[k] for k in ("trace", "lower", "backend_compile") if k in p}
     wf = h.functions.get((name, where))
     if expl is None:
-        reasons = [tracker.Reason("other", None, None, None,
-                                  "compiled again for a key JAX had traced before (its "
-                                  "compile cache was cleared, or another device)")]
+        reasons = [
+            tracker.Reason(
+                "other",
+                None,
+                None,
+                None,
+                "compiled again for a key JAX had traced before (its "
+                "compile cache was cleared, or another device)",
+            )
+        ]
         statics, signature = {}, ""
     else:
         reasons, statics, signature = expl["reasons"], expl["statics"], expl["signature"]
     if wf is None:
         wf = h.functions[(name, where)] = WatchedFunction(_GlobalAdapter(), name, name, where)
     elif reasons[0].kind == "new_function":
-        reasons = [tracker.Reason("redefined", None, None, None,
-                                  "redefined: a new function object at the same place (JAX "
-                                  "compiles each function object anew)")]
+        reasons = [
+            tracker.Reason(
+                "redefined",
+                None,
+                None,
+                None,
+                "redefined: a new function object at the same place (JAX "
+                "compiles each function object anew)",
+            )
+        ]
     info = tracker.KeyInfo(statics, {}, "")
     wf.compiled(info, timings, reasons=reasons, signature=signature)
 
 
 class _GlobalAdapter:
     """A function seen only through JAX's events: no call, no arguments."""
+
     backend = "jax"
     phases = JaxAdapter.phases
     diff = staticmethod(tracker.diff_keys)
@@ -370,12 +397,16 @@ class _GlobalAdapter:
         return ("compile", id(info))
 
     def ir_text(self, wf, v, view):
-        raise ValueError(f"{wf.name} is watched through JAX's events only: wrap it with "
-                         f"jm.watch to see its jaxpr and lowered text")
+        raise ValueError(
+            f"{wf.name} is watched through JAX's events only: wrap it with "
+            f"jm.watch to see its jaxpr and lowered text"
+        )
 
     def clear(self, wf):
-        return ("jitmagic sees this function only through JAX's events and cannot reach its "
-                "cache: jitmagic forgot its records, JAX still has its compiles")
+        return (
+            "jitmagic sees this function only through JAX's events and cannot reach its "
+            "cache: jitmagic forgot its records, JAX still has its compiles"
+        )
 
 
 class _MissFilter(logging.Filter):

@@ -8,6 +8,7 @@ canonicalised as JAX does: int64 is int32 unless x64 is on). tracker.diff_keys e
 Numba: the Numba type of each argument (dtype, rank, layout, read-only; Python scalar types).
 Shapes are not part of it: diff_numba never blames a shape.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -19,6 +20,7 @@ from jitmagic.diagnostics import tracker
 @dataclass(frozen=True)
 class PeerAval:
     """A JAX leaf's abstract value, with what tracker.diff_keys compares."""
+
     shape: tuple
     dtype: object
     weak_type: bool
@@ -54,8 +56,10 @@ def bind(sig, args, kwargs):
 
 # ---------------------------------------------------------------- JAX
 
+
 def jax_aval(x):
     import jax
+
     try:
         t = jax.typeof(x)
     except TypeError:
@@ -74,6 +78,7 @@ def aval_text(t):
 def jax_key_info(sig, static_names, args, kwargs):
     """KeyInfo of one call of a jax.jit function whose static parameters are `static_names`."""
     from jax import tree_util
+
     statics, leaves, trees = {}, {}, []
     for name, value in bind(sig, args, kwargs).items():
         if name in static_names:
@@ -90,6 +95,7 @@ def jax_info_from_flat(flat, params):
     """KeyInfo of a key as JAX's tracing cache holds it (a FlatTree of abstract values whose
     tree has the static values as nodes), with the same labels as jax_key_info."""
     from jax import tree_util
+
     args, kwargs = tree_util.tree_unflatten(flat.tree, list(flat.vals))
     bound = {(params[i] if i < len(params) else f"args[{i}]"): a for i, a in enumerate(args)}
     bound.update(kwargs)
@@ -102,7 +108,8 @@ def jax_info_from_flat(flat, params):
         trees.append(f"{name}={treedef}")
         for path, t in flat_leaves:
             leaves[name + tree_util.keystr(path)] = PeerAval(
-                tuple(t.shape), t.dtype, bool(getattr(t, "weak_type", False)), aval_text(t))
+                tuple(t.shape), t.dtype, bool(getattr(t, "weak_type", False)), aval_text(t)
+            )
     return tracker.KeyInfo(statics, leaves, "(" + ", ".join(trees) + ")")
 
 
@@ -121,8 +128,10 @@ def jax_static_names(jitted):
 
 # ---------------------------------------------------------------- Numba
 
+
 def numba_key_info(sig, args, kwargs):
     import numba
+
     leaves = {name: numba.typeof(v) for name, v in bind(sig, args, kwargs).items()}
     return tracker.KeyInfo({}, leaves, str(len(leaves)))
 
@@ -138,8 +147,15 @@ def diff_numba(old, new):
     """Why Numba compiled `new` next to `old`: per argument, what of its Numba type changed."""
     out = []
     if old.tree != new.tree:
-        return [tracker.Reason("arity", None, old.tree, new.tree,
-                               f"number of arguments changed: {old.tree} -> {new.tree}")]
+        return [
+            tracker.Reason(
+                "arity",
+                None,
+                old.tree,
+                new.tree,
+                f"number of arguments changed: {old.tree} -> {new.tree}",
+            )
+        ]
     for label, b in new.leaves.items():
         a = old.leaves.get(label)
         if a is None or a == b:
@@ -150,8 +166,10 @@ def diff_numba(old, new):
                 out.append(_r("dtype", label, a, b, "dtype"))
             if getattr(a, "ndim", None) != getattr(b, "ndim", None):
                 out.append(_r("ndim", label, a, b, "rank"))
-            elif (getattr(a, "layout", None), getattr(a, "mutable", None)) != \
-                    (getattr(b, "layout", None), getattr(b, "mutable", None)):
+            elif (getattr(a, "layout", None), getattr(a, "mutable", None)) != (
+                getattr(b, "layout", None),
+                getattr(b, "mutable", None),
+            ):
                 out.append(_r("layout", label, a, b, "layout"))
             elif adt == bdt and type(a) is not type(b):
                 out.append(_r("numba_type", label, a, b, "Numba type"))
@@ -163,9 +181,11 @@ def diff_numba(old, new):
 
 def _scalar(t):
     from numba.core import types
+
     return isinstance(t, (types.Number, types.Boolean))
 
 
 def _r(kind, label, a, b, what):
-    return tracker.Reason(kind, label, str(a), str(b),
-                          f"argument '{label}' {what} changed: {a} -> {b} (Numba type)")
+    return tracker.Reason(
+        kind, label, str(a), str(b), f"argument '{label}' {what} changed: {a} -> {b} (Numba type)"
+    )

@@ -7,6 +7,7 @@ dict's size, and global watching (`watch=numba`) hears it from Numba's "numba:co
 The reason is the difference of Numba types (keys.diff_numba), so a new shape is never blamed:
 Numba does not compile for one.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -14,13 +15,14 @@ import io
 import threading
 import weakref
 
-from numba.core import event as nb_event
 from numba._dispatcher import compute_fingerprint
+from numba.core import event as nb_event
 
 from jitmagic.core.config import config
-from jitmagic.errors import RecompilationError
 from jitmagic.diagnostics.watch import keys
-from jitmagic.diagnostics.watch.watched import WatchedFunction, warn_once, _perf_ns
+from jitmagic.diagnostics.watch.watched import WatchedFunction, _perf_ns, warn_once
+from jitmagic.dispatch import identity
+from jitmagic.errors import RecompilationError
 
 _TYPING = ("type_inference",)
 _LOWER = ("native_lowering", "nopython_backend")
@@ -61,7 +63,7 @@ class NumbaAdapter:
                     other += secs
         total = (meta.get("timers") or {}).get("compiler_lock")
         if total is not None and total > typing + lower:
-            other = total - typing - lower   # the lock covers everything compile did
+            other = total - typing - lower  # the lock covers everything compile did
         return {"typing": typing, "passes": other, "lower": lower}
 
     def ir_text(self, wf, v, view):
@@ -75,8 +77,10 @@ class NumbaAdapter:
         return self.disp.inspect_asm(types)
 
     def clear(self, wf):
-        return ("Numba cannot drop a dispatcher's compiled versions: jitmagic forgot its "
-                "records, Numba still has them")
+        return (
+            "Numba cannot drop a dispatcher's compiled versions: jitmagic forgot its "
+            "records, Numba still has them"
+        )
 
     def seed(self, wf, skip=None):
         """Versions compiled before watching began: known keys, and rows of the cache table."""
@@ -152,16 +156,15 @@ class WatchedNumba(WatchedFunction):
 
 
 def _where(fun):
-    from jitmagic.dispatch import identity
     try:
         return identity.where(fun)
     except Exception:
         return "?"
 
 
-_wrapped = weakref.WeakValueDictionary()   # id(dispatcher) -> its WatchedNumba, which
+_wrapped = weakref.WeakValueDictionary()  # id(dispatcher) -> its WatchedNumba, which
 #                                             records the compiles itself
-_global = {}       # id(dispatcher) -> WatchedFunction seen by global watching
+_global = {}  # id(dispatcher) -> WatchedFunction seen by global watching
 
 
 class _CompileListener(nb_event.Listener):
@@ -170,20 +173,21 @@ class _CompileListener(nb_event.Listener):
 
     def on_end(self, event):
         if event._exc_details is not None:
-            return    # a failed compile: Numba raises it to the caller
+            return  # a failed compile: Numba raises it to the caller
         try:
             data = event.data
             disp, types = data["dispatcher"], tuple(data["args"])
             if id(disp) in _wrapped and _wrapped[id(disp)]._fn is disp:
                 return
             if (getattr(disp.py_func, "__module__", "") or "").startswith("numba."):
-                return    # Numba's own implementations (np.sum's), compiled for the user's
+                return  # Numba's own implementations (np.sum's), compiled for the user's
             wf = _global.get(id(disp))
             if wf is None or wf.adapter.disp is not disp:
                 adapter = NumbaAdapter(disp)
                 fun = disp.py_func
-                wf = _global[id(disp)] = WatchedFunction(adapter, fun.__name__,
-                                                         fun.__qualname__, _where(fun))
+                wf = _global[id(disp)] = WatchedFunction(
+                    adapter, fun.__name__, fun.__qualname__, _where(fun)
+                )
                 adapter.seed(wf, skip=types)
             wf.compiled(wf.adapter.info(types), wf.adapter.timings(types), types)
         except RecompilationError:

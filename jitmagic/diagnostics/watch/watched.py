@@ -1,11 +1,12 @@
 """A watched function: a jax.jit or numba.njit function seen through jitmagic's tracker.
 
 It offers what the views read of any tracked function (name, qualname, where, fid, backend,
-variants, cache_info, inspect_*; see jitmagic.dispatch.events), so `%jit_cache`, `%jit_log`, the dashboard and the panel
-show it with no code of their own; `backend` says which JIT compiled it. The peer-specific
-parts (compile detection, cache keys, phase times, IR text) live in an adapter:
-watch/jax.py and watch/numba.py.
+variants, cache_info, inspect_*; see jitmagic.dispatch.events), so `%jit_cache`, `%jit_log`, the
+dashboard and the panel show it with no code of their own; `backend` says which JIT compiled it.
+The peer-specific parts (compile detection, cache keys, phase times, IR text) live in an
+adapter: watch/jax.py and watch/numba.py.
 """
+
 from __future__ import annotations
 
 import collections
@@ -17,15 +18,15 @@ import threading
 import time
 import warnings
 
-from jitmagic.dispatch import inspection
-from jitmagic.diagnostics import tracker
 from jitmagic.core.config import config
+from jitmagic.diagnostics import tracker
+from jitmagic.dispatch import inspection
 from jitmagic.errors import RecompilationError
 
 _perf_ns = time.perf_counter_ns
 
 
-_ids = itertools.count(1_000_000)   # far from JitFunction's ids: never the same fid
+_ids = itertools.count(1_000_000)  # far from JitFunction's ids: never the same fid
 
 
 class WatchedVariant:
@@ -39,16 +40,16 @@ class WatchedVariant:
         self.info = info
         self.statics = info.statics if info is not None else {}
         self.signature = info.signature() if info is not None else ""
-        self.timings = timings          # phase -> seconds, as the peer reported them
+        self.timings = timings  # phase -> seconds, as the peer reported them
         self.compile_ms = sum(timings.values()) * 1e3 if compiled else math.nan
         self.reason = reason
-        self.peer_key = peer_key        # what the adapter needs to show this variant's IR
+        self.peer_key = peer_key  # what the adapter needs to show this variant's IR
         self.calls = 0
         self.total_ns = 0
         self.min_ns = 0
         self.last_ns = _perf_ns()
-        self.eager_ns = None            # no NumPy baseline for a peer's code
-        self.backend = "watched"        # the owner sets its JIT's name
+        self.eager_ns = None  # no NumPy baseline for a peer's code
+        self.backend = "watched"  # the owner sets its JIT's name
         self._ring = collections.deque(maxlen=self.SAMPLES)
 
     def add(self, ns):
@@ -85,8 +86,8 @@ class WatchedFunction:
         self.name, self.qualname, self.where = name, qualname, where
         self.fid = next(_ids)
         self.storm = tracker.StormDetector()
-        self.history = []               # KeyInfo of every compiled key, newest last
-        self._variants = {}             # key -> WatchedVariant
+        self.history = []  # KeyInfo of every compiled key, newest last
+        self._variants = {}  # key -> WatchedVariant
         self._next_id = 0
         self._lock = threading.RLock()
         tracker.register_function(self)
@@ -106,19 +107,27 @@ class WatchedFunction:
             del self.history[:-64]
         self._next_id += 1
         key = self.adapter.key_of(info) if info is not None else ("compile", self._next_id)
-        v = WatchedVariant(self._next_id, key, info, timings,
-                           "; ".join(r.text for r in reasons), peer_key)
+        v = WatchedVariant(
+            self._next_id, key, info, timings, "; ".join(r.text for r in reasons), peer_key
+        )
         if signature is not None:
             v.signature = signature
         v.backend = self.backend
         self._variants[key] = v
-        tracker.record_compile(self, v, reasons, label=f"{self.name} ({self.backend})",
-                               storm_text=storm_message, stacklevel=_user_stacklevel())
+        tracker.record_compile(
+            self,
+            v,
+            reasons,
+            label=f"{self.name} ({self.backend})",
+            storm_text=storm_message,
+            stacklevel=_user_stacklevel(),
+        )
         try:
             tracker.check_compile_allowed(self, reasons)
         except RecompilationError as e:
-            raise RecompilationError(f"{e} ({self.backend} had already compiled it when "
-                                     f"jitmagic saw the call)") from None
+            raise RecompilationError(
+                f"{e} ({self.backend} had already compiled it when jitmagic saw the call)"
+            ) from None
         return v
 
     def variant_for(self, info, peer_key=None):
@@ -132,8 +141,14 @@ class WatchedFunction:
         if v is None:
             self._next_id += 1
             v = self._variants[key] = WatchedVariant(
-                self._next_id, key, info, {}, "compiled before jitmagic watched it",
-                peer_key, compiled=False)
+                self._next_id,
+                key,
+                info,
+                {},
+                "compiled before jitmagic watched it",
+                peer_key,
+                compiled=False,
+            )
             v.backend = self.backend
         return v
 
@@ -148,8 +163,7 @@ class WatchedFunction:
         at = list(df.columns).index("compile_ms") + 1 + len(tracker.PHASES)
         for p in reversed(self.adapter.phases):
             if p not in tracker.PHASES:
-                df.insert(at, f"{p}_ms", [v.timings.get(p, math.nan) * 1e3
-                                          for v in self.variants])
+                df.insert(at, f"{p}_ms", [v.timings.get(p, math.nan) * 1e3 for v in self.variants])
         return df
 
     def inspect_ir(self, variant=None, optimized=True):
@@ -165,31 +179,39 @@ class WatchedFunction:
         n = len(self._variants)
         note = self.adapter.clear(self)
         self._variants.clear()
-        tracker.record("evict", self, message=f"{self.name} ({self.backend}): cache cleared "
-                                              f"({n} variants)" + (f"; {note}" if note else ""))
+        tracker.record(
+            "evict",
+            self,
+            message=f"{self.name} ({self.backend}): cache cleared "
+            f"({n} variants)" + (f"; {note}" if note else ""),
+        )
 
     def explain(self):
         tracker.explain(self)
 
     def __repr__(self):
-        return f"<{self.backend} function {self.qualname} watched by jitmagic " \
-               f"({len(self._variants)} variants)>"
+        return (
+            f"<{self.backend} function {self.qualname} watched by jitmagic "
+            f"({len(self._variants)} variants)>"
+        )
 
 
 _PEER_FIXES = {
     "ndim": "argument '{arg}' changes rank (number of dimensions); Numba compiles one "
-            "version per rank. Reshape it to one rank before the call.",
+    "version per rank. Reshape it to one rank before the call.",
     "layout": "argument '{arg}' switches between contiguous and strided (or read-only) "
-              "arrays; Numba compiles one version per layout. Pass np.ascontiguousarray(...).",
+    "arrays; Numba compiles one version per layout. Pass np.ascontiguousarray(...).",
     "numba_type": "argument '{arg}' arrives as a different Numba type each time. Convert it "
-                  "to one type before the call.",
+    "to one type before the call.",
 }
 
 
 def storm_message(wf, n, arg, kind):
     if kind in _PEER_FIXES:
-        return (f"{wf.name} recompiled {n} times in {config.storm_window:g} s; the argument "
-                f"that keeps changing is '{arg}'. " + _PEER_FIXES[kind].format(arg=arg))
+        return (
+            f"{wf.name} recompiled {n} times in {config.storm_window:g} s; the argument "
+            f"that keeps changing is '{arg}'. " + _PEER_FIXES[kind].format(arg=arg)
+        )
     return tracker.storm_message(wf, n, arg, kind)
 
 
@@ -203,8 +225,7 @@ def _user_stacklevel():
     f, level = sys._getframe(1), 1
     while f is not None:
         name = f.f_code.co_filename
-        if not (name.startswith(_OWN_DIR) or any(d in name for d in _PEER_DIRS)
-                or name.startswith("<frozen")):
+        if not (name.startswith((_OWN_DIR, "<frozen")) or any(d in name for d in _PEER_DIRS)):
             return level
         f, level = f.f_back, level + 1
     return 1
@@ -216,8 +237,12 @@ def warn_once(where, exc):
     if where in _warned:
         return
     _warned.add(where)
-    warnings.warn(f"jitmagic could not record a call of a watched function ({where}): "
-                  f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+    warnings.warn(
+        f"jitmagic could not record a call of a watched function ({where}): "
+        f"{type(exc).__name__}: {exc}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 _warned = set()
