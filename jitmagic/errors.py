@@ -73,3 +73,9 @@ class TraceTooLargeError(JitError, RuntimeError):
 
 class RecompilationStormWarning(UserWarning):
     """One function keeps recompiling."""
+
+
+class DiskCacheTrustWarning(UserWarning):
+    """The disk cache refused a directory, key file or entry that someone else could have
+    written (or that is unsigned in a shared cache); jitmagic compiled instead. Issued once per
+    directory per process; the message names the path and the fix."""

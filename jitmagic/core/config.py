@@ -51,7 +51,17 @@ _SPEC = {
         "",
         str,
         None,
-        "where the disk cache lives (default: IPython's cache directory, subfolder jitmagic)",
+        "where the disk cache lives (default: IPython's cache directory, subfolder "
+        "jitmagic); it and its entries must be yours and writable by nobody else, or it is "
+        "not used",
+    ),
+    "disk_cache_shared_key": (
+        "",
+        str,
+        None,
+        "path of a secret key file (yours, mode 600): makes the disk cache a shared one (a "
+        "team's directory, group-writable) whose entries must carry an HMAC-SHA256 made with "
+        "this key; unsigned or badly signed entries are refused",
     ),
     "max_trace_equations": (
         100_000,

@@ -29,6 +29,8 @@ from jitmagic.errors import (
 )
 
 _state = threading.local()
+# the thread-local holding this thread's stack of traces: hit paths read it (`stack`) directly
+trace_state = _state
 
 # Arrays up to this size captured from Python become literals rather than constant inputs.
 _LITERAL_SIZE = 1

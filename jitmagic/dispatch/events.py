@@ -10,6 +10,8 @@ by identical redefinitions), and anything with `name`, `qualname`, `where`, `fid
 from __future__ import annotations
 
 import collections
+import os
+import sys
 import threading
 import time
 import warnings
@@ -18,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from jitmagic.core.config import config
+from jitmagic.core.frames import PKG_DIR
 from jitmagic.errors import RecompilationError, RecompilationStormWarning
 
 PHASES = ("trace", "passes", "llvm_ir", "llvm_opt", "codegen")
@@ -166,6 +169,16 @@ def subscribers() -> list:
     """The callbacks currently subscribed (views check what is listening)."""
     with _lock:
         return list(_subscribers)
+
+
+def warn(jf, message, category):
+    """A warning event, and the same text as a Python warning shown at the user's line (the
+    innermost frame outside jitmagic, however deep the call that warns)."""
+    record("warning", jf, message=message)
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and frame.f_code.co_filename.startswith(PKG_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def subscribe(callback):

@@ -12,22 +12,19 @@ import functools
 import inspect
 import itertools
 import threading
-import time
 import weakref
 
 import numpy as np
 
-from jitmagic import passes
 from jitmagic.core import pytree, shapes
 from jitmagic.core.array import Array
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
-from jitmagic.core.tracing import _state as _tracing_state
-from jitmagic.dispatch import baseline, events, generic, identity, inspection, tiering
+from jitmagic.core.tracing import trace_state as _tracing_state
+from jitmagic.dispatch import baseline, events, generic, identity, inspection, pipeline, tiering
 from jitmagic.dispatch.variant import Variant
-from jitmagic.lower import codegen
-from jitmagic.runtime import diskcache, engine, native_call
+from jitmagic.runtime import native_call
 
 _ndarray = np.ndarray
 _ARRAYS = (np.ndarray, Array)  # exact types the hit path passes straight to native code
@@ -579,36 +576,26 @@ class JitFunction:
     def compile_variant(self, key, args, kwargs, info, reasons, spec=None):
         """spec: a generic.GenericSpec to compile a shape-generic variant (its guards are
         filled in here)."""
-        t0 = time.perf_counter()
+        timer = pipeline.Timer()
         ctx = shapes.generic_context(spec.examples) if spec is not None else _NO_CONTEXT
         with ctx as gctx:
             fn, out_tree, _ = self._trace(args, kwargs, spec.dims() if spec is not None else None)
-            t1 = time.perf_counter()
-            typecheck(fn)
-            opt = passes.optimize(fn)
-            typecheck(opt)
-            t2 = time.perf_counter()
-            text, kinds = codegen.lower_function(opt, self.name)
-            t3 = time.perf_counter()
+            timer.mark("trace")
+            opt = pipeline.optimize(fn)
+            timer.mark("passes")
+            text, kinds = pipeline.lower(opt, self.name)
+            timer.mark("llvm_ir")
         if spec is not None:
             spec.guards = dict(gctx.guards)
             spec.build([a.aval.shape for a in opt.outs])
-            info = events.KeyInfo(
-                info.statics,
-                dict(
-                    zip(
-                        info.leaves,
-                        (
-                            a if d is None else a.update(shape=d)
-                            for a, d in zip(info.leaves.values(), spec.dims())
-                        ),
-                    )
-                ),
-                info.tree,
-                info.env,
-            )
-        module, tier = self._native(text, info, tiering.first_tier(opt, len(text)))
-        timings = {"trace": t1 - t0, "passes": t2 - t1, "llvm_ir": t3 - t2, **module.timings}
+            dims = spec.dims()
+            leaves = {
+                label: a if d is None else a.update(shape=d)
+                for (label, a), d in zip(info.leaves.items(), dims)
+            }
+            info = events.KeyInfo(info.statics, leaves, info.tree, info.env)
+        module, tier = pipeline.machine_code(self, text, info, tiering.first_tier(opt, len(text)))
+        timings = {**timer.phases, **module.timings}
         st = self._state
         st.next_id += 1
         return Variant(
@@ -744,60 +731,9 @@ class JitFunction:
                 if not vs:
                     del self._state.generic[fam]
 
-    def _native(self, text, info, tier):
-        """(machine code, its tier) for LLVM IR text: from the persistent cache when enabled
-        and valid (the entry's tier, the best one compiled so far), else compiled at `tier`."""
-        if not config.disk_cache:
-            return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier]), tier
-        directory = diskcache.cache_dir(config.disk_cache_dir)
-        key = diskcache.entry_key(text)
-        meta = {}
-        obj, why = diskcache.load(directory, key, meta)
-        fields = dict(statics=info.statics, signature=info.signature())
-        if obj is not None:
-            try:
-                module = engine.load_object(obj, codegen.ENTRY, text)
-                events.record(
-                    "disk_hit",
-                    self,
-                    message=f"{self.name}: machine code loaded "
-                    f"from the persistent cache ({key[:12]})",
-                    **fields,
-                )
-                return module, max(tier, meta.get("tier", 2))
-            except Exception as e:
-                why = f"cached object failed to load ({e})"
-        events.record(
-            "disk_miss",
-            self,
-            message=f"{self.name}: {why}; compiling",
-            **fields,
-            reasons=[events.Reason("disk", None, None, None, why)],
-        )
-        module = engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
-        if module.object_code:
-            try:
-                diskcache.store(
-                    directory,
-                    key,
-                    module.object_code,
-                    {
-                        "function": self.qualname,
-                        "signature": info.signature(),
-                        "tier": tier,
-                        "statics": {k: repr(v) for k, v in info.statics.items()},
-                    },
-                )
-            except OSError as e:
-                events.record("warning", self, message=f"could not write the disk cache: {e}")
-        return module, tier
-
     def _lower(self, args, kwargs):
         fn, _ = self.trace(args, kwargs)
-        typecheck(fn)
-        opt = passes.optimize(fn)
-        typecheck(opt)
-        return fn, opt
+        return fn, pipeline.optimize(fn)
 
     # ------------------------------------------------------------------ inspection
     @property

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from jitmagic.core.config import config
-from jitmagic.dispatch import baseline
+from jitmagic.dispatch import baseline, pipeline
 from jitmagic.dispatch.events import PHASES, fmt_value
-from jitmagic.lower import codegen
 from jitmagic.runtime import runstats
 
 CACHE_COLUMNS = (
@@ -177,7 +176,7 @@ class Lowered:
         if dialect == "traced":
             return str(self.ir)
         if dialect == "llvm":
-            return codegen.lower_function(self.optimized_ir, self.jf.name)[0]
+            return pipeline.lower(self.optimized_ir, self.jf.name)[0]
         raise ValueError("dialect must be 'ir', 'traced' or 'llvm'")
 
     def __str__(self):

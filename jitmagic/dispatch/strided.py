@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from jitmagic.core.shapes import generic_context
+from jitmagic.dispatch import pipeline
 from jitmagic.lower import codegen
 from jitmagic.runtime import engine, interrupt, runstats
 
@@ -25,7 +26,7 @@ class StridedEntry:
         t0 = time.perf_counter()
         # a generic variant's lowering decides as its first one did (on the same example sizes)
         with generic_context(variant.generic.examples if variant.generic is not None else {}):
-            text, kinds, self.in_place = codegen.lower_function(
+            text, kinds, self.in_place = pipeline.lower(
                 variant.optimized_ir, "strided", strided=True
             )
         self.module = engine.compile_ir(text, codegen.ENTRY)

@@ -35,9 +35,9 @@ import weakref
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, Lit
 from jitmagic.core.registry import PRIMITIVES
-from jitmagic.dispatch import events
+from jitmagic.dispatch import events, pipeline
 from jitmagic.lower import codegen
-from jitmagic.runtime import diskcache, engine, o3worker
+from jitmagic.runtime import engine, o3worker
 
 POLL_S = 0.05
 _lock = threading.Lock()
@@ -224,7 +224,7 @@ def tier_up(jf, variant):
     """Compile `variant` at the full tier and swap it in (the background thread calls this;
     tests may call it directly)."""
     module = _compile_full(variant.module.llvm_ir)
-    _store_best(jf, variant, module)
+    pipeline.store_best(jf, variant, module)
     with jf.locked():
         if not jf.is_live(variant) or variant.tier >= 2 or variant.tier_up_info is not None:
             return False  # evicted, cleared, or done meanwhile
@@ -292,7 +292,7 @@ def check(jf, variant):
         jf.swap_code(variant, module, tier=tier)
         info.pop("previous")
         info["reverted"] = {"before_us": before, "after_us": after}
-    _store_best(jf, variant, module)
+    pipeline.store_best(jf, variant, module)
     name = engine.TIERS[tier].name
     events.record(
         "tier_down",
@@ -332,24 +332,3 @@ def after_us(variant):
         return None
     n = variant.calls - info["calls_before"]
     return (variant.total_ns - info["total_ns_before"]) / n / 1e3 if n > 0 else None
-
-
-def _store_best(jf, variant, module):
-    """The disk cache keeps the best tier: the O3 code replaces the light entry."""
-    if not config.disk_cache or not module.object_code:
-        return
-    try:
-        directory = diskcache.cache_dir(config.disk_cache_dir)
-        diskcache.store(
-            directory,
-            diskcache.entry_key(module.llvm_ir),
-            module.object_code,
-            {
-                "function": jf.qualname,
-                "signature": variant.signature,
-                "tier": 2,
-                "statics": {k: repr(v) for k, v in variant.statics.items()},
-            },
-        )
-    except OSError as e:
-        events.record("warning", jf, message=f"could not write the disk cache: {e}")

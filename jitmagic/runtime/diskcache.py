@@ -1,10 +1,12 @@
 """The persistent compilation cache (opt-in: jm.config.update(disk_cache=True)).
 
-An entry is one file, `<key>.jmc`: a line of JSON metadata, then native object code. It is
-addressed by a hash of everything that determines the machine code: the optimised IR's
-canonical text (which spells out the traced computation, static values included), jitmagic's
-and LLVM's versions, and the CPU name and features. Nothing is unpickled or executed on load:
-the object code is linked by LLVM only after its SHA-256 matches the metadata.
+An entry is one file, `<key>.jmc`: a line of JSON metadata, then native object code (in a
+shared cache, preceded by a signature line). It is addressed by a hash of everything that
+determines the machine code: the optimised IR's canonical text (which spells out the traced
+computation, static values included), jitmagic's and LLVM's versions, and the CPU name and
+features. Nothing is unpickled or executed on load: the object code is linked by LLVM only
+after its SHA-256 matches the metadata, and only from a directory and a file nobody else could
+have written, or with a valid signature (cachetrust.py says who is trusted and why).
 
 Several processes may share one directory. An entry is written to a private temporary file and
 renamed into place in one step, so a reader sees no entry or a whole one, never a half-written
@@ -21,9 +23,9 @@ import tempfile
 import time
 
 from jitmagic._version import __version__
-from jitmagic.runtime import engine
+from jitmagic.runtime import cachetrust, engine
 
-FORMAT = 2
+FORMAT = 3  # 3: signed entries (a signature line first)
 SUFFIX = ".jmc"
 _STALE_TMP_S = 3600  # a temporary file this old belongs to a writer that died
 
@@ -36,12 +38,6 @@ def default_dir():
     except Exception:
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "jitmagic")
-
-
-def cache_dir(configured: str) -> str:
-    d = configured or default_dir()
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    return d
 
 
 def entry_key(ir_text: str) -> str:
@@ -61,43 +57,143 @@ def entry_key(ir_text: str) -> str:
     return h.hexdigest()
 
 
-def load(directory: str, key: str, meta_out: dict | None = None):
-    """(object bytes, None) on a hit, (None, reason) on a miss; a hit's metadata (its `tier`)
-    is copied into meta_out when given."""
-    path = os.path.join(directory, key + SUFFIX)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None, "not in the persistent cache"
-    except OSError as e:
-        return None, f"unreadable cache entry ({type(e).__name__}: {e})"
-    head, sep, obj = data.partition(b"\n")
-    try:
-        meta = json.loads(head.decode("utf-8"))
-    except ValueError as e:
-        return None, f"unreadable cache entry ({type(e).__name__}: {e})"
-    if (
-        not sep
-        or not isinstance(meta, dict)
-        or meta.get("format") != FORMAT
-        or meta.get("key") != key
-    ):
-        return None, "cache entry from another jitmagic version or format"
-    if meta.get("jitmagic") != __version__:
-        return None, f"cache entry from jitmagic {meta.get('jitmagic')}"
-    if len(obj) != meta.get("size") or hashlib.sha256(obj).hexdigest() != meta.get("sha256"):
-        return None, "corrupt or tampered cache entry (checksum mismatch)"
-    if meta_out is not None:
-        meta_out.update(meta)
-    return obj, None
+class Cache:
+    """The configured cache directory, checked when opened: `load` and `store` go through it,
+    and a directory (or key file) that fails the checks is neither read nor written.
+
+    Refusals come back as `load`'s reason (for a disk_miss record), and the first one in each
+    directory in this process also as a warning text, taken with `take_warnings()`."""
+
+    def __init__(self, directory: str = "", shared_key: str = ""):
+        self.shared = bool(shared_key)
+        self.key = None  # the shared cache's HMAC key
+        self.refused = None  # why nothing is loaded from or stored in this directory
+        self._stat = None
+        self._warnings = []
+        configured = os.path.expanduser(directory or default_dir())
+        # the resolved path is checked and then used for every access, so a symbolic link on
+        # the way is followed once, here, and what it led to is what was checked
+        self.directory = os.path.realpath(configured)
+        try:
+            os.makedirs(configured, mode=0o700, exist_ok=True)
+            self.directory = os.path.realpath(configured)
+            self._stat = cachetrust.check_directory(self.directory, shared=self.shared)
+            if shared_key:
+                self.key = cachetrust.read_key(shared_key)
+        except cachetrust.Untrusted as u:
+            self.refused = self._refuse(u, "persistent cache not used")
+        except OSError as e:
+            self.refused = self._refuse(
+                cachetrust.Untrusted(
+                    f"cache directory {configured} cannot be used ({type(e).__name__}: {e})",
+                    "Fix: set disk_cache_dir to a directory you can write.",
+                ),
+                "persistent cache not used",
+            )
+
+    def _refuse(self, u: cachetrust.Untrusted, consequence: str) -> str:
+        reason = f"{u.what}: {consequence}"
+        if cachetrust.first_warning(self.directory):
+            self._warnings.append(f"jitmagic: {reason}; compiling instead. {u.fix}")
+        return reason
+
+    def take_warnings(self) -> list:
+        out, self._warnings = self._warnings, []
+        return out
+
+    def _read(self, key: str) -> bytes:
+        """The entry's bytes, read from the descriptor whose owner and mode were checked, in
+        the very directory that was checked."""
+        name = key + SUFFIX
+        path = os.path.join(self.directory, name)
+        dfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            st = os.fstat(dfd)
+            if (st.st_dev, st.st_ino) != (self._stat.st_dev, self._stat.st_ino):
+                raise cachetrust.Untrusted(
+                    f"cache directory {self.directory} was replaced while in use",
+                    "Fix: find out what replaces it.",
+                )
+            fd, st = cachetrust.open_entry(name, dfd, path)
+        finally:
+            os.close(dfd)
+        try:
+            cachetrust.check_entry(st, path, shared=self.shared)
+            return cachetrust.read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+
+    def load(self, key: str, meta_out: dict | None = None):
+        """(object bytes, None) on a hit, (None, reason) on a miss; a hit's metadata (its
+        `tier`) is copied into meta_out when given."""
+        if self.refused:
+            return None, self.refused
+        path = os.path.join(self.directory, key + SUFFIX)
+        try:
+            data = self._read(key)
+            data = (
+                cachetrust.verify(self.key, data, path)
+                if self.shared
+                else cachetrust.unsigned_body(data)
+            )
+        except FileNotFoundError:
+            return None, "not in the persistent cache"
+        except cachetrust.Untrusted as u:
+            return None, self._refuse(u, "not loaded")
+        except OSError as e:
+            return None, f"unreadable cache entry ({type(e).__name__}: {e})"
+        head, sep, obj = data.partition(b"\n")
+        try:
+            meta = json.loads(head.decode("utf-8"))
+        except ValueError as e:
+            return None, f"unreadable cache entry ({type(e).__name__}: {e})"
+        if not sep or not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            return None, "cache entry from another jitmagic version or format"
+        # the (signed) metadata names the key: an entry renamed or copied into another key's
+        # place is not that key's code
+        if meta.get("key") != key:
+            return None, f"cache entry {path} holds the code of another key (renamed or copied)"
+        if meta.get("jitmagic") != __version__:
+            return None, f"cache entry from jitmagic {meta.get('jitmagic')}"
+        if len(obj) != meta.get("size") or hashlib.sha256(obj).hexdigest() != meta.get("sha256"):
+            return None, "corrupt or tampered cache entry (checksum mismatch)"
+        if meta_out is not None:
+            meta_out.update(meta)
+        return obj, None
+
+    def store(self, key: str, obj: bytes, description: dict):
+        """Writes the entry (signed in a shared cache), replacing any entry of that key, also
+        one that was refused. Nothing is written to a refused directory."""
+        if self.refused:
+            return
+        meta = {
+            "format": FORMAT,
+            "key": key,
+            "jitmagic": __version__,
+            "size": len(obj),
+            "sha256": hashlib.sha256(obj).hexdigest(),
+            "created": time.time(),
+            **engine.host_info(),
+            **description,
+        }
+        head = json.dumps(meta, default=str, separators=(",", ":")).encode()  # one line
+        data = head + b"\n" + obj
+        if self.key is not None:
+            data = cachetrust.sign(self.key, data)
+        # a shared cache's entries are readable by the directory's group (the team)
+        _atomic_write(
+            os.path.join(self.directory, key + SUFFIX), data, 0o640 if self.shared else 0o600
+        )
+        _remove_stale_temporaries(self.directory)
 
 
-def _atomic_write(path, data: bytes):
+def _atomic_write(path, data: bytes, mode: int):
     d = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")  # O_EXCL, mode 0600
     try:
         with os.fdopen(fd, "wb") as f:
+            if mode != 0o600:
+                os.fchmod(f.fileno(), mode)
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
@@ -118,19 +214,3 @@ def _remove_stale_temporaries(directory):
                     os.unlink(p)
             except OSError:
                 pass  # another process removed it first
-
-
-def store(directory: str, key: str, obj: bytes, description: dict):
-    meta = {
-        "format": FORMAT,
-        "key": key,
-        "jitmagic": __version__,
-        "size": len(obj),
-        "sha256": hashlib.sha256(obj).hexdigest(),
-        "created": time.time(),
-        **engine.host_info(),
-        **description,
-    }
-    head = json.dumps(meta, default=str, separators=(",", ":")).encode()  # one line
-    _atomic_write(os.path.join(directory, key + SUFFIX), head + b"\n" + obj)
-    _remove_stale_temporaries(directory)
