@@ -12,7 +12,7 @@ CHROMIUM := /usr/bin/chromium
 # the npm scripts run `jupyter labextension build`: the venv's JupyterLab
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: test demo bench clean labextension browser
+.PHONY: test demo bench clean labextension browser lint lint-ts
 
 # a venv with what building the package needs (JupyterLab's extension builder, hatch plugins)
 $(BASE):
@@ -33,6 +33,16 @@ $(LABEXT): $(BASE) $(NODE_STAMP) $(LABEXT_SRC)
 
 labextension: $(LABEXT)
 
+# eslint (with prettier's rules) + prettier --check + stylelint over the extension's sources
+lint-ts: $(NODE_STAMP)
+	cd labextension && npm run lint
+
+# ruff (lint and format) over the Python, and the layers' import contract (pyproject.toml)
+lint: $(STAMP) lint-ts
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
+
 $(STAMP): pyproject.toml $(BASE) $(LABEXT)
 	$(PY) -m pip install -q --no-build-isolation -e ".[test]"
 	touch $@
@@ -41,7 +51,7 @@ $(STAMP): pyproject.toml $(BASE) $(LABEXT)
 browser:
 	test -x $(CHROMIUM) || (apt-get update && apt-get install -y chromium)
 
-test: $(STAMP) browser
+test: $(STAMP) browser lint
 	cd labextension && npm test
 	$(PY) -m pytest -q tests
 

@@ -316,6 +316,68 @@ def kernels_goals_table(suite_res, markdown=False):
     )
 
 
+# --------------------------------------------------------------------------- loop suite
+def loops_table(res, markdown=False):
+    """The loop-style suite (loops_runner.run_loops): steady medians, jitmagic/Numba and
+    Python/Numba ratios, first-call latencies; a system that differs from Python is marked."""
+    import loops_runner as LR
+
+    notes = []
+    head = [
+        "kernel",
+        "jitmagic",
+        "numba",
+        "python",
+        "jm/nb",
+        "py/nb",
+        "1st jm",
+        "1st nb",
+        "1st jm/nb",
+    ]
+    body = []
+
+    def cell(c):
+        if c and "problems" in c and c.get("agrees") is False:
+            notes.append("differs from Python: " + "; ".join(c["problems"][:2]))
+            return (
+                _cell_text({k: v for k, v in c.items() if k != "agrees"}, [])
+                + f" ≠py [l{len(notes)}]"
+            )
+        if c and "unsupported" in c:
+            notes.append("unsupported: " + c["unsupported"])
+            return f"unsupported [l{len(notes)}]"
+        return _cell_text(c, notes) if c else "-"
+
+    for row in res["kernels"]:
+        sy, fi = row["systems"], row["first"]
+        body.append(
+            [row["name"]]
+            + [cell(sy.get(s)) for s in LR.SYSTEMS]
+            + [
+                fmt_ratio(LR.ratio(row, "jitmagic", "numba")),
+                fmt_ratio(LR.ratio(row, "python", "numba")),
+            ]
+            + [cell(fi.get(s)) for s in LR.COMPILERS]
+            + [fmt_ratio(LR.ratio(row, "jitmagic", "numba", "first"))]
+        )
+    sm = res["summary"]
+    g = lambda k: fmt_ratio(sm[k]["geomean"])
+    body.append(
+        [
+            "geomean",
+            "",
+            "",
+            "",
+            g("steady_jm_vs_numba"),
+            g("steady_python_vs_numba"),
+            "",
+            "",
+            g("first_jm_vs_numba"),
+        ]
+    )
+    return _render(head, body, markdown), notes
+
+
 # --------------------------------------------------------------------------- plots
 COLORS = {"jitmagic": "#d62728", "numpy": "#1f77b4", "numba": "#2ca02c", "jax": "#9467bd"}
 
@@ -423,6 +485,9 @@ def markdown(results):
         out += ["", text]
         out += [f"\n[k{i}] unsupported: `{n}`" for i, n in enumerate(knotes, 1)]
         out += ["", kernels_goals_table(results["kernels"], markdown=True)]
+    if results.get("loops"):
+        text, lnotes = loops_table(results["loops"], markdown=True)
+        out += ["", text] + [f"\n[l{i}] `{n}`" for i, n in enumerate(lnotes, 1)]
     return "\n".join(out)
 
 

@@ -4,6 +4,7 @@
     python benchmarks/run.py --quick  # small budgets, no 1e8 point: a smoke run
     python benchmarks/run.py --only tiny,chain --no-scaling
     python benchmarks/run.py --suite kernels [--kernels gemver,histogram]   # the real kernels
+    python benchmarks/run.py --suite loops [--kernels crc32,lcs] [--quick]   # Numba-style loops
 
 Prints the table and the targets check, writes benchmarks/results/bench-<date>.json (and
 latest.json) and PNG plots, and copies the plots to docs/figures/.
@@ -299,12 +300,15 @@ def main(argv=None):
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument(
         "--suite",
-        choices=("all", "micro", "kernels"),
+        choices=("all", "micro", "kernels", "loops"),
         default="all",
         help="micro: the workloads, compile latency and scaling; kernels: the "
-        "real-kernel suite (benchmarks/kernels.py); all: both",
+        "real-kernel suite (benchmarks/kernels.py); all: both; loops: the "
+        "loop-style suite for jitmagic.njit and Numba (benchmarks/loops.py)",
     )
-    ap.add_argument("--kernels", default="", help="comma-separated kernel names (--suite kernels)")
+    ap.add_argument(
+        "--kernels", default="", help="comma-separated kernel names (--suite kernels or loops)"
+    )
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument(
         "--figures",
@@ -371,6 +375,26 @@ def main(argv=None):
             _err,
             log,
         )
+    if a.suite == "loops":
+        import loops
+        import loops_runner
+
+        names = [s for s in a.kernels.split(",") if s] or list(loops.KERNELS)
+        unknown = [n for n in names if n not in loops.KERNELS]
+        if unknown:
+            ap.error(f"unknown kernel(s) {', '.join(unknown)}; known: " + ", ".join(loops.KERNELS))
+        log(
+            f"  loop-style suite, {len(names)} kernels (Python once as the oracle; steady; "
+            f"first call in a fresh process)"
+        )
+        res["loops"] = loops_runner.run_loops(
+            None,
+            0.3 if a.quick else 1.0,
+            names,
+            budget_s=0.3 if a.quick else 1.0,
+            err=_err,
+            log=log,
+        )
     res["targets"] = report.targets(res) if "tiny" in {w["name"] for w in res["workloads"]} else []
     if micro:
         res["targets17"] = report.targets17(res)
@@ -403,6 +427,19 @@ def main(argv=None):
             print(f"  [k{i}] unsupported: {n}")
         print()
         print(report.kernels_goals_table(k))
+    if res.get("loops"):
+        lp = res["loops"]
+        print(
+            f"\nloop-style suite (benchmarks/loops.py, data scale {lp['scale']}): steady "
+            f"medians; Python is one run (the oracle); 1st = first call in a fresh process "
+            f"minus a steady call (trace + compile)\n"
+        )
+        for n in lp["notes"]:
+            print(f"  note: {n}")
+        text, notes = report.loops_table(lp)
+        print(text)
+        for i, n in enumerate(notes, 1):
+            print(f"  [l{i}] {n}")
     if res["targets"]:
         print("\ntargets (issue 7)\n")
         print(report.targets_table(res["targets"]))

@@ -11,7 +11,7 @@ def ipshell():
 
 @pytest.fixture(autouse=True)
 def _no_tier_up_across_tests():
-    """A function a test made hot is re-optimised in the background (jitmagic/tiering.py);
+    """A function a test made hot is re-optimised in the background (jitmagic/dispatch/tiering.py);
     its tier_up record must not land in the next test's records."""
     yield
     from jitmagic.dispatch import tiering

@@ -1,4 +1,4 @@
-"""The method behind speedup and break-even (jitmagic.baseline): warm-up done, median taken,
+"""The method behind speedup and break-even (jitmagic.dispatch.baseline): warm-up done, median taken,
 budgets of time and memory honoured, bounds marked, "never" when the call is not faster.
 No test asserts a timing: the clock is injected where a duration matters."""
 

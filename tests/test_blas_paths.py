@@ -1,4 +1,4 @@
-"""The BLAS paths of dot_general (backend/blas.py) against NumPy: stacks of matrices times one
+"""The BLAS paths of dot_general (runtime/blas.py) against NumPy: stacks of matrices times one
 matrix (one GEMM), matrix-vector products (?gemv), transposed operands read in place, and
 left operands contracted on an inner axis (a batch of transposed products sharing the right
 matrix); float64 and float32, integers through the loop nest."""

@@ -1,4 +1,4 @@
-"""backend/bufpool.py: large results and temporaries come from a pool of mapped blocks, reused
+"""runtime/bufpool.py: large results and temporaries come from a pool of mapped blocks, reused
 only once nothing refers to them any more; values always match NumPy."""
 
 import threading

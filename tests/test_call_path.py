@@ -1,4 +1,4 @@
-"""The cache-hit call path: the native entry point (backend/native_call.py) and the Python hit
+"""The cache-hit call path: the native entry point (runtime/native_call.py) and the Python hit
 path give the same results and errors as the general path, for every case they hand on."""
 
 import gc

@@ -26,9 +26,25 @@ class FakeComm:
 
     def send(self, data=None):
         json.dumps(data)  # what goes over the wire must be JSON
-        if data.get("type") == "event" and data["event"]["kind"] == "tier_up":
-            return  # a background tier-up of an earlier test's function, at any moment
+        # a background tier-up of an earlier test's function comes at any moment: left out
+        if data.get("type") == "event" and data["event"]["kind"] in ("tier_up", "tier_down"):
+            return
+        if data.get("type") == "events" and "counts" in data:  # a batch, not the backlog
+            data = {
+                **data,
+                "events": [e for e in data["events"] if e["kind"] not in ("tier_up", "tier_down")],
+            }
+            if not data["events"]:
+                return
         self.sent.append(data)
+
+    def events(self):
+        """Every event sent, one by one or in batches."""
+        return [
+            e
+            for m in self.sent
+            for e in ([m["event"]] if m["type"] == "event" else m.get("events", []))
+        ]
 
     def close(self, data=None):
         self.closed = data
@@ -217,7 +233,7 @@ def _subscribed(kernel):
 
 
 def _fid(f):
-    return f._state.fid
+    return f.fid
 
 
 def test_the_panel_fetches_a_variants_code_and_a_diff(kernel):
@@ -269,8 +285,8 @@ def test_clear_cache_from_the_panel(kernel):
     other(np.arange(3.0))
     c.receive({"type": "clear_cache", "fid": _fid(scale)})
     assert scale.variants == [] and len(other.variants) == 1
-    assert c.kinds()[-1] == "snapshot"
-    assert any(m.get("event", {}).get("kind") == "evict" for m in c.sent)
+    assert c.kinds()[-1] == "snapshot"  # after the batch of evictions it follows
+    assert any(e["kind"] == "evict" for e in c.events())
     c.receive({"type": "clear_cache", "fid": None})
     assert other.variants == []
 
@@ -293,3 +309,41 @@ def test_hello_names_the_kernel(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", types.SimpleNamespace(IPKernelApp=App))
     assert jcomm.kernel_id() == "1234-abcd"
     assert jcomm._hello()["kernel_id"] == "1234-abcd"
+
+
+def test_a_burst_goes_out_in_batches_at_a_bounded_rate_with_the_totals(kernel, monkeypatch):
+    import time
+
+    monkeypatch.setattr(jcomm, "MAX_BATCH", 50)
+    c = _subscribed(kernel)
+    n, t0 = 400, time.monotonic()
+    for i in range(n):
+        tracker.record(
+            "miss", None, function="burst", qualname="burst", where="cell In[1]:1", variant=i
+        )
+        if i % 100 == 0:
+            time.sleep(jcomm.FLUSH_S * 1.5)  # a burst that lasts a few flush periods
+    elapsed = time.monotonic() - t0
+    time.sleep(jcomm.FLUSH_S * 3)  # the last batch, from the timer thread
+    messages = [m for m in c.sent if m["type"] in ("event", "events")]
+    # one message at once, then at most one per FLUSH_S (and the timer's last one)
+    assert len(messages) <= 2 + elapsed / jcomm.FLUSH_S, (len(messages), elapsed)
+    batches = [m for m in messages if m["type"] == "events"]
+    assert batches and all(len(b["events"]) <= 50 for b in batches)
+    mine = [e for e in c.events() if e["function"] == "burst"]
+    dropped = sum(b["dropped"] for b in batches)
+    assert len(mine) + dropped == n and dropped > 0
+    assert mine[-1]["variant"] == n - 1  # the newest always arrive
+    assert [e["seq"] for e in mine] == sorted(e["seq"] for e in mine)
+    assert batches[-1]["counts"] == tracker.counts()
+
+
+def test_a_batch_goes_out_before_the_snapshot_that_follows_it(kernel):
+    ip, _, _ = kernel
+    c = _subscribed(kernel)
+    for i in range(5):
+        tracker.record("miss", None, function="order", qualname="order", where="", variant=i)
+    ip.events.trigger("post_run_cell", None)
+    kinds = [m["type"] for m in c.sent]
+    assert kinds[-1] == "snapshot" and "events" in kinds
+    assert [e["variant"] for e in c.events() if e["function"] == "order"] == list(range(5))

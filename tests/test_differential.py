@@ -972,7 +972,7 @@ def test_complex_integer_power():
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
 def test_tanh_edges_and_ulps(dt):
-    # real tanh is computed from expm1 (primitives/elementwise.py): signed zeros, infinities,
+    # real tanh is computed from expm1 (ops/elementwise.py): signed zeros, infinities,
     # NaN, subnormals and every magnitude within libmvec's 4 ulp of NumPy's tanh
     f = jm.jit(lambda x: jnp.tanh(x))
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""backend/fusion.plan: which values get a buffer. A costly value read through a broadcast
+"""lower/fusion.plan: which values get a buffer. A costly value read through a broadcast
 (explicit, or an elementwise operand with unit axes) is computed once; a cheap one is fused."""
 
 import numpy as np

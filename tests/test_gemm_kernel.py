@@ -1,4 +1,4 @@
-"""jitmagic's own GEMM (backend/gemm.py) called directly, against NumPy in float64.
+"""jitmagic's own GEMM (runtime/gemm.py) called directly, against NumPy in float64.
 
 Sizes straddle every blocking boundary of the micro-kernel's tile (MR x NR), of the packed
 blocks (KC, MC, NC) and of the transpose fast path (k in multiples of 8); operands come

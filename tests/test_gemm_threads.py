@@ -1,5 +1,5 @@
 """GEMMs large enough for the threaded paths against NumPy, through jit: jitmagic's own GEMM
-(backend/gemm.py, tasks of the thread pool) and OpenBLAS's ?gemm with its own threads
+(runtime/gemm.py, tasks of the thread pool) and OpenBLAS's ?gemm with its own threads
 (blas.GEMM = "openblas"), on odd sizes, batches, shared right matrices and transposed
 operands; and the private OpenBLAS instance whose kernels OpenBLAS chose for this CPU.
 

@@ -1056,7 +1056,7 @@ AUDIT = {
             ]
         )
     },
-    # jitmagic.lax's elementwise and structural surface (tests/test_lax_surface2.py)
+    # jitmagic.lax's elementwise and structural surface (tests/test_lax_functions_vs_jax.py)
     (
         "lax.exp",
         "lax.exp2",
@@ -1331,9 +1331,9 @@ AUDIT = {
     },
 }
 
-from audit_surface2 import cases as _surface2_cases  # noqa: E402  (round 3's jnp functions)
+from audit_jnp_keywords import cases as _jnp_keyword_cases  # noqa: E402
 
-AUDIT.update(_surface2_cases(J, N, NI))
+AUDIT.update(_jnp_keyword_cases(J, N, NI))
 
 
 def _audit_table():

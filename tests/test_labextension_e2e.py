@@ -6,6 +6,14 @@ the function with its 2 variants and the miss reason, and the status bar item mu
 kernel's own counts. With `%jit_config watch=jax`, an unchanged jax.jit function's variants
 show there too, labelled jax, with JAX's reason. A screenshot goes to test-output/.
 
+A second notebook checks what a person sees at JupyterLab's default sidebar width (250 px):
+every function's name, variant count, storm badge and ✕ whole and inside the panel, a storm
+of 30 misses folded into one row; then the panel under load: 1,000 functions and a storm of
+10,000 misses (JITMAGIC_E2E_STORM) in one kernel, with the panel's render times printed.
+
+The lab serves the extension built in this checkout (jitmagic/labextension, `make labextension`)
+ahead of any installed copy.
+
 Without a browser the test skips, except under CI=true, where it fails.
 """
 
@@ -66,6 +74,43 @@ CELLS = [
     "jx(jnp.ones(5))  # a new shape: JAX recompiles",
 ]
 
+STORM = int(os.environ.get("JITMAGIC_E2E_STORM", "10000"))
+LONG = "exponentially_weighted_moving_average"
+LOAD_CELLS = [
+    "%load_ext jitmagic",  # 0
+    "import time, warnings\n"  # 1
+    "import numpy as np\n"
+    "import jitmagic as jm\n"
+    "warnings.simplefilter('ignore', jm.tracker.RecompilationStormWarning)\n\n"
+    "@jm.jit(static_argnames=('n',))\n"
+    "def power_sum(x, n):\n"
+    "    return (x ** n).sum()\n\n"
+    "@jm.jit(static_argnames=('dt',))\n"
+    f"def {LONG}(x, dt):\n"
+    "    return x * (1.0 - dt) + dt\n\n"
+    "x = np.linspace(0.0, 1.0, 8)\n"
+    "for n in range(30):\n"
+    "    power_sum(x, n)  # a storm of 29 misses\n"
+    "for k in range(1, 4):\n"
+    f"    {LONG}(x, dt=0.009371372050021 * k)",
+    "ns = {}\n"  # 2
+    "exec('\\n'.join(f'def f{i:04d}(x):\\n    return x * {i}.0 + 1.0' for i in range(1000)), ns)\n"
+    "fns = [jm.jit(ns[f'f{i:04d}']) for i in range(1000)]\n"
+    "for f in fns:\n"
+    "    f(x)\n"
+    "print('FUNCTIONS', len(jm.tracker.all_functions()))",
+    "@jm.jit(static_argnames=('k',))\n"  # 3
+    "def churn(x, k):\n"
+    "    return x + k\n\n"
+    "t0 = time.perf_counter()\n"
+    f"for k in range({STORM}):\n"
+    "    churn(x, k)\n"
+    "took = time.perf_counter() - t0\n"
+    "misses = jm.tracker.counts()['misses']\n"
+    "print(f'STORM misses={misses} s={took:.1f} events={len(jm.tracker.event_list())} '\n"
+    "      f'cap={jm.config.max_events}')",
+]
+
 
 def _missing(why):
     if os.environ.get("CI", "").lower() == "true":
@@ -119,14 +164,22 @@ def lab(tmp_path_factory, chromium):
     root.mkdir()
     (root / "jit.ipynb").write_text(json.dumps(_notebook(CELLS)))
     (root / "other.ipynb").write_text(json.dumps(_notebook(["1 + 1"])))
+    (root / "load.ipynb").write_text(json.dumps(_notebook(LOAD_CELLS)))
     settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # no news/update toast over the status bar
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
+    # this checkout's build first: an installed copy (the venv's share/jupyter) comes later in
+    # the path, and the first copy of a federated extension found is the one served
+    built = ROOT / "jitmagic" / "labextension"
+    data = tmp / "data"
+    if (built / "package.json").exists():
+        shutil.copytree(built, data / "labextensions" / "jitmagic")
     env = dict(
         os.environ,
+        JUPYTER_PATH=os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
         JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
@@ -270,7 +323,8 @@ def _set_sidebar_width(page, panel, width):
 
 
 def _check_narrow_layout(page, panel, fn):
-    """At the default sidebar width no function header or reason wraps past two lines, and
+    """At the default sidebar width a function's name takes at most two lines and its facts
+    (variant count, badges, location) one line below it, no reason wraps past two lines, and
     no `old -> new` is broken."""
     width = _set_sidebar_width(page, panel, 250)
     assert abs(width - 250) <= 6, width
@@ -284,14 +338,16 @@ def _check_narrow_layout(page, panel, fn):
             };
             const q = s => [...document.querySelectorAll('#jitmagic-panel ' + s)];
             return {
-                heads: q('.jp-JitPanel-functionHead').map(lines),
+                names: q('.jp-JitPanel-nameText').map(lines),
+                metas: q('.jp-JitPanel-functionMeta').map(lines),
                 reasons: q('.jp-JitPanel-reason').map(lines),
                 kept: q('.jp-JitPanel-keep').map(k => k.getClientRects().length),
                 overflow: q('.jp-JitPanel-function').map(f => f.scrollWidth - f.clientWidth),
             };
         }"""
     )
-    assert metrics["heads"] and max(metrics["heads"]) <= 2.2, metrics
+    assert metrics["names"] and max(metrics["names"]) <= 2.2, metrics
+    assert metrics["metas"] and max(metrics["metas"]) <= 1.5, metrics
     assert max(metrics["reasons"]) <= 2.2, metrics
     assert metrics["kept"] and set(metrics["kept"]) == {1}, metrics
     assert max(metrics["overflow"]) <= 1, metrics
@@ -529,4 +585,254 @@ def _check_panel_and_status(lab, page):
     page.screenshot(path=str(OUTPUT / "labextension-dark.png"))
     _set_sidebar_width(page, panel, 250)
     panel.screenshot(path=str(OUTPUT / "labextension-panel-250px-dark.png"))
+    _menu(page, "Settings", "Theme", "JupyterLab Light")  # as the next test expects
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
+    assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors
+
+
+VISIBLE_JS = """() => {
+  const panel = document.getElementById('jitmagic-panel');
+  const pr = panel.getBoundingClientRect();
+  const body = panel.querySelector('.jp-JitPanel-main');
+  const clipped = el =>
+    el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+  const inside = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.left >= pr.left - 0.5 && r.right <= pr.right + 0.5;
+  };
+  const fns = [...panel.querySelectorAll('.jp-JitPanel-function')].map(f => {
+    const name = f.querySelector('.jp-JitPanel-nameText');
+    const cs = getComputedStyle(name);
+    const lh = parseFloat(cs.lineHeight) || 1.2 * parseFloat(cs.fontSize);
+    const badge = f.querySelector('.jp-JitPanel-storm');
+    const count = f.querySelector('.jp-JitPanel-variantCount');
+    const clear = f.querySelector('.jp-JitPanel-clear');
+    const where = f.querySelector('.jp-JitPanel-where');
+    return {
+      name: f.dataset.name,
+      shown: name.innerText.replace(/\\s+/g, ''),
+      lines: Math.round(name.getBoundingClientRect().height / lh),
+      nameClipped: clipped(name),
+      count: count.innerText, countClipped: clipped(count), countInside: inside(count),
+      badge: badge ? badge.innerText : null,
+      badgeClipped: badge ? clipped(badge) : null,
+      badgeInside: badge ? inside(badge) : null,
+      badgeFont: badge ? parseFloat(getComputedStyle(badge).fontSize) : null,
+      where: where ? where.innerText : null, whereClipped: where ? clipped(where) : null,
+      clearInside: inside(clear),
+      overflow: f.scrollWidth - f.clientWidth,
+    };
+  });
+  const src = panel.querySelector('.jp-JitPanel-source');
+  const events = [...panel.querySelectorAll('.jp-JitPanel-event')].map(e =>
+    e.scrollWidth - e.clientWidth);
+  return {fns, scroll: body.scrollWidth, client: body.clientWidth, events,
+          source: src.innerText, sourceClipped: clipped(src)};
+}"""
+
+# focusable controls of the panel in Tab order before its first event
+TAB_STOPS_JS = """() => {
+  const panel = document.getElementById('jitmagic-panel');
+  const stops = [...panel.querySelectorAll('button, input, select, [tabindex]')]
+    .filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length);
+  return stops.findIndex(e => e.classList.contains('jp-JitPanel-event'));
+}"""
+
+FRAMES_JS = """() => {
+  window.__jmFrames = [];
+  window.__jmFrameRun = true;
+  const tick = t => { window.__jmFrames.push(t); if (window.__jmFrameRun) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+}"""
+
+STOP_FRAMES_JS = """() => {
+  window.__jmFrameRun = false;
+  const f = window.__jmFrames;
+  return f.slice(1).map((t, i) => t - f[i]);
+}"""
+
+
+def _stats(xs):
+    xs = sorted(xs)
+    if not xs:
+        return "none"
+    pick = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]
+    return f"n={len(xs)} median={pick(0.5):.1f} p95={pick(0.95):.1f} max={xs[-1]:.1f} ms"
+
+
+def _measures(page, name):
+    return page.evaluate("n => performance.getEntriesByName(n).map(e => e.duration)", name)
+
+
+def test_panel_at_the_default_width_and_under_a_storm(lab, page):
+    OUTPUT.mkdir(exist_ok=True)
+    try:
+        _check_default_width_and_load(lab, page)
+    except BaseException:
+        page.screenshot(path=str(OUTPUT / "labextension-load-failure.png"))
+        print(lab["log"].read_text()[-4000:])
+        raise
+
+
+def _check_default_width_and_load(lab, page):
+    # a workspace of its own: only this notebook open (the first test leaves others open)
+    page.goto(f"{lab['base']}/lab/workspaces/load/tree/load.ipynb?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    _kernel_idle(page)
+    panel = page.locator("#jitmagic-panel")
+    _run(page, 0)
+    _status_is(page, 0, 0)
+    if not panel.is_visible():
+        page.locator(".jp-JitStatus").click()
+    panel.wait_for(state="visible", timeout=10_000)
+    _run(page, 1)
+    _status_is(page, 33, 31)
+    ps = panel.locator(".jp-JitPanel-function[data-name='power_sum']")
+    ps.locator(".jp-JitPanel-storm").wait_for(timeout=30_000)
+    width = _set_sidebar_width(page, panel, 250)
+    assert abs(width - 250) <= 6, width
+    page.wait_for_timeout(300)
+
+    # what a person sees at 250 px: every fact whole, nothing past the panel's edge
+    seen = page.evaluate(VISIBLE_JS)
+    fns = {f["name"]: f for f in seen["fns"]}
+    assert set(fns) == {"power_sum", LONG}, seen
+    for f in fns.values():
+        assert f["shown"] == f["name"] and not f["nameClipped"], f  # no ellipsis
+        assert f["lines"] <= 2, f
+        assert not f["countClipped"] and f["countInside"], f
+        assert f["clearInside"] and f["overflow"] <= 1, f
+        assert f["where"] and not f["whereClipped"], f
+    assert fns["power_sum"]["count"] == "30 variants" and fns[LONG]["count"] == "3 variants"
+    badge = fns["power_sum"]
+    assert badge["badge"] == "storm: n" and not badge["badgeClipped"] and badge["badgeInside"]
+    assert badge["badgeFont"] >= 9, badge
+    assert seen["scroll"] <= seen["client"], seen  # nothing scrolls sideways
+    assert max(seen["events"]) <= 1, seen
+    assert seen["source"] == "load.ipynb" and not seen["sourceClipped"], seen
+    print(f"\n250 px: {json.dumps(seen['fns'])}")
+
+    # the storm's 30 variants are one row naming the argument and its values
+    fold = ps.locator(".jp-JitPanel-fold")
+    assert fold.count() == 1 and ps.locator(".jp-JitPanel-variant").count() == 0
+    text = fold.inner_text()
+    assert (
+        "30 variants differing in n" in text and "n = 0, 1, 2, … 27, 28, 29 (30 values)" in text
+    ), text
+    # toolbar 4, collapse-all 1, two per function, four per variant shown (3 of the long one),
+    # one for the folded storm: 22; the 30 unfolded cards alone were 120
+    stops = page.evaluate(TAB_STOPS_JS)
+    assert 0 < stops <= 24, stops
+    assert panel.locator(".jp-JitPanel-kindFilter option[value='tier_up']").count() == 1
+    page.screenshot(path=str(OUTPUT / "labextension-storm-250px-page.png"))
+    panel.screenshot(path=str(OUTPUT / "labextension-storm-250px.png"))
+
+    # by keyboard: Enter unfolds, arrows move row by row, Home goes to the top, which is
+    # below the toolbar, not under it
+    fold.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        '() => document.querySelectorAll("#jitmagic-panel .jp-JitPanel-function'
+        "[data-name='power_sum'] .jp-JitPanel-variant\").length === 30",
+        timeout=10_000,
+    )
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.dataset.variant") == "1"
+    panel.screenshot(path=str(OUTPUT / "labextension-storm-unfolded-250px.png"))
+    page.keyboard.press("End")
+    assert page.evaluate("() => document.activeElement.classList.contains('jp-JitPanel-event')")
+    page.keyboard.press("Home")
+    top = page.evaluate("""() => {
+        const a = document.activeElement.getBoundingClientRect();
+        const bar = document.querySelector('#jitmagic-panel .jp-JitPanel-toolbar')
+          .getBoundingClientRect();
+        return {row: a.top, bar: bar.bottom, name: document.activeElement.textContent};
+    }""")
+    assert top["name"] == LONG and top["row"] >= top["bar"] - 1, top
+    page.locator(".jp-JitPanel-fold").first.focus()
+    page.keyboard.press("Enter")  # folded again
+    ps.locator(".jp-JitPanel-variant").first.wait_for(state="detached", timeout=10_000)
+    panel.locator("[data-action='collapse-all']").click()
+    assert panel.locator(".jp-JitPanel-variant, .jp-JitPanel-fold").count() == 0
+    panel.locator("[data-action='expand-all']").click()
+    fold.wait_for(timeout=5_000)
+
+    # load: 1,000 functions, then a storm of STORM misses, in the same kernel
+    page.evaluate("() => performance.clearMeasures()")
+    _run(page, 2)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#jitmagic-panel .jp-JitPanel-function').length >= 1002",
+        timeout=120_000,
+    )
+    page.wait_for_timeout(500)
+    thousand = _measures(page, "jitmagic:render")
+    print(f"1,000 functions: panel render {_stats(thousand)}")
+
+    page.evaluate("() => performance.clearMeasures()")
+    page.evaluate(FRAMES_JS)
+    started = time.time()
+    _run(page, 3, wait=False)
+    page.wait_for_function(
+        "() => /\\[\\d+\\]/.test(document.querySelectorAll('.jp-Notebook .jp-Cell')[3]"
+        ".querySelector('.jp-InputPrompt').textContent)",
+        timeout=(STORM // 50 + 300) * 1000,
+    )
+    wall = time.time() - started
+    gaps = page.evaluate(STOP_FRAMES_JS)
+    out = _cell(page, 3).locator(".jp-OutputArea-output", has_text="STORM").inner_text()
+    misses, took, events, cap = map(
+        float, re.search(r"misses=(\d+) s=([\d.]+) events=(\d+) cap=(\d+)", out).groups()
+    )
+    page.wait_for_timeout(1000)  # the snapshot after the cell
+    renders = _measures(page, "jitmagic:render")
+    updates = _measures(page, "jitmagic:update")
+    print(
+        f"storm: {STORM} calls of churn, each a miss, in {took:.1f} s in the kernel "
+        f"({wall:.1f} s wall); {int(misses)} misses in all; kernel events kept "
+        f"{int(events)} (cap {int(cap)})"
+    )
+    print(f"storm: panel render {_stats(renders)}")
+    print(f"storm: model change -> rendered {_stats(updates)}")
+    print(f"storm: frame gaps {_stats(gaps)}")
+    assert events <= cap  # the kernel keeps within its event cap
+    # batched at most every 0.1 s: renders follow messages, not the 60 Hz frame rate
+    assert len(renders) <= wall * 12 + 30, (len(renders), wall)
+    # one update rendered within 200 ms: measured p95 34 ms, max 82 ms on this 2-core machine
+    # with the kernel compiling beside the browser; the bound is on p95, with room to spare
+    assert sorted(updates)[int(0.95 * len(updates))] <= 200, _stats(updates)
+    churn = panel.locator(".jp-JitPanel-function[data-name='churn']")
+    churn.locator(".jp-JitPanel-fold", has_text="variants differing in k").wait_for(timeout=30_000)
+    page.wait_for_function(  # the kernel's own total, though batches left events out
+        "n => document.querySelector(\"#jitmagic-panel .jp-JitPanel-count[data-count='misses'] "
+        'b")?.textContent === String(n)',
+        arg=int(misses),
+        timeout=30_000,
+    )
+    feed = panel.locator(".jp-JitPanel-event[data-group]").first
+    feed.scroll_into_view_if_needed()  # off screen, the browser skips laying it out
+    assert "churn: " in feed.inner_text() and "recompiles" in feed.inner_text()
+
+    # scrolling through 1,000 cards after the storm
+    body = panel.locator(".jp-JitPanel-main")
+    box = body.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.evaluate(FRAMES_JS)
+    for _ in range(60):
+        page.mouse.wheel(0, 400)
+        page.wait_for_timeout(16)
+    scrolled = page.evaluate(STOP_FRAMES_JS)
+    print(f"scrolling: frame gaps {_stats(scrolled)}")
+    assert (
+        page.evaluate("() => document.querySelector('#jitmagic-panel .jp-JitPanel-main').scrollTop")
+        > 10_000
+    )
+    panel.screenshot(path=str(OUTPUT / "labextension-load-250px.png"))
+    # one update of the whole panel (1,000 functions): a snapshot on Refresh
+    page.evaluate("() => performance.clearMeasures()")
+    panel.locator("[data-action='refresh']").click()
+    page.wait_for_function(
+        "() => performance.getEntriesByName('jitmagic:update').length > 0", timeout=30_000
+    )
+    one = _measures(page, "jitmagic:update")
+    print(f"refresh with 1,000 functions: model change -> rendered {_stats(one)}")
     assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors

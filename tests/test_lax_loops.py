@@ -1,4 +1,4 @@
-"""Loops whose body is elementwise in its carries run tile by tile (backend/carryloop.py).
+"""Loops whose body is elementwise in its carries run tile by tile (lower/carryloop.py).
 
 Each element sees the same operations in the same order as in NumPy's loop, so results are
 compared exactly (float and int), at sizes 0, 1, odd, one tile and several, and over 2**18

@@ -325,3 +325,40 @@ def test_importing_jitmagic_does_not_import_ipython():
     code = "import sys, jitmagic; print('IPython' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_jit_log_and_jit_cache_show_every_record_whole(ip, monkeypatch):
+    import pandas as pd
+
+    run(
+        ip,
+        "%%jit --static-argnames dt\n"
+        "def exponentially_weighted_moving_average(x, dt):\n    return x * dt\n"
+        "for k in range(1, 4):\n"
+        "    exponentially_weighted_moving_average(x, dt=0.009371372050021 * k)",
+    )
+    log = ip.run_line_magic("jit_log", "exponentially_weighted_moving_average")
+    # still a DataFrame for code that uses it; what derives from it is a plain one
+    assert isinstance(log, pd.DataFrame) and list(log["kind"]) == ["compile", "miss", "miss"]
+    assert type(log[log["kind"] == "miss"]) is pd.DataFrame
+    monkeypatch.setenv("COLUMNS", "60")
+    text = ip.display_formatter.formatters["text/plain"](log)
+    assert "..." not in text and "rows x" not in text
+    assert max(map(len, text.splitlines())) <= 60
+    lines = text.splitlines()
+    # each record: its function and kind on its first line, its whole reason below
+    head = [i for i, line in enumerate(lines) if line.startswith("#")]
+    assert len(head) == 3 and "miss exponentially_weighted_moving_average" in lines[head[-1]]
+    last = " ".join(line.strip() for line in lines[head[-1] + 1 :])
+    assert "static argument 'dt' changed: 0.0187427 -> 0.0281141" in last  # 6 figures
+    html = log._repr_html_()  # (this test shell is a terminal one: its HTML formatter is off)
+    assert "static argument &#x27;dt&#x27; changed: 0.0187427 -&gt; 0.0281141" in html
+    assert "..." not in html and "white-space:normal" in html
+
+    cache = ip.run_line_magic("jit_cache", "exponentially_weighted_moving_average")
+    assert list(cache["variant"]) == [1, 2, 3]
+    text = ip.display_formatter.formatters["text/plain"](cache)
+    assert "..." not in text and text.count("exponentially_weighted_moving_average variant") == 3
+    joined = " ".join(line.strip() for line in text.splitlines())
+    assert " · 1 call · " in joined and "1 calls" not in joined
+    assert "static argument 'dt' changed: 0.00937137 -> 0.0187427" in joined

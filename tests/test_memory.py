@@ -42,7 +42,7 @@ def test_evicted_variants_and_their_engines_are_freed():
 
 def test_rss_per_compile_is_bounded():
     # Each compile+evict gives back its module, engine, machine code (the weakref test above)
-    # and its O3 pipeline (backend/engine.py disposes of it: llvmlite 0.50 does not, which
+    # and its O3 pipeline (runtime/engine.py disposes of it: llvmlite 0.50 does not, which
     # leaked 75-130 KiB per compile). What remains is about 2 KiB per compile inside llvmlite
     # (the pass builder's instrumentation callbacks) and the bounded event store filling up.
     # benchmarks/compile_leak.py runs the same at 10,000 cycles (growth under 50 MiB). The

@@ -1,5 +1,5 @@
 """Reductions of one value computed in one pass, and axis-0 reductions split between threads
-(backend/reductions.py), against NumPy: sizes 0, 1, odd and over 2**18 elements (the parallel
+(lower/reductions.py), against NumPy: sizes 0, 1, odd and over 2**18 elements (the parallel
 path), NaN propagation, integer wrap-around, min/max/any/all. Float sums reassociate (several
 accumulators, per-thread partials): rtol 1e-12; everything else is exact."""
 

@@ -1,4 +1,4 @@
-"""backend/threadpool.py: every task of a job runs exactly once, whoever takes it (the caller,
+"""runtime/threadpool.py: every task of a job runs exactly once, whoever takes it (the caller,
 a worker, or the caller alone when the pool is busy or the process was forked)."""
 
 import ctypes

@@ -1,4 +1,4 @@
-"""Tiered compilation (jitmagic/tiering.py): a variant starts on the light pipeline and is
+"""Tiered compilation (jitmagic/dispatch/tiering.py): a variant starts on the light pipeline and is
 re-optimised at O3 in the background once hot; the swap is invisible to results and callers."""
 
 import os

@@ -153,19 +153,23 @@ def _snapshot():
                 "variants": variants,
             }
         )
-    counts = counts_now()
-    # every compile counts; a miss is a recompile of a function that already had variants
+    return {"functions": funcs, **counts()}
+
+
+def counts():
+    """Compiles, misses and evictions since the last clear_events(), as the panel counts them:
+    every compile counts; a miss is a recompile of a function that already had variants."""
+    c = counts_now()
     return {
-        "functions": funcs,
-        "compiles": counts.get("compile", 0) + counts.get("miss", 0),
-        "misses": counts.get("miss", 0),
-        "evictions": counts.get("evict", 0),
+        "compiles": c.get("compile", 0) + c.get("miss", 0),
+        "misses": c.get("miss", 0),
+        "evictions": c.get("evict", 0),
     }
 
 
 def _figures(v):
     """Speedup and break-even for the panel, with how each time was measured (the same
-    figures as cache_info; see jitmagic.baseline)."""
+    figures as cache_info; see jitmagic.dispatch.baseline)."""
     med = v.median_ns()
     f = baseline.figures(v, v.compile_ms)
     return {

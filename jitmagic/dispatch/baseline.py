@@ -12,7 +12,7 @@ within a time budget; the inputs are then dropped. A run that outlasts the budge
 fori_loop, a while_loop that never ends) is stopped inside the interpreter and its time so far
 is reported as a lower bound, and speedup and break-even as bounds.
 
-The native kernel time (backend/runstats.py) is kept per call on the hit path and shown as its
+The native kernel time (runtime/runstats.py) is kept per call on the hit path and shown as its
 own columns; speedup and break-even use the call time, never the kernel time alone.
 """
 

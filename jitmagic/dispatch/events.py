@@ -69,7 +69,7 @@ class Event:
     seq: int
     time: float
     kind: str  # compile, miss, evict, storm, error, disk_hit, disk_miss, warning,
-    #                      tier_up (jitmagic/tiering.py)
+    #                      tier_up (jitmagic/dispatch/tiering.py)
     function: str
     qualname: str
     where: str
@@ -456,7 +456,7 @@ def storm_message(jf, n, arg, kind):
 
 
 def _generic_hint(jf):
-    """What shape-generic variants could do about a shape storm (see jitmagic/generic.py)."""
+    """What shape-generic variants could do about a shape storm (dispatch/generic.py)."""
     mode = getattr(jf, "shapes", None) or config.shapes
     failed = list(getattr(jf, "generic_failures", {}).values())
     if failed:

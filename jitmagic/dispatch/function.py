@@ -70,7 +70,7 @@ class FunctionState:
         self.lock = threading.RLock()
         self.redefined = None  # a Reason for the next compile, after a redefinition
         # call patterns the native entry serves ((positional parts, keyword names, keyword
-        # parts) -> variant, in arrival order; backend/native_call.build), and the
+        # parts) -> variant, in arrival order; runtime/native_call.build), and the
         # JitFunctions that have one installed (reset when a variant goes away)
         self.native: dict = {}
         # the quick key of a call with statics, keywords or containers -> its variant
@@ -304,7 +304,7 @@ class JitFunction:
             self._install_native()
 
     def _install_native(self):
-        """Serve this function's plain hits from a native entry point (backend/native_call):
+        """Serve this function's plain hits from a native entry point (runtime/native_call):
         a per-instance subclass whose __call__ is that builtin, which hands every call it
         cannot serve to JitFunction.__call__ (the Python path)."""
         if type(self).__call__ is not JitFunction.__call__ and not type(self).__dict__.get(

@@ -55,7 +55,7 @@ def variant_row(v):
     """One variant's figures. kernel_*: the native code alone, over the user's calls (kept by
     the native code on every call). call_us: the whole call as the caller waits for it, and
     eager_us: the same inputs run with NumPy, both warm medians measured when first asked
-    (jitmagic.baseline); speedup and break-even compare these two. When `bound`, the eager
+    (jitmagic.dispatch.baseline); speedup and break-even compare these two. When `bound`, the eager
     run outlasted its budget: eager_us and speedup are lower bounds, break_even an upper one."""
     calls = v.calls
     mean_us = v.total_ns / calls / 1e3 if calls else None

@@ -1,12 +1,12 @@
-"""Tiered compilation: a variant is first compiled with the quick pipeline (backend/engine.QUICK)
+"""Tiered compilation: a variant is first compiled with the quick pipeline (runtime/engine.QUICK)
 when it does little work, else with the light one (engine.LIGHT; `first_tier` chooses) and,
 once it is hot, re-optimised with the full one in a background thread and swapped in.
 
-Hotness is read from the run statistics the native code keeps (backend/runstats.py): a variant
+Hotness is read from the run statistics the native code keeps (runtime/runstats.py): a variant
 is hot after `tier_up_calls` calls or `tier_up_ms` of cumulative kernel time (a tenth of it at
 the quick tier). One daemon thread
 polls the light variants while there are any, has a hot one compiled at O3 by a child process
-(backend/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
+(runtime/o3worker.py: in-process, llvmlite's lock would make foreground compiles wait for it),
 links the object code here, then swaps it in under the function's lock (Variant.swap_module):
 both the Python hit path and the native entry switch; a call already running finishes on the
 code it started with, which it keeps alive. A variant evicted or cleared meanwhile is left
@@ -36,6 +36,7 @@ from jitmagic.core.config import config
 from jitmagic.core.ir import Function, Lit
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.dispatch import events, pipeline
+from jitmagic.dispatch.baseline import fmt_us  # µs at 3 figures: a 40 ns kernel is not "0.0 µs"
 from jitmagic.lower import codegen
 from jitmagic.runtime import engine, o3worker
 
@@ -259,8 +260,8 @@ def tier_up(jf, variant):
         },
         run_us={"before": before_us, "calls_before": calls},
         message=f"{jf.name}: variant {variant.id} re-optimised at O3 in "
-        f"{sum(ms.values()):.1f} ms after {calls} calls"
-        + (f" ({before_us:.1f} µs per call at the {first} tier)" if before_us else "")
+        f"{sum(ms.values()):.1f} ms after {calls} call{'s' * (calls != 1)}"
+        + (f" ({fmt_us(before_us)} per call at the {first} tier)" if before_us else "")
         + f"; the {first} tier took {sum(light.values()) * 1e3:.1f} ms",
     )
     return True
@@ -301,9 +302,9 @@ def check(jf, variant):
         statics=variant.statics,
         signature=variant.signature,
         run_us={"before": before, "after": after, "calls_after": n},
-        message=f"{jf.name}: variant {variant.id} ran slower at O3 ({after:.1f} µs per call "
-        f"over {n} calls) than at the {name} tier ({before:.1f} µs): the {name} "
-        f"code is back",
+        message=f"{jf.name}: variant {variant.id} ran slower at O3 ({fmt_us(after)} per call "
+        f"over {n} call{'s' * (n != 1)}) than at the {name} tier ({fmt_us(before)}): "
+        f"the {name} code is back",
     )
     return "revert"
 
@@ -312,7 +313,7 @@ _client = o3worker.Client()
 
 
 def _compile_full(text):
-    """The full tier, compiled in the child process (backend/o3worker.py: llvmlite's
+    """The full tier, compiled in the child process (runtime/o3worker.py: llvmlite's
     process-wide lock is then never held by a tier-up) and linked here; in-process when the
     child is unavailable."""
     try:

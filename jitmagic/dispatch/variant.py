@@ -50,7 +50,7 @@ class Variant:
         self.timings = timings
         self.compile_ms = sum(timings.values()) * 1e3
         self.reason = reason
-        self.tier = tier  # 0: quick, 1: light pipeline, 2: O3 (jitmagic/tiering.py)
+        self.tier = tier  # 0: quick, 1: light pipeline, 2: O3 (jitmagic/dispatch/tiering.py)
         self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
         self.tier_up_info = None
         self.generic = generic  # a generic.GenericSpec: sizes read at run time
@@ -100,7 +100,7 @@ class Variant:
 
     def _make_fast(self):
         """The hit path for plain calls: arguments go straight to native code, which keeps
-        the run statistics itself (backend/runstats.py)."""
+        the run statistics itself (runtime/runstats.py)."""
         fast = self._make_fast_fn()
         # a call still running when a tier-up swaps the module in keeps its code alive
         fast.module = self.module
@@ -165,7 +165,7 @@ class Variant:
 
     def exact(self, sig):
         """This generic variant seen for one exact key signature: its hit path allocates
-        outputs of known shapes, and the native entry can serve it (backend/native_call)."""
+        outputs of known shapes, and the native entry can serve it (runtime/native_call)."""
         return ExactShape(self, sig)
 
     calls = property(lambda self: self.counters[runstats.CALLS])
@@ -192,7 +192,7 @@ class Variant:
 
     @staticmethod
     def raise_status(rc):
-        """A nonzero status from the native entry point (backend/native_call) as the exception
+        """A nonzero status from the native entry point (runtime/native_call) as the exception
         the Python path raises for it."""
         if rc == 2:
             raise MemoryError("jitmagic: could not allocate a temporary buffer")

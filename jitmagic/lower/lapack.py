@@ -7,7 +7,7 @@ call runs on it. LAPACKE's row-major interface matches our buffers. Its status (
 always checked (see check): a NaN operand or a numerical failure gives NaN results, the way
 JAX does, and LAPACKE running out of memory fails the call.
 
-Symbols are resolved through backend/blas.py, which hands their addresses to LLVM.
+Symbols are resolved through runtime/blas.py, which hands their addresses to LLVM.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def symbol(routine, dtype, cblas=False):
     p = _PREFIX[dtype.name]
     name = f"scipy_cblas_{p}{routine}64_" if cblas else f"scipy_LAPACKE_{p}{routine}64_"
     if name not in blas.SYMBOLS:  # an address LLVM does not know would be called as null
-        raise LoweringError(f"{name} is not among the routines registered in backend/blas.py")
+        raise LoweringError(f"{name} is not among the routines registered in runtime/blas.py")
     return name
 
 

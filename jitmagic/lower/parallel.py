@@ -2,7 +2,7 @@
 
 A parallel kernel is outlined into `void part(ctx, lo, hi, t)`, which runs outer iterations
 [lo, hi) as chunk t (of one per thread); ctx is a struct of every buffer pointer and scalar the
-kernel may read. The chunks are tasks of the process's thread pool (backend/threadpool.py):
+kernel may read. The chunks are tasks of the process's thread pool (runtime/threadpool.py):
 the calling thread takes part, and takes every chunk no worker has started, so the result never
 depends on a worker. The GIL is released for the whole native call.
 """

@@ -3,8 +3,9 @@
 Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
 
     kernel -> frontend  {"type": "hello", "version": ...}          when the kernel opens a comm
-                        {"type": "event", "event": {...}}           each tracker event as it happens
-                        {"type": "events", "events": [...]}         the recent past, on subscribe
+                        {"type": "event", "event": {...}}           a tracker event, as it happens
+                        {"type": "events", "events": [...]}         the recent past, on subscribe;
+                          "counts": {...}, "dropped": n             and a burst's events, batched
                         {"type": "snapshot", "snapshot": {...}}     after each cell, and on request
                         {"type": "code", "req": n, "text"|"error": ...}  answer to request_code
     frontend -> kernel  {"type": "subscribe"}                       start streaming on this comm
@@ -20,18 +21,28 @@ frontend which connects later (page reload, second tab) can open its own comm. N
 subscribed to the tracker, and nothing is sent, until some frontend says "subscribe": in terminal
 IPython, nbclient or any frontend without the extension the cost is one comm_open message at load.
 Tracker events only happen on compiles, so the jit cache-hit path is never touched.
+
+Events go out at a bounded rate: the first after a quiet spell at once (the panel shows a miss
+while its cell still runs), then at most one batch each FLUSH_S, holding the newest MAX_BATCH
+events of the burst with the tracker's totals, so a storm of 10,000 recompiles is 10 messages
+a second of at most MAX_BATCH events each, and the counts stay right though the batch left
+out older events. Every batch is sent before the snapshot that follows it.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import threading
+import time
 
 from jitmagic._version import __version__
 from jitmagic.diagnostics import tracker
 
 TARGET = "jitmagic"
 BACKLOG = 200  # past events sent to a frontend when it subscribes
+FLUSH_S = 0.1  # at most one event message per this many seconds, per kernel
+MAX_BATCH = 500  # the newest events of a burst kept for the next batch (the panel shows 500)
 
 _bridges = {}  # id(shell) -> _Bridge; a module global so that %reload_ext finds the old one
 
@@ -60,6 +71,10 @@ class _Bridge:
         self.listening = set()
         self._unsubscribe = None
         self._lock = threading.Lock()
+        self._pending = collections.deque(maxlen=MAX_BATCH)  # events not sent yet
+        self._dropped = 0  # events of the burst that fell out of `_pending`
+        self._last_send = -FLUSH_S  # time.monotonic() of the last event message
+        self._timer = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self):
@@ -70,6 +85,7 @@ class _Bridge:
         self._add(_create_comm(data=_hello()))
 
     def stop(self):
+        self._flush()
         try:
             self.ip.events.unregister("post_run_cell", self._post_run_cell)
         except ValueError:
@@ -109,11 +125,13 @@ class _Bridge:
         elif kind == "unsubscribe":
             self._set_listening(self.listening - {c.comm_id})
         elif kind == "request_snapshot":
+            self._flush()
             self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
         elif kind == "request_code":
             self._send(c, _code_answer(msg["content"]["data"]))
         elif kind == "clear_cache":
             _clear(msg["content"]["data"].get("fid"))
+            self._flush()
             self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
 
     def _on_close(self, c):
@@ -141,10 +159,47 @@ class _Bridge:
     # -- what flows -----------------------------------------------------------------------------
     def _on_event(self, event):
         # called in the compiling thread; ipykernel's iopub thread makes send() thread-safe
+        now = time.monotonic()
+        with self._lock:
+            quiet = not self._pending and self._timer is None
+            if quiet and now - self._last_send >= FLUSH_S:
+                self._last_send = now
+            else:
+                if len(self._pending) == self._pending.maxlen:
+                    self._dropped += 1
+                self._pending.append(event)
+                if self._timer is None:
+                    wait = max(0.0, FLUSH_S - (now - self._last_send))
+                    self._timer = threading.Timer(wait, self._flush)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
         self._broadcast({"type": "event", "event": _jsonable(event.to_dict())})
+
+    def _flush(self):
+        """Send the events held back since the last message, as one batch."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not self._pending:
+                return
+            events, dropped = list(self._pending), self._dropped
+            self._pending.clear()
+            self._dropped = 0
+            self._last_send = time.monotonic()
+        self._broadcast(
+            {
+                "type": "events",
+                "events": _jsonable([e.to_dict() for e in events]),
+                "dropped": dropped,
+                "counts": tracker.counts(),
+            }
+        )
 
     def _post_run_cell(self, result=None):
         if self.listening:  # run statistics change on cache hits: refresh them per cell
+            self._flush()
             self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
 
     def _broadcast(self, data):

@@ -20,6 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from jitmagic.core.config import config
 from jitmagic.diagnostics import tracker
+from jitmagic.diagnostics.tableview import CacheTable, LogTable
 from jitmagic.diagnostics.watch.cells import peer_jit
 from jitmagic.diagnostics.watch.watched import WatchedFunction
 from jitmagic.dispatch import baseline
@@ -560,7 +561,7 @@ class JitMagics(Magics):
             print("no compiled variants yet" + (f" for {args.name}" if args.name else ""))
         if not args.all_columns:
             df = short_table(df)
-        return _rounded(df)
+        return CacheTable(_rounded(df))
 
     def _code_text(self, f, view, variant):
         try:
@@ -658,7 +659,7 @@ class JitMagics(Magics):
                     "message",
                 ]
             ]
-        return _rounded(df).reset_index(drop=True)
+        return LogTable(_rounded(df).reset_index(drop=True))
 
     # ------------------------------------------------------------ %jit_dashboard
     @magic_arguments()

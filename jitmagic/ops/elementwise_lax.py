@@ -114,7 +114,7 @@ def _bits_dtype(dt):
     return np.dtype(f"u{dt.itemsize}")
 
 
-# nextafter is one primitive for jnp and lax: primitives/libm.py
+# nextafter is one primitive for jnp and lax: ops/libm.py
 
 
 def _popcount_impl(x):

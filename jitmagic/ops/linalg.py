@@ -4,7 +4,7 @@ dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsu
 it. Output axes are batch, then lhs free, then rhs free (as in JAX).
 
 The factorizations (cholesky, lu, solve, triangular_solve, eigh, qr, svd) work on the last
-two axes, batched over the leading ones, and lower to LAPACK calls (backend/lapack.py).
+two axes, batched over the leading ones, and lower to LAPACK calls (lower/lapack.py).
 Their NumPy references use np.linalg where it has the routine, and short textbook
 algorithms where it has not (LU with partial pivoting, substitution), with the same
 conventions: a numerical failure gives NaNs (as JAX), never an exception.

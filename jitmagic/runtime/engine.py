@@ -1,7 +1,7 @@
 """llvmlite plumbing: shared host target machines, a fresh module and engine per variant.
 
 Compilation phases are timed separately (optimisation, machine code) for the tracker.
-A variant first compiles at the quick or the light tier (jitmagic/tiering.py chooses): the light
+A variant first compiles at the quick or the light tier (dispatch/tiering.py chooses): the light
 one skips LLVM's loop unrolling, which on loop nests with static trip counts multiplied module
 size and compile time by 10-25 (a 7.8 KB module became 300 KB of IR and 1.2 s of O3 + code
 generation), while keeping the vectorizers; the quick one, for kernels that do little work, is
@@ -231,7 +231,7 @@ def compile_ir(
     pipeline: Pipeline | None = None,
 ) -> CompiledModule:
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
-    such as backend/native_call's entry points, where compile time is what counts).
+    such as runtime/native_call's entry points, where compile time is what counts).
     pipeline, when given, replaces both levels (a tier of TIERS)."""
     if pipeline is None:
         pipeline = Pipeline(opt_level, codegen=codegen_opt)

@@ -14,7 +14,7 @@ micro-kernel, which keeps an MR x NR tile of C in vector registers for the whole
 dot product. Edge tiles are stored row by row under a lane mask, so nothing outside C's m x n
 elements is read or written; packed strips are padded with zeros.
 
-One process-lifetime module (backend/runtime.py) serves every kernel: `jm_gemm_f64` and
+One process-lifetime module (runtime/native.py) serves every kernel: `jm_gemm_f64` and
 `jm_gemm_f32`, batched, with strides, choosing threads at run time (so one entry point serves
 shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 """

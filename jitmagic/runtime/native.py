@@ -1,5 +1,5 @@
-"""Native helpers that live as long as the process (backend/bufpool.py, backend/threadpool.py,
-backend/gemm.py).
+"""Native helpers that live as long as the process (runtime/bufpool.py, runtime/threadpool.py,
+runtime/gemm.py).
 
 Their machine code is called from every kernel, from NumPy's array deallocation and from
 threads that outlive any one variant, so it must never be freed: the engine that holds it is

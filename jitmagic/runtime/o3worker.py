@@ -111,7 +111,7 @@ class Client:
 
         host = engine.host_info()
         host["layout"] = engine.triple_and_layout()[1]
-        # -P: the script's directory (backend/) is not put on the child's path
+        # -P: the script's directory (runtime/) is not put on the child's path
         cmd = [
             sys.executable,
             *(["-P"] if sys.version_info >= (3, 11) else []),

@@ -44,13 +44,17 @@ export class KernelBridge implements IDisposable {
   /** A variant's IR, LLVM IR or assembly (or a diff of two), fetched when asked for. */
   requestCode(r: ICodeRequest, timeoutMs = 30000): Promise<string> {
     if (!this._comm || this._comm.isDisposed) {
-      return Promise.reject(new Error('jitmagic is not connected to this kernel'));
+      return Promise.reject(
+        new Error('jitmagic is not connected to this kernel')
+      );
     }
     const req = ++this._req;
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this._pending.delete(req);
-        reject(new Error('the kernel did not answer (is a cell still running?)'));
+        reject(
+          new Error('the kernel did not answer (is a cell still running?)')
+        );
       }, timeoutMs);
       this._pending.set(req, { resolve, reject, timer });
       this._send({
@@ -115,7 +119,10 @@ export class KernelBridge implements IDisposable {
     registry.setModel(this.model.kernelId, null);
   }
 
-  private _onStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
+  private _onStatus(
+    kernel: Kernel.IKernelConnection,
+    status: Kernel.Status
+  ): void {
     if (status === 'restarting' || status === 'autorestarting') {
       // the kernel process is new: jitmagic must be loaded again
       this._comm = null;
@@ -147,11 +154,16 @@ export class KernelBridge implements IDisposable {
       return; // kernel gone or restarting; the next hello will reach us
     }
     const content = reply.content as any;
-    const comms = content.status === 'ok' ? content.comms ?? {} : {};
+    const comms = content.status === 'ok' ? (content.comms ?? {}) : {};
     const loaded = Object.keys(comms).some(
       id => (comms[id]?.target_name ?? COMM_TARGET) === COMM_TARGET
     );
-    if (loaded && !this._comm && this._kernel === kernel && !kernel.isDisposed) {
+    if (
+      loaded &&
+      !this._comm &&
+      this._kernel === kernel &&
+      !kernel.isDisposed
+    ) {
       const comm = kernel.createComm(COMM_TARGET);
       this._use(comm);
       comm.open({ type: 'subscribe' });
@@ -159,7 +171,10 @@ export class KernelBridge implements IDisposable {
   }
 
   /** The kernel opened a comm: jitmagic was (re)loaded. */
-  private _adopt = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
+  private _adopt = (
+    comm: Kernel.IComm,
+    msg: KernelMessage.ICommOpenMsg
+  ): void => {
     if (this._comm && !this._comm.isDisposed) {
       // we stream through another comm already; leave this one idle
       return;
@@ -189,7 +204,10 @@ export class KernelBridge implements IDisposable {
       if (this._comm === comm) {
         this._comm = null;
         const data = (msg.content.data ?? {}) as any;
-        this.model.setState('waiting', data.type === 'bye' ? 'jitmagic was unloaded' : '');
+        this.model.setState(
+          'waiting',
+          data.type === 'bye' ? 'jitmagic was unloaded' : ''
+        );
       }
     };
   }
@@ -230,7 +248,11 @@ export class KernelBridge implements IDisposable {
   private _req = 0;
   private _pending = new Map<
     number,
-    { resolve: (t: string) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
+    {
+      resolve: (t: string) => void;
+      reject: (e: Error) => void;
+      timer: ReturnType<typeof setTimeout>;
+    }
   >();
   private _kernel: Kernel.IKernelConnection | null = null;
   private _comm: Kernel.IComm | null = null;

@@ -5,7 +5,21 @@
  * Every mark carries its record as a tooltip; a click on a variant's mark selects it in the panel.
  * Axes switch to a log scale when values span more than two decades. Any field may be missing.
  */
-import { count, eventLine, figuresHow, figuresText, logTicks, ms, niceTicks, reasonText, statics } from './format';
+import { extraFacts, feedLine, workerLabel } from './events';
+import {
+  clipMiddle,
+  count,
+  figuresHow,
+  figuresText,
+  logTicks,
+  ms,
+  niceTicks,
+  plural,
+  reasonText,
+  statics,
+  tierName,
+  variantLabel
+} from './format';
 import { functionKey } from './model';
 import { IDashboard, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
 import { registry } from './registry';
@@ -16,12 +30,17 @@ const LABEL = 190; // left gutter for labels
 const RIGHT = 110; // right gutter for values
 const ROW = 22;
 const AXIS = 40;
+/** what the left gutter holds at the chart's 11 px font */
+const LABEL_CHARS = 30;
 
 export interface IVariantMark {
   key: string;
   fid?: number;
   name: string;
+  /** at most LABEL_CHARS, the variant number always whole */
   label: string;
+  /** the whole label, shown on hover when `label` had to shorten it */
+  full: string;
   v: IVariantInfo;
   tip: string[];
 }
@@ -42,11 +61,22 @@ export function renderDashboard(
   node.classList.add('jp-JitDashboard');
   const d: IDashboard = data && typeof data === 'object' ? data : {};
   const all = variantMarks(d);
-  const events = (Array.isArray(d.events) ? d.events : []).filter(e => e && typeof e === 'object');
-  const names = Array.from(new Set(all.map(b => b.name).concat(events.map(e => e.qualname || e.function || '?'))));
-  const filter = state.filter && names.includes(state.filter) ? state.filter : '';
+  const events = (Array.isArray(d.events) ? d.events : []).filter(
+    e => e && typeof e === 'object'
+  );
+  const names = Array.from(
+    new Set(
+      all
+        .map(b => b.name)
+        .concat(events.map(e => e.qualname || e.function || '?'))
+    )
+  );
+  const filter =
+    state.filter && names.includes(state.filter) ? state.filter : '';
   const marks = filter ? all.filter(b => b.name === filter) : all;
-  const evs = filter ? events.filter(e => (e.qualname || e.function || '?') === filter) : events;
+  const evs = filter
+    ? events.filter(e => (e.qualname || e.function || '?') === filter)
+    : events;
   const tooltip = div('jp-JitDashboard-tooltip');
   tooltip.hidden = true;
   tooltip.setAttribute('role', 'tooltip');
@@ -75,17 +105,37 @@ export function renderDashboard(
   }
 
   let drawn = 0;
-  const section = (title: string, chart: SVGSVGElement | null, empty: string) => {
+  const section = (
+    title: string,
+    chart: SVGSVGElement | null,
+    empty: string
+  ) => {
     node.append(div('jp-JitDashboard-title', title));
     node.append(chart ?? div('jp-JitDashboard-empty', empty));
   };
-  section('Compile vs run time per variant', marks.length ? compileVsRun(marks) : null, 'No compiled variants.');
+  section(
+    'Compile vs run time per variant',
+    marks.length ? compileVsRun(marks) : null,
+    'No compiled variants.'
+  );
   drawn += marks.length;
-  section('Calls made vs break-even calls', marks.length ? callsVsBreakEven(marks) : null, 'No compiled variants.');
+  section(
+    'Calls made vs break-even calls',
+    marks.length ? callsVsBreakEven(marks) : null,
+    'No compiled variants.'
+  );
   const sped = marks.filter(b => positive(b.v.speedup));
-  section('Speedup over NumPy', sped.length ? speedups(sped) : null, 'No eager NumPy baseline measured yet.');
+  section(
+    'Speedup over NumPy',
+    sped.length ? speedups(sped) : null,
+    'No eager NumPy baseline measured yet.'
+  );
   const session = sessionChart(evs, filter ? [] : samplesOf(d));
-  section('Session: cumulative compile vs run time', session, 'No compiles yet.');
+  section(
+    'Session: cumulative compile vs run time',
+    session,
+    'No compiles yet.'
+  );
   section('Events over time', evs.length ? timeline(evs) : null, 'No events.');
   if (evs.length) {
     node.append(legend(evs));
@@ -94,12 +144,18 @@ export function renderDashboard(
   node.append(tooltip);
 
   const show = (ev: MouseEvent) => {
-    const mark = (ev.target as Element).closest?.('[data-tip]') as Element | null;
+    const mark = (ev.target as Element).closest?.(
+      '[data-tip]'
+    ) as Element | null;
     if (!mark) {
       tooltip.hidden = true;
       return;
     }
-    tooltip.replaceChildren(...(mark.getAttribute('data-tip') ?? '').split('\n').map(line => div('', line)));
+    tooltip.replaceChildren(
+      ...(mark.getAttribute('data-tip') ?? '')
+        .split('\n')
+        .map(line => div('', line))
+    );
     tooltip.hidden = false;
     const box = node.getBoundingClientRect();
     const x = ev.clientX - box.left;
@@ -111,7 +167,9 @@ export function renderDashboard(
   node.onmousemove = show;
   node.onmouseleave = () => (tooltip.hidden = true);
   node.onclick = ev => {
-    const mark = (ev.target as Element).closest?.('[data-variant]') as Element | null;
+    const mark = (ev.target as Element).closest?.(
+      '[data-variant]'
+    ) as Element | null;
     const name = mark?.getAttribute('data-name');
     if (!mark || !name) {
       return;
@@ -131,7 +189,12 @@ export function renderDashboard(
 export function variantMarks(d: IDashboard): IVariantMark[] {
   const phases = new Map<string, { [p: string]: number }>();
   for (const e of Array.isArray(d.events) ? d.events : []) {
-    if (e && typeof e === 'object' && (e.kind === 'compile' || e.kind === 'miss') && e.timings_ms) {
+    if (
+      e &&
+      typeof e === 'object' &&
+      (e.kind === 'compile' || e.kind === 'miss') &&
+      e.timings_ms
+    ) {
       phases.set(`${functionKey(e)}:${e.variant}`, e.timings_ms);
     }
   }
@@ -151,7 +214,8 @@ export function variantMarks(d: IDashboard): IVariantMark[] {
         key,
         fid: f.fid,
         name,
-        label: `${name}${jit} #${v.variant ?? '?'} ${statics(v.statics)}`.trim(),
+        label: variantLabel(`${name}${jit}`, v.variant, statics(v.statics)),
+        full: `${name}${jit} #${v.variant ?? '?'} ${statics(v.statics)}`.trim(),
         v,
         tip: variantTip(name, v, phases.get(`${key}:${v.variant}`))
       });
@@ -160,18 +224,27 @@ export function variantMarks(d: IDashboard): IVariantMark[] {
   return out;
 }
 
-function variantTip(name: string, v: IVariantInfo, phases?: { [p: string]: number }): string[] {
+function variantTip(
+  name: string,
+  v: IVariantInfo,
+  phases?: { [p: string]: number }
+): string[] {
   const lines = [
     `${name} · variant ${v.variant ?? '?'}${v.backend && v.backend !== 'jitmagic' ? ` (${v.backend})` : ''}`,
     `static: ${statics(v.statics) || '–'}`,
     `signature: ${v.signature || '–'}`,
-    `compile: ${ms(v.compile_ms)} · calls: ${v.calls ?? '–'} · run: ${ms(v.run_ms_total)} total, ${ms(v.run_ms_mean)} mean`
+    `compile: ${ms(v.compile_ms)} · calls: ${typeof v.calls === 'number' ? count(v.calls) : '–'} · run: ${ms(v.run_ms_total)} total, ${ms(v.run_ms_mean)} mean`
   ];
   if (v.speedup_text) {
     lines.push(figuresText(v), ...figuresHow(v));
   } else if (positive(v.speedup)) {
-    const be = typeof v.break_even_calls === 'number' ? `break-even after ${v.break_even_calls} calls` : 'never pays off';
-    lines.push(`speedup over NumPy: ${(v.speedup as number).toFixed(2)}x · ${be}`);
+    const be =
+      typeof v.break_even_calls === 'number'
+        ? `break-even after ${plural(v.break_even_calls, 'call')}`
+        : 'never pays off';
+    lines.push(
+      `speedup over NumPy: ${(v.speedup as number).toFixed(2)}x · ${be}`
+    );
   }
   if (v.provenance) {
     lines.push(`measured: ${v.provenance}`);
@@ -185,6 +258,10 @@ function variantTip(name: string, v: IVariantInfo, phases?: { [p: string]: numbe
           .join(', ')
     );
   }
+  const tier = tierName(v.tier);
+  if (tier) {
+    lines.push(`tier: ${tier}`);
+  }
   lines.push(`reason: ${v.last_reason || 'first compile'}`);
   return lines;
 }
@@ -197,15 +274,32 @@ export function eventTip(e: IJitEvent): string[] {
   for (const r of Array.isArray(e.reasons) ? e.reasons : []) {
     lines.push(`reason: ${reasonText(r)}`);
   }
-  if (e.timings_ms && typeof e.timings_ms === 'object' && 'total' in e.timings_ms) {
+  if (
+    e.timings_ms &&
+    typeof e.timings_ms === 'object' &&
+    'total' in e.timings_ms
+  ) {
     lines.push(`total: ${ms(e.timings_ms.total)}`);
   }
-  lines.push(eventLine(e));
+  // what a tier change measured (run_us), a worker, or any field of a newer kind of record
+  for (const [k, v] of extraFacts(e)) {
+    lines.push(`${k}: ${v}`);
+  }
+  const worker = workerLabel(e);
+  if (worker) {
+    lines.push(`from ${worker}`);
+  }
+  lines.push(feedLine(e));
   return lines;
 }
 
 /** A linear scale from 0, or a log scale when the positive values span over two decades. */
-export function scaleFor(values: number[], x0: number, x1: number, allowLog = true): IScale {
+export function scaleFor(
+  values: number[],
+  x0: number,
+  x1: number,
+  allowLog = true
+): IScale {
   const pos = values.filter(positive);
   const hi = Math.max(...pos, 1e-12);
   const lo = Math.min(...pos, hi);
@@ -217,23 +311,30 @@ export function scaleFor(values: number[], x0: number, x1: number, allowLog = tr
     return {
       log: true,
       ticks,
-      map: v => x0 + ((Math.log10(Math.max(v, ticks[0])) - a) / span) * (x1 - x0)
+      map: v =>
+        x0 + ((Math.log10(Math.max(v, ticks[0])) - a) / span) * (x1 - x0)
     };
   }
   const ticks = niceTicks(0, hi, 4);
   const top = Math.max(ticks[ticks.length - 1] ?? hi, hi);
-  return { log: false, ticks, map: v => x0 + (Math.max(0, v) / top) * (x1 - x0) };
+  return {
+    log: false,
+    ticks,
+    map: v => x0 + (Math.max(0, v) / top) * (x1 - x0)
+  };
 }
 
 function compileVsRun(marks: IVariantMark[]): SVGSVGElement {
   const rowH = ROW * 1.6;
   const svg = svgRoot(marks.length * rowH + AXIS + 8);
-  const values = ([] as number[]).concat(...marks.map(b => [finite(b.v.compile_ms), finite(b.v.run_ms_total)]));
+  const values = ([] as number[]).concat(
+    ...marks.map(b => [finite(b.v.compile_ms), finite(b.v.run_ms_total)])
+  );
   const s = scaleFor(values, LABEL, WIDTH - RIGHT);
   marks.forEach((b, i) => {
     const y = 4 + i * rowH;
     const h = (rowH - 8) / 2;
-    svg.append(rowLabel(b.label, y + rowH / 2));
+    svg.append(rowLabel(b.label, y + rowH / 2, b.full));
     for (const [series, value, dy] of [
       ['compile', finite(b.v.compile_ms), 0],
       ['run', finite(b.v.run_ms_total), h]
@@ -249,7 +350,11 @@ function compileVsRun(marks: IVariantMark[]): SVGSVGElement {
           'data-series': series,
           ...variantData(b)
         }),
-        svgEl('text', { x: x1 + 4, y: y + 3 + dy + h - 3, class: 'jp-JitDashboard-value' }, `${series} ${ms(value)}`)
+        svgEl(
+          'text',
+          { x: x1 + 4, y: y + 3 + dy + h - 3, class: 'jp-JitDashboard-value' },
+          `${series} ${ms(value)}`
+        )
       );
     }
   });
@@ -259,13 +364,16 @@ function compileVsRun(marks: IVariantMark[]): SVGSVGElement {
 
 function callsVsBreakEven(marks: IVariantMark[]): SVGSVGElement {
   const svg = svgRoot(marks.length * ROW + AXIS + 8);
-  const values = ([] as number[]).concat(...marks.map(b => [finite(b.v.calls), finite(b.v.break_even_calls)]));
+  const values = ([] as number[]).concat(
+    ...marks.map(b => [finite(b.v.calls), finite(b.v.break_even_calls)])
+  );
   const s = scaleFor(values, LABEL, WIDTH - RIGHT - 40);
   marks.forEach((b, i) => {
     const y = 4 + i * ROW;
     const calls = finite(b.v.calls);
-    const be = typeof b.v.break_even_calls === 'number' ? b.v.break_even_calls : null;
-    svg.append(rowLabel(b.label, y + ROW / 2));
+    const be =
+      typeof b.v.break_even_calls === 'number' ? b.v.break_even_calls : null;
+    svg.append(rowLabel(b.label, y + ROW / 2, b.full));
     svg.append(
       svgEl('rect', {
         x: LABEL,
@@ -280,16 +388,42 @@ function callsVsBreakEven(marks: IVariantMark[]): SVGSVGElement {
     if (be !== null) {
       const x = s.map(Math.max(be, 1e-12));
       svg.append(
-        svgEl('line', { x1: x, x2: x, y1: y + 1, y2: y + ROW - 1, class: 'jp-JitDashboard-breakeven', ...variantData(b) })
+        svgEl('line', {
+          x1: x,
+          x2: x,
+          y1: y + 1,
+          y2: y + ROW - 1,
+          class: 'jp-JitDashboard-breakeven',
+          ...variantData(b)
+        })
       );
-      verdict = calls >= be ? `paid off (${count(calls)} ≥ ${count(be)})` : `${count(calls)} of ${count(be)}`;
+      verdict =
+        calls >= be
+          ? `paid off (${count(calls)} ≥ ${count(be)})`
+          : `${count(calls)} of ${count(be)}`;
     } else {
       verdict = positive(b.v.speedup) ? 'never pays off' : 'break-even unknown';
     }
-    svg.append(svgEl('text', { x: WIDTH - RIGHT - 36, y: y + ROW / 2 + 4, class: 'jp-JitDashboard-value' }, verdict));
+    svg.append(
+      svgEl(
+        'text',
+        {
+          x: WIDTH - RIGHT - 36,
+          y: y + ROW / 2 + 4,
+          class: 'jp-JitDashboard-value'
+        },
+        verdict
+      )
+    );
   });
   // calls are whole numbers: no 0.5 tick on a short linear axis
-  axis(svg, s.log ? s : { ...s, ticks: s.ticks.filter(t => Number.isInteger(t)) }, marks.length * ROW + 6, v => count(v), 'calls');
+  axis(
+    svg,
+    s.log ? s : { ...s, ticks: s.ticks.filter(t => Number.isInteger(t)) },
+    marks.length * ROW + 6,
+    v => count(v),
+    'calls'
+  );
   return svg;
 }
 
@@ -302,7 +436,7 @@ function speedups(marks: IVariantMark[]): SVGSVGElement {
     const sp = b.v.speedup as number;
     const x = s.map(sp);
     svg.append(
-      rowLabel(b.label, y + ROW / 2),
+      rowLabel(b.label, y + ROW / 2, b.full),
       svgEl('rect', {
         x: LABEL,
         y: y + 4,
@@ -311,40 +445,79 @@ function speedups(marks: IVariantMark[]): SVGSVGElement {
         class: `jp-JitDashboard-speedup${sp < 1 ? ' jp-mod-slower' : ''}`,
         ...variantData(b)
       }),
-      svgEl('text', { x: x + 4, y: y + ROW / 2 + 4, class: 'jp-JitDashboard-value' }, `${sp.toFixed(sp >= 10 ? 0 : 2)}x`)
+      svgEl(
+        'text',
+        { x: x + 4, y: y + ROW / 2 + 4, class: 'jp-JitDashboard-value' },
+        `${sp.toFixed(sp >= 10 ? 0 : 2)}x`
+      )
     );
   });
   const one = s.map(1);
-  svg.append(svgEl('line', { x1: one, x2: one, y1: 0, y2: marks.length * ROW + 6, class: 'jp-JitDashboard-ref' }));
-  axis(svg, s, marks.length * ROW + 6, v => `${v}x`, 'eager NumPy time / jitted call time');
+  svg.append(
+    svgEl('line', {
+      x1: one,
+      x2: one,
+      y1: 0,
+      y2: marks.length * ROW + 6,
+      class: 'jp-JitDashboard-ref'
+    })
+  );
+  axis(
+    svg,
+    s,
+    marks.length * ROW + 6,
+    v => `${v}x`,
+    'eager NumPy time / jitted call time'
+  );
   return svg;
 }
 
 function samplesOf(d: IDashboard): [number, number][] {
   return (Array.isArray(d.samples) ? d.samples : []).filter(
-    p => Array.isArray(p) && typeof p[0] === 'number' && typeof p[1] === 'number'
+    p =>
+      Array.isArray(p) && typeof p[0] === 'number' && typeof p[1] === 'number'
   );
 }
 
 /** Cumulative compile ms (from compile events) and run ms (from samples) against time. */
-export function sessionSeries(events: IJitEvent[], samples: [number, number][]) {
+export function sessionSeries(
+  events: IJitEvent[],
+  samples: [number, number][]
+) {
   const compiles = events
-    .filter(e => (e.kind === 'compile' || e.kind === 'miss') && typeof e.time === 'number')
+    .filter(
+      e =>
+        (e.kind === 'compile' || e.kind === 'miss') &&
+        typeof e.time === 'number'
+    )
     .sort((a, b) => (a.time as number) - (b.time as number));
   let acc = 0;
-  const compile: [number, number][] = compiles.map(e => [e.time as number, (acc += finite(e.timings_ms?.total))]);
-  const storms = events.filter(e => e.kind === 'storm' && typeof e.time === 'number');
+  const compile: [number, number][] = compiles.map(e => [
+    e.time as number,
+    (acc += finite(e.timings_ms?.total))
+  ]);
+  const storms = events.filter(
+    e => e.kind === 'storm' && typeof e.time === 'number'
+  );
   return { compile, run: samples.slice(), storms };
 }
 
-function sessionChart(events: IJitEvent[], samples: [number, number][]): SVGSVGElement | null {
+function sessionChart(
+  events: IJitEvent[],
+  samples: [number, number][]
+): SVGSVGElement | null {
   const { compile, run, storms } = sessionSeries(events, samples);
   if (!compile.length) {
     return null;
   }
   const H = 150;
   const svg = svgRoot(H + AXIS + 16);
-  const times = compile.map(p => p[0]).concat(run.map(p => p[0]), storms.map(e => e.time as number));
+  const times = compile
+    .map(p => p[0])
+    .concat(
+      run.map(p => p[0]),
+      storms.map(e => e.time as number)
+    );
   const t0 = Math.min(...times);
   const t1 = Math.max(...times, t0 + 1e-3);
   const tx = niceTicks(0, t1 - t0, 5);
@@ -356,8 +529,23 @@ function sessionChart(events: IJitEvent[], samples: [number, number][]): SVGSVGE
   const Y = (v: number) => 4 + H - (v / yTop) * H;
   for (const t of ty) {
     svg.append(
-      svgEl('line', { x1: LABEL, x2: WIDTH - RIGHT, y1: Y(t), y2: Y(t), class: 'jp-JitDashboard-grid' }),
-      svgEl('text', { x: LABEL - 6, y: Y(t) + 4, 'text-anchor': 'end', class: 'jp-JitDashboard-axis' }, ms(t))
+      svgEl('line', {
+        x1: LABEL,
+        x2: WIDTH - RIGHT,
+        y1: Y(t),
+        y2: Y(t),
+        class: 'jp-JitDashboard-grid'
+      }),
+      svgEl(
+        'text',
+        {
+          x: LABEL - 6,
+          y: Y(t) + 4,
+          'text-anchor': 'end',
+          class: 'jp-JitDashboard-axis'
+        },
+        ms(t)
+      )
     );
   }
   const step = (pts: [number, number][]) => {
@@ -367,29 +555,70 @@ function sessionChart(events: IJitEvent[], samples: [number, number][]): SVGSVGE
     }
     return path + ` H ${X(t0 + tTop)}`;
   };
-  svg.append(svgEl('path', { d: step(compile), class: 'jp-JitDashboard-line jp-JitDashboard-compileLine' }));
+  svg.append(
+    svgEl('path', {
+      d: step(compile),
+      class: 'jp-JitDashboard-line jp-JitDashboard-compileLine'
+    })
+  );
   if (run.length) {
-    svg.append(svgEl('path', { d: step(run), class: 'jp-JitDashboard-line jp-JitDashboard-runLine' }));
+    svg.append(
+      svgEl('path', {
+        d: step(run),
+        class: 'jp-JitDashboard-line jp-JitDashboard-runLine'
+      })
+    );
   }
   for (const e of storms) {
     const x = X(e.time as number);
     svg.append(
-      svgEl('line', { x1: x, x2: x, y1: 4, y2: 4 + H, class: 'jp-JitDashboard-stormLine' }),
-      svgEl('circle', { cx: x, cy: 10, r: 5, class: 'jp-JitDashboard-mark', 'data-kind': 'storm', 'data-tip': eventTip(e).join('\n') })
+      svgEl('line', {
+        x1: x,
+        x2: x,
+        y1: 4,
+        y2: 4 + H,
+        class: 'jp-JitDashboard-stormLine'
+      }),
+      svgEl('circle', {
+        cx: x,
+        cy: 10,
+        r: 5,
+        class: 'jp-JitDashboard-mark',
+        'data-kind': 'storm',
+        'data-tip': eventTip(e).join('\n')
+      })
     );
   }
   const lc = compile[compile.length - 1][1];
   const lr = run.length ? run[run.length - 1][1] : 0;
   svg.append(
-    svgEl('text', { x: WIDTH - RIGHT + 4, y: Y(lc) + 4, class: 'jp-JitDashboard-value jp-JitDashboard-compileText' }, `compile ${ms(lc)}`),
-    svgEl('text', { x: WIDTH - RIGHT + 4, y: Y(lr) + (Math.abs(Y(lr) - Y(lc)) < 12 ? 16 : 4), class: 'jp-JitDashboard-value jp-JitDashboard-runText' }, `run ${ms(lr)}`)
+    svgEl(
+      'text',
+      {
+        x: WIDTH - RIGHT + 4,
+        y: Y(lc) + 4,
+        class: 'jp-JitDashboard-value jp-JitDashboard-compileText'
+      },
+      `compile ${ms(lc)}`
+    ),
+    svgEl(
+      'text',
+      {
+        x: WIDTH - RIGHT + 4,
+        y: Y(lr) + (Math.abs(Y(lr) - Y(lc)) < 12 ? 16 : 4),
+        class: 'jp-JitDashboard-value jp-JitDashboard-runText'
+      },
+      `run ${ms(lr)}`
+    )
   );
   timeAxis(svg, tx, X, t0, H + 10);
   return svg;
 }
 
 function timeline(events: IJitEvent[]): SVGSVGElement {
-  const names = Array.from(new Set(events.map(e => e.qualname || e.function || '?')));
+  const names = Array.from(
+    new Set(events.map(e => e.qualname || e.function || '?'))
+  );
   const svg = svgRoot(names.length * ROW + AXIS + 8);
   const times = events.map((e, i) => (typeof e.time === 'number' ? e.time : i));
   const t0 = Math.min(...times);
@@ -402,7 +631,13 @@ function timeline(events: IJitEvent[]): SVGSVGElement {
     const y = 4 + i * ROW + ROW / 2;
     svg.append(
       rowLabel(n, y),
-      svgEl('line', { x1: LABEL, x2: LABEL + span, y1: y, y2: y, class: 'jp-JitDashboard-lane' })
+      svgEl('line', {
+        x1: LABEL,
+        x2: LABEL + span,
+        y1: y,
+        y2: y,
+        class: 'jp-JitDashboard-lane'
+      })
     );
   });
   // events of one cell land at nearly one time: step each along its lane so none hides another
@@ -431,31 +666,81 @@ function timeline(events: IJitEvent[]): SVGSVGElement {
 }
 
 /** Tick marks and labels along the bottom; a label that would collide with the last is left out. */
-function axis(svg: SVGSVGElement, s: IScale, y: number, fmt: (v: number) => string, title: string): void {
-  svg.append(svgEl('line', { x1: LABEL, x2: WIDTH - RIGHT, y1: y, y2: y, class: 'jp-JitDashboard-axisLine' }));
+function axis(
+  svg: SVGSVGElement,
+  s: IScale,
+  y: number,
+  fmt: (v: number) => string,
+  title: string
+): void {
+  svg.append(
+    svgEl('line', {
+      x1: LABEL,
+      x2: WIDTH - RIGHT,
+      y1: y,
+      y2: y,
+      class: 'jp-JitDashboard-axisLine'
+    })
+  );
   let last = -Infinity;
   for (const t of s.ticks) {
     const x = s.map(t);
     if (x < LABEL - 1 || x > WIDTH - 1) {
       continue;
     }
-    svg.append(svgEl('line', { x1: x, x2: x, y1: y, y2: y + 4, class: 'jp-JitDashboard-axisLine' }));
+    svg.append(
+      svgEl('line', {
+        x1: x,
+        x2: x,
+        y1: y,
+        y2: y + 4,
+        class: 'jp-JitDashboard-axisLine'
+      })
+    );
     if (x - last >= 48) {
-      svg.append(svgEl('text', { x, y: y + 15, 'text-anchor': 'middle', class: 'jp-JitDashboard-axis' }, fmt(t)));
+      svg.append(
+        svgEl(
+          'text',
+          {
+            x,
+            y: y + 15,
+            'text-anchor': 'middle',
+            class: 'jp-JitDashboard-axis'
+          },
+          fmt(t)
+        )
+      );
       last = x;
     }
   }
   svg.append(
     svgEl(
       'text',
-      { x: (LABEL + WIDTH - RIGHT) / 2, y: y + 30, 'text-anchor': 'middle', class: 'jp-JitDashboard-axis jp-JitDashboard-axisTitle' },
+      {
+        x: (LABEL + WIDTH - RIGHT) / 2,
+        y: y + 30,
+        'text-anchor': 'middle',
+        class: 'jp-JitDashboard-axis jp-JitDashboard-axisTitle'
+      },
       s.log ? `${title} (log scale)` : title
     )
   );
 }
 
-function timeAxis(svg: SVGSVGElement, ticks: number[], X: (t: number) => number, t0: number, y: number): void {
-  axis(svg, { ticks: ticks.map(t => t0 + t), map: X, log: false }, y, t => `${Number((t - t0).toPrecision(3))} s`, 'session time');
+function timeAxis(
+  svg: SVGSVGElement,
+  ticks: number[],
+  X: (t: number) => number,
+  t0: number,
+  y: number
+): void {
+  axis(
+    svg,
+    { ticks: ticks.map(t => t0 + t), map: X, log: false },
+    y,
+    t => `${Number((t - t0).toPrecision(3))} s`,
+    'session time'
+  );
 }
 
 function variantData(b: IVariantMark): { [k: string]: string } {
@@ -467,11 +752,20 @@ function variantData(b: IVariantMark): { [k: string]: string } {
   };
 }
 
-function rowLabel(text: string, y: number): SVGElement {
-  const t = svgEl('text', { x: LABEL - 6, y: y + 4, 'text-anchor': 'end', class: 'jp-JitDashboard-label' }, clip(text, 30));
-  if (text.length > 30) {
+function rowLabel(text: string, y: number, full = text): SVGElement {
+  const t = svgEl(
+    'text',
+    {
+      x: LABEL - 6,
+      y: y + 4,
+      'text-anchor': 'end',
+      class: 'jp-JitDashboard-label'
+    },
+    clipMiddle(text, LABEL_CHARS)
+  );
+  if (full !== clipMiddle(text, LABEL_CHARS)) {
     const title = document.createElementNS(SVG, 'title');
-    title.textContent = text;
+    title.textContent = full;
     t.append(title);
   }
   return t;
@@ -500,7 +794,11 @@ function svgRoot(height: number): SVGSVGElement {
   return svg;
 }
 
-function svgEl(tag: string, attrs: { [k: string]: string | number }, text?: string): SVGElement {
+function svgEl(
+  tag: string,
+  attrs: { [k: string]: string | number },
+  text?: string
+): SVGElement {
   const node = document.createElementNS(SVG, tag);
   for (const k of Object.keys(attrs)) {
     node.setAttribute(k, String(attrs[k]));
@@ -524,10 +822,6 @@ function div(cls: string, text?: string): HTMLDivElement {
     node.textContent = text;
   }
   return node;
-}
-
-function clip(s: string, n: number): string {
-  return s.length > n ? s.slice(0, n - 1) + '…' : s;
 }
 
 function positive(v: unknown): boolean {

@@ -2,7 +2,7 @@
 import { IJitEvent, IReason, IVariantInfo } from './protocol';
 
 export function plural(n: number, word: string, many?: string): string {
-  return `${n} ${n === 1 ? word : many ?? word + 's'}`;
+  return `${n} ${n === 1 ? word : (many ?? word + 's')}`;
 }
 
 /** `JIT 5 compiles, 3 of them recompiles`: every compile counts, a recompile is a miss. */
@@ -28,6 +28,19 @@ export function cellNumber(where: string | undefined | null): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/** The longest `old -> new` kept on one line (about 200 px of code font). */
+const KEEP_MAX = 28;
+
+/**
+ * `0.009371372050021` -> `0.00937137` inside any text: static values and reasons quote floats
+ * at full precision, which no one reads and a narrow panel cannot hold.
+ */
+export function readable(text: string): string {
+  return text.replace(/(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?(?![\w.])/g, m =>
+    String(Number(Number(m).toPrecision(6)))
+  );
+}
+
 /**
  * Split a reason into text and unbreakable `old -> new` runs, so that a narrow panel
  * wraps between words but never inside `1 -> 2`.
@@ -38,6 +51,9 @@ export function reasonRuns(text: string): { text: string; keep: boolean }[] {
   let last = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text))) {
+    if (m[0].length > KEEP_MAX) {
+      continue; // wider than a narrow panel: better broken than past the edge
+    }
     if (m.index > last) {
       out.push({ text: text.slice(last, m.index), keep: false });
     }
@@ -51,8 +67,11 @@ export function reasonRuns(text: string): { text: string; keep: boolean }[] {
 }
 
 /** One call reads as one number; more as count, mean and total. */
-export function callsText(calls: number | null | undefined, meanMs?: number | null,
-  totalMs?: number | null): string {
+export function callsText(
+  calls: number | null | undefined,
+  meanMs?: number | null,
+  totalMs?: number | null
+): string {
   if (typeof calls !== 'number') {
     return 'calls –';
   }
@@ -66,8 +85,10 @@ export function callsText(calls: number | null | undefined, meanMs?: number | nu
 }
 
 /** Speedup over NumPy and break-even, as the kernel measured them (– when it did not). */
-export function payoffText(speedup: number | null | undefined,
-  breakEven: number | null | undefined): string {
+export function payoffText(
+  speedup: number | null | undefined,
+  breakEven: number | null | undefined
+): string {
   if (typeof speedup !== 'number' || !isFinite(speedup)) {
     return '';
   }
@@ -75,7 +96,9 @@ export function payoffText(speedup: number | null | undefined,
   if (speedup <= 1) {
     return `${x} · never pays off`;
   }
-  return typeof breakEven === 'number' ? `${x} · pays off after ${plural(breakEven, 'call')}` : x;
+  return typeof breakEven === 'number'
+    ? `${x} · pays off after ${plural(breakEven, 'call')}`
+    : x;
 }
 
 /** About `count` round tick values covering [lo, hi] (1, 2 or 5 times a power of ten). */
@@ -102,24 +125,46 @@ export function logTicks(lo: number, hi: number): number[] {
     return [];
   }
   const out: number[] = [];
-  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+  for (
+    let e = Math.floor(Math.log10(lo));
+    e <= Math.ceil(Math.log10(hi));
+    e++
+  ) {
     out.push(Math.pow(10, e));
   }
   return out;
 }
 
-/** A short count: 950, 1.2k, 35k, 1.2M. */
+/**
+ * A short count: 950, 1.2k, 35k, 150k, 1.2M, 150M, 2.5G. Never exponent notation
+ * (`toPrecision(2)` writes 150000 as `1.5e+2k`): one decimal below 10, whole units above.
+ */
 export function count(n: number): string {
   if (!isFinite(n)) {
     return '–';
   }
-  if (Math.abs(n) >= 1e6) {
-    return `${(n / 1e6).toPrecision(2)}M`;
+  const sign = n < 0 ? '-' : '';
+  const a = Math.abs(n);
+  if (a < 1e3) {
+    return sign + String(Math.round(a * 100) / 100);
   }
-  if (Math.abs(n) >= 1e3) {
-    return `${(n / 1e3).toPrecision(2)}k`;
+  const units: [number, string][] = [
+    [1e3, 'k'],
+    [1e6, 'M'],
+    [1e9, 'G'],
+    [1e12, 'T']
+  ];
+  for (let i = 0; i < units.length; i++) {
+    const [size, unit] = units[i];
+    const x = a / size;
+    const text =
+      x < 9.95 ? x.toFixed(1).replace(/\.0$/, '') : String(Math.round(x));
+    // 999,600 rounds to 1000k: that is 1M
+    if (Number(text) < 1000 || i === units.length - 1) {
+      return `${sign}${text}${unit}`;
+    }
   }
-  return String(Math.round(n * 100) / 100);
+  return sign + String(a); // unreachable: the last unit always returns
 }
 
 /** Milliseconds in the unit that reads best: `1.25 s`, `96.3 ms`, `4.37 µs`, `80.0 ns`. */
@@ -147,7 +192,9 @@ function fixed(x: number): string {
 }
 
 /** `{n: '3', mode: "'fast'"}` -> `n=3, mode='fast'`; empty -> `` */
-export function statics(values: { [name: string]: string } | undefined): string {
+export function statics(
+  values: { [name: string]: string } | undefined
+): string {
   if (!values || typeof values !== 'object') {
     return '';
   }
@@ -192,9 +239,7 @@ export function clock(time: number | undefined): string {
 /** `speedup 0.23x · break-even never`, the figures %jit_cache shows (bounds keep their ≥/≤). */
 export function figuresText(v: IVariantInfo): string {
   const be = v.break_even_text || '–';
-  return `speedup ${v.speedup_text || '–'} · break-even ${be}${
-    be === 'never' || be === '–' ? '' : ' calls'
-  }`;
+  return `speedup ${v.speedup_text || '–'} · break-even ${be}${callsUnit(be)}`;
 }
 
 /** How each figure was measured, one line each (tooltips). */
@@ -204,4 +249,71 @@ export function figuresHow(v: IVariantInfo): string[] {
     `NumPy: ${v.eager_text || '–'} (${v.eager_how || 'not measured'})`,
     `kernel: ${ms(v.kernel_ms_median)} (${v.kernel_how || 'native timer, no dispatch'})`
   ];
+}
+
+/** The unit after a break-even figure as the kernel wrote it (`1`, `≤ 1`, `130`, `never`). */
+export function callsUnit(figure: string): string {
+  if (!/\d/.test(figure)) {
+    return '';
+  }
+  return /^\D*1$/.test(figure.trim()) ? ' call' : ' calls';
+}
+
+/**
+ * `exponentially_weighted_moving_average` in 20 characters: `exponent…ng_average`. The
+ * middle goes, so both the start (what it is) and the end (which one) survive.
+ */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) {
+    return text;
+  }
+  if (max <= 1) {
+    return '…';
+  }
+  const head = Math.ceil((max - 1) / 2);
+  const tail = max - 1 - head;
+  return (
+    text.slice(0, head) + '…' + (tail ? text.slice(text.length - tail) : '')
+  );
+}
+
+/**
+ * A variant's label in at most `max` characters: `name #3 dt=0.1`. The variant number is kept
+ * whole (without it every row of a long-named function reads the same); the name and the
+ * static values give up their middles.
+ */
+export function variantLabel(
+  name: string,
+  variant: number | string | null | undefined,
+  staticsText = '',
+  max = 30
+): string {
+  const id = ` #${variant ?? '?'}`;
+  const st = staticsText ? ` ${staticsText}` : '';
+  if (name.length + id.length + st.length <= max) {
+    return `${name}${id}${st}`;
+  }
+  // the name keeps at least 12 characters; the statics get what is left, if anything useful
+  const nameRoom = Math.max(12, max - id.length - Math.min(st.length, 12));
+  const shortName = clipMiddle(name, nameRoom);
+  const room = max - shortName.length - id.length;
+  const shortSt = room >= 5 && st ? ' ' + clipMiddle(st.trim(), room - 1) : '';
+  return `${shortName}${id}${shortSt}`;
+}
+
+/** The tooltip of a signature: what its `~` means, when it has one. */
+export function signatureTip(signature: string): string {
+  if (!signature.includes('~')) {
+    return signature;
+  }
+  return (
+    `${signature}\n~ marks a weak type: a Python scalar (int, float, complex) whose ` +
+    'dtype gives way to the arrays it meets, as in JAX'
+  );
+}
+
+/** The compiled code's optimisation tier, as the snapshot numbers it (tiering.py). */
+export function tierName(tier: unknown): string {
+  const names: { [t: number]: string } = { 0: 'quick', 1: 'light', 2: 'O3' };
+  return typeof tier === 'number' ? (names[tier] ?? `tier ${tier}`) : '';
 }

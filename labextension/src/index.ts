@@ -6,7 +6,12 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { Dialog, ICommandPalette, ISessionContext, showDialog } from '@jupyterlab/apputils';
+import {
+  Dialog,
+  ICommandPalette,
+  ISessionContext,
+  showDialog
+} from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
@@ -21,7 +26,8 @@ const OPEN = 'jitmagic:open-panel';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jitmagic:plugin',
-  description: 'Live view of jitmagic compilations: side panel and status bar item.',
+  description:
+    'Live view of jitmagic compilations: side panel and status bar item.',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [IStatusBar, ICommandPalette],
@@ -31,7 +37,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null
   ) => {
-    const bridges = new Map<ISessionContext, { bridge: KernelBridge; views: number }>();
+    const bridges = new Map<
+      ISessionContext,
+      { bridge: KernelBridge; views: number }
+    >();
     const panel = new JitPanel();
     panel.title.icon = jitIcon;
     panel.title.label = 'JIT';
@@ -76,7 +85,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     const follow = () => {
       const nb = notebooks.currentWidget;
-      const bridge = nb ? bridges.get(nb.sessionContext)?.bridge ?? null : null;
+      const bridge = nb
+        ? (bridges.get(nb.sessionContext)?.bridge ?? null)
+        : null;
       panel.model = bridge?.model ?? null;
       panel.source = nb?.context.path ?? '';
       panel.onRefresh = bridge ? () => bridge.refresh() : null;

@@ -64,9 +64,12 @@ export class JitModel {
         this.addEvent((msg as any).event);
         return;
       case 'events': {
-        // the backlog sent on subscribe; a snapshot follows and fixes the counts
+        // the backlog sent on subscribe, or a batch of a busy moment (a storm): one change
         const events = (msg as any).events;
-        (Array.isArray(events) ? events : []).forEach(e => this.addEvent(e));
+        this.addEvents(
+          Array.isArray(events) ? events : [],
+          (msg as any).counts
+        );
         return;
       }
       case 'snapshot':
@@ -100,7 +103,9 @@ export class JitModel {
       return;
     }
     // a copy: events update variants in place, and the caller's records must stay as sent
-    this.functions = Array.isArray(s.functions) ? JSON.parse(JSON.stringify(s.functions)) : [];
+    this.functions = Array.isArray(s.functions)
+      ? JSON.parse(JSON.stringify(s.functions))
+      : [];
     this.compiles = num(s.compiles, this.compiles);
     this.misses = num(s.misses, this.misses);
     this.evictions = num(s.evictions, this.evictions);
@@ -108,7 +113,8 @@ export class JitModel {
       (acc, f) =>
         acc +
         (Array.isArray(f?.variants) ? f.variants : []).reduce(
-          (a, v) => a + (typeof v?.run_ms_total === 'number' ? v.run_ms_total : 0),
+          (a, v) =>
+            a + (typeof v?.run_ms_total === 'number' ? v.run_ms_total : 0),
           0
         ),
       0
@@ -120,6 +126,30 @@ export class JitModel {
     }
     this.state = 'connected';
     this.note = s.error ? `snapshot failed: ${s.error}` : '';
+    this._changed.emit();
+  }
+
+  /**
+   * Apply many events with one change. `counts`, when the kernel sends them with a batch,
+   * are its own totals: the batch may have left out events (the kernel keeps only the newest
+   * of a burst), and the totals still count them.
+   */
+  addEvents(
+    events: (IJitEvent | null | undefined)[],
+    counts?: { compiles?: number; misses?: number; evictions?: number } | null
+  ): void {
+    this._quiet = true;
+    try {
+      events.forEach(e => this.addEvent(e));
+    } finally {
+      this._quiet = false;
+    }
+    if (counts && typeof counts === 'object') {
+      this.compiles = num(counts.compiles, this.compiles);
+      this.misses = num(counts.misses, this.misses);
+      this.evictions = num(counts.evictions, this.evictions);
+    }
+    this.state = 'connected';
     this._changed.emit();
   }
 
@@ -135,8 +165,13 @@ export class JitModel {
     }
     this.events.push(e);
     if (this.events.length > this.maxEvents) {
-      const dropped = this.events.splice(0, this.events.length - this.maxEvents);
-      dropped.forEach(d => typeof d.seq === 'number' && this._seen.delete(d.seq));
+      const dropped = this.events.splice(
+        0,
+        this.events.length - this.maxEvents
+      );
+      dropped.forEach(
+        d => typeof d.seq === 'number' && this._seen.delete(d.seq)
+      );
     }
     // a first compile is a 'compile', a recompile a 'miss': both compile a variant
     switch (e.kind) {
@@ -162,7 +197,9 @@ export class JitModel {
       }
     }
     this.state = 'connected';
-    this._changed.emit();
+    if (!this._quiet) {
+      this._changed.emit();
+    }
   }
 
   /** The event with this seq, if still in the feed. */
@@ -175,12 +212,16 @@ export class JitModel {
     return f?.variants?.length ?? 0;
   }
 
-  private findFunction(e: IJitEvent, create: boolean): IFunctionInfo | undefined {
+  private findFunction(
+    e: IJitEvent,
+    create: boolean
+  ): IFunctionInfo | undefined {
     const key = e.qualname || e.function;
     let f = this.functions.find(f =>
       e.fid !== undefined && f.fid !== undefined
         ? f.fid === e.fid
-        : (f.qualname || f.name) === key && (!e.where || !f.where || f.where === e.where)
+        : (f.qualname || f.name) === key &&
+          (!e.where || !f.where || f.where === e.where)
     );
     if (!f && create && key) {
       f = {
@@ -202,7 +243,10 @@ export class JitModel {
       return;
     }
     const variants = (f.variants = f.variants ?? []);
-    const reason = (e.reasons ?? []).map(r => r.text).filter(Boolean).join('; ');
+    const reason = (e.reasons ?? [])
+      .map(r => r.text)
+      .filter(Boolean)
+      .join('; ');
     const fresh: IVariantInfo = {
       variant: e.variant ?? null,
       statics: e.statics ?? {},
@@ -234,12 +278,20 @@ export class JitModel {
   }
 
   private _seen = new Set<number>();
+  private _quiet = false;
   private _changed = new Signal<this, void>(this);
 }
 
 /** How events and functions are matched: the function id when known, else its name. */
-export function functionKey(f: { fid?: number; qualname?: string; name?: string; function?: string }): string {
-  return f.fid !== undefined && f.fid !== null ? `#${f.fid}` : f.qualname || f.name || f.function || '?';
+export function functionKey(f: {
+  fid?: number;
+  qualname?: string;
+  name?: string;
+  function?: string;
+}): string {
+  return f.fid !== undefined && f.fid !== null
+    ? `#${f.fid}`
+    : f.qualname || f.name || f.function || '?';
 }
 
 /** The argument a storm event blames: its first reason with an argument, else its message. */

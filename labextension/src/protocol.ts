@@ -14,7 +14,11 @@ export type EventKind =
   | 'disk_miss'
   /** a shape-generic variant was compiled (or could not be): jm.jit(shapes=...) */
   | 'generalise'
-  | 'generalise_failed';
+  | 'generalise_failed'
+  /** the variant's code was re-optimised at O3 after enough calls (jitmagic/tiering.py) */
+  | 'tier_up'
+  /** the O3 code ran slower than the code it replaced, which is back */
+  | 'tier_down';
 
 export interface IReason {
   kind?: string;
@@ -41,6 +45,10 @@ export interface IJitEvent {
   reasons?: IReason[];
   timings_ms?: { [phase: string]: number };
   message?: string;
+  /** tier_up / tier_down: kernel µs per call before (and after) the change */
+  run_us?: { [what: string]: number | null };
+  /** the worker process the record came from, when not the kernel's own */
+  worker?: number | string | null;
 }
 
 export interface IVariantInfo {
@@ -59,6 +67,8 @@ export interface IVariantInfo {
   /** which JIT compiled it: jitmagic (default), jax, numba */
   backend?: string | null;
   last_reason?: string | null;
+  /** the optimisation tier of the code that runs: 0 quick, 1 light, 2 O3 */
+  tier?: number | null;
   // speedup and break-even over NumPy, as %jit_cache shows them (jitmagic/baseline.py)
   kernel_ms_median?: number | null;
   call_ms?: number | null;
@@ -110,7 +120,14 @@ export type KernelMessage =
   | { type: 'hello'; version?: string; kernel_id?: string }
   | { type: 'code'; req: number; text?: string; error?: string }
   | { type: 'event'; event: IJitEvent }
-  | { type: 'events'; events: IJitEvent[] }
+  | {
+      type: 'events';
+      events: IJitEvent[];
+      /** a batch's kernel totals (the batch may leave out older events of a burst) */
+      counts?: { compiles?: number; misses?: number; evictions?: number };
+      /** events of the burst left out of this batch */
+      dropped?: number;
+    }
   | { type: 'snapshot'; snapshot: ISnapshot }
   | { type: 'bye' };
 

@@ -44,7 +44,9 @@ class FakeKernel {
   }
   async requestCommInfo(content: any) {
     const comms: any = {};
-    this.openComms.forEach(id => (comms[id] = { target_name: content.target_name }));
+    this.openComms.forEach(
+      id => (comms[id] = { target_name: content.target_name })
+    );
     return { content: { status: 'ok', comms } };
   }
   createComm(target: string) {
@@ -56,7 +58,9 @@ class FakeKernel {
   announce(): FakeComm {
     const c = new FakeComm('jitmagic', `kernel-${Math.random()}`);
     const data = { type: 'hello', version: '0.1.0' };
-    this.targets['jitmagic'](c, { content: { comm_id: c.commId, target_name: 'jitmagic', data } });
+    this.targets['jitmagic'](c, {
+      content: { comm_id: c.commId, target_name: 'jitmagic', data }
+    });
     return c;
   }
 }
@@ -114,7 +118,9 @@ describe('KernelBridge', () => {
     const kernel = new FakeKernel();
     const bridge = new KernelBridge(session(kernel));
     const first = kernel.announce();
-    first.onClose({ content: { comm_id: first.commId, data: { type: 'bye' } } });
+    first.onClose({
+      content: { comm_id: first.commId, data: { type: 'bye' } }
+    });
     expect(bridge.model.state).toBe('waiting');
     const second = kernel.announce();
     expect(bridge.model.state).toBe('connected');

@@ -1,4 +1,9 @@
-import { renderDashboard, scaleFor, sessionSeries, variantMarks } from '../dashboard';
+import {
+  renderDashboard,
+  scaleFor,
+  sessionSeries,
+  variantMarks
+} from '../dashboard';
 import { DashboardRenderer } from '../mime';
 import { JitModel } from '../model';
 import { DASHBOARD_MIME, IDashboard } from '../protocol';
@@ -46,12 +51,17 @@ describe('renderDashboard', () => {
     const node = document.createElement('div');
     renderDashboard(node, measured);
     const bars = node.querySelectorAll('.jp-JitDashboard-bar');
-    expect(Array.from(bars).map(b => b.getAttribute('data-series'))).toEqual(['compile', 'run', 'compile', 'run']);
+    expect(Array.from(bars).map(b => b.getAttribute('data-series'))).toEqual([
+      'compile',
+      'run',
+      'compile',
+      'run'
+    ]);
     expect(node.querySelectorAll('.jp-JitDashboard-calls').length).toBe(2);
     // only variant 2 has a break-even; variant 1 is slower than NumPy
     expect(node.querySelectorAll('.jp-JitDashboard-breakeven').length).toBe(1);
     expect(node.textContent).toContain('never pays off');
-    expect(node.textContent).toContain('paid off (4.0k ≥ 1.2k)');
+    expect(node.textContent).toContain('paid off (4k ≥ 1.2k)');
     const speed = node.querySelectorAll('.jp-JitDashboard-speedup');
     expect(speed.length).toBe(2);
     expect(speed[0].classList.contains('jp-mod-slower')).toBe(true);
@@ -61,7 +71,9 @@ describe('renderDashboard', () => {
     expect(node.querySelector('.jp-JitDashboard-compileLine')).not.toBeNull();
     expect(node.querySelector('.jp-JitDashboard-runLine')).not.toBeNull();
     expect(node.querySelectorAll('.jp-JitDashboard-stormLine').length).toBe(1);
-    expect(node.querySelector('.jp-JitDashboard-compileText')!.textContent).toBe('compile 59.4 ms');
+    expect(
+      node.querySelector('.jp-JitDashboard-compileText')!.textContent
+    ).toBe('compile 59.4 ms');
   });
 
   it('uses a log scale where values span decades, with readable ticks', () => {
@@ -73,28 +85,49 @@ describe('renderDashboard', () => {
     expect(scaleFor([1, 50], 0, 100).log).toBe(false);
     const node = document.createElement('div');
     renderDashboard(node, {
-      functions: [{ name: 'f', variants: [{ variant: 1, compile_ms: 40, run_ms_total: 0.004, calls: 1 }] }]
+      functions: [
+        {
+          name: 'f',
+          variants: [
+            { variant: 1, compile_ms: 40, run_ms_total: 0.004, calls: 1 }
+          ]
+        }
+      ]
     });
-    const axes = Array.from(node.querySelectorAll('.jp-JitDashboard-axis')).map(a => a.textContent);
+    const axes = Array.from(node.querySelectorAll('.jp-JitDashboard-axis')).map(
+      a => a.textContent
+    );
     expect(axes).toContain('time (log scale)');
-    expect(axes.filter(a => /µs|ms|s$/.test(a ?? '')).length).toBeGreaterThan(3);
+    expect(axes.filter(a => /µs|ms|s$/.test(a ?? '')).length).toBeGreaterThan(
+      3
+    );
   });
 
   it('shows the variant record, reason and phases on hover, and selects it on click', () => {
     const node = document.createElement('div');
     document.body.append(node);
     renderDashboard(node, measured);
-    const tooltip = node.querySelector('.jp-JitDashboard-tooltip') as HTMLElement;
+    const tooltip = node.querySelector(
+      '.jp-JitDashboard-tooltip'
+    ) as HTMLElement;
     expect(tooltip.hidden).toBe(true);
     const bar = node.querySelectorAll('.jp-JitDashboard-bar')[2];
-    bar.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: 10, clientY: 10 }));
+    bar.dispatchEvent(
+      new MouseEvent('mousemove', { bubbles: true, clientX: 10, clientY: 10 })
+    );
     expect(tooltip.hidden).toBe(false);
     expect(tooltip.textContent).toContain('scale · variant 2');
     expect(tooltip.textContent).toContain('static: n=3');
-    expect(tooltip.textContent).toContain("reason: static argument 'n' changed: 2 -> 3");
+    expect(tooltip.textContent).toContain(
+      "reason: static argument 'n' changed: 2 -> 3"
+    );
     expect(tooltip.textContent).toContain('phases: trace 330 µs');
-    expect(tooltip.textContent).toContain('speedup 30x · break-even 1200 calls');
-    expect(tooltip.textContent).toContain('call: 5.20 µs (median of 15 batches of 19, warm)');
+    expect(tooltip.textContent).toContain(
+      'speedup 30x · break-even 1200 calls'
+    );
+    expect(tooltip.textContent).toContain(
+      'call: 5.20 µs (median of 15 batches of 19, warm)'
+    );
     const slow = node.querySelectorAll('.jp-JitDashboard-bar')[0];
     slow.dispatchEvent(new MouseEvent('mousemove', { bubbles: true }));
     expect(tooltip.textContent).toContain('measured: median of 7 warm runs');
@@ -111,21 +144,47 @@ describe('renderDashboard', () => {
 
   it('filters by function and keeps events of one moment apart', () => {
     const node = document.createElement('div');
-    const other = { ...compileEvent, seq: 9, function: 'other', qualname: 'other', fid: 9 };
+    const other = {
+      ...compileEvent,
+      seq: 9,
+      function: 'other',
+      qualname: 'other',
+      fid: 9
+    };
     const data: IDashboard = {
-      functions: [...measured.functions!, { fid: 9, name: 'other', qualname: 'other', variants: [{ variant: 1, compile_ms: 5 }] }],
+      functions: [
+        ...measured.functions!,
+        {
+          fid: 9,
+          name: 'other',
+          qualname: 'other',
+          variants: [{ variant: 1, compile_ms: 5 }]
+        }
+      ],
       events: [...measured.events!, other, { ...other, seq: 10, kind: 'miss' }]
     };
     renderDashboard(node, data);
-    const sel = node.querySelector('.jp-JitDashboard-filter') as HTMLSelectElement;
-    expect(Array.from(sel.options).map(o => o.value)).toEqual(['', 'scale', 'other']);
-    const lane = Array.from(node.querySelectorAll(".jp-JitDashboard-chart:last-of-type .jp-JitDashboard-mark"));
+    const sel = node.querySelector(
+      '.jp-JitDashboard-filter'
+    ) as HTMLSelectElement;
+    expect(Array.from(sel.options).map(o => o.value)).toEqual([
+      '',
+      'scale',
+      'other'
+    ]);
+    const lane = Array.from(
+      node.querySelectorAll(
+        '.jp-JitDashboard-chart:last-of-type .jp-JitDashboard-mark'
+      )
+    );
     const xs = lane.slice(-2).map(m => Number(m.getAttribute('cx')));
     expect(xs[1] - xs[0]).toBeGreaterThanOrEqual(9); // same time, not on top of each other
     sel.value = 'other';
     sel.dispatchEvent(new Event('change'));
     expect(node.querySelectorAll('.jp-JitDashboard-bar').length).toBe(2);
-    expect((node.querySelector('.jp-JitDashboard-filter') as HTMLSelectElement).value).toBe('other');
+    expect(
+      (node.querySelector('.jp-JitDashboard-filter') as HTMLSelectElement).value
+    ).toBe('other');
   });
 
   it('sums compile times into a cumulative series', () => {
@@ -137,7 +196,17 @@ describe('renderDashboard', () => {
 
   it('is robust to missing and malformed fields', () => {
     const node = document.createElement('div');
-    for (const data of [null, undefined, {}, { functions: 'x', events: 3, samples: 'no' }, { functions: [null, { variants: [null, {}] }], events: [null, {}], samples: [[1], null] }]) {
+    for (const data of [
+      null,
+      undefined,
+      {},
+      { functions: 'x', events: 3, samples: 'no' },
+      {
+        functions: [null, { variants: [null, {}] }],
+        events: [null, {}],
+        samples: [[1], null]
+      }
+    ]) {
       expect(() => renderDashboard(node, data as any)).not.toThrow();
     }
     renderDashboard(node, {});
@@ -146,9 +215,41 @@ describe('renderDashboard', () => {
   });
 
   it('labels marks with function, variant and static values', () => {
-    expect(variantMarks({ functions: snapshot.functions }).map(b => b.label)).toEqual(['scale #1 n=2', 'scale #2 n=3']);
+    expect(
+      variantMarks({ functions: snapshot.functions }).map(b => b.label)
+    ).toEqual(['scale #1 n=2', 'scale #2 n=3']);
     const watched = [{ ...snapshot.functions![0], backend: 'jax' }];
-    expect(variantMarks({ functions: watched })[0].label).toBe('scale [jax] #1 n=2');
+    expect(variantMarks({ functions: watched })[0].label).toBe(
+      'scale [jax] #1 n=2'
+    );
+  });
+
+  it('keeps every variant of a long-named function apart, and counts without exponents', () => {
+    const long = 'exponentially_weighted_moving_average';
+    const node = document.createElement('div');
+    const functions = [
+      {
+        name: long,
+        qualname: long,
+        variants: [1, 2, 3].map(v => ({
+          variant: v,
+          statics: { dt: `0.${v}` },
+          calls: 150000,
+          break_even_calls: 1300,
+          compile_ms: 5,
+          run_ms_total: 1
+        }))
+      }
+    ];
+    renderDashboard(node, { functions });
+    const labels = Array.from(
+      node.querySelectorAll('.jp-JitDashboard-label')
+    ).map(l => l.firstChild!.textContent!);
+    expect(new Set(labels).size).toBe(3);
+    labels.forEach(l => expect(l.length).toBeLessThanOrEqual(30));
+    expect(labels[0]).toMatch(/^expon.*#1/);
+    expect(node.textContent).toContain('paid off (150k ≥ 1.3k)');
+    expect(node.textContent).not.toMatch(/\de\+/);
   });
 });
 

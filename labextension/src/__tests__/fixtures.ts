@@ -11,8 +11,23 @@ export const compileEvent: IJitEvent = {
   variant: 1,
   statics: { n: '2' },
   signature: 'x:f64[4]',
-  reasons: [{ kind: 'new_function', arg: null, old: null, new: null, text: 'new function' }],
-  timings_ms: { trace: 0.39, passes: 0.12, llvm_ir: 15.7, llvm_opt: 9.6, codegen: 15.1, total: 41.0 },
+  reasons: [
+    {
+      kind: 'new_function',
+      arg: null,
+      old: null,
+      new: null,
+      text: 'new function'
+    }
+  ],
+  timings_ms: {
+    trace: 0.39,
+    passes: 0.12,
+    llvm_ir: 15.7,
+    llvm_opt: 9.6,
+    codegen: 15.1,
+    total: 41.0
+  },
   message: 'scale: compiled variant 1 in 41.0 ms (new function)'
 };
 
@@ -24,10 +39,24 @@ export const missEvent: IJitEvent = {
   variant: 2,
   statics: { n: '3' },
   reasons: [
-    { kind: 'static_value', arg: 'n', old: '2', new: '3', text: "static argument 'n' changed: 2 -> 3" }
+    {
+      kind: 'static_value',
+      arg: 'n',
+      old: '2',
+      new: '3',
+      text: "static argument 'n' changed: 2 -> 3"
+    }
   ],
-  timings_ms: { trace: 0.33, passes: 0.12, llvm_ir: 0.86, llvm_opt: 7.6, codegen: 9.5, total: 18.4 },
-  message: "scale: compiled variant 2 in 18.4 ms (static argument 'n' changed: 2 -> 3)"
+  timings_ms: {
+    trace: 0.33,
+    passes: 0.12,
+    llvm_ir: 0.86,
+    llvm_opt: 7.6,
+    codegen: 9.5,
+    total: 18.4
+  },
+  message:
+    "scale: compiled variant 2 in 18.4 ms (static argument 'n' changed: 2 -> 3)"
 };
 
 export const snapshot: ISnapshot = {

@@ -28,7 +28,10 @@ describe('JitModel', () => {
 
   it('keeps the backend of a watched function seen first through an event', () => {
     const m = new JitModel();
-    m.handle({ type: 'event', event: { ...compileEvent, fid: 7, backend: 'numba' } });
+    m.handle({
+      type: 'event',
+      event: { ...compileEvent, fid: 7, backend: 'numba' }
+    });
     expect(m.functions[0].backend).toBe('numba');
   });
 
@@ -44,10 +47,16 @@ describe('JitModel', () => {
   it('drops evicted variants, and all of them when the cache is cleared', () => {
     const m = new JitModel();
     m.handle({ type: 'snapshot', snapshot });
-    m.handle({ type: 'event', event: { ...compileEvent, seq: 3, kind: 'evict', variant: 1 } });
+    m.handle({
+      type: 'event',
+      event: { ...compileEvent, seq: 3, kind: 'evict', variant: 1 }
+    });
     expect(m.functions[0].variants!.map(v => v.variant)).toEqual([2]);
     expect(m.evictions).toBe(1);
-    m.handle({ type: 'event', event: { ...compileEvent, seq: 4, kind: 'evict', variant: null } });
+    m.handle({
+      type: 'event',
+      event: { ...compileEvent, seq: 4, kind: 'evict', variant: null }
+    });
     expect(m.variantCount('scale')).toBe(0);
   });
 
@@ -63,7 +72,10 @@ describe('JitModel', () => {
   it('keeps at most maxEvents', () => {
     const m = new JitModel({ maxEvents: 3 });
     for (let i = 1; i <= 5; i++) {
-      m.handle({ type: 'event', event: { ...compileEvent, seq: i, variant: i } });
+      m.handle({
+        type: 'event',
+        event: { ...compileEvent, seq: i, variant: i }
+      });
     }
     expect(m.events.map(e => e.seq)).toEqual([3, 4, 5]);
   });
@@ -73,7 +85,9 @@ describe('JitModel', () => {
     m.handle({ type: 'snapshot', snapshot });
     m.handle({ type: 'event', event: missEvent });
     m.reset('waiting', 'kernel restarted');
-    expect([m.compiles, m.misses, m.functions.length, m.events.length]).toEqual([0, 0, 0, 0]);
+    expect([m.compiles, m.misses, m.functions.length, m.events.length]).toEqual(
+      [0, 0, 0, 0]
+    );
     expect(m.state).toBe('waiting');
     m.handle({ type: 'event', event: missEvent }); // seq 2 again in the new kernel
     expect(m.events.length).toBe(1);
@@ -84,7 +98,10 @@ describe('JitModel', () => {
     for (const bad of [null, undefined, 3, 'x', {}, { type: 'nope' }]) {
       m.handle(bad as any);
     }
-    m.handle({ type: 'snapshot', snapshot: { functions: 'no' as any, compiles: 'x' as any } });
+    m.handle({
+      type: 'snapshot',
+      snapshot: { functions: 'no' as any, compiles: 'x' as any }
+    });
     m.handle({ type: 'events', events: null as any });
     m.handle({ type: 'event', event: { kind: 'compile' } });
     expect(m.functions).toEqual([]);

@@ -1,4 +1,4 @@
-"""Keyword audit cases for the jax.numpy functions of round 3 (tests/test_jnp_surface2.py),
+"""Keyword audit cases for the jax.numpy functions of round 3 (tests/test_jnp_functions_vs_jax.py),
 merged into AUDIT of tests/test_jax_compat_semantics.py: J compares with real JAX, N with
 NumPy, NI asserts NotImplementedError. x is XA there (3x4 float64, traced)."""
 

@@ -97,7 +97,7 @@ def test_runaway_trace_names_the_line_and_the_fix(small_trace_limit):
         unrolled(np.ones(3))
     msg = str(info.value)
     assert "500" in msg and "max_trace_equations" in msg
-    assert "test_reliability2.py" in msg and "x = x + 1.0" in msg
+    assert "test_fuzz_reproducers.py" in msg and "x = x + 1.0" in msg
     assert "lax.fori_loop" in msg and "lax.scan" in msg
     # the guard left no trace state behind: the same program written with fori_loop works
     rolled = jm.jit(lambda x: lax.fori_loop(0, 10**6, lambda i, x: x + 1.0, x))
