@@ -79,3 +79,15 @@ class DiskCacheTrustWarning(UserWarning):
     """The disk cache refused a directory, key file or entry that someone else could have
     written (or that is unsigned in a shared cache); jitmagic compiled instead. Issued once per
     directory per process; the message names the path and the fix."""
+
+
+class NjitUnsupportedError(JitError, NotImplementedError):
+    """A Python construct `jitmagic.njit` cannot compile (try/with/yield/comprehension/...),
+    raised when the function is converted. `construct` names it; `lineno` and `filename`
+    locate it in the user's source; the message shows the line and what to write instead."""
+
+    def __init__(self, message, construct=None, lineno=None, filename=None):
+        super().__init__(message)
+        self.construct = construct
+        self.lineno = lineno
+        self.filename = filename

@@ -1,0 +1,1 @@
+"""njit: imperative Python (loops, branches, in-place updates) compiled with NumPy semantics."""
