@@ -19,6 +19,7 @@ from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tracker import events, explain, no_recompile
 from jitmagic.diagnostics.watch import watch
 from jitmagic.dispatch.function import JitFunction, jit, make_ir
+from jitmagic.imperative import NjitFunction, njit
 
 
 def __getattr__(name):
@@ -44,6 +45,8 @@ def unload_ipython_extension(ipython):
 
 __all__ = [
     "jit",
+    "njit",
+    "NjitFunction",
     "make_ir",
     "Array",
     "block_until_ready",

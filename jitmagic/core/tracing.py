@@ -16,6 +16,7 @@ from jitmagic.core.config import config
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.frames import user_frame
 from jitmagic.core.ir import Eqn, Function, Lit, Var, make_params
+from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES, abstract_eval, eval_eager
 from jitmagic.core.shapes import Dim
 from jitmagic.errors import (
@@ -49,7 +50,15 @@ def current_trace():
 
 
 class Trace:
+    # the class of the tracers this trace makes: a front end with other semantics (njit's
+    # imperative code) gives its traces its own Tracer subclass; nested traces inherit it
+    tracer_type = None
+    ref_tracer_type = None  # the class of tracers of references (njit), if the front end has one
+
     def __init__(self, name: str, parent: Trace | None = None):
+        if parent is not None:
+            self.tracer_type = parent.tracer_type
+            self.ref_tracer_type = parent.ref_tracer_type
         self.name = name
         self.parent = parent
         self.eqns: list[Eqn] = []
@@ -73,7 +82,7 @@ class Trace:
         self.sources[v] = frozenset([label]) if label else frozenset()
         if label:
             self.arg_avals[label] = aval
-        return Tracer(self, v)
+        return self.make_tracer(v)
 
     def to_atom(self, x):
         if isinstance(x, Tracer):
@@ -135,8 +144,11 @@ class Trace:
     # -- equations
     def bind(self, prim, args, params):
         atoms = [self.to_atom(a) for a in args]
-        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         p = PRIMITIVES[prim]
+        if not p.takes_refs and any(isinstance(a.aval, RefType) for a in atoms):
+            # a reference given to a pure primitive is read here, in program order
+            atoms = [self._read(a) if isinstance(a.aval, RefType) else a for a in atoms]
+        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         if (
             atoms
             and p.kind == "elementwise"
@@ -146,7 +158,7 @@ class Trace:
             # fold scalar arithmetic on literals now, so the IR shows 2.0 rather than a cast
             with np.errstate(all="ignore"):
                 val = p.impl(*[np.asarray(a.val) for a in atoms], **params)
-            return Tracer(self, Lit.of(val, out_avals[0]))
+            return self.tracer_type(self, Lit.of(val, out_avals[0]))
         outvars = tuple(Var(a) for a in out_avals)
         self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars))
         _count_eqn(self.root)
@@ -155,8 +167,17 @@ class Trace:
         )
         for v in outvars:
             self.sources[v] = src
-        outs = [Tracer(self, v) for v in outvars]
+        outs = [self.make_tracer(v) for v in outvars]
         return outs if p.multiple_results else outs[0]
+
+    def make_tracer(self, v):
+        if self.ref_tracer_type is not None and isinstance(v.aval, RefType):
+            return self.ref_tracer_type(self, v)
+        return self.tracer_type(self, v)
+
+    def _read(self, ref_atom):
+        """The value of a reference now: a `ref_get` equation (its snapshot)."""
+        return self.to_atom(self.bind("ref_get", [self.tracer_type(self, ref_atom)], {}))
 
     def finish(self, outs) -> Function:
         atoms = tuple(self.to_atom(o) for o in outs)
@@ -219,9 +240,16 @@ def _viewed(x):
 
 
 @contextmanager
-def new_trace(name: str):
+def new_trace(name: str, tracer_type=None, ref_tracer_type=None):
+    """A trace of its own, nested in the current one if any. tracer_type (ref_tracer_type):
+    the Tracer classes of a front end with its own semantics, for values (references);
+    inherited by the traces nested in this one."""
     stack = _stack()
     t = Trace(name, stack[-1] if stack else None)
+    if tracer_type is not None:
+        t.tracer_type = tracer_type
+    if ref_tracer_type is not None:
+        t.ref_tracer_type = ref_tracer_type
     stack.append(t)
     try:
         yield t
@@ -392,6 +420,9 @@ class Tracer:
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval}")
+
+
+Trace.tracer_type = Tracer
 
 
 def bind(prim: str, *args, **params):

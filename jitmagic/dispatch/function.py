@@ -84,7 +84,8 @@ class FunctionState:
 
 
 class JitFunction:
-    backend = "jitmagic"  # which JIT compiles it (watched jax/numba functions say theirs)
+    backend = "jitmagic"
+    kind = "jit"  # which front end: "jit" (JAX's semantics) or "njit" (NumPy's)  # which JIT compiles it (watched jax/numba functions say theirs)
 
     def __init__(
         self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None, shapes=None
@@ -111,7 +112,7 @@ class JitFunction:
         self._plain = not self.static_argnums and not self.static_argnames and not self._env_names
         self._globals = getattr(fun, "__globals__", {})
         self.fingerprint = identity.fingerprint(
-            fun, (self.static_argnums, sorted(self.static_argnames))
+            fun, (self.kind, self.static_argnums, sorted(self.static_argnames))
         )
         self.source = identity.source_lines(fun)
         self._state, redefined = identity.registry.adopt(self)

@@ -8,10 +8,12 @@ from jitmagic.ops import (  # noqa: F401  (registration)
     dims,
     elementwise,
     elementwise_lax,
+    imperative,
     indexing,
     libm,
     linalg,
     ordering,
     reductions,
+    refs,
     structural,
 )

@@ -51,11 +51,13 @@ def _hashable(params):
 
 
 def cse(fn: Function) -> Function:
-    """Merge equations with the same primitive, inputs and parameters."""
+    """Merge equations with the same primitive, inputs and parameters (never two that read or
+    write memory: a store may lie between two reads of one array)."""
     env, seen, eqns = {}, {}, []
     for e in fn.eqns:
         ins = tuple(_subst(env, a) for a in e.inputs)
-        params = _hashable(e.params)
+        p = PRIMITIVES[e.prim]
+        params = None if (p.effect or p.takes_refs) else _hashable(e.params)
         key = None if params is None else (e.prim, tuple(map(_atom_key, ins)), params)
         if key is not None and key in seen:
             for old, new in zip(e.outvars, seen[key]):
@@ -68,11 +70,11 @@ def cse(fn: Function) -> Function:
 
 
 def dce(fn: Function) -> Function:
-    """Drop equations whose results nobody uses."""
+    """Drop equations whose results nobody uses (and that have no effect)."""
     live = {a for a in fn.outs if isinstance(a, Var)}
     kept = []
     for e in reversed(fn.eqns):
-        if any(v in live for v in e.outvars):
+        if any(v in live for v in e.outvars) or PRIMITIVES[e.prim].effect:
             kept.append(e)
             live.update(a for a in e.inputs if isinstance(a, Var))
     return fn.replace(eqns=tuple(reversed(kept)))

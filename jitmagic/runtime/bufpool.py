@@ -388,7 +388,10 @@ def _init():
             "capsule": id(capsule),
         }
         fns = runtime.build(
-            _ir(ctypes.addressof(st), api), _FUNCS, "pool", link=("jm_tmp_alloc", "jm_tmp_free")
+            _ir(ctypes.addressof(st), api),
+            _FUNCS,
+            "pool",
+            link=("jm_tmp_alloc", "jm_tmp_free", "jm_new_array"),
         )
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]

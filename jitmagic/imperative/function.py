@@ -1,0 +1,734 @@
+"""`jitmagic.njit`: NumPy code compiled as NumPy runs it, on the same compiler, cache, records
+and views as `jitmagic.jit`.
+
+The function's Python control flow is converted (imperative/convert.py) into hooks that trace
+loops and branches once into njit's equations (imperative/trace.py); array arguments are
+references, so in-place updates reach the caller's arrays; results are new NumPy arrays, or the
+very argument (or a view of it) the function returns. Variants are keyed as Numba keys them:
+by each argument's type (dtype, rank, layout, read-only; Python scalar type), never by a size
+or a value, so a new size or a new loop count never recompiles.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import inspect
+import threading
+import time
+import types
+import weakref
+
+import numpy as np
+
+from jitmagic.core import dtypes, pytree, shapes
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.frames import PKG_DIR
+from jitmagic.core.refs import RefType
+from jitmagic.core.shapes import Dim
+from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
+from jitmagic.dispatch import events, pipeline
+from jitmagic.dispatch.function import JitFunction
+from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative import namespace
+from jitmagic.imperative.convert import convert
+from jitmagic.imperative.trace import NjitState, TraceOps, truthy
+from jitmagic.imperative.tracers import NjTracer, RefTracer
+from jitmagic.lower import imperative as lower_nj
+from jitmagic.lower.codegen import arg_kind
+from jitmagic.runtime import engine, interrupt, runstats
+
+_I64 = np.dtype(np.int64)
+_KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
+_decref = ctypes.pythonapi.Py_DecRef
+_decref.argtypes = [ctypes.py_object]
+
+
+# ---------------------------------------------------------------- argument types
+
+
+class ArrayType:
+    """An array argument's type as Numba keys it: dtype, rank, layout, read-only."""
+
+    __slots__ = ("dtype", "ndim", "layout", "readonly", "_hash")
+
+    def __init__(self, dtype, ndim, layout, readonly):
+        self.dtype, self.ndim, self.layout, self.readonly = dtype, ndim, layout, readonly
+        self._hash = hash((dtype, ndim, layout, readonly))
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayType) and (
+            self.dtype, self.ndim, self.layout, self.readonly
+        ) == (other.dtype, other.ndim, other.layout, other.readonly)
+
+    def __hash__(self):
+        return self._hash
+
+    def __str__(self):
+        """Numba's spelling: float64[:, ::1] (C), float64[::1, :] (F), float64[:, :] (any)."""
+        if self.ndim == 0:
+            axes = ""
+        elif self.layout == "C":
+            axes = ", ".join([":"] * (self.ndim - 1) + ["::1"])
+        elif self.layout == "F":
+            axes = ", ".join(["::1"] + [":"] * (self.ndim - 1))
+        else:
+            axes = ", ".join([":"] * self.ndim)
+        ro = "readonly " if self.readonly else ""
+        return f"{ro}{self.dtype}[{axes}]" if self.ndim else f"{ro}array({self.dtype}, 0d)"
+
+    __repr__ = __str__
+
+
+_PY_NAMES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+def arg_type(x, label):
+    """The key of one argument (raises a TypeError naming it for what njit cannot take)."""
+    t = type(x)
+    if t in _PY_NAMES:
+        if t is int and not -(2**63) <= x < 2**63:
+            raise OverflowError(f"argument '{label}': Python int {x} does not fit in int64")
+        return t
+    if isinstance(x, np.ndarray):
+        dtypes.check_dtype(x.dtype, f"argument '{label}'")
+        if x.dtype.byteorder == ">" or (x.dtype.byteorder == "=" and not x.dtype.isnative):
+            raise TypeError(f"argument '{label}': big-endian arrays are not supported")
+        if x.ndim <= 1 and x.flags.c_contiguous or x.ndim == 0:
+            layout = "C"
+        elif x.flags.c_contiguous:
+            layout = "C"
+        elif x.flags.f_contiguous:
+            layout = "F"
+        else:
+            if any(s % x.dtype.itemsize for s in x.strides):
+                raise TypeError(
+                    f"argument '{label}': strides {x.strides} are not multiples of the item "
+                    f"size ({x.dtype.itemsize}); pass np.ascontiguousarray(...) of it"
+                )
+            layout = "A"
+        return ArrayType(x.dtype, x.ndim, layout, not x.flags.writeable)
+    if isinstance(x, np.generic):
+        dtypes.check_dtype(x.dtype, f"argument '{label}'")
+        return ("scalar", x.dtype)
+    if t is tuple:
+        return ("tuple", tuple(arg_type(e, f"{label}[{i}]") for i, e in enumerate(x)))
+    if x is None:
+        return None
+    raise TypeError(
+        f"argument '{label}' of type {t.__name__} cannot be passed to an njit function: pass "
+        f"NumPy arrays, numbers or tuples of them"
+    )
+
+
+def type_text(t):
+    if isinstance(t, ArrayType):
+        return str(t)
+    if t in _PY_NAMES:
+        return _PY_NAMES[t]
+    if isinstance(t, tuple) and t[0] == "scalar":
+        return str(t[1])
+    if isinstance(t, tuple) and t[0] == "tuple":
+        return "(" + ", ".join(type_text(e) for e in t[1]) + ")"
+    return repr(t)
+
+
+# ---------------------------------------------------------------- size decisions
+
+
+class NjitContext(shapes.GenericContext):
+    """What the trace knows of sizes: the arguments' (an example each: the call being
+    compiled; a decision on them is a guard every call checks), and sizes only the running
+    code knows (a decision on them assumes the usual answer, and the code checks it there)."""
+
+    def __init__(self, examples):
+        super().__init__(examples)
+        self.examples = examples  # the same dict: the trace fills it as it makes arguments
+
+    def guard(self, diff, op):
+        syms = set(diff.symbols)
+        if syms <= set(self.examples):
+            return super().guard(diff, op)
+        if op == "==":
+            answer = len([s for s in syms]) >= 2  # two sizes compared: alike; a size and a number: not
+        else:
+            answer = True
+        t = current_trace()
+        if t is not None:
+            v = bind("dim_value", dim=diff)
+            cond = bind("eq" if op == "==" else "ge", v, np.int64(0))
+            if not answer:
+                cond = bind("not", cond)
+            bind(
+                "nj_require",
+                cond,
+                bind("dim_value", dim=diff),
+                exc="ValueError",
+                message=(
+                    "operands could not be broadcast together (sizes that differ by {0})"
+                    if op == "=="
+                    else "a size compiled as non-negative is {0}"
+                ),
+            )
+        return answer
+
+    def user_compare(self, diff, op):
+        """A comparison of sizes in the user's code (if n > 3:): decided when the code runs."""
+        v = bind("dim_value", dim=diff)
+        return bind("eq" if op == "==" else "ge", v, np.int64(0))
+
+
+# ---------------------------------------------------------------- variants
+
+
+class NjitVariant:
+    """One compiled signature of an njit function: its machine code and how to call it."""
+
+    generic = None
+    kept = None
+    baseline = None
+    form = None
+
+    def __init__(self, vid, key, info, ir_fn, opt_fn, module, cg, leaves_kinds, out_tree,
+                 timings, reason, tier, guards, guard_fn):
+        self.id = vid
+        self.key = key
+        self.info = info
+        self.statics = {}
+        self.signature = info.signature()
+        self.ir, self.optimized_ir = ir_fn, opt_fn
+        self.timings = timings
+        self.compile_ms = sum(timings.values()) * 1e3
+        self.reason = reason
+        self.tier = tier
+        self.tier_timings = {k: timings[k] for k in ("llvm_opt", "codegen") if k in timings}
+        self.tier_up_info = None
+        self.generalised = None
+        self.call_forms = {}
+        self.consts = tuple(opt_fn.consts)
+        self.kinds = tuple(cg.kinds)
+        self.sites = list(cg.sites)
+        self.out_layout = list(cg.out_layout)
+        self.n_slots = max(cg.n_result_slots, 1)
+        self.out_tree = out_tree
+        self.guards, self.guard_fn = guards, guard_fn
+        self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
+        self._ctx = (ctypes.c_int64 * len(self._ctx_objs))(*[id(o) for o in self._ctx_objs])
+        self.counters = runstats.new_counters()
+        self.counters[runstats.LAST] = time.perf_counter_ns()
+        self._install(module, tier)
+
+    def _install(self, module, tier):
+        self.module, self.tier = module, tier
+        argtys = [_KIND_CTYPE[k] for k in self.kinds] + [ctypes.c_void_p] * 3
+        # the GIL stays held: the code makes NumPy arrays (its results) itself
+        self.cfunc = ctypes.PYFUNCTYPE(ctypes.c_int32, *argtys)(module.address)
+        runstats.attach(module.engine, self.counters)
+        interrupt.install()
+        interrupt.attach(module.engine)
+
+    def swap_module(self, module, tier):
+        old = self.cfunc
+        self._install(module, tier)
+        return old
+
+    calls = property(lambda self: self.counters[runstats.CALLS])
+    total_ns = property(lambda self: self.counters[runstats.TOTAL])
+    min_ns = property(lambda self: self.counters[runstats.MIN])
+    last_ns = property(lambda self: self.counters[runstats.LAST])
+
+    def median_ns(self):
+        n = min(self.calls, runstats.SAMPLES)
+        if not n:
+            return None
+        ring = self.counters[runstats.RING :]
+        xs = sorted(ring[1 : n + 1] if n < runstats.SAMPLES else ring)
+        return xs[len(xs) // 2]
+
+    def last_used_time(self):
+        return time.time() - (time.perf_counter_ns() - self.last_ns) / 1e9
+
+    def describe_statics(self):
+        return ""
+
+    def __repr__(self):
+        return f"<njit variant {self.id}: {self.signature}>"
+
+    # ------------------------------------------------------------ calling
+    def __call__(self, leaves, originals):
+        results = (ctypes.c_int64 * self.n_slots)()
+        err = (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS)()
+        args = [x if k == "array" else x for x, k in zip(self.consts + tuple(leaves), self.kinds)]
+        rc = self.cfunc(*args, ctypes.addressof(results), ctypes.addressof(self._ctx),
+                        ctypes.addressof(err))
+        if rc:
+            self._raise(rc, err)
+        return pytree.unflatten(self.out_tree, self._results(results, originals))
+
+    def _raise(self, rc, err):
+        if rc == 2:
+            raise MemoryError("jitmagic: could not allocate memory")
+        if rc == interrupt.ABORTED:
+            raise KeyboardInterrupt("the njit function was interrupted")
+        if rc == lower_nj.STATUS_RAISE:
+            exc, template = self.sites[err[0]]
+            if isinstance(exc, str):
+                import builtins
+
+                exc = getattr(builtins, exc, RuntimeError)
+            vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
+            msg = template.format(*vals) if template else None
+            raise exc(msg) if msg is not None else exc()
+        raise RuntimeError(f"jitmagic: njit code failed with status {rc}")
+
+    def _results(self, slots, originals):
+        out = []
+        k = 0
+        for spec, aval in zip(self.out_layout, self.optimized_ir.out_avals):
+            kind = spec[0]
+            if kind == "scalar":
+                dt = spec[1]
+                if dt.kind == "c":
+                    re = np.int64(slots[k]).view(np.float64)
+                    im = np.int64(slots[k + 1]).view(np.float64)
+                    k += 2
+                    v = complex(re, im) if aval.weak_type else dt.type(complex(re, im))
+                else:
+                    raw = np.int64(slots[k])
+                    k += 1
+                    if dt.kind == "b":
+                        v = bool(raw) if aval.weak_type else np.bool_(bool(raw))
+                    elif dt.kind in "iu":
+                        v = int(raw) if aval.weak_type else raw.astype(dt)
+                    else:
+                        f = raw.view(np.float64)
+                        v = float(f) if aval.weak_type else dt.type(f)
+                out.append(v)
+            elif kind == "array":
+                out.append(_steal(slots[k]))
+                k += 1
+            else:
+                ndim, dt = spec[1], spec[2]
+                head, data = slots[k], slots[k + 1]
+                shape = tuple(slots[k + 2 : k + 2 + ndim])
+                strides = tuple(slots[k + 2 + ndim : k + 2 + 2 * ndim])
+                k += 2 + 2 * ndim
+                base = originals[-1 - head] if head < 0 else _steal(head)
+                out.append(_view(base, data, shape, strides, dt))
+        return out
+
+
+def _steal(addr):
+    """The object at addr, taking over the reference the native code made."""
+    obj = ctypes.cast(ctypes.c_void_p(addr), ctypes.py_object).value
+    _decref(obj)
+    return obj
+
+
+class _Holder:
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, iface, base):
+        self.__array_interface__ = iface
+        self.base = base
+
+
+def _view(base, data, shape, strides, dt):
+    """The array at data (shape, byte strides) within base: base itself when it is all of it."""
+    if (
+        isinstance(base, np.ndarray)
+        and base.__array_interface__["data"][0] == data
+        and base.shape == shape
+        and (base.strides == strides or base.size <= 1)
+        and base.dtype == dt
+    ):
+        return base
+    ro = isinstance(base, np.ndarray) and not base.flags.writeable
+    iface = {"shape": shape, "typestr": np.dtype(dt).str, "data": (data, ro),
+             "strides": strides, "version": 3}
+    return np.asarray(_Holder(iface, base))
+
+
+# ---------------------------------------------------------------- the function
+
+
+class NjitFunction(JitFunction):
+    """A Python function compiled with NumPy's semantics (see the module docstring)."""
+
+    backend = "jitmagic"
+    kind = "njit"
+
+    def __init__(self, fun, options=None, name=None):
+        options = dict(options or {})
+        self.options = options
+        self.boundscheck = options.pop("boundscheck", None)
+        super().__init__(fun, name=name)
+        self._plain = False
+        self._quick_ok = False
+        self._n_params = len(self._sig.parameters) if self._sig is not None else None
+        self._converted = None
+        self._ids = {}
+
+    # ------------------------------------------------------------ calling
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not None:
+            return self._call_traced(args, kwargs)
+        bound = self._bind(args, kwargs)
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        labels = self._labels(paths)
+        key = (tuple(arg_type(x, lbl) for x, lbl in zip(leaves, labels)), self._env_key())
+        variants = self._state.cache.get(key)
+        if variants is not None:
+            for v in variants:
+                if v.guard_fn is None or v.guard_fn(leaves):
+                    return self._run(v, leaves)
+        v = self._miss_nj(key, leaves, labels, tree)
+        return self._run(v, leaves)
+
+    def _run(self, v, leaves):
+        call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
+        return v(call_leaves, leaves)
+
+    def _bind(self, args, kwargs):
+        if self._sig is None:
+            return tuple(args)
+        if not kwargs and len(args) == self._n_params:
+            return tuple(args)
+        try:
+            b = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}(): {e}") from None
+        b.apply_defaults()
+        out = []
+        for name, p in self._sig.parameters.items():
+            v = b.arguments[name]
+            if p.kind == p.VAR_POSITIONAL:
+                out.extend(v)
+            elif p.kind == p.VAR_KEYWORD:
+                if v:
+                    raise NotImplementedError("**kwargs in an njit function")
+            else:
+                out.append(v)
+        return tuple(out)
+
+    def _labels(self, paths):
+        names = list(self._sig.parameters) if self._sig is not None else []
+        return [
+            pytree.arg_label(p, lambda pos: names[pos] if pos < len(names) else f"args[{pos}]")
+            for p in paths
+        ]
+
+    def _env_key(self):
+        if not self._env_names:
+            return ()
+        g = self._globals
+        return tuple((type(v), v) for v in (g.get(n) for n in self._env_names)
+                     if not isinstance(v, (types.FunctionType, JitFunction)))
+
+    # ------------------------------------------------------------ compiling
+    def _miss_nj(self, key, leaves, labels, tree):
+        st = self._state
+        with st.lock:
+            info = events.KeyInfo(
+                {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
+            )
+            if st.redefined is not None and not st.history:
+                reasons = [st.redefined]
+            else:
+                reasons = _explain(st.history, key, labels)
+            events.check_compile_allowed(self, reasons)
+            try:
+                v = self._compile_nj(key, leaves, labels, info, reasons, tree)
+            except Exception as e:
+                events.record("error", self, signature=info.signature(), reasons=reasons,
+                              message=f"{type(e).__name__}: {e}")
+                raise
+            st.redefined = None
+            st.cache.setdefault(key, []).insert(0, v)
+            st.history.append((key, labels))
+            del st.history[:-64]
+            events.record_compile(self, v, reasons, stacklevel=4)
+            return v
+
+    def _compile_nj(self, key, leaves, labels, info, reasons, tree):
+        timer = pipeline.Timer()
+        examples = {}
+        ctx = NjitContext(examples)
+        with shapes.using(ctx):
+            fn, out_tree, arg_layouts = self._trace_nj(leaves, labels, examples, tree)
+            timer.mark("trace")
+            opt = pipeline.optimize(fn)
+            timer.mark("passes")
+            text, cg = lower_nj.lower_function(opt, self.name, arg_layouts)
+            timer.mark("llvm_ir")
+        guards = dict(ctx.guards)
+        guard_fn = _guard_checker(guards, fn, leaves) if guards else None
+        # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
+        module, tier = pipeline.machine_code(self, text, info, 2)
+        timings = {**timer.phases, **module.timings}
+        st = self._state
+        st.next_id += 1
+        return NjitVariant(st.next_id, key, info, fn, opt, module, cg, None, out_tree, timings,
+                           "; ".join(r.text for r in reasons), tier, guards, guard_fn)
+
+    def trace(self, args, kwargs):
+        bound = self._bind(args, kwargs)
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        labels = self._labels(paths)
+        examples = {}
+        with shapes.using(NjitContext(examples)):
+            fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
+        return fn, out_tree
+
+    def _trace_nj(self, leaves, labels, examples, tree):
+        conv = self._conversion()
+        layouts = []
+        with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
+            t.njit = NjitState()
+            tracers = []
+            for x, lbl in zip(leaves, labels):
+                if isinstance(x, np.ndarray):
+                    at = arg_type(x, lbl)
+                    shape = []
+                    for d, n in enumerate(x.shape):
+                        sym = f"{_ident(lbl)}_{d}"
+                        examples[sym] = int(n)
+                        shape.append(Dim.symbol(sym))
+                    ref = RefType(tuple(shape), x.dtype, at.layout, at.readonly)
+                    tr = t.new_arg(ref, lbl)
+                    tr.__class__ = RefTracer
+                    layouts.append(at.layout)
+                else:
+                    from jitmagic.core.tracing import aval_of
+
+                    tr = t.new_arg(aval_of(x), lbl)
+                    layouts.append(None)
+                tracers.append(tr)
+            args, _ = pytree.unflatten(tree, tracers)
+            ops = TraceOps()
+            fun = conv.build(ops, self._namespace(ops))
+            out = fun(*args)
+            out_leaves, out_tree, _ = pytree.flatten(out)
+            out_leaves = [_finish_out(o) for o in out_leaves]
+            fn = t.finish(out_leaves)
+        return fn, out_tree, layouts
+
+    def _lower(self, args, kwargs):
+        bound = self._bind(args, kwargs)
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        examples = {}
+        with shapes.using(NjitContext(examples)):
+            fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
+            return fn, pipeline.optimize(fn)
+
+    def _key_info(self, args, kwargs):
+        bound = self._bind(args, kwargs)
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        labels = self._labels(paths)
+        return events.KeyInfo({}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)},
+                              str(tree), {})
+
+    def _conversion(self):
+        if self._converted is None:
+            self._converted = convert(self.fun)
+        return self._converted
+
+    def _namespace(self, ops, _seen=None):
+        return build_namespace(self.fun, ops, _seen)
+
+    def _call_traced(self, args, kwargs):
+        """Called from another njit function being traced: inlined into its trace."""
+        ops = TraceOps()
+        fun = self._conversion().build(ops, self._namespace(ops))
+        return fun(*args, **kwargs)
+
+    # ------------------------------------------------------------ inspection
+    @property
+    def variants(self):
+        vs = [v for lst in self._state.cache.values() for v in lst]
+        return sorted(vs, key=lambda v: v.id)
+
+    @property
+    def signatures(self):
+        """Each variant's argument types, as Numba lists them."""
+        return [tuple(type_text(t) for t in v.key[0]) for v in self.variants]
+
+    def is_live(self, variant) -> bool:
+        return any(variant in lst for lst in self._state.cache.values())
+
+    def swap_code(self, variant, module, tier):
+        variant.swap_module(module, tier)
+
+    def clear_cache(self):
+        st = self._state
+        with st.lock:
+            n = sum(len(v) for v in st.cache.values())
+            st.cache.clear()
+        events.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
+
+    def __repr__(self):
+        return f"<njit function {self.qualname} ({len(self.variants)} variants)>"
+
+
+def _finish_out(o):
+    """A result leaf: a reference as it is (the caller gets that memory), a value as it is."""
+    if o is None:
+        raise NotImplementedError("returning None inside a tuple from an njit function")
+    return o
+
+
+def _ident(label):
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in label)
+
+
+def _aval_label(x):
+    if isinstance(x, np.ndarray):
+        return ShapedArray(x.shape, x.dtype, False)
+    from jitmagic.core.tracing import aval_of
+
+    return aval_of(x)
+
+
+def _flatten_args(bound):
+    leaves, tree, _ = pytree.flatten(tuple(bound))
+    return leaves, tree
+
+
+def _explain(history, key, labels):
+    """Why a new variant compiles, in Numba's terms: which argument's type changed."""
+    if not history:
+        return [events.Reason("new_function", None, None, None, "new function")]
+    best = None
+    for old_key, old_labels in reversed(history):
+        diffs = []
+        for lbl, a, b in zip(labels, old_key[0], key[0]):
+            if a != b:
+                diffs.append(events.Reason(
+                    "dtype" if isinstance(a, ArrayType) and isinstance(b, ArrayType)
+                    and a.ndim == b.ndim and a.layout == b.layout else "type",
+                    lbl, type_text(a), type_text(b),
+                    f"argument '{lbl}' type changed: {type_text(a)} -> {type_text(b)}",
+                ))
+        if len(old_key[0]) != len(key[0]):
+            diffs.append(events.Reason("arity", None, str(len(old_key[0])), str(len(key[0])),
+                                       "the number of arguments changed"))
+        if old_key[1] != key[1]:
+            diffs.append(events.Reason("global", None, None, None, "a referenced global changed"))
+        if not diffs:
+            diffs = [events.Reason("guard", None, None, None,
+                                   "the sizes no longer meet an assumption of the variant "
+                                   "compiled for these types")]
+        if best is None or len(diffs) < len(best):
+            best = diffs
+    return best
+
+
+def _guard_checker(guards, fn, leaves):
+    """A function of the call's leaves telling whether the variant's size guards hold."""
+    names = {}
+    for k, v in enumerate(fn.invars):
+        if isinstance(v.aval, RefType):
+            for d, dim in enumerate(v.aval.shape):
+                if isinstance(dim, Dim) and len(dim.symbols) == 1:
+                    names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
+    lines = []
+    for (diff, op), want in guards.items():
+        src = shapes.python_source(diff, lambda s: names[s])
+        test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
+        lines.append(test if want else f"(not {test})")
+    code = "lambda L: " + (" and ".join(lines) or "True")
+    return eval(code)  # noqa: S307  (an expression built from sizes and constants above)
+
+
+# ---------------------------------------------------------------- the namespace
+
+
+def build_namespace(fun, ops, seen=None):
+    """fun's globals as its traced code sees them: NumPy, math and the builtins as njit
+    defines them, and the plain Python functions of the user's modules it calls converted
+    (compiled inline), as njit functions are."""
+    g = fun.__globals__
+    ns = dict(g)
+    seen = {} if seen is None else seen
+    for name in _referenced_names(fun):
+        if name not in g:
+            if name in namespace.BUILTINS:
+                ns[name] = namespace.BUILTINS[name]
+            continue
+        v = g[name]
+        ns[name] = _njit_view(v, ops, seen)
+    bi = dict(namespace.BUILTINS)
+    for k, v in bi.items():
+        if k not in g:
+            ns.setdefault(k, v)
+    return ns
+
+
+def _njit_view(v, ops, seen):
+    if v is np:
+        return namespace.numpy_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "math":
+        return namespace.math_module()
+    try:
+        mapped = namespace.BY_IDENTITY.get(v)
+    except TypeError:
+        mapped = None
+    if mapped is not None:
+        return mapped
+    if isinstance(v, NjitFunction):
+        return v
+    if isinstance(v, types.FunctionType) and _is_user_function(v):
+        key = id(v)
+        if key not in seen:
+            seen[key] = None
+            seen[key] = _inline(v, ops, seen)
+        return seen[key] or v
+    return v
+
+
+def _is_user_function(f):
+    mod = getattr(f, "__module__", "") or ""
+    top = mod.split(".")[0]
+    if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):
+        return False
+    return not (getattr(f, "__code__", None) and f.__code__.co_filename.startswith(PKG_DIR))
+
+
+def _inline(f, ops, seen):
+    """A plain Python helper as njit code calls it: converted and traced inline."""
+    conv = convert(f)
+
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        fun = conv.build(ops, build_namespace(f, ops, seen))
+        return fun(*args, **kwargs)
+
+    return call
+
+
+def _referenced_names(fun):
+    names = set()
+    stack = [fun.__code__]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    return names
+
+
+def njit(fun=None, **options):
+    """Compile `fun` with NumPy's semantics (in-place updates, loops and branches on values);
+    usable as @njit or @njit(...)."""
+    if fun is None:
+        return lambda f: njit(f, **options)
+    if isinstance(fun, NjitFunction):
+        fun = fun.fun
+    unknown = set(options) - {"boundscheck", "cache", "fastmath", "nogil", "parallel",
+                              "error_model", "inline", "nopython"}
+    if unknown:
+        raise TypeError(f"njit got unexpected options {sorted(unknown)}")
+    return NjitFunction(fun, options)
+
+
+__all__ = ["njit", "NjitFunction", "ArrayType", "arg_type", "truthy", "weakref", "threading",
+           "inspect", "engine", "NjitUnsupportedError", "Tracer"]

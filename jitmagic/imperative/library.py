@@ -1,0 +1,118 @@
+"""NumPy functions njit implements in njit code itself: their loops are compiled as the user's
+are (imperative/convert.py and trace.py), which gives results whose size the running code
+decides (x[mask], np.nonzero) and NumPy's order of writes for fancy indexing.
+
+Each helper is plain Python over arrays; `call(helper, *args)` traces it inline into the
+function being compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def call(helper, *args):
+    """helper(*args), converted and traced into the current njit trace."""
+    from jitmagic.imperative.function import build_namespace
+    from jitmagic.imperative.convert import convert
+    from jitmagic.imperative.trace import TraceOps
+
+    ops = TraceOps()
+    return convert(helper).build(ops, build_namespace(helper, ops))(*args)
+
+
+def take_rows(x, idx):
+    """x[idx] for a 1-d integer array idx: rows of x, checked, negative from the end."""
+    out = np.empty((idx.shape[0],) + x.shape[1:], x.dtype)
+    for k in range(idx.shape[0]):
+        out[k] = x[idx[k]]
+    return out
+
+
+def take_points(x, i, j):
+    """x[i, j] for two 1-d integer arrays of one length (a 2-d x)."""
+    out = np.empty(i.shape[0], x.dtype)
+    for k in range(i.shape[0]):
+        out[k] = x[i[k], j[k]]
+    return out
+
+
+def put_rows(x, idx, v):
+    """x[idx] = v (rows), in order: a repeated index keeps the last value, as NumPy does."""
+    if v.ndim == x.ndim:
+        for k in range(idx.shape[0]):
+            x[idx[k]] = v[k]
+    else:
+        for k in range(idx.shape[0]):
+            x[idx[k]] = v
+
+
+def put_points(x, i, j, v):
+    if v.ndim == 1:
+        for k in range(i.shape[0]):
+            x[i[k], j[k]] = v[k]
+    else:
+        for k in range(i.shape[0]):
+            x[i[k], j[k]] = v
+
+
+def compress_flat(x, mask):
+    """x[mask] for a 1-d x and mask of one size: the elements where mask holds."""
+    n = 0
+    for k in range(mask.shape[0]):
+        if mask[k]:
+            n += 1
+    out = np.empty(n, x.dtype)
+    j = 0
+    for k in range(mask.shape[0]):
+        if mask[k]:
+            out[j] = x[k]
+            j += 1
+    return out
+
+
+def put_mask_flat(x, mask, v):
+    """x[mask] = v (1-d): v has one value per true element, or one value for all."""
+    if v.ndim == 0:
+        for k in range(mask.shape[0]):
+            if mask[k]:
+                x[k] = v
+    else:
+        j = 0
+        for k in range(mask.shape[0]):
+            if mask[k]:
+                x[k] = v[j]
+                j += 1
+
+
+def nonzero_flat(x):
+    """The positions of x's nonzero elements (1-d x)."""
+    n = 0
+    for k in range(x.shape[0]):
+        if x[k] != 0:
+            n += 1
+    out = np.empty(n, np.int64)
+    j = 0
+    for k in range(x.shape[0]):
+        if x[k] != 0:
+            out[j] = k
+            j += 1
+    return out
+
+
+def unique_sorted(s):
+    """The distinct values of a sorted 1-d array."""
+    if s.shape[0] == 0:
+        return np.empty(0, s.dtype)
+    n = 1
+    for k in range(1, s.shape[0]):
+        if s[k] != s[k - 1]:
+            n += 1
+    out = np.empty(n, s.dtype)
+    out[0] = s[0]
+    j = 1
+    for k in range(1, s.shape[0]):
+        if s[k] != s[k - 1]:
+            out[j] = s[k]
+            j += 1
+    return out

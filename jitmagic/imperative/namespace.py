@@ -1,0 +1,681 @@
+"""What njit code sees for `numpy`, `math` and Python's builtins while it is traced.
+
+NumPy functions applied to traced arrays already reach jitmagic.numpy through NumPy's
+protocols; what needs NumPy's imperative semantics is here: arrays made from sizes known only
+when the code runs (np.empty(n)), arrays made as references (np.zeros returns a mutable array,
+not a value), functions that return views (np.transpose), `out=` arguments, and Python's
+builtins on traced numbers (min, max, abs, int, float, round, len, divmod) and `math`'s
+functions, which raise where Python raises (math.sqrt(-1) is a ValueError, as without njit).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import types
+
+import numpy as np
+
+from jitmagic import numpy as jnp
+from jitmagic.core.shapes import Dim
+from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import tracers
+from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
+
+_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
+
+
+def _val(x):
+    return x.value() if isinstance(x, RefTracer) else x
+
+
+def _traced(x):
+    return isinstance(x, Tracer)
+
+
+# ---------------------------------------------------------------- new arrays
+
+
+def _shape_arg(shape):
+    if isinstance(shape, (tuple, list)):
+        return tuple(shape)
+    return (shape,)
+
+
+def _dtype_arg(dtype, default=_F64):
+    if dtype is None:
+        return np.dtype(default)
+    if isinstance(dtype, type) or isinstance(dtype, (str, np.dtype)):
+        return np.dtype(dtype)
+    return np.dtype(getattr(dtype, "dtype", dtype))
+
+
+def empty(shape, dtype=float, order="C"):
+    """A new array (a reference): its sizes ints, sizes of other arrays, or traced values."""
+    if order not in ("C", "F"):
+        raise NotImplementedError(f"np.empty(order={order!r}) is not supported by njit")
+    dims, binds, out = [], [], []
+    st = state()
+    for d in _shape_arg(shape):
+        if isinstance(d, bool):
+            raise TypeError("'bool' object cannot be interpreted as an integer")
+        if isinstance(d, (int, np.integer)):
+            if int(d) < 0:
+                raise ValueError("negative dimensions are not allowed")
+            out.append(int(d))
+        elif isinstance(d, Dim):
+            out.append(d)
+        elif isinstance(d, Tracer):
+            d = _val(d)
+            if d.aval.shape != () or d.aval.dtype.kind not in "iu":
+                raise TypeError(f"'{d.aval}' object cannot be interpreted as an integer")
+            sym = st.size_symbol(d)
+            if isinstance(sym, str):
+                out.append(Dim.symbol(sym))
+                if sym not in binds:
+                    binds.append(sym)
+                    dims.append(d)
+            else:
+                out.append(sym)
+        else:
+            raise TypeError(f"'{type(d).__name__}' object cannot be interpreted as an integer")
+    r = bind(
+        "ref_alloc",
+        *dims,
+        dtype=_dtype_arg(dtype),
+        out_shape=tuple(out),
+        binds=tuple(binds),
+        layout=order,
+    )
+    return _as_ref(r)
+
+
+def _as_ref(t):
+    t.__class__ = RefTracer
+    return t
+
+
+def full(shape, fill_value, dtype=None, order="C"):
+    if dtype is None:
+        fv = _val(fill_value)
+        dtype = fv.aval.dtype if _traced(fv) else np.asarray(fill_value).dtype
+    r = empty(shape, dtype, order)
+    set_value(r, fill_value)
+    return r
+
+
+def zeros(shape, dtype=float, order="C"):
+    return full(shape, 0, dtype, order)
+
+
+def ones(shape, dtype=float, order="C"):
+    return full(shape, 1, dtype, order)
+
+
+def _like_dtype(a, dtype):
+    if dtype is not None:
+        return dtype
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+def empty_like(a, dtype=None, order="K", subok=True, shape=None):
+    return empty(np.shape(a) if shape is None and not _traced(a) else (shape or a.shape),
+                 _like_dtype(a, dtype))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full(a.shape if shape is None else shape, 0, _like_dtype(a, dtype))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+    return full(a.shape if shape is None else shape, 1, _like_dtype(a, dtype))
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return full(a.shape if shape is None else shape, fill_value, _like_dtype(a, dtype))
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if not any(_traced(x) or isinstance(x, Dim) for x in (start, stop, step)):
+        return _new(np.arange(start, stop, step, dtype=dtype))
+    # its length only the running code knows: an iota of that many elements
+    dt = np.result_type(*[_val(x).aval.dtype if _traced(x) else type(x) for x in (start, stop, step)
+                          if not isinstance(x, Dim)] or [np.int64])
+    if dtype is not None:
+        dt = _dtype_arg(dtype)
+    if dt.kind not in "iu":
+        raise NotImplementedError("np.arange with traced float bounds is not supported by njit")
+    a, b, c = (_int64(x) for x in (start, stop, step))
+    bind("nj_require", bind("ne", c, np.int64(0)), exc="ZeroDivisionError", message="division by zero")
+    pos = bind("gt", c, np.int64(0))
+    up = bind("floordiv", bind("sub", bind("add", bind("sub", b, a), c), np.int64(1)), c)
+    down = bind("floordiv", bind("add", bind("sub", a, b), bind("sub", bind("neg", c), np.int64(1))),
+                bind("neg", c))
+    n = bind("max", bind("select", pos, up, down), np.int64(0))
+    r = empty((n,), dt)
+    k = jnp.arange(r.shape[0], dtype=np.int64) if False else _iota_like(r)
+    set_value(r, bind("add", bind("mul", k, c), a) if dt == _I64 else
+              bind("convert_element_type", bind("add", bind("mul", k, c), a), new_dtype=dt,
+                   weak_type=False))
+    return r
+
+
+def _iota_like(r):
+    return bind("iota", shape=(r.shape[0],), dimension=0, dtype=_I64)
+
+
+def _int64(x):
+    if isinstance(x, Dim):
+        return bind("dim_value", dim=x)
+    if _traced(x):
+        return bind("convert_element_type", _val(x), new_dtype=_I64, weak_type=False)
+    return np.int64(x)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    if not (_traced(num) or isinstance(num, Dim)):
+        res = jnp.linspace(_val(start), _val(stop), num, endpoint=endpoint, retstep=retstep,
+                           dtype=dtype, axis=axis)
+        return (_new(res[0]), res[1]) if retstep else _new(res)
+    if axis != 0 or retstep:
+        raise NotImplementedError("np.linspace(axis=, retstep=) with a traced num")
+    n = _int64(num)
+    r = empty((num,), _dtype_arg(dtype, _F64))
+    k = bind("convert_element_type", _iota_like(r), new_dtype=_F64, weak_type=False)
+    div = bind("sub", n, np.int64(1)) if endpoint else n
+    div = bind("convert_element_type", bind("max", div, np.int64(1)), new_dtype=_F64, weak_type=False)
+    a, b = (bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False) if _traced(x)
+            else np.float64(x) for x in (start, stop))
+    step = bind("div", bind("sub", b, a), div)
+    set_value(r, bind("add", bind("mul", k, step), a))
+    return r
+
+
+def eye(N, M=None, k=0, dtype=float, order="C"):
+    if any(_traced(x) for x in (N, M, k) if x is not None):
+        M = N if M is None else M
+        r = zeros((N, M), dtype)
+        i = _iota_like(r)
+        rows = bind("broadcast_in_dim", i, shape=tuple(r.shape), broadcast_dimensions=(0,))
+        cols = bind("iota", shape=tuple(r.shape), dimension=1, dtype=_I64)
+        diag = bind("eq", bind("sub", cols, rows), _int64(k))
+        set_value(r, bind("convert_element_type", diag, new_dtype=_dtype_arg(dtype),
+                          weak_type=False))
+        return r
+    return _new(jnp.eye(N, M, k, dtype))
+
+
+def identity(n, dtype=float):
+    return eye(n, dtype=dtype)
+
+
+def _new(value):
+    """A new array made from a value (np.array(...), a constant): a reference to a copy."""
+    t = value if isinstance(value, Tracer) else current_trace().tracer_type(
+        current_trace(), current_trace().to_atom(np.asarray(value))
+    )
+    r = bind("ref_new", _val(t))
+    return _as_ref(r)
+
+
+def array(obj, dtype=None, copy=True, order="K", ndmin=0):
+    if ndmin:
+        raise NotImplementedError("np.array(ndmin=...) is not supported by njit")
+    v = jnp.asarray(_val_tree(obj), dtype=dtype)
+    return _new(v)
+
+
+def _val_tree(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_val_tree(e) for e in x)
+    return _val(x)
+
+
+def asarray(a, dtype=None, order=None):
+    if isinstance(a, RefTracer) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    if isinstance(a, Tracer) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return array(a, dtype=dtype)
+
+
+def copy(a, order="K"):
+    return _new(_val(a)) if _traced(a) else _new(np.asarray(a))
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    if not isinstance(dst, RefTracer):
+        raise TypeError("np.copyto's destination must be an array")
+    if where is not True:
+        src = np.where(where, src, dst)
+    set_value(dst, src, casting="add" if casting == "same_kind" else None)
+
+
+def transpose(a, axes=None):
+    if isinstance(a, RefTracer):
+        return tracers.transpose(a, axes)
+    return jnp.transpose(a, axes)
+
+
+def reshape(a, newshape, order="C"):
+    if isinstance(a, RefTracer):
+        return tracers.reshape(a, newshape if isinstance(newshape, (tuple, list)) else (newshape,),
+                               order)
+    return jnp.reshape(a, newshape, order=order)
+
+
+def ravel(a, order="C"):
+    if isinstance(a, RefTracer):
+        return a.ravel(order)
+    return jnp.ravel(a, order)
+
+
+def shape(a):
+    return a.shape if _traced(a) else np.shape(a)
+
+
+def size(a, axis=None):
+    if axis is None:
+        return a.size if _traced(a) else np.size(a)
+    return a.shape[axis]
+
+
+def ndim(a):
+    return a.ndim if _traced(a) else np.ndim(a)
+
+
+# ---------------------------------------------------------------- ufuncs with out=
+
+
+class _UFunc:
+    """np.<ufunc> inside njit: NumPy's ufunc, and `out=` writes into the array given."""
+
+    def __init__(self, uf):
+        self._uf = uf
+        self.__name__ = uf.__name__
+        self.nin, self.nout = uf.nin, uf.nout
+
+    def __call__(self, *args, out=None, where=True, **kwargs):
+        if out is None:
+            return self._uf(*args, **kwargs) if where is True else self._uf(*args, where=where,
+                                                                            **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        res = self._uf(*[_val(a) for a in args], **kwargs)
+        res = res if isinstance(res, tuple) else (res,)
+        for o, r in zip(outs, res):
+            if where is not True:
+                r = np.where(where, r, _val(o))
+            set_value(o, r, casting=self.__name__)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._uf, name)
+
+
+def _reduction(name):
+    fn = getattr(np, name)
+
+    def reduce(a, *args, out=None, **kwargs):
+        res = fn(_val(a), *args, **kwargs)
+        if out is None:
+            return res
+        set_value(out, res, casting=None)
+        return out
+
+    reduce.__name__ = name
+    return reduce
+
+
+# ---------------------------------------------------------------- the modules
+
+
+class _Module(types.ModuleType):
+    """A module as njit code sees it: our functions first, the real module's otherwise."""
+
+    def __init__(self, real, overrides):
+        super().__init__(real.__name__)
+        self._real = real
+        self.__dict__.update(overrides)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+_NUMPY_OVERRIDES = {
+    "empty": empty,
+    "zeros": zeros,
+    "ones": ones,
+    "full": full,
+    "empty_like": empty_like,
+    "zeros_like": zeros_like,
+    "ones_like": ones_like,
+    "full_like": full_like,
+    "arange": arange,
+    "linspace": linspace,
+    "eye": eye,
+    "identity": identity,
+    "array": array,
+    "asarray": asarray,
+    "copy": copy,
+    "copyto": copyto,
+    "transpose": transpose,
+    "reshape": reshape,
+    "ravel": ravel,
+    "shape": shape,
+    "size": size,
+    "ndim": ndim,
+}
+for _name in dir(np):
+    _obj = getattr(np, _name)
+    if isinstance(_obj, np.ufunc):
+        _NUMPY_OVERRIDES[_name] = _UFunc(_obj)
+for _name in ("sum", "prod", "max", "min", "mean", "std", "var", "cumsum", "cumprod", "amax",
+              "amin", "nansum", "argmax", "argmin", "any", "all"):
+    if hasattr(np, _name):
+        _NUMPY_OVERRIDES[_name] = _reduction(_name)
+
+
+# ---------------------------------------------------------------- math: Python's semantics
+
+
+def _math_unary(name, domain=None, error="math domain error"):
+    npf = {"log": np.log, "log10": np.log10, "log2": np.log2, "sqrt": np.sqrt, "exp": np.exp,
+           "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+           "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+           "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "fabs": np.fabs,
+           "expm1": np.expm1, "log1p": np.log1p, "erf": None, "erfc": None, "gamma": None,
+           "lgamma": None, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+           "degrees": np.degrees, "radians": np.radians}[name]
+
+    def f(x):
+        if not _traced(x):
+            return getattr(math, name)(x)
+        x = _val(x)
+        xf = bind("convert_element_type", x, new_dtype=_F64, weak_type=False) \
+            if x.aval.dtype != _F64 else x
+        if domain is not None:
+            ok = domain(xf)
+            bind("nj_require", ok, exc="ValueError", message=error)
+        if npf is None:
+            import jitmagic.lax as lax
+
+            r = getattr(lax, name)(xf)
+        else:
+            r = npf(xf)
+        if name in ("floor", "ceil", "trunc"):
+            return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
+        return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+    f.__name__ = name
+    return f
+
+
+def _ge(c):
+    return lambda x: bind("ge", x, np.float64(c))
+
+
+def _gt(c):
+    return lambda x: bind("gt", x, np.float64(c))
+
+
+def _in_unit(x):
+    return bind("and", bind("ge", x, np.float64(-1.0)), bind("le", x, np.float64(1.0)))
+
+
+def _open_unit(x):
+    return bind("and", bind("gt", x, np.float64(-1.0)), bind("lt", x, np.float64(1.0)))
+
+
+def _not_nan_or(pred):
+    return lambda x: bind("or", pred(x), bind("ne", x, x))
+
+
+_MATH_OVERRIDES = {
+    "sqrt": _math_unary("sqrt", _not_nan_or(_ge(0.0))),
+    "log": None,
+    "log10": _math_unary("log10", _not_nan_or(_gt(0.0))),
+    "log2": _math_unary("log2", _not_nan_or(_gt(0.0))),
+    "log1p": _math_unary("log1p", _not_nan_or(_gt(-1.0))),
+    "asin": _math_unary("asin", _not_nan_or(_in_unit)),
+    "acos": _math_unary("acos", _not_nan_or(_in_unit)),
+    "acosh": _math_unary("acosh", _not_nan_or(_ge(1.0))),
+    "atanh": _math_unary("atanh", _not_nan_or(_open_unit)),
+}
+for _name in ("exp", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh", "asinh", "fabs",
+              "expm1", "floor", "ceil", "trunc", "degrees", "radians", "erf", "erfc", "lgamma"):
+    _MATH_OVERRIDES[_name] = _math_unary(_name)
+_log_e = _math_unary("log", _not_nan_or(_gt(0.0)))
+
+
+def _math_log(x, base=None):
+    if base is None:
+        return _log_e(x)
+    return _log_e(x) / _log_e(base)
+
+
+_MATH_OVERRIDES["log"] = _math_log
+
+
+def _math_isnan(x):
+    return bind("ne", _val(x), _val(x)) if _traced(x) else math.isnan(x)
+
+
+def _math_isinf(x):
+    return np.isinf(_val(x)) if _traced(x) else math.isinf(x)
+
+
+def _math_isfinite(x):
+    return np.isfinite(_val(x)) if _traced(x) else math.isfinite(x)
+
+
+def _math_pow(x, y):
+    if not (_traced(x) or _traced(y)):
+        return math.pow(x, y)
+    xf, yf = (bind("convert_element_type", _val(v), new_dtype=_F64, weak_type=False)
+              if _traced(v) else np.float64(v) for v in (x, y))
+    return bind("convert_element_type", np.power(xf, yf), new_dtype=_F64, weak_type=True)
+
+
+def _math_atan2(y, x):
+    if not (_traced(x) or _traced(y)):
+        return math.atan2(y, x)
+    return bind("convert_element_type", np.arctan2(_val(y), _val(x)), new_dtype=_F64,
+                weak_type=True)
+
+
+def _math_hypot(*xs):
+    if not any(_traced(x) for x in xs):
+        return math.hypot(*xs)
+    r = xs[0] * 0.0
+    for x in xs:
+        r = np.hypot(r, _val(x))
+    return r
+
+
+def _math_copysign(x, y):
+    if not (_traced(x) or _traced(y)):
+        return math.copysign(x, y)
+    return np.copysign(_val(x) * 1.0, _val(y))
+
+
+def _math_gamma(x):
+    if not _traced(x):
+        return math.gamma(x)
+    import jitmagic.lax as lax
+
+    xf = bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+    pole = bind("and", bind("le", xf, np.float64(0.0)), bind("eq", xf, np.floor(xf)))
+    bind("nj_require", bind("not", pole), exc="ValueError", message="math domain error")
+    pos = np.exp(lax.lgamma(xf))
+    # reflection for x < 0: gamma(x) = pi / (sin(pi x) gamma(1 - x))
+    neg = np.pi / (np.sin(np.pi * xf) * np.exp(lax.lgamma(1.0 - xf)))
+    r = np.where(bind("gt", xf, np.float64(0.0)), pos, neg)
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+
+def _math_fmod(x, y):
+    if not (_traced(x) or _traced(y)):
+        return math.fmod(x, y)
+    yv = _val(y)
+    if _traced(yv):
+        bind("nj_require", bind("ne", yv, np.zeros((), yv.aval.dtype)), exc="ValueError",
+             message="math domain error")
+    elif yv == 0:
+        raise ValueError("math domain error")
+    return bind("convert_element_type", np.fmod(_val(x) * 1.0, yv), new_dtype=_F64, weak_type=True)
+
+
+def _math_isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
+    if not (_traced(a) or _traced(b)):
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+    a, b = _val(a) * 1.0, _val(b) * 1.0
+    diff = np.abs(a - b)
+    tol = np.maximum(rel_tol * np.maximum(np.abs(a), np.abs(b)), abs_tol)
+    finite = np.logical_and(np.isfinite(a), np.isfinite(b))
+    return np.logical_or(a == b, np.logical_and(finite, diff <= tol))
+
+
+_MATH_OVERRIDES.update(gamma=_math_gamma, fmod=_math_fmod, isclose=_math_isclose)
+_MATH_OVERRIDES.update(
+    isnan=_math_isnan, isinf=_math_isinf, isfinite=_math_isfinite, pow=_math_pow,
+    atan2=_math_atan2, hypot=_math_hypot, copysign=_math_copysign,
+)
+
+
+# ---------------------------------------------------------------- builtins
+
+
+def _len(x):
+    if _traced(x):
+        if not x.shape:
+            raise TypeError("len() of unsized object")
+        return x.shape[0]
+    return builtins.len(x)
+
+
+def _abs(x):
+    return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
+
+
+def _pick(args, better):
+    """min/max as Python computes them: the first item unless a later one is better (a NaN
+    first stays, a NaN later is never better)."""
+    if builtins.len(args) == 1:
+        (seq,) = args
+        if _traced(seq):
+            return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
+        args = tuple(seq)
+    if not any(_traced(a) for a in args):
+        return (builtins.min if better == "lt" else builtins.max)(args)
+    cmp = np.less if better == "lt" else np.greater
+    best = args[0]
+    for a in args[1:]:
+        a_v, b_v = _val(a), _val(best)
+        best = np.where(cmp(a_v, b_v), a_v, b_v)
+        if all(isinstance(v, (int, float)) or (_traced(v) and v.aval.weak_type) for v in (a_v, b_v)):
+            best = bind("convert_element_type", best, new_dtype=best.dtype, weak_type=True)
+    return best
+
+
+def _min(*args):
+    return _pick(args, "lt")
+
+
+def _max(*args):
+    return _pick(args, "gt")
+
+
+def _int(x=0, base=None):
+    if base is not None or not _traced(x):
+        return builtins.int(x) if base is None else builtins.int(x, base)
+    x = _val(x)
+    if x.aval.dtype.kind == "f":
+        x = np.trunc(x)
+    return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)
+
+
+def _float(x=0.0):
+    if not _traced(x):
+        return builtins.float(x)
+    return bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=True)
+
+
+def _bool(x=False):
+    if not _traced(x):
+        return builtins.bool(x)
+    from jitmagic.imperative.trace import truthy
+
+    return truthy(x, 0)
+
+
+def _round(x, ndigits=None):
+    if not _traced(x):
+        return builtins.round(x, ndigits) if ndigits is not None else builtins.round(x)
+    x = _val(x)
+    if ndigits is None:
+        r = np.rint(x) if x.aval.dtype.kind == "f" else x
+        return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
+    if x.aval.dtype.kind != "f":
+        return x if ndigits >= 0 else np.round(x, ndigits)
+    p = 10.0 ** ndigits  # Python's round scales by the power of ten, then rounds half even
+    return np.rint(x * p) / p if ndigits >= 0 else np.rint(x / 10.0 ** -ndigits) * 10.0 ** -ndigits
+
+
+def _divmod(a, b):
+    return (a // b, a % b)
+
+
+def _sum(seq, start=0):
+    if _traced(seq):
+        return np.sum(_val(seq)) + start
+    total = start
+    for x in seq:
+        total = total + x
+    return total
+
+
+def _print(*args, **kwargs):
+    from jitmagic.errors import NjitUnsupportedError
+
+    raise NjitUnsupportedError(
+        "print() inside njit code is not supported yet: return the values, or print them "
+        "outside the compiled function"
+    )
+
+
+BUILTINS = {
+    "len": _len,
+    "abs": _abs,
+    "min": _min,
+    "max": _max,
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
+    "round": _round,
+    "divmod": _divmod,
+    "sum": _sum,
+    "print": _print,
+}
+
+
+def numpy_module():
+    return _NUMPY_MODULE
+
+
+def math_module():
+    return _MATH_MODULE
+
+
+_NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
+_MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
+# NumPy's functions imported by name (`from numpy import zeros`) map by identity
+BY_IDENTITY = {getattr(np, k): v for k, v in _NUMPY_OVERRIDES.items()
+               if not isinstance(v, _UFunc) and hasattr(np, k)}
+BY_IDENTITY.update({getattr(math, k): v for k, v in _MATH_OVERRIDES.items()
+                    if v is not None and hasattr(math, k)})
+
+__all__ = ["BUILTINS", "BY_IDENTITY", "numpy_module", "math_module", "NjTracer"]

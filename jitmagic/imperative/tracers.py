@@ -1,0 +1,514 @@
+"""The tracers of njit code: values with Python's and NumPy's semantics, and references.
+
+A `NjTracer` is a value (an immutable array or scalar) as in jm.jit, except where NumPy and
+Python code expect otherwise: writing into it (`t[0] = 1`, `t += 1` on a slice of it) turns it
+into a reference to a fresh copy (`ref_new`), as the value was a new array in NumPy; a Python
+scalar divided by zero raises ZeroDivisionError; an int to a negative int power is a float.
+
+A `RefTracer` is an array in memory: an argument, an array np.empty/np.zeros made, a view of
+either. Indexing it with integers loads one element (bounds-checked); basic indexing (slices,
+ints, None, ...) is a view (another reference to the same memory); writing stores in place, in
+program order; arithmetic reads its current contents (tracing.Trace.bind inserts `ref_get`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from jitmagic.core import shapes
+from jitmagic.core.refs import RefType
+from jitmagic.core.shapes import Dim
+from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.errors import NjitUnsupportedError
+
+_INT_KINDS = "iu"
+
+
+def _user_caller(depth=2):
+    """Is the frame `depth` up user code (not jitmagic's own)?"""
+    f = sys._getframe(depth)
+    name = f.f_globals.get("__name__", "") or ""
+    return not name.startswith("jitmagic.")
+
+
+def state():
+    """The njit state of the trace being recorded (symbols, memos): the root trace's."""
+    return current_trace().root.njit
+
+
+# ---------------------------------------------------------------- values
+
+
+class NjTracer(Tracer):
+    """A traced value of njit code."""
+
+    __slots__ = ()
+
+    def __setitem__(self, idx, value):
+        _promote(self)
+        RefTracer.__setitem__(self, idx, value)
+
+    def __getitem__(self, idx):
+        if _user_caller() and _is_basic(idx) and self.ndim:
+            # a slice of an array is a view of it in NumPy: writes through either show in both
+            _promote(self)
+            return RefTracer.__getitem__(self, idx)
+        return Tracer.__getitem__(self, idx)
+
+    @property
+    def shape(self):
+        return self._var.aval.shape
+
+    # Python's scalar semantics for Python numbers (weak scalars): the same results as NumPy's
+    # except division by zero, which raises, and an int to a negative power, a float
+    def __truediv__(self, other):
+        _check_divisor(self, other, "division by zero")
+        return Tracer.__truediv__(self, other)
+
+    def __rtruediv__(self, other):
+        _check_divisor(other, self, "division by zero")
+        return Tracer.__rtruediv__(self, other)
+
+    def __floordiv__(self, other):
+        _check_divisor(self, other, "integer division or modulo by zero")
+        return Tracer.__floordiv__(self, other)
+
+    def __rfloordiv__(self, other):
+        _check_divisor(other, self, "integer division or modulo by zero")
+        return Tracer.__rfloordiv__(self, other)
+
+    def __mod__(self, other):
+        _check_divisor(self, other, "integer modulo by zero")
+        return Tracer.__mod__(self, other)
+
+    def __rmod__(self, other):
+        _check_divisor(other, self, "integer modulo by zero")
+        return Tracer.__rmod__(self, other)
+
+    def __divmod__(self, other):
+        return (self // other, self % other)
+
+    def __bool__(self):
+        raise NjitUnsupportedError(
+            "the truth value of a traced value is needed outside njit's converted control "
+            "flow (a helper that is not compiled, or a library function): compute it with "
+            "array operations (np.where) or move the branch into the njit function"
+        )
+
+    def __index__(self):
+        raise NjitUnsupportedError(
+            "a traced integer is used where Python needs a concrete int (a tuple index, a "
+            "Python list, a library call): index arrays or tuples with it inside njit code, "
+            "or pass the value as an argument of a constant type"
+        )
+
+    __int__ = __index__
+
+    def value(self):
+        return self
+
+
+def _python_scalar(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (int, float)):
+        return True
+    return isinstance(x, Tracer) and x.aval.shape == () and x.aval.weak_type
+
+
+def _check_divisor(num, den, message):
+    """Python raises ZeroDivisionError for Python numbers; NumPy scalars and arrays give
+    inf/nan (and no error), as the same code run by NumPy does."""
+    if not (_python_scalar(num) and _python_scalar(den)):
+        return
+    if not isinstance(den, Tracer):
+        if den == 0:
+            raise ZeroDivisionError(message)
+        return
+    nonzero = bind("ne", den, np.zeros((), den.dtype))
+    bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
+
+
+def _promote(t):
+    """A value written into becomes a reference to a fresh copy of it (it is then one)."""
+    if isinstance(t, RefTracer):
+        return
+    r = bind("ref_new", t)
+    t._trace, t._var = r._trace, r._var
+    t.__class__ = RefTracer
+
+
+def _is_basic(idx):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return all(
+        i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer, Dim))
+        or (isinstance(i, Tracer) and i.aval.shape == () and i.aval.dtype.kind in _INT_KINDS)
+        for i in items
+    )
+
+
+# ---------------------------------------------------------------- references
+
+
+class RefTracer(NjTracer):
+    """A traced reference: an array in memory."""
+
+    __slots__ = ()
+
+    @property
+    def ref(self) -> RefType:
+        return self._var.aval
+
+    @property
+    def shape(self):
+        return self._var.aval.shape
+
+    @property
+    def dtype(self):
+        return self._var.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self._var.aval.shape)
+
+    @property
+    def size(self):
+        return self._var.aval.size
+
+    def value(self):
+        """The array's contents now (a snapshot)."""
+        return bind("ref_get", self)
+
+    def __repr__(self):
+        return f"TracedRef<{self._var.aval}>"
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # -------------------------------------------------------- reading
+    def __getitem__(self, idx):
+        items = _normalize(idx, self.ndim)
+        if _all_ints(items, self.ndim):
+            return bind("ref_load", self, *[_int_operand(i) for i in items])
+        if _is_basic(items):
+            view = view_of(self, items)
+            return view
+        return _gather(self, items)
+
+    # -------------------------------------------------------- writing
+    def __setitem__(self, idx, value):
+        if self.ref.readonly:
+            raise ValueError("assignment destination is read-only")
+        items = _normalize(idx, self.ndim)
+        if _all_ints(items, self.ndim):
+            v = _as_dtype(value, self.dtype, "setitem")
+            bind("ref_store", self, *[_int_operand(i) for i in items], v)
+            return
+        if _is_basic(items):
+            dest = view_of(self, items)
+            set_value(dest, value)
+            return
+        _scatter(self, items, value)
+
+    # -------------------------------------------------------- in place
+    def _inplace(self, ufunc, other):
+        res = ufunc(self, other)
+        set_value(self, res, casting=ufunc.__name__)
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(np.add, other)
+
+    def __isub__(self, other):
+        return self._inplace(np.subtract, other)
+
+    def __imul__(self, other):
+        return self._inplace(np.multiply, other)
+
+    def __itruediv__(self, other):
+        return self._inplace(np.true_divide, other)
+
+    def __ifloordiv__(self, other):
+        return self._inplace(np.floor_divide, other)
+
+    def __imod__(self, other):
+        return self._inplace(np.remainder, other)
+
+    def __ipow__(self, other):
+        return self._inplace(np.power, other)
+
+    def __iand__(self, other):
+        return self._inplace(np.bitwise_and, other)
+
+    def __ior__(self, other):
+        return self._inplace(np.bitwise_or, other)
+
+    def __ixor__(self, other):
+        return self._inplace(np.bitwise_xor, other)
+
+    def __ilshift__(self, other):
+        return self._inplace(np.left_shift, other)
+
+    def __irshift__(self, other):
+        return self._inplace(np.right_shift, other)
+
+    def __imatmul__(self, other):
+        set_value(self, np.matmul(self, other), casting="matmul")
+        return self
+
+    # -------------------------------------------------------- views and methods
+    @property
+    def T(self):
+        return transpose(self)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return transpose(self, axes or None)
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return reshape(self, shape, order)
+
+    def ravel(self, order="C"):
+        return reshape(self, (-1,), order)
+
+    def copy(self, order="C"):
+        return Tracer.copy(self.value())
+
+    def fill(self, value):
+        set_value(self, value)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        if order is not None:
+            raise NotImplementedError("ndarray.sort(order=...) is not supported by njit")
+        set_value(self, np.sort(self.value(), axis=axis))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return Tracer.astype(self.value(), dtype)
+
+    def __array_function__(self, func, types, args, kwargs):
+        res = Tracer.__array_function__(self, func, types, args, kwargs)
+        return self.value() if res is self else res
+
+
+# ---------------------------------------------------------------- indexing helpers
+
+
+def _normalize(idx, ndim):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    n_named = sum(1 for i in items if i is not None and i is not Ellipsis and not _is_bool_array(i))
+    out = []
+    seen = False
+    for i in items:
+        if i is Ellipsis:
+            if seen:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            seen = True
+            out.extend([slice(None)] * max(ndim - n_named, 0))
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+def _is_bool_array(i):
+    return (isinstance(i, np.ndarray) and i.dtype == bool) or (
+        isinstance(i, Tracer) and i.aval.dtype.kind == "b" and i.aval.ndim > 0
+    )
+
+
+def _is_int_scalar(i):
+    if isinstance(i, bool):
+        return False
+    if isinstance(i, (int, np.integer, Dim)):
+        return True
+    return isinstance(i, Tracer) and i.aval.shape == () and i.aval.dtype.kind in _INT_KINDS
+
+
+def _all_ints(items, ndim):
+    return len(items) == ndim and all(_is_int_scalar(i) for i in items)
+
+
+def _int_operand(i):
+    if isinstance(i, (int, np.integer)):
+        return np.int64(i)
+    return i
+
+
+def _as_dtype(value, dtype, what):
+    """A value to store into an array of `dtype`, cast as NumPy's setitem casts."""
+    if isinstance(value, RefTracer):
+        value = value.value()
+    if isinstance(value, Tracer):
+        if value.aval.dtype == dtype:
+            return value
+        return bind("convert_element_type", value, new_dtype=np.dtype(dtype), weak_type=False)
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iub" and np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise OverflowError(f"Python integer {arr.max()} out of bounds for {np.dtype(dtype)}")
+    return np.asarray(value).astype(dtype)
+
+
+def set_value(dest, value, casting=None):
+    """dest[...] = value, broadcast, cast with the rule of `casting` (a ufunc's name: NumPy's
+    same_kind rule for in-place operators) or setitem's."""
+    if casting is not None:
+        src_dt = value.aval.dtype if isinstance(value, Tracer) else np.asarray(value).dtype
+        if not np.can_cast(src_dt, dest.dtype, "same_kind"):
+            from numpy._core._exceptions import _UFuncOutputCastingError as err
+            raise err(
+                getattr(np, casting),
+                "same_kind",
+                np.dtype(src_dt),
+                np.dtype(dest.dtype),
+                0,
+            )
+    v = _as_dtype(value, dest.dtype, "setitem")
+    vshape = v.aval.shape if isinstance(v, Tracer) else np.shape(v)
+    if len(vshape) > dest.ndim:
+        raise ValueError(
+            f"could not broadcast input array from shape {vshape} into shape {dest.shape}"
+        )
+    bind("ref_set", dest, v)
+
+
+def view_of(r, items):
+    """The reference for basic indexing of r (items normalized: no Ellipsis)."""
+    st = state()
+    index, scalars, out_shape = [], [], []
+    axis = 0
+    layout = r.ref.layout
+    kept_layout = layout
+    for k, i in enumerate(items):
+        if i is None:
+            index.append(("new",))
+            out_shape.append(1)
+            continue
+        if axis >= r.ndim:
+            raise IndexError(
+                f"too many indices for array: array is {r.ndim}-dimensional, but more "
+                f"were indexed"
+            )
+        n = r.shape[axis]
+        if _is_int_scalar(i):
+            index.append(("int", len(scalars)))
+            scalars.append(_int_operand(i))
+            if axis != 0:
+                kept_layout = "A"
+        else:
+            spec = []
+            for part in (i.start, i.stop, i.step):
+                if part is None:
+                    spec.append(None)
+                elif isinstance(part, (int, np.integer)) and not isinstance(part, bool):
+                    spec.append(("c", int(part)))
+                elif _is_int_scalar(part):
+                    spec.append(("d", len(scalars)))
+                    scalars.append(_int_operand(part))
+                else:
+                    raise TypeError(
+                        "slice indices must be integers or None or have an __index__ method"
+                    )
+            if spec[2] == ("c", 0):
+                raise ValueError("slice step cannot be zero")
+            index.append(("slice", *spec))
+            out_shape.append(st.slice_length(n, spec, scalars))
+            whole = spec[0] is None and spec[1] is None and spec[2] in (None, ("c", 1))
+            if not whole and axis != 0:
+                kept_layout = "A"
+            if spec[2] not in (None, ("c", 1)):
+                kept_layout = "A"
+        axis += 1
+    out_shape.extend(r.shape[axis:])
+    if any(e[0] == "new" for e in index) and layout != "C":
+        kept_layout = "A"
+    out_layout = kept_layout if layout == "C" else "A"
+    if len(out_shape) <= 1 and out_layout == "A" and _unit_stride_1d(index, r):
+        out_layout = "C"
+    return bind(
+        "ref_view", r, *scalars, index=tuple(index), out_shape=tuple(out_shape),
+        out_layout=out_layout,
+    )
+
+
+def _unit_stride_1d(index, r):
+    """A 1-d view of a C-contiguous reference along its last axis, with step 1."""
+    if r.ref.layout != "C":
+        return False
+    slices = [e for e in index if e[0] == "slice"]
+    ints = [e for e in index if e[0] == "int"]
+    if len(slices) != 1 or len(ints) != r.ndim - 1:
+        return False
+    return index[-1][0] == "slice" and index[-1][3] in (None, ("c", 1))
+
+
+def transpose(r, axes=None):
+    perm = tuple(range(r.ndim))[::-1] if axes is None else tuple(
+        int(a) % r.ndim if r.ndim else 0 for a in axes
+    )
+    return bind("ref_transpose", r, perm=perm)
+
+
+def reshape(r, shape, order="C"):
+    if order != "C":
+        raise NotImplementedError(f"reshape(order={order!r}) is not supported by njit")
+    if r.ref.layout != "C":
+        return Tracer.reshape(r.value(), shape)  # NumPy copies a non-contiguous array here
+    st = state()
+    dims, binds, out = [], [], []
+    unknown = None
+    for k, d in enumerate(shape):
+        if isinstance(d, (int, np.integer)) and int(d) == -1:
+            if unknown is not None:
+                raise ValueError("can only specify one unknown dimension")
+            unknown = k
+            out.append(None)
+        elif isinstance(d, (int, np.integer, Dim)):
+            out.append(int(d) if not isinstance(d, Dim) else d)
+        else:
+            dims.append(d)
+            sym = st.size_symbol(d)
+            if isinstance(sym, str):
+                binds.append(sym)
+                out.append(Dim.symbol(sym))
+            else:
+                dims.pop()
+                out.append(sym)
+    if unknown is not None:
+        known = 1
+        for d in out:
+            if d is not None:
+                known = known * d
+        if isinstance(known, int) and not shapes.is_symbolic(r.size):
+            out[unknown] = r.size // known if known else 0
+        elif known == 1:
+            out[unknown] = r.size
+        else:
+            sym = st.fresh("r")
+            out[unknown] = Dim.symbol(sym)
+            dims.append(bind("floordiv", bind("dim_value", dim=r.size), bind("dim_value", dim=known))
+                        if shapes.is_symbolic(known) else
+                        bind("floordiv", bind("dim_value", dim=r.size), np.int64(known)))
+            binds.append(sym)
+    return bind("ref_reshape", r, *dims, out_shape=tuple(out), binds=tuple(binds))
+
+
+def _gather(r, items):
+    """Advanced indexing (integer arrays, boolean masks): a new array, as NumPy makes; integer
+    indices out of range raise IndexError."""
+    from jitmagic.imperative import indexing
+
+    return indexing.gather(r, items)
+
+
+def _scatter(r, items, value):
+    from jitmagic.imperative import indexing
+
+    indexing.scatter(r, items, value)
