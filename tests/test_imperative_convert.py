@@ -1289,6 +1289,14 @@ class RecordingOps:
         self._line("ifexp", line, lambda t: " if " in t and " else " in t)
         return pyops.ifexp(pred, then, orelse, line)
 
+    def getitem(self, obj, index, line):
+        self._line("getitem", line, lambda t: "[" in t)
+        return pyops.getitem(obj, index, line)
+
+    def compare(self, op, a, b, line):
+        self._line("compare", line, lambda t: any(c in t for c in "<>=!"))
+        return pyops.compare(op, a, b, line)
+
     def and_(self, a, b, line):
         self.calls.append(("and_", (), line - self.def_line))
         self._line(

@@ -57,11 +57,12 @@ class RefType:
         )
 
     def __eq__(self, other):
-        return (
-            isinstance(other, RefType)
-            and (self.shape, self.dtype, self.layout, self.readonly)
-            == (other.shape, other.dtype, other.layout, other.readonly)
-        )
+        return isinstance(other, RefType) and (
+            self.shape,
+            self.dtype,
+            self.layout,
+            self.readonly,
+        ) == (other.shape, other.dtype, other.layout, other.readonly)
 
     def __hash__(self):
         return hash(("ref", self.shape, self.dtype, self.layout, self.readonly))

@@ -85,7 +85,7 @@ class FunctionState:
 
 class JitFunction:
     backend = "jitmagic"
-    kind = "jit"  # which front end: "jit" (JAX's semantics) or "njit" (NumPy's)  # which JIT compiles it (watched jax/numba functions say theirs)
+    kind = "jit"  # which front end: "jit" (JAX's semantics) or "njit" (NumPy's)
 
     def __init__(
         self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None, shapes=None

@@ -349,6 +349,9 @@ class Statements:
         return args[0], kw.get("start") or located(ast.Constant(0), call)
 
 
+_ORDERED = ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq")
+
+
 class Expressions(ast.NodeTransformer):
     """The expression-level conversions (module docstring); run over the whole converted
     function after the statement-level one."""
@@ -390,9 +393,32 @@ class Expressions(ast.NodeTransformer):
             node,
         )
 
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        # a tuple indexed by a value the running code computes (t[i]) picks at run time
+        if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, (ast.Constant, ast.Slice)):
+            return node
+        return located(hook("getitem", [node.value, node.slice, ast.Constant(node.lineno)]), node)
+
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) == 1:
+            # tuples compare element by element (lexicographically) on traced values too
+            if type(node.ops[0]).__name__ in _ORDERED and any(
+                isinstance(x, ast.Tuple) for x in (node.left, node.comparators[0])
+            ):
+                return located(
+                    hook(
+                        "compare",
+                        [
+                            ast.Constant(type(node.ops[0]).__name__),
+                            node.left,
+                            node.comparators[0],
+                            ast.Constant(node.lineno),
+                        ],
+                    ),
+                    node,
+                )
             return node
         line = ast.Constant(node.lineno)
 

@@ -11,6 +11,7 @@ or a value, so a new size or a new loop count never recompiles.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import inspect
@@ -35,7 +36,6 @@ from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.lower import imperative as lower_nj
-from jitmagic.lower.codegen import arg_kind
 from jitmagic.runtime import engine, interrupt, runstats
 
 _I64 = np.dtype(np.int64)
@@ -58,7 +58,10 @@ class ArrayType:
 
     def __eq__(self, other):
         return isinstance(other, ArrayType) and (
-            self.dtype, self.ndim, self.layout, self.readonly
+            self.dtype,
+            self.ndim,
+            self.layout,
+            self.readonly,
         ) == (other.dtype, other.ndim, other.layout, other.readonly)
 
     def __hash__(self):
@@ -150,7 +153,9 @@ class NjitContext(shapes.GenericContext):
         if syms <= set(self.examples):
             return super().guard(diff, op)
         if op == "==":
-            answer = len([s for s in syms]) >= 2  # two sizes compared: alike; a size and a number: not
+            answer = (
+                len([s for s in syms]) >= 2
+            )  # two sizes compared: alike; a size and a number: not
         else:
             answer = True
         t = current_trace()
@@ -189,8 +194,23 @@ class NjitVariant:
     baseline = None
     form = None
 
-    def __init__(self, vid, key, info, ir_fn, opt_fn, module, cg, leaves_kinds, out_tree,
-                 timings, reason, tier, guards, guard_fn):
+    def __init__(
+        self,
+        vid,
+        key,
+        info,
+        ir_fn,
+        opt_fn,
+        module,
+        cg,
+        leaves_kinds,
+        out_tree,
+        timings,
+        reason,
+        tier,
+        guards,
+        guard_fn,
+    ):
         self.id = vid
         self.key = key
         self.info = info
@@ -258,9 +278,14 @@ class NjitVariant:
     def __call__(self, leaves, originals):
         results = (ctypes.c_int64 * self.n_slots)()
         err = (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS)()
-        args = [x if k == "array" else x for x, k in zip(self.consts + tuple(leaves), self.kinds)]
-        rc = self.cfunc(*args, ctypes.addressof(results), ctypes.addressof(self._ctx),
-                        ctypes.addressof(err))
+        # (a scalar the code takes by memory, a complex number, goes as a 0-d array)
+        args = [
+            np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
+            for x, k in zip(self.consts + tuple(leaves), self.kinds)
+        ]
+        rc = self.cfunc(
+            *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
+        )
         if rc:
             self._raise(rc, err)
         return pytree.unflatten(self.out_tree, self._results(results, originals))
@@ -344,8 +369,13 @@ def _view(base, data, shape, strides, dt):
     ):
         return base
     ro = isinstance(base, np.ndarray) and not base.flags.writeable
-    iface = {"shape": shape, "typestr": np.dtype(dt).str, "data": (data, ro),
-             "strides": strides, "version": 3}
+    iface = {
+        "shape": shape,
+        "typestr": np.dtype(dt).str,
+        "data": (data, ro),
+        "strides": strides,
+        "version": 3,
+    }
     return np.asarray(_Holder(iface, base))
 
 
@@ -422,8 +452,11 @@ class NjitFunction(JitFunction):
         if not self._env_names:
             return ()
         g = self._globals
-        return tuple((type(v), v) for v in (g.get(n) for n in self._env_names)
-                     if not isinstance(v, (types.FunctionType, JitFunction)))
+        return tuple(
+            (type(v), v)
+            for v in (g.get(n) for n in self._env_names)
+            if not isinstance(v, (types.FunctionType, JitFunction))
+        )
 
     # ------------------------------------------------------------ compiling
     def _miss_nj(self, key, leaves, labels, tree):
@@ -440,8 +473,13 @@ class NjitFunction(JitFunction):
             try:
                 v = self._compile_nj(key, leaves, labels, info, reasons, tree)
             except Exception as e:
-                events.record("error", self, signature=info.signature(), reasons=reasons,
-                              message=f"{type(e).__name__}: {e}")
+                events.record(
+                    "error",
+                    self,
+                    signature=info.signature(),
+                    reasons=reasons,
+                    message=f"{type(e).__name__}: {e}",
+                )
                 raise
             st.redefined = None
             st.cache.setdefault(key, []).insert(0, v)
@@ -468,8 +506,22 @@ class NjitFunction(JitFunction):
         timings = {**timer.phases, **module.timings}
         st = self._state
         st.next_id += 1
-        return NjitVariant(st.next_id, key, info, fn, opt, module, cg, None, out_tree, timings,
-                           "; ".join(r.text for r in reasons), tier, guards, guard_fn)
+        return NjitVariant(
+            st.next_id,
+            key,
+            info,
+            fn,
+            opt,
+            module,
+            cg,
+            None,
+            out_tree,
+            timings,
+            "; ".join(r.text for r in reasons),
+            tier,
+            guards,
+            guard_fn,
+        )
 
     def trace(self, args, kwargs):
         bound = self._bind(args, kwargs)
@@ -525,8 +577,9 @@ class NjitFunction(JitFunction):
         bound = self._bind(args, kwargs)
         leaves, tree, paths = pytree.flatten((tuple(bound), {}))
         labels = self._labels(paths)
-        return events.KeyInfo({}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)},
-                              str(tree), {})
+        return events.KeyInfo(
+            {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
+        )
 
     def _conversion(self):
         if self._converted is None:
@@ -540,7 +593,8 @@ class NjitFunction(JitFunction):
         """Called from another njit function being traced: inlined into its trace."""
         ops = TraceOps()
         fun = self._conversion().build(ops, self._namespace(ops))
-        return fun(*args, **kwargs)
+        with _inlining(self.fun):
+            return fun(*args, **kwargs)
 
     # ------------------------------------------------------------ inspection
     @property
@@ -599,25 +653,47 @@ def _explain(history, key, labels):
     if not history:
         return [events.Reason("new_function", None, None, None, "new function")]
     best = None
-    for old_key, old_labels in reversed(history):
+    for old_key, _old_labels in reversed(history):
         diffs = []
         for lbl, a, b in zip(labels, old_key[0], key[0]):
             if a != b:
-                diffs.append(events.Reason(
-                    "dtype" if isinstance(a, ArrayType) and isinstance(b, ArrayType)
-                    and a.ndim == b.ndim and a.layout == b.layout else "type",
-                    lbl, type_text(a), type_text(b),
-                    f"argument '{lbl}' type changed: {type_text(a)} -> {type_text(b)}",
-                ))
+                diffs.append(
+                    events.Reason(
+                        "dtype"
+                        if isinstance(a, ArrayType)
+                        and isinstance(b, ArrayType)
+                        and a.ndim == b.ndim
+                        and a.layout == b.layout
+                        else "type",
+                        lbl,
+                        type_text(a),
+                        type_text(b),
+                        f"argument '{lbl}' type changed: {type_text(a)} -> {type_text(b)}",
+                    )
+                )
         if len(old_key[0]) != len(key[0]):
-            diffs.append(events.Reason("arity", None, str(len(old_key[0])), str(len(key[0])),
-                                       "the number of arguments changed"))
+            diffs.append(
+                events.Reason(
+                    "arity",
+                    None,
+                    str(len(old_key[0])),
+                    str(len(key[0])),
+                    "the number of arguments changed",
+                )
+            )
         if old_key[1] != key[1]:
             diffs.append(events.Reason("global", None, None, None, "a referenced global changed"))
         if not diffs:
-            diffs = [events.Reason("guard", None, None, None,
-                                   "the sizes no longer meet an assumption of the variant "
-                                   "compiled for these types")]
+            diffs = [
+                events.Reason(
+                    "guard",
+                    None,
+                    None,
+                    None,
+                    "the sizes no longer meet an assumption of the variant "
+                    "compiled for these types",
+                )
+            ]
         if best is None or len(diffs) < len(best):
             best = diffs
     return best
@@ -637,7 +713,7 @@ def _guard_checker(guards, fn, leaves):
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
         lines.append(test if want else f"(not {test})")
     code = "lambda L: " + (" and ".join(lines) or "True")
-    return eval(code)  # noqa: S307  (an expression built from sizes and constants above)
+    return eval(code)
 
 
 # ---------------------------------------------------------------- the namespace
@@ -688,6 +764,8 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
+    if mod == "jitmagic.imperative.library":
+        return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):
         return False
@@ -701,9 +779,34 @@ def _inline(f, ops, seen):
     @functools.wraps(f)
     def call(*args, **kwargs):
         fun = conv.build(ops, build_namespace(f, ops, seen))
-        return fun(*args, **kwargs)
+        with _inlining(f):
+            return fun(*args, **kwargs)
 
     return call
+
+
+_active = threading.local()
+
+
+@contextlib.contextmanager
+def _inlining(f):
+    """Calls are compiled inline: a function calling itself (directly or through others)
+    would inline forever; say so instead of overflowing Python's stack."""
+    stack = getattr(_active, "stack", None)
+    if stack is None:
+        stack = _active.stack = []
+    if f.__code__ in stack:
+        raise NjitUnsupportedError(
+            f"njit cannot compile the recursive call of {f.__qualname__} (File "
+            f'"{f.__code__.co_filename}", line {f.__code__.co_firstlineno}): calls are '
+            f"compiled inline, and recursion is not supported yet; write it as a loop (with an "
+            f"explicit stack array if needed)"
+        )
+    stack.append(f.__code__)
+    try:
+        yield
+    finally:
+        stack.pop()
 
 
 def _referenced_names(fun):
@@ -723,12 +826,31 @@ def njit(fun=None, **options):
         return lambda f: njit(f, **options)
     if isinstance(fun, NjitFunction):
         fun = fun.fun
-    unknown = set(options) - {"boundscheck", "cache", "fastmath", "nogil", "parallel",
-                              "error_model", "inline", "nopython"}
+    unknown = set(options) - {
+        "boundscheck",
+        "cache",
+        "fastmath",
+        "nogil",
+        "parallel",
+        "error_model",
+        "inline",
+        "nopython",
+    }
     if unknown:
         raise TypeError(f"njit got unexpected options {sorted(unknown)}")
     return NjitFunction(fun, options)
 
 
-__all__ = ["njit", "NjitFunction", "ArrayType", "arg_type", "truthy", "weakref", "threading",
-           "inspect", "engine", "NjitUnsupportedError", "Tracer"]
+__all__ = [
+    "njit",
+    "NjitFunction",
+    "ArrayType",
+    "arg_type",
+    "truthy",
+    "weakref",
+    "threading",
+    "inspect",
+    "engine",
+    "NjitUnsupportedError",
+    "Tracer",
+]

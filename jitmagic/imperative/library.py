@@ -13,8 +13,8 @@ import numpy as np
 
 def call(helper, *args):
     """helper(*args), converted and traced into the current njit trace."""
-    from jitmagic.imperative.function import build_namespace
     from jitmagic.imperative.convert import convert
+    from jitmagic.imperative.function import build_namespace
     from jitmagic.imperative.trace import TraceOps
 
     ops = TraceOps()
@@ -40,8 +40,13 @@ def take_points(x, i, j):
 def put_rows(x, idx, v):
     """x[idx] = v (rows), in order: a repeated index keeps the last value, as NumPy does."""
     if v.ndim == x.ndim:
+        if v.shape[0] != idx.shape[0] and v.shape[0] != 1:
+            raise ValueError(
+                "shape mismatch: value array could not be broadcast to indexing result"
+            )
+        last = v.shape[0] - 1
         for k in range(idx.shape[0]):
-            x[idx[k]] = v[k]
+            x[idx[k]] = v[min(k, last)]
     else:
         for k in range(idx.shape[0]):
             x[idx[k]] = v
@@ -49,8 +54,13 @@ def put_rows(x, idx, v):
 
 def put_points(x, i, j, v):
     if v.ndim == 1:
+        if v.shape[0] != i.shape[0] and v.shape[0] != 1:
+            raise ValueError(
+                "shape mismatch: value array could not be broadcast to indexing result"
+            )
+        last = v.shape[0] - 1
         for k in range(i.shape[0]):
-            x[i[k], j[k]] = v[k]
+            x[i[k], j[k]] = v[min(k, last)]
     else:
         for k in range(i.shape[0]):
             x[i[k], j[k]] = v
@@ -71,6 +81,15 @@ def compress_flat(x, mask):
     return out
 
 
+def _check_mask_count(v, n):
+    if v.shape[0] != n and v.shape[0] != 1:
+        raise ValueError(
+            "NumPy boolean array indexing assignment cannot assign the input "
+            "values to the output values where the mask is true: their "
+            "numbers differ"
+        )
+
+
 def put_mask_flat(x, mask, v):
     """x[mask] = v (1-d): v has one value per true element, or one value for all."""
     if v.ndim == 0:
@@ -78,10 +97,12 @@ def put_mask_flat(x, mask, v):
             if mask[k]:
                 x[k] = v
     else:
+        _check_mask_count(v, count_true(mask))
+        last = v.shape[0] - 1
         j = 0
         for k in range(mask.shape[0]):
             if mask[k]:
-                x[k] = v[j]
+                x[k] = v[min(j, last)]
                 j += 1
 
 
@@ -116,3 +137,63 @@ def unique_sorted(s):
             out[j] = s[k]
             j += 1
     return out
+
+
+def count_true(mask):
+    n = 0
+    for k in range(mask.shape[0]):
+        if mask[k]:
+            n += 1
+    return n
+
+
+def put_mask_2d(x, mask, v):
+    """x[mask] = v for 2-d x and mask, in C order as NumPy assigns."""
+    if v.ndim == 0:
+        for a in range(mask.shape[0]):
+            for b in range(mask.shape[1]):
+                if mask[a, b]:
+                    x[a, b] = v
+    else:
+        n = 0
+        for a in range(mask.shape[0]):
+            n += count_true(mask[a])
+        _check_mask_count(v, n)
+        last = v.shape[0] - 1
+        j = 0
+        for a in range(mask.shape[0]):
+            for b in range(mask.shape[1]):
+                if mask[a, b]:
+                    x[a, b] = v[min(j, last)]
+                    j += 1
+
+
+def put_mask_3d(x, mask, v):
+    if v.ndim == 0:
+        for a in range(mask.shape[0]):
+            for b in range(mask.shape[1]):
+                for c in range(mask.shape[2]):
+                    if mask[a, b, c]:
+                        x[a, b, c] = v
+    else:
+        n = 0
+        for a in range(mask.shape[0]):
+            for b in range(mask.shape[1]):
+                n += count_true(mask[a, b])
+        _check_mask_count(v, n)
+        last = v.shape[0] - 1
+        j = 0
+        for a in range(mask.shape[0]):
+            for b in range(mask.shape[1]):
+                for c in range(mask.shape[2]):
+                    if mask[a, b, c]:
+                        x[a, b, c] = v[min(j, last)]
+                        j += 1
+
+
+def nonzero_count(x):
+    n = 0
+    for k in range(x.shape[0]):
+        if x[k] != 0:
+            n += 1
+    return n

@@ -120,8 +120,10 @@ def _like_dtype(a, dtype):
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None):
-    return empty(np.shape(a) if shape is None and not _traced(a) else (shape or a.shape),
-                 _like_dtype(a, dtype))
+    return empty(
+        np.shape(a) if shape is None and not _traced(a) else (shape or a.shape),
+        _like_dtype(a, dtype),
+    )
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
@@ -143,25 +145,138 @@ def arange(start, stop=None, step=None, dtype=None):
     if not any(_traced(x) or isinstance(x, Dim) for x in (start, stop, step)):
         return _new(np.arange(start, stop, step, dtype=dtype))
     # its length only the running code knows: an iota of that many elements
-    dt = np.result_type(*[_val(x).aval.dtype if _traced(x) else type(x) for x in (start, stop, step)
-                          if not isinstance(x, Dim)] or [np.int64])
+    dt = np.result_type(
+        *[
+            _val(x).aval.dtype if _traced(x) else type(x)
+            for x in (start, stop, step)
+            if not isinstance(x, Dim)
+        ]
+        or [np.int64]
+    )
     if dtype is not None:
         dt = _dtype_arg(dtype)
+    if dt.kind == "f":
+        return _arange_float(start, stop, step, dt)
     if dt.kind not in "iu":
-        raise NotImplementedError("np.arange with traced float bounds is not supported by njit")
+        raise NotImplementedError(f"np.arange of {dt} with traced bounds is not supported by njit")
     a, b, c = (_int64(x) for x in (start, stop, step))
-    bind("nj_require", bind("ne", c, np.int64(0)), exc="ZeroDivisionError", message="division by zero")
+    bind(
+        "nj_require",
+        bind("ne", c, np.int64(0)),
+        exc="ZeroDivisionError",
+        message="division by zero",
+    )
     pos = bind("gt", c, np.int64(0))
     up = bind("floordiv", bind("sub", bind("add", bind("sub", b, a), c), np.int64(1)), c)
-    down = bind("floordiv", bind("add", bind("sub", a, b), bind("sub", bind("neg", c), np.int64(1))),
-                bind("neg", c))
+    down = bind(
+        "floordiv",
+        bind("add", bind("sub", a, b), bind("sub", bind("neg", c), np.int64(1))),
+        bind("neg", c),
+    )
     n = bind("max", bind("select", pos, up, down), np.int64(0))
     r = empty((n,), dt)
     k = jnp.arange(r.shape[0], dtype=np.int64) if False else _iota_like(r)
-    set_value(r, bind("add", bind("mul", k, c), a) if dt == _I64 else
-              bind("convert_element_type", bind("add", bind("mul", k, c), a), new_dtype=dt,
-                   weak_type=False))
+    set_value(
+        r,
+        bind("add", bind("mul", k, c), a)
+        if dt == _I64
+        else bind(
+            "convert_element_type", bind("add", bind("mul", k, c), a), new_dtype=dt, weak_type=False
+        ),
+    )
     return r
+
+
+def _arange_float(start, stop, step, dt):
+    """NumPy's float arange: ceil((stop - start) / step) elements, start + k * delta with
+    delta = (start + step) - start (NumPy fills from its first two elements)."""
+    a, b, c = (_as_f64(x) for x in (start, stop, step))
+    bind(
+        "nj_require",
+        bind("ne", c, np.float64(0)),
+        exc="ZeroDivisionError",
+        message="float division by zero",
+    )
+    length = np.ceil((b - a) / c)
+    n = bind("convert_element_type", np.maximum(length, 0.0), new_dtype=_I64, weak_type=False)
+    r = empty((n,), dt)
+    k = bind("convert_element_type", _iota_like(r), new_dtype=_F64, weak_type=False)
+    second = a + c
+    vals = np.where(k == 1.0, second, a + k * (second - a))
+    set_value(r, vals)
+    return r
+
+
+def _as_f64(x):
+    if isinstance(x, Dim):
+        x = bind("dim_value", dim=x)
+    x = _val(x) if _traced(x) else np.float64(x)
+    return bind("convert_element_type", x, new_dtype=_F64, weak_type=False) if _traced(x) else x
+
+
+def _expand(v, axis, ndim):
+    """A 1-d value v along `axis` of an ndim-d broadcast shape."""
+    return v[tuple(slice(None) if a == axis else None for a in range(ndim))]
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    vals = [_val(x).ravel() if _traced(x) else np.ravel(x) for x in xi]
+    nd = len(vals)
+    axes = list(range(nd))
+    if indexing == "xy" and nd > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [None] * nd
+    for v, a in zip(vals, axes):
+        shape[a] = v.shape[0]
+    out = []
+    for v, a in zip(vals, axes):
+        e = _expand(v, a, nd)
+        if sparse:
+            out.append(_new(e) if copy else e)
+        else:
+            r = empty(tuple(shape), v.dtype)
+            set_value(r, e)
+            out.append(r)
+    return tuple(out)
+
+
+class _Grid:
+    """np.mgrid / np.ogrid: slices (step an int, or n*1j for n points) made into arrays."""
+
+    def __init__(self, sparse):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        one = not isinstance(key, tuple)
+        keys = (key,) if one else key
+        axes = []
+        for k in keys:
+            if not isinstance(k, slice):
+                raise IndexError("np.mgrid/np.ogrid take slices: np.mgrid[0:n, 0:m]")
+            start = 0 if k.start is None else k.start
+            step = 1 if k.step is None else k.step
+            if isinstance(step, complex):
+                n = int(abs(step))
+                axes.append(linspace(start, k.stop, n))
+            else:
+                axes.append(arange(start, k.stop, step))
+        if one:
+            return axes[0]
+        dt = np.result_type(*[a.dtype for a in axes])
+        vals = [_val(a).astype(dt) if a.dtype != dt else _val(a) for a in axes]
+        nd = len(vals)
+        if self.sparse:
+            return tuple(_new(_expand(v, k, nd)) for k, v in enumerate(vals))
+        r = empty((nd,) + tuple(v.shape[0] for v in vals), dt)
+        for k, v in enumerate(vals):
+            set_value(r[k], _expand(v, k, nd))
+        return r
+
+
+mgrid = _Grid(False)
+ogrid = _Grid(True)
 
 
 def _iota_like(r):
@@ -178,8 +293,9 @@ def _int64(x):
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     if not (_traced(num) or isinstance(num, Dim)):
-        res = jnp.linspace(_val(start), _val(stop), num, endpoint=endpoint, retstep=retstep,
-                           dtype=dtype, axis=axis)
+        res = jnp.linspace(
+            _val(start), _val(stop), num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis
+        )
         return (_new(res[0]), res[1]) if retstep else _new(res)
     if axis != 0 or retstep:
         raise NotImplementedError("np.linspace(axis=, retstep=) with a traced num")
@@ -187,9 +303,15 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     r = empty((num,), _dtype_arg(dtype, _F64))
     k = bind("convert_element_type", _iota_like(r), new_dtype=_F64, weak_type=False)
     div = bind("sub", n, np.int64(1)) if endpoint else n
-    div = bind("convert_element_type", bind("max", div, np.int64(1)), new_dtype=_F64, weak_type=False)
-    a, b = (bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False) if _traced(x)
-            else np.float64(x) for x in (start, stop))
+    div = bind(
+        "convert_element_type", bind("max", div, np.int64(1)), new_dtype=_F64, weak_type=False
+    )
+    a, b = (
+        bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+        if _traced(x)
+        else np.float64(x)
+        for x in (start, stop)
+    )
     step = bind("div", bind("sub", b, a), div)
     set_value(r, bind("add", bind("mul", k, step), a))
     return r
@@ -203,8 +325,9 @@ def eye(N, M=None, k=0, dtype=float, order="C"):
         rows = bind("broadcast_in_dim", i, shape=tuple(r.shape), broadcast_dimensions=(0,))
         cols = bind("iota", shape=tuple(r.shape), dimension=1, dtype=_I64)
         diag = bind("eq", bind("sub", cols, rows), _int64(k))
-        set_value(r, bind("convert_element_type", diag, new_dtype=_dtype_arg(dtype),
-                          weak_type=False))
+        set_value(
+            r, bind("convert_element_type", diag, new_dtype=_dtype_arg(dtype), weak_type=False)
+        )
         return r
     return _new(jnp.eye(N, M, k, dtype))
 
@@ -215,8 +338,12 @@ def identity(n, dtype=float):
 
 def _new(value):
     """A new array made from a value (np.array(...), a constant): a reference to a copy."""
-    t = value if isinstance(value, Tracer) else current_trace().tracer_type(
-        current_trace(), current_trace().to_atom(np.asarray(value))
+    t = (
+        value
+        if isinstance(value, Tracer)
+        else current_trace().tracer_type(
+            current_trace(), current_trace().to_atom(np.asarray(value))
+        )
     )
     r = bind("ref_new", _val(t))
     return _as_ref(r)
@@ -263,8 +390,9 @@ def transpose(a, axes=None):
 
 def reshape(a, newshape, order="C"):
     if isinstance(a, RefTracer):
-        return tracers.reshape(a, newshape if isinstance(newshape, (tuple, list)) else (newshape,),
-                               order)
+        return tracers.reshape(
+            a, newshape if isinstance(newshape, (tuple, list)) else (newshape,), order
+        )
     return jnp.reshape(a, newshape, order=order)
 
 
@@ -301,8 +429,11 @@ class _UFunc:
 
     def __call__(self, *args, out=None, where=True, **kwargs):
         if out is None:
-            return self._uf(*args, **kwargs) if where is True else self._uf(*args, where=where,
-                                                                            **kwargs)
+            return (
+                self._uf(*args, **kwargs)
+                if where is True
+                else self._uf(*args, where=where, **kwargs)
+            )
         outs = out if isinstance(out, tuple) else (out,)
         res = self._uf(*[_val(a) for a in args], **kwargs)
         res = res if isinstance(res, tuple) else (res,)
@@ -345,7 +476,106 @@ class _Module(types.ModuleType):
         return getattr(self._real, name)
 
 
+# ---------------------------------------------------------------- sizes decided at run time
+
+
+def _flat_ref(a):
+    from jitmagic.imperative.indexing import _tracer
+
+    r = _tracer(a)
+    return r if r.ndim == 1 else r.ravel()
+
+
+def flatnonzero(a):
+    from jitmagic.imperative import library
+
+    return library.call(library.nonzero_flat, _flat_ref(a))
+
+
+def nonzero(a):
+    """The positions of a's nonzero elements, one array per axis (row-major order)."""
+    if not _traced(a):
+        return np.nonzero(a)
+    nd = a.ndim
+    if nd == 0:
+        raise ValueError(
+            "Calling nonzero on 0d arrays is not allowed. Use "
+            "np.atleast_1d(scalar).nonzero() instead."
+        )
+    flat = flatnonzero(a)
+    if nd == 1:
+        return (flat,)
+    out, rest = [], flat.value()
+    for n in reversed(a.shape[1:]):
+        out.append(rest % n)
+        rest = rest // n
+    out.append(rest)
+    return tuple(_new(c) for c in reversed(out))
+
+
+def argwhere(a):
+    if not _traced(a):
+        return np.argwhere(a)
+    if a.ndim == 0:
+        raise NotImplementedError("np.argwhere of a 0-d traced array is not supported by njit")
+    return _new(np.stack([_val(c) for c in nonzero(a)], axis=1))
+
+
+def where(condition, *xy):
+    if not xy:
+        return nonzero(condition)
+    if len(xy) != 2:
+        raise ValueError("either both or neither of x and y should be given")
+    return jnp.where(_val(condition), _val(xy[0]), _val(xy[1]))
+
+
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    sorted=True,
+):
+    from jitmagic.imperative import library
+
+    if return_index or return_inverse or return_counts or axis is not None:
+        raise NotImplementedError(
+            "np.unique(return_index=, return_inverse=, return_counts=, axis=) is not "
+            "supported by njit: only the sorted distinct values"
+        )
+    if not _traced(ar):
+        return _new(np.unique(ar))
+    s = _new(np.sort(_val(ar).ravel()))
+    return library.call(library.unique_sorted, s)
+
+
+def extract(condition, arr):
+    from jitmagic.imperative import library
+
+    c = _val(condition) if _traced(condition) else np.asarray(condition)
+    if c.dtype != bool:
+        c = c != 0
+    return library.call(library.compress_flat, _flat_ref(arr), _flat_ref(c))
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    return jnp.count_nonzero(_val(a), axis=axis, keepdims=keepdims)
+
+
 _NUMPY_OVERRIDES = {
+    "meshgrid": meshgrid,
+    "mgrid": mgrid,
+    "ogrid": ogrid,
+    "flatnonzero": flatnonzero,
+    "nonzero": nonzero,
+    "argwhere": argwhere,
+    "where": where,
+    "unique": unique,
+    "extract": extract,
+    "count_nonzero": count_nonzero,
     "empty": empty,
     "zeros": zeros,
     "ones": ones,
@@ -373,8 +603,24 @@ for _name in dir(np):
     _obj = getattr(np, _name)
     if isinstance(_obj, np.ufunc):
         _NUMPY_OVERRIDES[_name] = _UFunc(_obj)
-for _name in ("sum", "prod", "max", "min", "mean", "std", "var", "cumsum", "cumprod", "amax",
-              "amin", "nansum", "argmax", "argmin", "any", "all"):
+for _name in (
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "mean",
+    "std",
+    "var",
+    "cumsum",
+    "cumprod",
+    "amax",
+    "amin",
+    "nansum",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+):
     if hasattr(np, _name):
         _NUMPY_OVERRIDES[_name] = _reduction(_name)
 
@@ -383,20 +629,47 @@ for _name in ("sum", "prod", "max", "min", "mean", "std", "var", "cumsum", "cump
 
 
 def _math_unary(name, domain=None, error="math domain error"):
-    npf = {"log": np.log, "log10": np.log10, "log2": np.log2, "sqrt": np.sqrt, "exp": np.exp,
-           "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-           "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-           "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "fabs": np.fabs,
-           "expm1": np.expm1, "log1p": np.log1p, "erf": None, "erfc": None, "gamma": None,
-           "lgamma": None, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
-           "degrees": np.degrees, "radians": np.radians}[name]
+    npf = {
+        "log": np.log,
+        "log10": np.log10,
+        "log2": np.log2,
+        "sqrt": np.sqrt,
+        "exp": np.exp,
+        "sin": np.sin,
+        "cos": np.cos,
+        "tan": np.tan,
+        "asin": np.arcsin,
+        "acos": np.arccos,
+        "atan": np.arctan,
+        "sinh": np.sinh,
+        "cosh": np.cosh,
+        "tanh": np.tanh,
+        "asinh": np.arcsinh,
+        "acosh": np.arccosh,
+        "atanh": np.arctanh,
+        "fabs": np.fabs,
+        "expm1": np.expm1,
+        "log1p": np.log1p,
+        "erf": None,
+        "erfc": None,
+        "gamma": None,
+        "lgamma": None,
+        "floor": np.floor,
+        "ceil": np.ceil,
+        "trunc": np.trunc,
+        "degrees": np.degrees,
+        "radians": np.radians,
+    }[name]
 
     def f(x):
         if not _traced(x):
             return getattr(math, name)(x)
         x = _val(x)
-        xf = bind("convert_element_type", x, new_dtype=_F64, weak_type=False) \
-            if x.aval.dtype != _F64 else x
+        xf = (
+            bind("convert_element_type", x, new_dtype=_F64, weak_type=False)
+            if x.aval.dtype != _F64
+            else x
+        )
         if domain is not None:
             ok = domain(xf)
             bind("nj_require", ok, exc="ValueError", message=error)
@@ -445,8 +718,27 @@ _MATH_OVERRIDES = {
     "acosh": _math_unary("acosh", _not_nan_or(_ge(1.0))),
     "atanh": _math_unary("atanh", _not_nan_or(_open_unit)),
 }
-for _name in ("exp", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh", "asinh", "fabs",
-              "expm1", "floor", "ceil", "trunc", "degrees", "radians", "erf", "erfc", "lgamma"):
+for _name in (
+    "exp",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "fabs",
+    "expm1",
+    "floor",
+    "ceil",
+    "trunc",
+    "degrees",
+    "radians",
+    "erf",
+    "erfc",
+    "lgamma",
+):
     _MATH_OVERRIDES[_name] = _math_unary(_name)
 _log_e = _math_unary("log", _not_nan_or(_gt(0.0)))
 
@@ -475,16 +767,21 @@ def _math_isfinite(x):
 def _math_pow(x, y):
     if not (_traced(x) or _traced(y)):
         return math.pow(x, y)
-    xf, yf = (bind("convert_element_type", _val(v), new_dtype=_F64, weak_type=False)
-              if _traced(v) else np.float64(v) for v in (x, y))
+    xf, yf = (
+        bind("convert_element_type", _val(v), new_dtype=_F64, weak_type=False)
+        if _traced(v)
+        else np.float64(v)
+        for v in (x, y)
+    )
     return bind("convert_element_type", np.power(xf, yf), new_dtype=_F64, weak_type=True)
 
 
 def _math_atan2(y, x):
     if not (_traced(x) or _traced(y)):
         return math.atan2(y, x)
-    return bind("convert_element_type", np.arctan2(_val(y), _val(x)), new_dtype=_F64,
-                weak_type=True)
+    return bind(
+        "convert_element_type", np.arctan2(_val(y), _val(x)), new_dtype=_F64, weak_type=True
+    )
 
 
 def _math_hypot(*xs):
@@ -522,8 +819,12 @@ def _math_fmod(x, y):
         return math.fmod(x, y)
     yv = _val(y)
     if _traced(yv):
-        bind("nj_require", bind("ne", yv, np.zeros((), yv.aval.dtype)), exc="ValueError",
-             message="math domain error")
+        bind(
+            "nj_require",
+            bind("ne", yv, np.zeros((), yv.aval.dtype)),
+            exc="ValueError",
+            message="math domain error",
+        )
     elif yv == 0:
         raise ValueError("math domain error")
     return bind("convert_element_type", np.fmod(_val(x) * 1.0, yv), new_dtype=_F64, weak_type=True)
@@ -541,8 +842,13 @@ def _math_isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
 
 _MATH_OVERRIDES.update(gamma=_math_gamma, fmod=_math_fmod, isclose=_math_isclose)
 _MATH_OVERRIDES.update(
-    isnan=_math_isnan, isinf=_math_isinf, isfinite=_math_isfinite, pow=_math_pow,
-    atan2=_math_atan2, hypot=_math_hypot, copysign=_math_copysign,
+    isnan=_math_isnan,
+    isinf=_math_isinf,
+    isfinite=_math_isfinite,
+    pow=_math_pow,
+    atan2=_math_atan2,
+    hypot=_math_hypot,
+    copysign=_math_copysign,
 )
 
 
@@ -576,7 +882,9 @@ def _pick(args, better):
     for a in args[1:]:
         a_v, b_v = _val(a), _val(best)
         best = np.where(cmp(a_v, b_v), a_v, b_v)
-        if all(isinstance(v, (int, float)) or (_traced(v) and v.aval.weak_type) for v in (a_v, b_v)):
+        if all(
+            isinstance(v, (int, float)) or (_traced(v) and v.aval.weak_type) for v in (a_v, b_v)
+        ):
             best = bind("convert_element_type", best, new_dtype=best.dtype, weak_type=True)
     return best
 
@@ -621,8 +929,31 @@ def _round(x, ndigits=None):
         return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
     if x.aval.dtype.kind != "f":
         return x if ndigits >= 0 else np.round(x, ndigits)
-    p = 10.0 ** ndigits  # Python's round scales by the power of ten, then rounds half even
-    return np.rint(x * p) / p if ndigits >= 0 else np.rint(x / 10.0 ** -ndigits) * 10.0 ** -ndigits
+    if not x.aval.weak_type or ndigits < 0 or ndigits > 22:
+        return np.round(x, ndigits)  # a NumPy float rounds as NumPy does (scaled, then rint)
+    return _round_exact(x, ndigits)
+
+
+def _split(a):
+    c = a * 134217729.0  # Dekker's split: a = hi + lo, each with 26 significant bits
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _round_exact(x, ndigits):
+    """Python's round(x, n) for a float: x rounded half-even at its exact binary value (not at
+    x * 10**n rounded), then the double nearest that decimal. x * 10**n is formed exactly as
+    hi + lo (Dekker's product), which decides the ties and near-ties x * 10**n misses."""
+    p = float(10**ndigits)  # exact for n <= 22
+    hi = x * p
+    xh, xl = _split(x)
+    ph, pl = _split(np.float64(p))
+    lo = ((xh * ph - hi) + xh * pl + xl * ph) + xl * pl
+    k = np.rint(hi)
+    d = hi - k
+    k = np.where((d == 0.5) & (lo > 0), k + 1.0, np.where((d == -0.5) & (lo < 0), k - 1.0, k))
+    big = ~(np.abs(hi) < 4503599627370496.0)  # 2**52: no fraction left (and inf, nan)
+    return np.where(big, x, k / p)
 
 
 def _divmod(a, b):
@@ -673,9 +1004,13 @@ def math_module():
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
 # NumPy's functions imported by name (`from numpy import zeros`) map by identity
-BY_IDENTITY = {getattr(np, k): v for k, v in _NUMPY_OVERRIDES.items()
-               if not isinstance(v, _UFunc) and hasattr(np, k)}
-BY_IDENTITY.update({getattr(math, k): v for k, v in _MATH_OVERRIDES.items()
-                    if v is not None and hasattr(math, k)})
+BY_IDENTITY = {
+    getattr(np, k): v
+    for k, v in _NUMPY_OVERRIDES.items()
+    if not isinstance(v, _UFunc) and hasattr(np, k)
+}
+BY_IDENTITY.update(
+    {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
+)
 
 __all__ = ["BUILTINS", "BY_IDENTITY", "numpy_module", "math_module", "NjTracer"]

@@ -13,6 +13,8 @@ __all__ = [
     "and_",
     "assert_",
     "check_defined",
+    "compare",
+    "getitem",
     "for_enumerate",
     "for_iter",
     "for_range",
@@ -111,6 +113,24 @@ def if_(pred, then, orelse, init, names, line):
 
 def ifexp(pred, then, orelse, line):
     return then() if pred else orelse()
+
+
+def getitem(obj, index, line):
+    return obj[index]
+
+
+_COMPARE = {
+    "Lt": lambda a, b: a < b,
+    "LtE": lambda a, b: a <= b,
+    "Gt": lambda a, b: a > b,
+    "GtE": lambda a, b: a >= b,
+    "Eq": lambda a, b: a == b,
+    "NotEq": lambda a, b: a != b,
+}
+
+
+def compare(op, a, b, line):
+    return _COMPARE[op](a, b)
 
 
 def and_(a, b, line):

@@ -48,9 +48,14 @@ class NjitState:
             return len(range(*slice(start, stop, step).indices(n)))
         if spec[0] is None and spec[1] is None and spec[2] in (None, ("c", 1)):
             return n
-        key = (id(current_trace()), "slice", n, tuple(
-            s if s is None or s[0] == "c" else ("d", id(_var_of(scalars[s[1]]))) for s in spec
-        ))
+        key = (
+            id(current_trace()),
+            "slice",
+            n,
+            tuple(
+                s if s is None or s[0] == "c" else ("d", id(_var_of(scalars[s[1]]))) for s in spec
+            ),
+        )
         d = self.memo.get(key)
         if d is None:
             d = self.memo[key] = Dim.symbol(self.fresh())
@@ -172,14 +177,32 @@ def truthy(pred, line):
         pred = pred.value()
     a = aval_of(pred)
     if a.shape != ():
-        if all(isinstance(d, int) and d == 1 for d in a.shape):  # one element: its truth
-            pred = bind("reshape", pred, new_sizes=())
-            a = aval_of(pred)
+        # Python asks an array's truth when the `if` runs: checked there, not while tracing
+        # (the branch may never run)
+        size = a.size
+        n = bind("dim_value", dim=size) if isinstance(size, Dim) else np.int64(size)
+        for ok, message in (
+            (
+                bind("ne", n, np.int64(0)),
+                "The truth value of an empty array is ambiguous. Use "
+                "`array.size > 0` to check that an array is not empty.",
+            ),
+            (
+                bind("le", n, np.int64(1)),
+                "The truth value of an array with more than one "
+                "element is ambiguous. Use a.any() or a.all()",
+            ),
+        ):
+            if isinstance(ok, Tracer):
+                bind("nj_require", ok, exc="ValueError", message=message)
+            elif not ok:
+                bind("nj_raise", exc="ValueError", message=message)
+        if isinstance(size, int) and size != 1:
+            pred = np.zeros((), a.dtype)  # (never used: the code raised above)
         else:
-            raise ValueError(
-                "The truth value of an array with more than one element is ambiguous. Use "
-                "a.any() or a.all()"
-            )
+            r = bind("ref_new", pred)
+            pred = bind("ref_load", r, *[np.int64(0)] * a.ndim)
+        a = aval_of(pred)
     if a.dtype.kind == "b":
         return pred
     return bind("ne", pred, np.zeros((), a.dtype))
@@ -245,6 +268,65 @@ def _to_atom_input(o):
 # ---------------------------------------------------------------- the hooks
 
 
+def _has_traced(xs):
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _scalar_items(t, what):
+    for x in t:
+        if not (
+            isinstance(x, (bool, int, float, complex, np.generic))
+            or (isinstance(x, Tracer) and x.aval.ndim == 0)
+        ):
+            raise NjitUnsupportedError(
+                f"{what} of a tuple holding {type(x).__name__} values with a traced index is "
+                f"not supported by njit: only tuples of numbers"
+            )
+
+
+def _tuple_at(t, index):
+    """t[i] for a tuple of numbers and an index the running code computes (IndexError when it
+    is out of range, negative from the end, as Python)."""
+    _scalar_items(t, "indexing")
+    i = _val(index)
+    if i.aval.ndim or i.aval.dtype.kind not in "iub":
+        raise TypeError("tuple indices must be integers or slices, not array")
+    n = np.int64(len(t))
+    i = bind("convert_element_type", i, new_dtype=_I64, weak_type=False)
+    bind(
+        "nj_require",
+        np.logical_and(i >= -n, i < n),
+        exc="IndexError",
+        message="tuple index out of range",
+    )
+    i = np.where(i < 0, i + n, i)
+    out = t[-1]
+    for k in range(len(t) - 2, -1, -1):
+        out = np.where(i == k, t[k], out)
+    return out
+
+
+def _tuple_compare(op, a, b):
+    _scalar_items(a + b, "comparing")
+    if op in ("Eq", "NotEq"):
+        eq = np.bool_(len(a) == len(b))
+        if len(a) == len(b):
+            for x, y in zip(a, b):
+                eq = np.logical_and(eq, x == y)
+        return eq if op == "Eq" else np.logical_not(eq)
+    if op in ("Gt", "GtE"):
+        return _tuple_compare("Lt" if op == "Gt" else "LtE", b, a)
+
+    def less(a, b, or_equal):
+        if not a or not b:
+            return np.bool_(len(a) < len(b) or (or_equal and len(a) == len(b)))
+        return np.logical_or(
+            a[0] < b[0], np.logical_and(a[0] == b[0], less(a[1:], b[1:], or_equal))
+        )
+
+    return less(a, b, op == "LtE")
+
+
 class TraceOps:
     """convert.py's hooks for a traced function (see that module's contract)."""
 
@@ -265,6 +347,16 @@ class TraceOps:
         return value
 
     # -------------------------------------------------------- expressions
+    def getitem(self, obj, index, line):
+        if isinstance(obj, tuple) and isinstance(index, Tracer):
+            return _tuple_at(obj, index)
+        return obj[index]
+
+    def compare(self, op, a, b, line):
+        if isinstance(a, tuple) and isinstance(b, tuple) and _has_traced(a + b):
+            return _tuple_compare(op, a, b)
+        return pyops.compare(op, a, b, line)
+
     def ifexp(self, pred, then, orelse, line):
         if _concrete_bool(pred):
             return then() if pred else orelse()
@@ -292,10 +384,12 @@ class TraceOps:
         args = () if isinstance(exc, type) else exc.args
         traced = [a for a in args if isinstance(a, Tracer)]
         if traced:
-            vals = [bind("convert_element_type", _val(a), new_dtype=_I64, weak_type=False)
-                    for a in traced]
+            vals = [
+                bind("convert_element_type", _val(a), new_dtype=_I64, weak_type=False)
+                for a in traced
+            ]
             k = iter(range(len(traced)))
-            parts = ["{%d}" % next(k) if isinstance(a, Tracer) else str(a) for a in args]
+            parts = ["{" + str(next(k)) + "}" if isinstance(a, Tracer) else str(a) for a in args]
             message = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
         else:
             vals, message = [], str(exc) if not isinstance(exc, type) else ""
@@ -315,8 +409,7 @@ class TraceOps:
     def if_(self, pred, then, orelse, init, names, line):
         if _concrete_bool(pred):
             return pyops.if_(pred, then, orelse, init, names, line)
-        return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names,
-                          line, "if")
+        return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names, line, "if")
 
     def _cond(self, pred, then, orelse, init, names, line, what):
         p = truthy(pred, line)
@@ -345,13 +438,15 @@ class TraceOps:
                 out_types.append(join(ta, tb, name, line))
                 undefined.append("no")
         bodies = []
-        for k, (f, prev) in enumerate(zip((orelse, then), first)):
+        for k, (f, _prev) in enumerate(zip((orelse, then), first)):
+
             def fill(*a, f=f, k=k):
                 outs = list(f(*a))
                 for j, t in enumerate(out_types):
                     if outs[j] is UNDEFINED and t is not None:
                         outs[j] = _placeholder(t)
                 return tuple(outs)
+
             bodies.append(_Body(fill, in_types, f"{what}@{line}", out_casts=out_types))
         # one operand list for both branches: the carried values, then each branch's captures
         consts = bodies[0].consts + bodies[1].consts
@@ -368,7 +463,7 @@ class TraceOps:
         outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns))
         outs = list(outs)
         result, it = [], iter(outs)
-        for k, t in enumerate(out_types):
+        for t in out_types:
             if t is None:
                 result.append(UNDEFINED)
                 continue
@@ -398,8 +493,9 @@ class TraceOps:
             # a sequence holding traced values: its items are known, so the loop is unrolled
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, range):
-            return self.for_range(iterable.start, iterable.stop, iterable.step, body, init,
-                                  names, line, extra_test)
+            return self.for_range(
+                iterable.start, iterable.stop, iterable.step, body, init, names, line, extra_test
+            )
         arr = _as_iterable(iterable)
         n = arr.shape[0]
         return self.for_range(
@@ -423,7 +519,13 @@ class TraceOps:
         for a in arrs[1:]:
             n = _min_size(n, a.shape[0])
         return self.for_range(
-            0, n, 1, lambda i, *c: body(*[a[i] for a in arrs], *c), init, names, line,
+            0,
+            n,
+            1,
+            lambda i, *c: body(*[a[i] for a in arrs], *c),
+            init,
+            names,
+            line,
             extra_test,
         )
 
@@ -485,8 +587,10 @@ class TraceOps:
     def _carried_types(self, trace, init, names, line):
         """The carried types: the initial ones joined with what the body gives, until stable
         (a Python int that becomes a float is a float from the start)."""
-        types = [UNDEFINED if v is UNDEFINED else type_of(_strip(v), _names(names, k))
-                 for k, v in enumerate(init)]
+        types = [
+            UNDEFINED if v is UNDEFINED else type_of(_strip(v), _names(names, k))
+            for k, v in enumerate(init)
+        ]
         for _ in range(4):
             body = trace(types)[0]
             outs = body.out_types
@@ -582,10 +686,13 @@ def _placeholder(t):
         )
         r.__class__ = RefTracer
         return r
-    return bind(
-        "broadcast_in_dim", np.zeros((), t.dtype), shape=tuple(t.shape), broadcast_dimensions=()
-    ) if t.shape else _as_tracer(np.zeros((), t.dtype)[()] if not t.weak_type else
-                                 t.dtype.type(0).item())
+    return (
+        bind(
+            "broadcast_in_dim", np.zeros((), t.dtype), shape=tuple(t.shape), broadcast_dimensions=()
+        )
+        if t.shape
+        else _as_tracer(np.zeros((), t.dtype)[()] if not t.weak_type else t.dtype.type(0).item())
+    )
 
 
 def _aval_of_const(c):
@@ -651,3 +758,8 @@ def _min_size(a, b):
 
 
 __all__ = ["TraceOps", "NjitState", "MaybeUndefined", "NjTracer", "is_traced", "sys"]
+
+
+from jitmagic.imperative.tracers import TRANSPARENT as _TRANSPARENT  # noqa: E402
+
+_TRANSPARENT.add(TraceOps.getitem.__code__)

@@ -26,9 +26,14 @@ from jitmagic.errors import NjitUnsupportedError
 _INT_KINDS = "iu"
 
 
+TRANSPARENT = set()  # code objects of hooks that act for the user's code (TraceOps.getitem)
+
+
 def _user_caller(depth=2):
     """Is the frame `depth` up user code (not jitmagic's own)?"""
     f = sys._getframe(depth)
+    if f.f_code in TRANSPARENT:
+        return True
     name = f.f_globals.get("__name__", "") or ""
     return not name.startswith("jitmagic.")
 
@@ -60,6 +65,82 @@ class NjTracer(Tracer):
     @property
     def shape(self):
         return self._var.aval.shape
+
+    @shape.setter
+    def shape(self, new):
+        """x.shape = ...: this array object takes the new shape (without a copy, as NumPy)."""
+        new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+        if isinstance(self, RefTracer):
+            if self.ref.layout != "C" and self.ndim > 1:
+                raise AttributeError(
+                    "Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                    "copy with the desired shape."
+                )
+            r = reshape(self, new)
+        else:
+            r = Tracer.reshape(self, new)
+        self._trace, self._var = r._trace, r._var
+
+    def nonzero(self):
+        from jitmagic.imperative.namespace import nonzero
+
+        return nonzero(self)
+
+    # the parts of a complex array are views of it (writes reach it); of a real one, the
+    # array itself and a read-only zero array, as NumPy gives
+    def fill(self, value):
+        _promote(self)
+        set_value(self, value)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        _promote(self)
+        RefTracer.sort(self, axis, kind, order)
+
+    def item(self, *args):
+        """One element as a Python scalar (a weak-typed traced scalar)."""
+        v = self.value() if isinstance(self, RefTracer) else self
+        if args:
+            if len(args) == 1 and isinstance(args[0], tuple):
+                args = args[0]
+            r = self if isinstance(self, RefTracer) else _new_ref(v)
+            if len(args) == 1 and self.ndim != 1:
+                flat = r.ravel() if r.ref.layout == "C" else _new_ref(v.ravel())
+                x = flat[args[0]]
+            else:
+                x = r[args]
+        else:
+            size = v.aval.size
+            if not (isinstance(size, int) and size == 1):
+                n = bind("dim_value", dim=size) if isinstance(size, Dim) else np.int64(size)
+                bind(
+                    "nj_require",
+                    bind("eq", n, np.int64(1)),
+                    exc="ValueError",
+                    message="can only convert an array of size 1 to a Python scalar",
+                )
+            x = bind("ref_load", bind("ref_new", v), *[np.int64(0)] * v.ndim) if v.ndim else v
+        x = x.value() if isinstance(x, RefTracer) else x
+        return bind("convert_element_type", x, new_dtype=x.aval.dtype, weak_type=True)
+
+    @property
+    def real(self):
+        return self._part("real")
+
+    @property
+    def imag(self):
+        return self._part("imag")
+
+    def _part(self, part):
+        if self.aval.dtype.kind != "c":
+            if part == "real":
+                return self
+            return Tracer.__array_function__(self, np.zeros_like, (), (self,), {})
+        if not isinstance(self, RefTracer) and not (_user_caller(3) and self.ndim):
+            return getattr(Tracer, part).fget(self)
+        _promote(self)
+        r = bind("ref_part", self, part=part)
+        r.__class__ = RefTracer
+        return r
 
     # Python's scalar semantics for Python numbers (weak scalars): the same results as NumPy's
     # except division by zero, which raises, and an int to a negative power, a float
@@ -131,6 +212,12 @@ def _check_divisor(num, den, message):
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
 
 
+def _new_ref(v):
+    r = bind("ref_new", v)
+    r.__class__ = RefTracer
+    return r
+
+
 def _promote(t):
     """A value written into becomes a reference to a fresh copy of it (it is then one)."""
     if isinstance(t, RefTracer):
@@ -143,13 +230,48 @@ def _promote(t):
 def _is_basic(idx):
     items = idx if isinstance(idx, tuple) else (idx,)
     return all(
-        i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer, Dim))
+        i is None
+        or i is Ellipsis
+        or isinstance(i, (slice, int, np.integer, Dim))
         or (isinstance(i, Tracer) and i.aval.shape == () and i.aval.dtype.kind in _INT_KINDS)
         for i in items
     )
 
 
 # ---------------------------------------------------------------- references
+
+
+def _out_method(name):
+    def method(self, *args, out=None, **kwargs):
+        if out is None:
+            return getattr(Tracer, name)(
+                self.value() if isinstance(self, RefTracer) else self, *args, **kwargs
+            )
+        from jitmagic.imperative.namespace import _reduction
+
+        return _reduction(name)(self, *args, out=out, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+for _name in (
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "mean",
+    "std",
+    "var",
+    "cumsum",
+    "cumprod",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+):
+    if hasattr(Tracer, _name):
+        setattr(NjTracer, _name, _out_method(_name))
 
 
 class RefTracer(NjTracer):
@@ -160,10 +282,6 @@ class RefTracer(NjTracer):
     @property
     def ref(self) -> RefType:
         return self._var.aval
-
-    @property
-    def shape(self):
-        return self._var.aval.shape
 
     @property
     def dtype(self):
@@ -292,6 +410,11 @@ class RefTracer(NjTracer):
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return Tracer.astype(self.value(), dtype)
 
+    def nonzero(self):
+        from jitmagic.imperative.namespace import nonzero
+
+        return nonzero(self)
+
     def __array_function__(self, func, types, args, kwargs):
         res = Tracer.__array_function__(self, func, types, args, kwargs)
         return self.value() if res is self else res
@@ -363,6 +486,7 @@ def set_value(dest, value, casting=None):
         src_dt = value.aval.dtype if isinstance(value, Tracer) else np.asarray(value).dtype
         if not np.can_cast(src_dt, dest.dtype, "same_kind"):
             from numpy._core._exceptions import _UFuncOutputCastingError as err
+
             raise err(
                 getattr(np, casting),
                 "same_kind",
@@ -386,15 +510,14 @@ def view_of(r, items):
     axis = 0
     layout = r.ref.layout
     kept_layout = layout
-    for k, i in enumerate(items):
+    for i in items:
         if i is None:
             index.append(("new",))
             out_shape.append(1)
             continue
         if axis >= r.ndim:
             raise IndexError(
-                f"too many indices for array: array is {r.ndim}-dimensional, but more "
-                f"were indexed"
+                f"too many indices for array: array is {r.ndim}-dimensional, but more were indexed"
             )
         n = r.shape[axis]
         if _is_int_scalar(i):
@@ -433,7 +556,11 @@ def view_of(r, items):
     if len(out_shape) <= 1 and out_layout == "A" and _unit_stride_1d(index, r):
         out_layout = "C"
     return bind(
-        "ref_view", r, *scalars, index=tuple(index), out_shape=tuple(out_shape),
+        "ref_view",
+        r,
+        *scalars,
+        index=tuple(index),
+        out_shape=tuple(out_shape),
         out_layout=out_layout,
     )
 
@@ -450,8 +577,10 @@ def _unit_stride_1d(index, r):
 
 
 def transpose(r, axes=None):
-    perm = tuple(range(r.ndim))[::-1] if axes is None else tuple(
-        int(a) % r.ndim if r.ndim else 0 for a in axes
+    perm = (
+        tuple(range(r.ndim))[::-1]
+        if axes is None
+        else tuple(int(a) % r.ndim if r.ndim else 0 for a in axes)
     )
     return bind("ref_transpose", r, perm=perm)
 
@@ -493,9 +622,11 @@ def reshape(r, shape, order="C"):
         else:
             sym = st.fresh("r")
             out[unknown] = Dim.symbol(sym)
-            dims.append(bind("floordiv", bind("dim_value", dim=r.size), bind("dim_value", dim=known))
-                        if shapes.is_symbolic(known) else
-                        bind("floordiv", bind("dim_value", dim=r.size), np.int64(known)))
+            dims.append(
+                bind("floordiv", bind("dim_value", dim=r.size), bind("dim_value", dim=known))
+                if shapes.is_symbolic(known)
+                else bind("floordiv", bind("dim_value", dim=r.size), np.int64(known))
+            )
             binds.append(sym)
     return bind("ref_reshape", r, *dims, out_shape=tuple(out), binds=tuple(binds))
 

@@ -169,7 +169,8 @@ class NjitCodegen(Codegen):
         self._epilogues = {}
         self.sites = []  # (exception class name, message template) per raising site
         self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
-        self.out_layout = []  # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
+        # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
+        self.out_layout = []
         self.scopes = []  # per open scope: the temporaries to free at its end
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
@@ -431,7 +432,10 @@ class NjitCodegen(Codegen):
                 self.out_layout.append(("array", aval.dtype))
                 obj, oslot, data = self.new_array(aval)
                 out = Buffer(data, aval)
-                self.loop_nest(aval.shape, lambda idx, a=a, out=out: self.store(out, idx, self.emit_value(a, idx)))
+                self.loop_nest(
+                    aval.shape,
+                    lambda idx, a=a, out=out: self.store(out, idx, self.emit_value(a, idx)),
+                )
                 self._result(slot, b.ptrtoint(obj, I64))
                 b.store(ir.Constant(PTR, None), oslot)
                 slot += 1
@@ -466,7 +470,8 @@ def lower_load(cg, e, outs):
     r, idx = e.inputs[0], e.inputs[1:]
     buf = cg.buffers[r]
     pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d) if e.kw.get("checked", True)
+        cg.checked_index(_operand_i64(cg, i), n, d)
+        if e.kw.get("checked", True)
         else _operand_i64(cg, i)
         for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
     ]
@@ -477,7 +482,8 @@ def lower_store(cg, e, outs):
     r, idx, v = e.inputs[0], e.inputs[1:-1], e.inputs[-1]
     buf = cg.buffers[r]
     pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d) if e.kw.get("checked", True)
+        cg.checked_index(_operand_i64(cg, i), n, d)
+        if e.kw.get("checked", True)
         else _operand_i64(cg, i)
         for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
     ]
@@ -631,16 +637,23 @@ def _static_strides(cg, out_aval, strides):
 def _etype(dt):
     from jitmagic.lower.scalar import storage_type
 
-    return storage_type(np.dtype(dt)) if np.dtype(dt).kind != "c" else ir.ArrayType(
-        storage_type(np.dtype(np.float64 if np.dtype(dt) == np.complex128 else np.float32)), 2
+    return (
+        storage_type(np.dtype(dt))
+        if np.dtype(dt).kind != "c"
+        else ir.ArrayType(
+            storage_type(np.dtype(np.float64 if np.dtype(dt) == np.complex128 else np.float32)), 2
+        )
     )
 
 
 def _bind_or_check(cg, dim, value):
     """A view's size: a fresh symbol gets its value here; a known size is what it must be."""
-    if shapes.is_symbolic(dim) and len(dim.symbols) == 1 and dim == shapes.Dim.symbol(
-        dim.symbols[0]
-    ) and ("dim", dim.symbols[0]) not in cg.buffers:
+    if (
+        shapes.is_symbolic(dim)
+        and len(dim.symbols) == 1
+        and dim == shapes.Dim.symbol(dim.symbols[0])
+        and ("dim", dim.symbols[0]) not in cg.buffers
+    ):
         cg.bind_symbol(dim.symbols[0], value)
 
 
@@ -687,6 +700,24 @@ def lower_transpose(cg, e, outs):
     cg.buffers[e.outvars[0]] = RefBuffer(
         buf.ptr, out_aval.value(), _static_strides(cg, out_aval, strides), buf.root, buf.obj
     )
+
+
+def lower_part(cg, e, outs):
+    """x.real / x.imag of a complex reference: the same memory, every other real."""
+    (r,) = e.inputs
+    buf = cg.buffers[r]
+    out_aval = e.outvars[0].aval
+    half = out_aval.dtype.itemsize
+    ptr = (
+        buf.ptr
+        if e.kw["part"] == "real"
+        else cg.b.gep(buf.ptr, [ir.Constant(I64, half)], source_etype=I8)
+    )
+    strides = [
+        s * 2 if not isinstance(s, ir.Value) else cg.b.mul(s, ir.Constant(I64, 2))
+        for s in buf.strides
+    ]
+    cg.buffers[e.outvars[0]] = RefBuffer(ptr, out_aval.value(), tuple(strides), buf.root, buf.obj)
 
 
 def lower_reshape(cg, e, outs):
@@ -831,7 +862,9 @@ def _put(cg, store, src_atom=None, src_buf=None):
         cg.loop_nest(
             shape,
             lambda idx: cg.store(
-                store, idx, cg.emit_value(src_atom, _broadcast_index(idx, src_atom.aval.shape, shape))
+                store,
+                idx,
+                cg.emit_value(src_atom, _broadcast_index(idx, src_atom.aval.shape, shape)),
             ),
         )
 
@@ -955,8 +988,11 @@ def lower_for(cg, e, outs):
     const_bufs = [cg.buffers.get(a) if isinstance(a, Var) else None for a in consts]
 
     def one_iteration(k):
-        i = b.add(lo, b.mul(k, step)) if not (isinstance(step_a, Lit) and int(step_a.val) == 1) \
+        i = (
+            b.add(lo, b.mul(k, step))
+            if not (isinstance(step_a, Lit) and int(step_a.val) == 1)
             else b.add(lo, k)
+        )
         with _Scoped(cg):
             for v, a, buf in zip(body.invars[:nc], consts, const_bufs):
                 cg.buffers[v] = buf if buf is not None else ScalarArg(cg.emit_value(a, []), a.aval)

@@ -18,7 +18,6 @@ import numpy as np
 
 from jitmagic.core.interpreter import eval_function
 from jitmagic.core.refs import RefType
-from jitmagic.core.registry import shaped
 from jitmagic.lower import imperative as nj
 from jitmagic.ops.define import register
 
@@ -188,5 +187,3 @@ register(
     multiple_results=True,
     effect=True,
 )
-
-

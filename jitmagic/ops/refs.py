@@ -8,6 +8,7 @@
     ref_set     (r, v)               -> ()           r[...] = v, v broadcast to r's shape
     ref_view    (r, *scalars)        -> ref          basic indexing: ints, slices, newaxis
     ref_transpose (r)                -> ref          axes permuted (no copy)
+    ref_part    (r)                  -> ref          part="real"/"imag" of a complex array
     ref_reshape (r, *dims)           -> ref          another shape of a C-contiguous reference
     ref_alloc   (*dims)              -> ref          new uninitialised array (np.empty)
     ref_new     (v)                  -> ref          new array holding v (np.array(v))
@@ -162,8 +163,7 @@ def _view_abstract(r, *scalars, index, out_shape, out_layout):
     named = sum(1 for e in index if e[0] in ("int", "slice"))
     if named > r.ndim:
         raise IndexError(
-            f"too many indices for array: array is {r.ndim}-dimensional, but {named} "
-            f"were indexed"
+            f"too many indices for array: array is {r.ndim}-dimensional, but {named} were indexed"
         )
     kept = sum(1 for e in index if e[0] in ("slice", "new")) + (r.ndim - named)
     if kept != len(out_shape):
@@ -218,6 +218,24 @@ register(
     _transpose_abstract,
     lambda r, *, perm: np.transpose(r, perm),
     lambda cg, e, outs: nj.lower_transpose(cg, e, outs),
+    takes_refs=True,
+)
+
+
+def _part_abstract(r, *, part):
+    _need_ref("ref_part", r)
+    if r.dtype.kind != "c":
+        raise TypeError(f"ref_part needs a complex reference, got {r}")
+    real = np.dtype(np.float64 if r.dtype == np.complex128 else np.float32)
+    return RefType(r.shape, real, "A" if r.ndim else "C", r.readonly)
+
+
+register(
+    "ref_part",
+    "custom",
+    _part_abstract,
+    lambda r, *, part: r.real if part == "real" else r.imag,
+    lambda cg, e, outs: nj.lower_part(cg, e, outs),
     takes_refs=True,
 )
 
