@@ -32,11 +32,12 @@ from jitmagic.dispatch import events, pipeline
 from jitmagic.dispatch.function import JitFunction
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import namespace
+from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.lower import imperative as lower_nj
-from jitmagic.runtime import engine, interrupt, runstats
+from jitmagic.runtime import callbacks, engine, interrupt, runstats
 
 _I64 = np.dtype(np.int64)
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -116,6 +117,8 @@ def arg_type(x, label):
         return ("scalar", x.dtype)
     if t is tuple:
         return ("tuple", tuple(arg_type(e, f"{label}[{i}]") for i, e in enumerate(x)))
+    if isinstance(x, np.random.Generator):
+        return ("generator", type(x.bit_generator).__name__)
     if x is None:
         return None
     raise TypeError(
@@ -133,6 +136,8 @@ def type_text(t):
         return str(t[1])
     if isinstance(t, tuple) and t[0] == "tuple":
         return "(" + ", ".join(type_text(e) for e in t[1]) + ")"
+    if isinstance(t, tuple) and t[0] == "generator":
+        return f"NumPyRandomGeneratorType({t[1]})"
     return repr(t)
 
 
@@ -233,7 +238,24 @@ class NjitVariant:
         self.out_tree = out_tree
         self.guards, self.guard_fn = guards, guard_fn
         self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
-        self._ctx = (ctypes.c_int64 * len(self._ctx_objs))(*[id(o) for o in self._ctx_objs])
+        self.uses_legacy_rng = cg.uses_legacy_rng
+        legacy = _legacy_rng() if self.uses_legacy_rng else None
+        words = [
+            id(np.ndarray),
+            legacy.bitgen if legacy else 0,
+            legacy.gauss if legacy else 0,
+            callbacks.ADDRESS,
+        ] + [id(o) for o in self._ctx_objs[1:]]
+        self._ctx = (ctypes.c_int64 * len(words))(*words)
+        # arguments that are np.random.Generators: passed as their bitgen_t's address, with
+        # their lock held during the call (as NumPy's own draws hold it)
+        n_consts = len(opt_fn.consts)
+        self.generator_pos = [
+            n_consts + i
+            for i, t in enumerate(_flat_types(key[0]))
+            if isinstance(t, tuple) and t[0] == "generator"
+        ]
+        self._plain = not (self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks)
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
         self._install(module, tier)
@@ -283,12 +305,35 @@ class NjitVariant:
             np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
             for x, k in zip(self.consts + tuple(leaves), self.kinds)
         ]
-        rc = self.cfunc(
-            *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
-        )
+        if self._plain:
+            rc = self.cfunc(
+                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
+            )
+        else:
+            rc = self._call_holding_locks(args, results, err)
         if rc:
             self._raise(rc, err)
         return pytree.unflatten(self.out_tree, self._results(results, originals))
+
+    def _call_holding_locks(self, args, results, err):
+        locks = []
+        if self.uses_legacy_rng:
+            locks.append(np.random.mtrand._rand._bit_generator.lock)
+        for i in self.generator_pos:
+            bg = args[i].bit_generator
+            args[i] = bg.ctypes.bit_generator.value
+            if bg.lock not in locks:
+                locks.append(bg.lock)
+        for lk in locks:
+            lk.acquire()
+        try:
+            return self.cfunc(
+                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
+            )
+        finally:
+            for lk in reversed(locks):
+                lk.release()
+            callbacks.release()
 
     def _raise(self, rc, err):
         if rc == 2:
@@ -297,6 +342,10 @@ class NjitVariant:
             raise KeyboardInterrupt("the njit function was interrupted")
         if rc == lower_nj.STATUS_RAISE:
             exc, template = self.sites[err[0]]
+            if exc == callbacks.PENDING:  # a Python callback raised: its exception
+                pending = callbacks.take_exception()
+                if pending is not None:
+                    raise pending
             if isinstance(exc, str):
                 import builtins
 
@@ -550,6 +599,11 @@ class NjitFunction(JitFunction):
                     tr = t.new_arg(ref, lbl)
                     tr.__class__ = RefTracer
                     layouts.append(at.layout)
+                elif isinstance(x, np.random.Generator):
+                    # its bit generator's address, passed by value (NjitVariant converts)
+                    h = t.new_arg(ShapedArray((), np.dtype(np.int64), True), lbl)
+                    tr = nj_random.GeneratorValue(h)
+                    layouts.append(None)
                 else:
                     from jitmagic.core.tracing import aval_of
 
@@ -635,9 +689,27 @@ def _ident(label):
     return "".join(c if c.isalnum() or c == "_" else "_" for c in label)
 
 
+def _flat_types(types_):
+    out = []
+    for t in types_:
+        if isinstance(t, tuple) and t[0] == "tuple":
+            out.extend(_flat_types(t[1]))
+        else:
+            out.append(t)
+    return out
+
+
+def _legacy_rng():
+    from jitmagic.runtime.rng import bitgen
+
+    return bitgen.handle(None)
+
+
 def _aval_label(x):
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, x.dtype, False)
+    if isinstance(x, np.random.Generator):
+        return f"Generator({type(x.bit_generator).__name__})"
     from jitmagic.core.tracing import aval_of
 
     return aval_of(x)
@@ -743,6 +815,8 @@ def build_namespace(fun, ops, seen=None):
 def _njit_view(v, ops, seen):
     if v is np:
         return namespace.numpy_module()
+    if v is np.random:
+        return nj_random.MODULE
     if isinstance(v, types.ModuleType) and v.__name__ == "math":
         return namespace.math_module()
     try:

@@ -197,3 +197,9 @@ def nonzero_count(x):
         if x[k] != 0:
             n += 1
     return n
+
+
+def fill_flat(out, draw):
+    """out[k] = draw() for each k in order (draw binds one draw of a random stream)."""
+    for k in range(out.shape[0]):
+        out[k] = draw()

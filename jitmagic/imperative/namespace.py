@@ -19,6 +19,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 
@@ -1001,6 +1002,7 @@ def math_module():
     return _MATH_MODULE
 
 
+_NUMPY_OVERRIDES["random"] = nj_random.MODULE
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
 # NumPy's functions imported by name (`from numpy import zeros`) map by identity

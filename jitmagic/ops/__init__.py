@@ -13,6 +13,7 @@ from jitmagic.ops import (  # noqa: F401  (registration)
     libm,
     linalg,
     ordering,
+    random,
     reductions,
     refs,
     structural,

@@ -131,6 +131,10 @@ def load_object(
     """Machine code from the persistent cache: link an object file into a fresh engine."""
     blas.library()  # the BLAS/LAPACK routines cached code may call, known to LLVM
     gemm.linked_by(obj)  # and jitmagic's own GEMM, when it calls it
+    if b"jm_rng_" in obj:  # NumPy's random distributions (njit code drawing numbers)
+        from jitmagic.runtime import rng
+
+        rng.install()
     runstats.ensure_helpers()  # and the clock functions every entry point calls,
     bufpool.install()  # the temporaries' allocator and the thread pool
     threadpool.install()
