@@ -122,7 +122,11 @@ class Converted:
         free variables bound to the current contents of fn's closure cells, `__jm` = ops."""
         fn, t = self.fn, self._t
         for b in sorted(t.used_builtins):
-            if namespace.get(b, getattr(builtins, b)) is not getattr(builtins, b):
+            seen = namespace.get(b, getattr(builtins, b))
+            # (a namespace may give the builtin's own compiled form, marked `builtin_of`)
+            if seen is not getattr(builtins, b) and getattr(seen, "builtin_of", None) is not (
+                getattr(builtins, b)
+            ):
                 raise unsupported(
                     f"a rebound builtin `{b}`",
                     fn.__code__.co_firstlineno,

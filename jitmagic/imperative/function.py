@@ -819,6 +819,8 @@ def _njit_view(v, ops, seen):
         return nj_random.MODULE
     if isinstance(v, types.ModuleType) and v.__name__ == "math":
         return namespace.math_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "cmath":
+        return namespace.cmath_module()
     try:
         mapped = namespace.BY_IDENTITY.get(v)
     except TypeError:

@@ -11,6 +11,7 @@ functions, which raise where Python raises (math.sqrt(-1) is a ValueError, as wi
 from __future__ import annotations
 
 import builtins
+import cmath
 import math
 import types
 
@@ -25,6 +26,7 @@ from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
+_C128 = np.dtype(np.complex128)
 
 
 def _val(x):
@@ -856,7 +858,32 @@ _MATH_OVERRIDES.update(
 # ---------------------------------------------------------------- builtins
 
 
+def _range(*args):
+    if not any(_traced(a) or isinstance(a, Dim) for a in args):
+        return builtins.range(*args)
+    if not 1 <= builtins.len(args) <= 3:
+        raise TypeError(f"range expected at most 3 arguments, got {builtins.len(args)}")
+    start, stop, step = (
+        (0, args[0], 1)
+        if builtins.len(args) == 1
+        else (args[0], args[1], args[2] if builtins.len(args) == 3 else 1)
+    )
+    start, stop, step = (_int64(x) for x in (start, stop, step))
+    if _traced(step):
+        bind(
+            "nj_require",
+            bind("ne", step, np.int64(0)),
+            exc="ValueError",
+            message="range() arg 3 must not be zero",
+        )
+    elif step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return tracers.NjRange(start, stop, step)
+
+
 def _len(x):
+    if isinstance(x, tracers.NjRange):
+        return x.length()
     if _traced(x):
         if not x.shape:
             raise TypeError("len() of unsized object")
@@ -905,6 +932,18 @@ def _int(x=0, base=None):
     if x.aval.dtype.kind == "f":
         x = np.trunc(x)
     return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)
+
+
+def _complex(real=0.0, imag=0.0):
+    if not _traced(real) and not _traced(imag):
+        return builtins.complex(real, imag)
+    r = (
+        bind("convert_element_type", _val(real), new_dtype=_C128, weak_type=True)
+        if _traced(real)
+        else np.complex128(real)
+    )
+    i = _val(imag) if _traced(imag) else np.float64(imag)
+    return r + i * 1j
 
 
 def _float(x=0.0):
@@ -979,7 +1018,11 @@ def _print(*args, **kwargs):
     )
 
 
+_range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a compiled loop)
+
 BUILTINS = {
+    "complex": _complex,
+    "range": _range,
     "len": _len,
     "abs": _abs,
     "min": _min,
@@ -1002,9 +1045,78 @@ def math_module():
     return _MATH_MODULE
 
 
+def cmath_module():
+    return _CMATH_MODULE
+
+
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
+
+
+def _cmath_unary(npf, name=None):
+    def f(z):
+        if not _traced(z):
+            return getattr(cmath, name)(z)
+        z = _val(z)
+        if z.aval.dtype.kind != "c":
+            z = bind("convert_element_type", z, new_dtype=_C128, weak_type=z.aval.weak_type)
+        return npf(z)
+
+    return f
+
+
+def _cmath_log(z, base=None):
+    r = _cmath_unary(np.log, "log")(z)
+    return r if base is None else r / _cmath_unary(np.log, "log")(base)
+
+
+def _cmath_phase(z):
+    return np.angle(_val(z)) if _traced(z) else cmath.phase(z)
+
+
+def _cmath_polar(z):
+    return (_abs(z), _cmath_phase(z))
+
+
+def _cmath_rect(r, phi):
+    if not _traced(r) and not _traced(phi):
+        return cmath.rect(r, phi)
+    return _complex(r * np.cos(phi), r * np.sin(phi))
+
+
+_CMATH_NAMES = {
+    "exp": np.exp,
+    "sqrt": np.sqrt,
+    "log10": np.log10,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+}
+_CMATH_OVERRIDES = {}
+for _k, _npf in _CMATH_NAMES.items():
+    _f = _cmath_unary(_npf, _k)
+    _f.__name__ = _k
+    _CMATH_OVERRIDES[_k] = _f
+_CMATH_OVERRIDES.update(
+    log=_cmath_log,
+    phase=_cmath_phase,
+    polar=_cmath_polar,
+    rect=_cmath_rect,
+    isnan=np.isnan,
+    isinf=np.isinf,
+    isfinite=np.isfinite,
+)
+_CMATH_MODULE = _Module(cmath, _CMATH_OVERRIDES)
 # NumPy's functions imported by name (`from numpy import zeros`) map by identity
 BY_IDENTITY = {
     getattr(np, k): v

@@ -24,7 +24,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
-from jitmagic.imperative.tracers import NjTracer, RefTracer, _promote
+from jitmagic.imperative.tracers import NjRange, NjTracer, RefTracer, _promote
 
 UNDEFINED = pyops.UNDEFINED
 _I64 = np.dtype(np.int64)
@@ -484,7 +484,8 @@ class TraceOps:
         lo, hi, st = (_index(x, "range") for x in (start, stop, step))
         if extra_test is not None:
             return self._counted_while(lo, hi, st, body, init, names, line, extra_test)
-        return self._for(lo, hi, st, lambda i, *c: body(i, *c), init, names, line)
+        # Python's loop variable is a Python int (weak: x32[i] * i stays float32)
+        return self._for(lo, hi, st, lambda i, *c: body(_weak_int(i), *c), init, names, line)
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
@@ -492,7 +493,7 @@ class TraceOps:
         if isinstance(iterable, (tuple, list)):
             # a sequence holding traced values: its items are known, so the loop is unrolled
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
-        if isinstance(iterable, range):
+        if isinstance(iterable, (range, NjRange)):
             return self.for_range(
                 iterable.start, iterable.stop, iterable.step, body, init, names, line, extra_test
             )
@@ -577,7 +578,7 @@ class TraceOps:
             return self.and_(more, lambda: extra_test(*c), line)
 
         def step(i, *c):
-            out = body(i, *c)
+            out = body(_weak_int(i), *c)
             return (i + st, *out)
 
         i0 = _as_int64(lo)
@@ -735,7 +736,17 @@ def _as_int64(x):
     return _as_tracer(x) if isinstance(x, Tracer) else _as_tracer(np.int64(x))
 
 
+def _weak_int(i):
+    if isinstance(i, Tracer) and not i.aval.weak_type:
+        return bind("convert_element_type", i, new_dtype=_I64, weak_type=True)
+    return i
+
+
 def _as_iterable(x):
+    if isinstance(x, (range, NjRange)):  # (zipped or enumerated): its values as an array
+        from jitmagic.imperative.namespace import arange
+
+        return arange(x.start, x.stop, x.step).value()
     if isinstance(x, np.ndarray):
         x = _as_tracer(x)
     if not isinstance(x, Tracer):

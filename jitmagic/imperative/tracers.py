@@ -212,6 +212,40 @@ def _check_divisor(num, den, message):
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
 
 
+class NjRange:
+    """range(...) with bounds the running code computes: len(r), r[i], iteration."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def length(self):
+        a, b, c = self.start, self.stop, self.step
+        up = (b - a + c - 1) // c
+        down = (a - b - c - 1) // (-c)
+        return np.maximum(np.where(c > 0, up, down), np.int64(0))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            raise NotImplementedError("slicing a range with traced bounds in njit code")
+        n = self.length()
+        i = (
+            bind("convert_element_type", i, new_dtype=np.dtype(np.int64), weak_type=False)
+            if isinstance(i, Tracer)
+            else np.int64(i)
+        )
+        bind(
+            "nj_require",
+            np.logical_and(i >= -n, i < n),
+            exc="IndexError",
+            message="range object index out of range",
+        )
+        i = np.where(i < 0, i + n, i)
+        return self.start + i * self.step
+
+    def __len__(self):
+        raise TypeError("len() of a range with traced bounds: use it inside njit code")
+
+
 def _new_ref(v):
     r = bind("ref_new", v)
     r.__class__ = RefTracer
@@ -222,7 +256,9 @@ def _promote(t):
     """A value written into becomes a reference to a fresh copy of it (it is then one)."""
     if isinstance(t, RefTracer):
         return
-    r = bind("ref_new", t)
+    # in the trace the value belongs to (a loop body may be the first to write into a value
+    # made before the loop: the array must exist before the loop, as one array for all of it)
+    r = t._trace.bind("ref_new", [t], {})
     t._trace, t._var = r._trace, r._var
     t.__class__ = RefTracer
 
@@ -397,7 +433,7 @@ class RefTracer(NjTracer):
         return reshape(self, (-1,), order)
 
     def copy(self, order="C"):
-        return Tracer.copy(self.value())
+        return _new_ref(self.value())  # a new array (mutable, as NumPy's copy)
 
     def fill(self, value):
         set_value(self, value)

@@ -471,13 +471,19 @@ def _operand_i64(cg, a):
     return cg.cast(cg.emit_value(a, []), a.aval.dtype, _I64)
 
 
+def _checked_axes(e, nd):
+    """Which axes of a load/store are bounds-checked: `checked` is one flag for all, or one
+    per axis (passes/bounds.py unchecks the axes a loop's range keeps inside)."""
+    c = e.kw.get("checked", True)
+    return (c,) * nd if isinstance(c, bool) else tuple(c)
+
+
 def lower_load(cg, e, outs):
     r, idx = e.inputs[0], e.inputs[1:]
     buf = cg.buffers[r]
+    checked = _checked_axes(e, len(idx))
     pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d)
-        if e.kw.get("checked", True)
-        else _operand_i64(cg, i)
+        cg.checked_index(_operand_i64(cg, i), n, d) if checked[d] else _operand_i64(cg, i)
         for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
     ]
     cg.store(outs[0], [], cg.load(buf, pos))
@@ -486,10 +492,9 @@ def lower_load(cg, e, outs):
 def lower_store(cg, e, outs):
     r, idx, v = e.inputs[0], e.inputs[1:-1], e.inputs[-1]
     buf = cg.buffers[r]
+    checked = _checked_axes(e, len(idx))
     pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d)
-        if e.kw.get("checked", True)
-        else _operand_i64(cg, i)
+        cg.checked_index(_operand_i64(cg, i), n, d) if checked[d] else _operand_i64(cg, i)
         for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
     ]
     cg.store(buf, pos, cg.emit_value(v, []))
