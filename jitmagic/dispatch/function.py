@@ -86,6 +86,7 @@ class FunctionState:
 class JitFunction:
     backend = "jitmagic"
     kind = "jit"  # which front end: "jit" (JAX's semantics) or "njit" (NumPy's)
+    options_key = ()  # the front end's options that change the code (njit's)
 
     def __init__(
         self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None, shapes=None

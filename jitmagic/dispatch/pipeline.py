@@ -44,11 +44,12 @@ class Timer:
         self._t = now
 
 
-def machine_code(jf, text: str, info, tier: int):
-    """(compiled module, its tier) for LLVM IR text. With the disk cache on, a trusted entry
-    is loaded (at the tier stored, the best compiled so far) and a compile is stored; each
-    hit, miss and refusal is a record of jf's (runtime/diskcache.py says what is trusted)."""
-    if not config.disk_cache:
+def machine_code(jf, text: str, info, tier: int, use_disk_cache=None):
+    """(compiled module, its tier) for LLVM IR text. With the disk cache on (config's, or
+    `use_disk_cache` for this function: njit's cache=True), a trusted entry is loaded (at the
+    tier stored, the best compiled so far) and a compile is stored; each hit, miss and
+    refusal is a record of jf's (runtime/diskcache.py says what is trusted)."""
+    if not (config.disk_cache if use_disk_cache is None else use_disk_cache):
         return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier]), tier
     cache = diskcache.Cache(config.disk_cache_dir, config.disk_cache_shared_key)
     key = diskcache.entry_key(text)

@@ -32,11 +32,13 @@ from jitmagic.dispatch import events, pipeline
 from jitmagic.dispatch.function import JitFunction
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import namespace
+from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.lower import imperative as lower_nj
+from jitmagic.passes import bounds
 from jitmagic.runtime import callbacks, engine, interrupt, runstats
 
 _I64 = np.dtype(np.int64)
@@ -239,6 +241,7 @@ class NjitVariant:
         self.guards, self.guard_fn = guards, guard_fn
         self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
         self.uses_legacy_rng = cg.uses_legacy_rng
+        self.nogil = cg.nogil
         legacy = _legacy_rng() if self.uses_legacy_rng else None
         words = [
             id(np.ndarray),
@@ -263,8 +266,10 @@ class NjitVariant:
     def _install(self, module, tier):
         self.module, self.tier = module, tier
         argtys = [_KIND_CTYPE[k] for k in self.kinds] + [ctypes.c_void_p] * 3
-        # the GIL stays held: the code makes NumPy arrays (its results) itself
-        self.cfunc = ctypes.PYFUNCTYPE(ctypes.c_int32, *argtys)(module.address)
+        # the GIL stays held (the code makes NumPy arrays, its results, itself), unless the
+        # function is nogil: then its code takes the GIL only to make or drop an array
+        proto = ctypes.CFUNCTYPE if self.nogil else ctypes.PYFUNCTYPE
+        self.cfunc = proto(ctypes.c_int32, *argtys)(module.address)
         runstats.attach(module.engine, self.counters)
         interrupt.install()
         interrupt.attach(module.engine)
@@ -438,9 +443,9 @@ class NjitFunction(JitFunction):
     kind = "njit"
 
     def __init__(self, fun, options=None, name=None):
-        options = dict(options or {})
-        self.options = options
-        self.boundscheck = options.pop("boundscheck", None)
+        self.options = dict(options or {})
+        self.opts = njit_options.parse(self.options)  # (raises for what is not supported)
+        self.options_key = self.opts.key()
         super().__init__(fun, name=name)
         self._plain = False
         self._quick_ok = False
@@ -544,14 +549,18 @@ class NjitFunction(JitFunction):
         with shapes.using(ctx):
             fn, out_tree, arg_layouts = self._trace_nj(leaves, labels, examples, tree)
             timer.mark("trace")
-            opt = pipeline.optimize(fn)
+            opt = self._optimize(fn)
             timer.mark("passes")
-            text, cg = lower_nj.lower_function(opt, self.name, arg_layouts)
+            text, cg = lower_nj.lower_function(
+                opt, self.name, arg_layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+            )
             timer.mark("llvm_ir")
         guards = dict(ctx.guards)
         guard_fn = _guard_checker(guards, fn, leaves) if guards else None
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
-        module, tier = pipeline.machine_code(self, text, info, 2)
+        module, tier = pipeline.machine_code(
+            self, text, info, 2, use_disk_cache=True if self.opts.cache else None
+        )
         timings = {**timer.phases, **module.timings}
         st = self._state
         st.next_id += 1
@@ -586,6 +595,7 @@ class NjitFunction(JitFunction):
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
             t.njit = NjitState()
+            t.njit.options = self.opts
             tracers = []
             for x, lbl in zip(leaves, labels):
                 if isinstance(x, np.ndarray):
@@ -625,7 +635,12 @@ class NjitFunction(JitFunction):
         examples = {}
         with shapes.using(NjitContext(examples)):
             fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
-            return fn, pipeline.optimize(fn)
+            return fn, self._optimize(fn)
+
+    def _optimize(self, fn):
+        if not self.opts.boundscheck:
+            fn = bounds.uncheck_all(fn)
+        return pipeline.optimize(fn)
 
     def _key_info(self, args, kwargs):
         bound = self._bind(args, kwargs)
@@ -902,18 +917,6 @@ def njit(fun=None, **options):
         return lambda f: njit(f, **options)
     if isinstance(fun, NjitFunction):
         fun = fun.fun
-    unknown = set(options) - {
-        "boundscheck",
-        "cache",
-        "fastmath",
-        "nogil",
-        "parallel",
-        "error_model",
-        "inline",
-        "nopython",
-    }
-    if unknown:
-        raise TypeError(f"njit got unexpected options {sorted(unknown)}")
     return NjitFunction(fun, options)
 
 

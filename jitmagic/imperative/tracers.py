@@ -204,9 +204,12 @@ def _check_divisor(num, den, message):
     inf/nan (and no error), as the same code run by NumPy does."""
     if not (_python_scalar(num) and _python_scalar(den)):
         return
+    opts = getattr(state(), "options", None)
+    if opts is not None and opts.error_model == "numpy":
+        return  # error_model="numpy": inf/nan, as NumPy's scalars give
     if not isinstance(den, Tracer):
-        if den == 0:
-            raise ZeroDivisionError(message)
+        if den == 0:  # raised when the division runs (it may sit in a branch that never does)
+            bind("nj_raise", exc="ZeroDivisionError", message=message)
         return
     nonzero = bind("ne", den, np.zeros((), den.dtype))
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)

@@ -174,6 +174,8 @@ class NjitCodegen(Codegen):
         self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
         self.uses_legacy_rng = False  # draws from NumPy's global RandomState
         self.uses_callbacks = False  # calls Python (runtime/callbacks)
+        self.fastmath = ()
+        self.nogil = False
         # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
         self.out_layout = []
         self.scopes = []  # per open scope: the temporaries to free at its end
@@ -228,6 +230,8 @@ class NjitCodegen(Codegen):
             for slot in self.obj_slots:
                 self._decref(self.b.load(slot, typ=PTR))
             self.b.ret(ir.Constant(I32, rc))
+        if self.fastmath:
+            _apply_fastmath(self.module, self.fastmath)
         return self._text()
 
     def _ref_arg(self, arg, aval, k):
@@ -366,7 +370,9 @@ class NjitCodegen(Codegen):
             self.module, ir.FunctionType(PTR, [PTR, PTR, I32, PTR]), "jm_new_array"
         )
         bufpool.install()
+        gil = self._take_gil()
         obj = b.call(fn, [self._ctx(0), descr, ir.Constant(I32, aval.ndim), dims])
+        self._drop_gil(gil)
         ok = self.func.append_basic_block("array_ok")
         b.cbranch(b.icmp_unsigned("==", b.ptrtoint(obj, I64), ir.Constant(I64, 0)), self.oom_bb, ok)
         b.position_at_end(ok)
@@ -387,6 +393,23 @@ class NjitCodegen(Codegen):
         b = self.b
         return b.load(b.gep(self.ctx, [ir.Constant(I64, k)], source_etype=I64), typ=PTR)
 
+    def _take_gil(self):
+        """nogil code takes the GIL to make or drop a Python object (PyGILState_Ensure)."""
+        if not self.nogil:
+            return None
+        fn = self.module.globals.get("PyGILState_Ensure") or ir.Function(
+            self.module, ir.FunctionType(I32, []), "PyGILState_Ensure"
+        )
+        return self.b.call(fn, [])
+
+    def _drop_gil(self, state):
+        if state is None:
+            return
+        fn = self.module.globals.get("PyGILState_Release") or ir.Function(
+            self.module, ir.FunctionType(ir.VoidType(), [I32]), "PyGILState_Release"
+        )
+        self.b.call(fn, [state])
+
     def _decref(self, obj):
         """Py_DECREF of an object the code made (NULL: nothing), with the GIL held."""
         fn = self.module.globals.get("Py_DecRef") or ir.Function(
@@ -395,7 +418,9 @@ class NjitCodegen(Codegen):
         b = self.b
         isnull = b.icmp_unsigned("==", b.ptrtoint(obj, I64), ir.Constant(I64, 0))
         with b.if_then(b.not_(isnull)):
+            gil = self._take_gil()
             b.call(fn, [obj])
+            self._drop_gil(gil)
 
     # ------------------------------------------------------------ results
     def _emit_results(self, fn):
@@ -472,20 +497,28 @@ def _operand_i64(cg, a):
 
 
 def _checked_axes(e, nd):
-    """Which axes of a load/store are bounds-checked: `checked` is one flag for all, or one
-    per axis (passes/bounds.py unchecks the axes a loop's range keeps inside)."""
+    """How each axis of a load/store is indexed: True (checked: IndexError, negative from the
+    end), "wrap" (negative from the end, unchecked: boundscheck=False) or False (as given:
+    passes/bounds.py proved it inside). `checked` is one mode for all axes, or one per axis."""
     c = e.kw.get("checked", True)
-    return (c,) * nd if isinstance(c, bool) else tuple(c)
+    return tuple(c) if isinstance(c, tuple) else (c,) * nd
+
+
+def _position(cg, i, n, axis, mode):
+    i = _operand_i64(cg, i)
+    if mode is True:
+        return cg.checked_index(i, n, axis)
+    if mode == "wrap":
+        b = cg.b
+        return b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, cg.size(n)), i)
+    return i
 
 
 def lower_load(cg, e, outs):
     r, idx = e.inputs[0], e.inputs[1:]
     buf = cg.buffers[r]
     checked = _checked_axes(e, len(idx))
-    pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d) if checked[d] else _operand_i64(cg, i)
-        for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
-    ]
+    pos = [_position(cg, i, n, d, checked[d]) for d, (i, n) in enumerate(zip(idx, buf.aval.shape))]
     cg.store(outs[0], [], cg.load(buf, pos))
 
 
@@ -493,10 +526,7 @@ def lower_store(cg, e, outs):
     r, idx, v = e.inputs[0], e.inputs[1:-1], e.inputs[-1]
     buf = cg.buffers[r]
     checked = _checked_axes(e, len(idx))
-    pos = [
-        cg.checked_index(_operand_i64(cg, i), n, d) if checked[d] else _operand_i64(cg, i)
-        for d, (i, n) in enumerate(zip(idx, buf.aval.shape))
-    ]
+    pos = [_position(cg, i, n, d, checked[d]) for d, (i, n) in enumerate(zip(idx, buf.aval.shape))]
     cg.store(buf, pos, cg.emit_value(v, []))
 
 
@@ -814,11 +844,31 @@ def _escapes(self, v):
 NjitCodegen.escapes = _escapes
 
 
-def lower_function(fn: Function, name, arg_layouts):
-    """(LLVM IR text, the code generator) of an njit variant's optimised IR."""
+def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False):
+    """(LLVM IR text, the code generator) of an njit variant's optimised IR. `fastmath`: LLVM
+    fast-math flags for the function's floating-point operations (exactly those); `nogil`:
+    the caller releases the GIL, so the code takes it to make or drop Python objects."""
     cg = NjitCodegen(fn, name, arg_layouts)
+    cg.fastmath = tuple(sorted(fastmath))
+    cg.nogil = nogil
     text = cg.build()
     return text, cg
+
+
+_FP_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fcmp", "fneg"}
+
+
+def _apply_fastmath(module, flags):
+    """The fast-math flags on every floating-point instruction of the module's functions
+    (not on calls: libm and the vector-math routines are chosen by the flags of their
+    callers' operations)."""
+    for f in module.functions:
+        for block in f.blocks:
+            for instr in block.instructions:
+                if getattr(instr, "opname", None) in _FP_OPS and hasattr(instr, "flags"):
+                    for fl in flags:
+                        if fl not in instr.flags:
+                            instr.flags.append(fl)
 
 
 # ---------------------------------------------------------------- control flow

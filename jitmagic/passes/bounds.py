@@ -42,15 +42,7 @@ def version_loops(fn: Function) -> Function:
 
 
 def _recurse(e):
-    kw = e.kw
-    changed = False
-    for name in _SUBFUNCTIONS.get(e.prim, ()):
-        kw[name] = version_loops(kw[name])
-        changed = True
-    if e.prim == "nj_cond":
-        kw["branches"] = tuple(version_loops(b) for b in kw["branches"])
-        changed = True
-    return Eqn(e.prim, e.inputs, make_params(kw), e.outvars) if changed else e
+    return _map_subfunctions(e, version_loops)
 
 
 # ---------------------------------------------------------------- affine indices
@@ -246,8 +238,11 @@ def _version(e):
             qkw = q.kw
             nd = q.inputs[0].aval.ndim
             prev = qkw.get("checked", True)
-            prev = (prev,) * nd if isinstance(prev, bool) else tuple(prev)
-            qkw["checked"] = tuple(c and ax not in unchecked[pos] for ax, c in enumerate(prev))
+            prev = prev if isinstance(prev, tuple) else (prev,) * nd
+            # (an axis the range keeps inside needs neither the check nor the wraparound)
+            qkw["checked"] = tuple(
+                False if ax in unchecked[pos] else c for ax, c in enumerate(prev)
+            )
             q = Eqn(q.prim, q.inputs, make_params(qkw), q.outvars)
         fast_eqns.append(q)
     fast_body = body.replace(eqns=tuple(fast_eqns))
@@ -273,3 +268,28 @@ def _branches(e, ok, fast_body):
         make_params({"branches": (branch(kw["body"]), branch(fast_body))}),
         e.outvars,
     )
+
+
+def uncheck_all(fn: Function) -> Function:
+    """boundscheck=False: no index is checked (negative ones still count from the end)."""
+    eqns = []
+    for e in fn.eqns:
+        e = _map_subfunctions(e, uncheck_all)
+        if e.prim in ("ref_load", "ref_store"):
+            kw = e.kw
+            kw["checked"] = "wrap"
+            e = Eqn(e.prim, e.inputs, make_params(kw), e.outvars)
+        eqns.append(e)
+    return fn.replace(eqns=tuple(eqns))
+
+
+def _map_subfunctions(e, f):
+    kw = e.kw
+    if e.prim in _SUBFUNCTIONS:
+        for name in _SUBFUNCTIONS[e.prim]:
+            kw[name] = f(kw[name])
+    elif e.prim == "nj_cond":
+        kw["branches"] = tuple(f(b) for b in kw["branches"])
+    else:
+        return e
+    return Eqn(e.prim, e.inputs, make_params(kw), e.outvars)
