@@ -2202,7 +2202,6 @@ RANDOM_PROGRAMS = int(os.environ.get("JM_RANDOM_PROGRAMS", "3000"))
 
 def test_random_programs():
     rng = random.Random(20240917)
-    t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n in range(RANDOM_PROGRAMS):
@@ -2222,4 +2221,3 @@ def test_random_programs():
                     f"--- shrunk:\n{small}\n--- shrunk, converted:\n{conv}\n"
                     f"--- shrunk problem: {_gen_mismatch(small, f'{n}-again')}"
                 )
-    assert time.perf_counter() - t0 < 60
