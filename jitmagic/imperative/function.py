@@ -242,6 +242,7 @@ class NjitVariant:
         self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
         self.uses_legacy_rng = cg.uses_legacy_rng
         self.nogil = cg.nogil
+        self.notes = list(cg.notes)  # e.g. a prange loop that runs serially, and why
         legacy = _legacy_rng() if self.uses_legacy_rng else None
         words = [
             id(np.ndarray),
@@ -457,15 +458,47 @@ class NjitFunction(JitFunction):
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
-        bound = self._bind(args, kwargs)
+        return self.call_as(args, kwargs)
+
+    def compile_only(self, args, kwargs=None, layouts=None):
+        """Compile the variant for these arguments' types (with `layouts` as in call_as)
+        without running it; returns the variant."""
+        bound = self._bind(args, kwargs or {})
         leaves, tree, paths = pytree.flatten((tuple(bound), {}))
         labels = self._labels(paths)
-        key = (tuple(arg_type(x, lbl) for x, lbl in zip(leaves, labels)), self._env_key())
+        key = self._key(leaves, labels, layouts)
+        variants = self._state.cache.get(key)
+        if variants:
+            return variants[0]
+        return self._miss_nj(key, leaves, labels, tree)
+
+    def _key(self, leaves, labels, layouts):
+        types_ = [arg_type(x, lbl) for x, lbl in zip(leaves, labels)]
+        if layouts is not None:
+            types_ = [
+                ArrayType(t.dtype, t.ndim, lay, t.readonly)
+                if lay and isinstance(t, ArrayType)
+                else t
+                for t, lay in zip(types_, layouts)
+            ]
+        return (tuple(types_), self._env_key())
+
+    def call_as(self, args, kwargs=None, layouts=None, compile=True):
+        """A call whose array arguments may be compiled for a more general layout than theirs
+        (`layouts`: per argument leaf, "A"/"C"/"F" or None): the variant of an explicit
+        signature (jitmagic.numba) serves every array its layout admits. compile=False:
+        raise LookupError instead of compiling a new variant."""
+        bound = self._bind(args, kwargs or {})
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        labels = self._labels(paths)
+        key = self._key(leaves, labels, layouts)
         variants = self._state.cache.get(key)
         if variants is not None:
             for v in variants:
                 if v.guard_fn is None or v.guard_fn(leaves):
                     return self._run(v, leaves)
+        if not compile:
+            raise LookupError(key)
         v = self._miss_nj(key, leaves, labels, tree)
         return self._run(v, leaves)
 
@@ -547,7 +580,7 @@ class NjitFunction(JitFunction):
         examples = {}
         ctx = NjitContext(examples)
         with shapes.using(ctx):
-            fn, out_tree, arg_layouts = self._trace_nj(leaves, labels, examples, tree)
+            fn, out_tree, arg_layouts = self._trace_nj(leaves, labels, examples, tree, key[0])
             timer.mark("trace")
             opt = self._optimize(fn)
             timer.mark("passes")
@@ -590,16 +623,16 @@ class NjitFunction(JitFunction):
             fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
         return fn, out_tree
 
-    def _trace_nj(self, leaves, labels, examples, tree):
+    def _trace_nj(self, leaves, labels, examples, tree, key_types=None):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
             t.njit = NjitState()
             t.njit.options = self.opts
             tracers = []
-            for x, lbl in zip(leaves, labels):
+            for j, (x, lbl) in enumerate(zip(leaves, labels)):
                 if isinstance(x, np.ndarray):
-                    at = arg_type(x, lbl)
+                    at = key_types[j] if key_types is not None else arg_type(x, lbl)
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
@@ -832,6 +865,10 @@ def _njit_view(v, ops, seen):
         return namespace.numpy_module()
     if v is np.random:
         return nj_random.MODULE
+    if namespace.is_prange(v):
+        return namespace._prange
+    if isinstance(v, types.ModuleType) and v.__name__ in ("jitmagic.numba", "numba"):
+        return namespace.numba_module(v)
     if isinstance(v, types.ModuleType) and v.__name__ == "math":
         return namespace.math_module()
     if isinstance(v, types.ModuleType) and v.__name__ == "cmath":

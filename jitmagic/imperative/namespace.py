@@ -1018,6 +1018,23 @@ def _print(*args, **kwargs):
     )
 
 
+def _prange(*args):
+    """numba.prange: a range whose iterations may run on several threads (parallel=True)."""
+    r = _range(*args)
+    if isinstance(r, builtins.range):
+        r = tracers.NjRange(np.int64(r.start), np.int64(r.stop), np.int64(r.step))
+    r.parallel = True
+    return r
+
+
+def is_prange(v) -> bool:
+    """jitmagic.numba.prange, or Numba's own (recognised without importing Numba)."""
+    return getattr(v, "__jm_prange__", False) or (
+        getattr(v, "__name__", None) == "prange"
+        and (getattr(v, "__module__", "") or "").startswith("numba")
+    )
+
+
 _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a compiled loop)
 
 BUILTINS = {
@@ -1047,6 +1064,11 @@ def math_module():
 
 def cmath_module():
     return _CMATH_MODULE
+
+
+def numba_module(real):
+    """`numba` (or jitmagic.numba) as njit code sees it: prange is njit's."""
+    return _Module(real, {"prange": _prange})
 
 
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE

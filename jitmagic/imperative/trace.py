@@ -24,7 +24,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
-from jitmagic.imperative.tracers import NjRange, NjTracer, RefTracer, _promote
+from jitmagic.imperative.tracers import NjRange, NjTracer, RefTracer, _promote, state
 
 UNDEFINED = pyops.UNDEFINED
 _I64 = np.dtype(np.int64)
@@ -480,12 +480,16 @@ class TraceOps:
         return tuple(result)
 
     # -------------------------------------------------------- loops
-    def for_range(self, start, stop, step, body, init, names, line, extra_test=None):
+    def for_range(
+        self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
+    ):
         lo, hi, st = (_index(x, "range") for x in (start, stop, step))
         if extra_test is not None:
             return self._counted_while(lo, hi, st, body, init, names, line, extra_test)
         # Python's loop variable is a Python int (weak: x32[i] * i stays float32)
-        return self._for(lo, hi, st, lambda i, *c: body(_weak_int(i), *c), init, names, line)
+        return self._for(
+            lo, hi, st, lambda i, *c: body(_weak_int(i), *c), init, names, line, parallel
+        )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
@@ -495,7 +499,15 @@ class TraceOps:
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (range, NjRange)):
             return self.for_range(
-                iterable.start, iterable.stop, iterable.step, body, init, names, line, extra_test
+                iterable.start,
+                iterable.stop,
+                iterable.step,
+                body,
+                init,
+                names,
+                line,
+                extra_test,
+                parallel=getattr(iterable, "parallel", False),
             )
         arr = _as_iterable(iterable)
         n = arr.shape[0]
@@ -554,8 +566,11 @@ class TraceOps:
         return self._loop_results(outs, types, maybe)
 
     # -------------------------------------------------------- loop machinery
-    def _for(self, lo, hi, st, body, init, names, line):
+    def _for(self, lo, hi, st, body, init, names, line, parallel=False):
         init = list(init)
+        opts = getattr(state(), "options", None)
+        # prange runs split over threads in a parallel=True function (serially otherwise)
+        parallel = bool(parallel and opts is not None and opts.parallel)
         i_type = ShapedArray((), _I64, False)
         types = self._carried_types(
             lambda types: [_Body(body, [i_type] + types, f"for@{line}")], init, names, line
@@ -563,7 +578,18 @@ class TraceOps:
         maybe = _maybe_positions(init, types)
         _, w_body, w_types, w_init = _with_flags(None, body, init, types, maybe, index=True)
         bb = _Body(w_body, [i_type] + w_types, f"for@{line}", out_casts=w_types)
-        outs = bind("nj_for", lo, hi, st, *bb.consts, *w_init, body=bb.fn, n_consts=bb.n_consts)
+        outs = bind(
+            "nj_for",
+            lo,
+            hi,
+            st,
+            *bb.consts,
+            *w_init,
+            body=bb.fn,
+            n_consts=bb.n_consts,
+            line=line,
+            parallel=parallel,
+        )
         return self._loop_results(outs, types, maybe)
 
     def _counted_while(self, lo, hi, st, body, init, names, line, extra_test):

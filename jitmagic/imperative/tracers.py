@@ -218,8 +218,9 @@ def _check_divisor(num, den, message):
 class NjRange:
     """range(...) with bounds the running code computes: len(r), r[i], iteration."""
 
-    def __init__(self, start, stop, step):
+    def __init__(self, start, stop, step, parallel=False):
         self.start, self.stop, self.step = start, stop, step
+        self.parallel = parallel  # numba.prange: iterations may run on several threads
 
     def length(self):
         a, b, c = self.start, self.stop, self.step

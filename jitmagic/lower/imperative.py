@@ -176,6 +176,7 @@ class NjitCodegen(Codegen):
         self.uses_callbacks = False  # calls Python (runtime/callbacks)
         self.fastmath = ()
         self.nogil = False
+        self.notes = []  # what the code does differently from what was asked, and why
         # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
         self.out_layout = []
         self.scopes = []  # per open scope: the temporaries to free at its end
@@ -1011,14 +1012,9 @@ def _finish(cg, outvars, storage):
 POLL = 1 << 16  # a loop without a static trip count polls Ctrl-C once per this many iterations
 
 
-def lower_for(cg, e, outs):
-    """for i in range(lo, hi, step): the trip count computed once (step may be negative; 0
-    raises ValueError as range() does), iterations in a counted loop."""
-    kw = e.kw
-    body, nc = kw["body"], kw["n_consts"]
-    lo_a, hi_a, step_a = e.inputs[:3]
-    consts = e.inputs[3 : 3 + nc]
-    init = e.inputs[3 + nc :]
+def trip_count(cg, lo_a, hi_a, step_a):
+    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0), or None when the step is a
+    literal 0 (then the code raises range()'s ValueError here)."""
     b = cg.b
     lo, hi = _operand_i64(cg, lo_a), _operand_i64(cg, hi_a)
     zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
@@ -1026,7 +1022,7 @@ def lower_for(cg, e, outs):
         step_v = int(step_a.val)
         if step_v == 0:
             cg.raise_now("ValueError", "range() arg 3 must not be zero")
-            return
+            return None
         step = ir.Constant(I64, step_v)
         if step_v > 0:
             span = b.sub(hi, lo) if step_v == 1 else b.sub(b.add(b.sub(hi, lo), step), one)
@@ -1041,6 +1037,22 @@ def lower_for(cg, e, outs):
         down = b.sdiv(b.add(b.sub(lo, hi), b.sub(b.neg(step), one)), b.neg(step))
         n = b.select(pos, up, down)
     n = b.select(b.icmp_signed("<", n, zero), zero, n)
+    return lo, step, n
+
+
+def lower_for(cg, e, outs):
+    """for i in range(lo, hi, step): the trip count computed once (step may be negative; 0
+    raises ValueError as range() does), iterations in a counted loop."""
+    kw = e.kw
+    body, nc = kw["body"], kw["n_consts"]
+    lo_a, hi_a, step_a = e.inputs[:3]
+    consts = e.inputs[3 : 3 + nc]
+    init = e.inputs[3 + nc :]
+    b = cg.b
+    counted = trip_count(cg, lo_a, hi_a, step_a)
+    if counted is None:
+        return
+    lo, step, n = counted
     storage = _carry_storage(cg, e.outvars, outs)
     _initialise(cg, storage, init)
     i_in = body.invars[nc]

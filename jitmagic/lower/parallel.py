@@ -106,6 +106,8 @@ def run(cg, n_outer, emit_range, extra=()):
     ctx, lo, hi, t = part.args
 
     def load(v):
+        # (at the block's true end: other builders may have put allocas at its start)
+        eb.position_at_end(entry)
         vals = []
         for x in _parts(v):
             vals.append(eb.load(_slot(eb, ctx, len(slots)), typ=x.type))
@@ -116,6 +118,7 @@ def run(cg, n_outer, emit_range, extra=()):
     cg.buffers = _Captured(saved[2], load)
     emit_range(lo, hi, t, mapped_extra)
     cg.b.ret_void()
+    eb.position_at_end(entry)
     eb.branch(kernel)
     cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target = saved
 
@@ -152,6 +155,13 @@ def run(cg, n_outer, emit_range, extra=()):
         if when is not None:  # not split: the calling thread's chunk is the whole range
             chunk = b.select(when, chunk, n)
             ntasks = b.select(when, k_, ir.Constant(I64, 1))
+        tasks = getattr(cg, "parallel_tasks", None)
+        if tasks is not None:  # a count chosen when the code runs (numba.set_num_threads)
+            chunk = b.sdiv(b.add(n, b.sub(tasks, ir.Constant(I64, 1))), tasks)
+            chunk = b.select(
+                b.icmp_signed("<", chunk, ir.Constant(I64, 1)), ir.Constant(I64, 1), chunk
+            )
+            ntasks = tasks
     else:
         c = -(-n_outer // nthreads)
         n, chunk, ntasks = (ir.Constant(I64, v) for v in (n_outer, c, -(-n_outer // c)))

@@ -1,7 +1,9 @@
 """Control flow and checks of njit's imperative code: loops and branches whose bodies read and
 write references (not pure sub-IRs as lax's), and the checks that raise Python's exceptions.
 
-    nj_for    (lo, hi, step, *consts, *init)        body (consts, i, carry), n_consts
+    nj_for    (lo, hi, step, *consts, *init)        body (consts, i, carry), n_consts, line
+                                                    (of the source), parallel (a prange loop
+                                                    of a parallel=True function)
     nj_while  (*cond_consts, *body_consts, *init)   cond_fn, body_fn, n_cond, n_body
     nj_cond   (pred, *operands)                     branches=(false_fn, true_fn)
     nj_require(cond, *values)                       exc, message: raise exc(message) if not cond
@@ -19,6 +21,7 @@ import numpy as np
 from jitmagic.core.interpreter import eval_function
 from jitmagic.core.refs import RefType
 from jitmagic.lower import imperative as nj
+from jitmagic.lower import prange
 from jitmagic.ops.define import register
 
 
@@ -47,7 +50,7 @@ def _int_scalar(prim, x):
 # ---------------------------------------------------------------- nj_for
 
 
-def _for_abstract(lo, hi, step, *args, body, n_consts):
+def _for_abstract(lo, hi, step, *args, body, n_consts, line=None, parallel=False):
     for x in (lo, hi, step):
         _int_scalar("nj_for", x)
     carry = body.invars[n_consts + 1 :]
@@ -55,7 +58,7 @@ def _for_abstract(lo, hi, step, *args, body, n_consts):
     return tuple(v.aval for v in carry)
 
 
-def _for_impl(lo, hi, step, *args, body, n_consts):
+def _for_impl(lo, hi, step, *args, body, n_consts, line=None, parallel=False):
     consts, carry = list(args[:n_consts]), list(args[n_consts:])
     dt = body.invars[n_consts].aval.dtype
     for i in range(int(lo), int(hi), int(step)):
@@ -63,12 +66,25 @@ def _for_impl(lo, hi, step, *args, body, n_consts):
     return carry
 
 
+def _lower_for(cg, e, outs):
+    if e.kw.get("parallel") and not getattr(cg, "in_prange", False):
+        ops, why = prange.plan(e)
+        if ops is not None:
+            cg.in_prange = True  # (a prange inside it runs serially in each chunk)
+            try:
+                return prange.lower(cg, e, outs, ops)
+            finally:
+                cg.in_prange = False
+        cg.notes.append(f"the prange loop at line {e.kw.get('line')} runs serially: {why}")
+    return nj.lower_for(cg, e, outs)
+
+
 register(
     "nj_for",
     "custom",
     _for_abstract,
     _for_impl,
-    nj.lower_for,
+    _lower_for,
     multiple_results=True,
     reads_memory=True,
     takes_refs=True,

@@ -12,7 +12,10 @@ from jitmagic.passes.simplify import cse, dce, fold_constants, views_to_reshapes
 
 def optimize(fn: Function) -> Function:
     fn = dce(views_to_reshapes(fold_transposes(gemm_form(cse(fold_constants(fn))))))
-    return version_loops(fn) if _has_loops(fn) else fn
+    if not _has_loops(fn):
+        return fn
+    # (the checks' arithmetic on literals folds; unused sizes go)
+    return dce(fold_constants(version_loops(fn)))
 
 
 def _has_loops(fn: Function) -> bool:

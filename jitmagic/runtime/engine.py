@@ -131,6 +131,8 @@ def load_object(
     """Machine code from the persistent cache: link an object file into a fresh engine."""
     blas.library()  # the BLAS/LAPACK routines cached code may call, known to LLVM
     gemm.linked_by(obj)  # and jitmagic's own GEMM, when it calls it
+    if b"jm_prange_threads" in obj:  # the thread count of prange loops
+        threadpool.prange_threads_symbol()
     if b"jm_rng_" in obj:  # NumPy's random distributions (njit code drawing numbers)
         from jitmagic.runtime import rng
 

@@ -336,3 +336,30 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---------------------------------------------------------------- prange's thread count
+
+_prange_threads = ctypes.c_int64(0)  # 0: all of threads(); read by compiled prange loops
+
+
+def set_parallel_threads(n: int) -> None:
+    """How many threads a prange loop splits over from now on (numba.set_num_threads)."""
+    _prange_threads.value = int(n)
+
+
+def parallel_threads() -> int:
+    return _prange_threads.value or threads()
+
+
+def prange_threads_symbol() -> str:
+    """The name compiled prange loops read the thread count from (known to LLVM's linker)."""
+    if not _symbols:
+        import llvmlite.binding as llvm
+
+        llvm.add_symbol("jm_prange_threads", ctypes.addressof(_prange_threads))
+        _symbols.append("jm_prange_threads")
+    return "jm_prange_threads"
+
+
+_symbols: list = []
