@@ -67,12 +67,23 @@ class RecompilationError(JitError):
     """A compile happened inside `with jm.no_recompile():`."""
 
 
+class FrozenValueError(JitError, RuntimeError):
+    """jm.jit traced a call whose value changes from call to call (np.random.*, random.*,
+    time.time(), input()): compiled in, it would be the same on every call."""
+
+
 class TraceTooLargeError(JitError, RuntimeError):
     """A trace passed config.max_trace_equations: usually a Python loop being unrolled."""
 
 
 class RecompilationStormWarning(UserWarning):
     """One function keeps recompiling."""
+
+
+class InPlaceUpdateWarning(UserWarning):
+    """Under jm.jit (JAX's semantics) `x += y` on an array argument makes a new array and
+    rebinds the name: the caller's array is not changed, where NumPy would have changed it.
+    Issued when the new value does not reach the function's outputs (it would be lost)."""
 
 
 class DiskCacheTrustWarning(UserWarning):

@@ -70,6 +70,7 @@ class Trace:
         self._capture_ids: dict[int, Var] = {}
         self.sources: dict[Var, frozenset] = {}
         self.arg_avals: dict[str, ShapedArray] = {}
+        self.inplace: list = []  # (result var, argument, user frame) of `arg += ...` (jit)
         self.alive = True
         self.root = parent.root if parent is not None else self
         if parent is None:
@@ -181,6 +182,8 @@ class Trace:
 
     def finish(self, outs) -> Function:
         atoms = tuple(self.to_atom(o) for o in outs)
+        if self.inplace:
+            _warn_lost_updates(self.inplace, atoms)
         fn = Function(
             tuple(self.constvars) + tuple(v for _, v in self.captured),
             tuple(self.invars),
@@ -189,6 +192,41 @@ class Trace:
             tuple(self.consts) + tuple(t for t, _ in self.captured),
         )
         return fn
+
+
+def note_inplace(x, result):
+    """`x op= y` under jit made `result`: noted when x is an argument of the function itself
+    (the caller's array), so that finishing the trace can warn if the result is lost."""
+    tr = x._trace
+    if tr.parent is not None or getattr(tr, "njit", None) is not None:
+        return
+    if not isinstance(result, Tracer) or x._var not in tr.invars:
+        return
+    label = next(iter(tr.sources.get(x._var, ())), "?")
+    tr.inplace.append((result._var, label, user_frame()))
+
+
+def _warn_lost_updates(records, atoms):
+    """`arg += ...` whose new value is not returned: NumPy would have changed the caller's
+    array, JAX's semantics change nothing the caller sees. Said once per line."""
+    import warnings
+
+    from jitmagic.errors import InPlaceUpdateWarning
+
+    reached = {id(a) for a in atoms}
+    for var, label, where in records:
+        if id(var) in reached or where is None:
+            continue
+        filename, lineno, text = where
+        warnings.warn_explicit(
+            f"in-place update of the argument {label!r} under jm.jit: `{text}` makes a new "
+            f"array (JAX's arrays are immutable) and the caller's {label!r} stays unchanged, "
+            f"where NumPy would have changed it. Return the new value, or compile the function "
+            f"with jm.njit to update the caller's array in place.",
+            InPlaceUpdateWarning,
+            filename,
+            lineno,
+        )
 
 
 _SAMPLE = 64  # one equation in this many is attributed to its user line
@@ -295,6 +333,7 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
     while root.parent is not None:
         root = root.parent
     fname = root.name.split(".")[-1] if root.name.isidentifier() or "." in root.name else "f"
+    imperative = getattr(root, "njit", None) is not None  # (njit's own trace: njit is no fix)
     if what in ("range", "int", "index"):
         flow = (
             "use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
@@ -317,7 +356,7 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
         f"Abstract tracer value encountered where a concrete value is expected: {call} "
         f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
         f"While jit traces a function its array arguments have only a shape and a dtype, "
-        f"no value. Fix it in one of two ways:\n"
+        f"no value. Fix it in one of {'two' if imperative else 'three'} ways:\n"
         + (
             f"  1. mark the argument static, e.g. jm.jit({fname}, {static_hint}) "
             f"(compiles again for every new value), or\n"
@@ -326,7 +365,14 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
             f"pass it as a Python number and mark it static with jm.jit({fname}, "
             f"static_argnames=(...)) (compiles again for every new value), or\n"
         )
-        + f"  2. keep it traced and {flow}."
+        + f"  2. keep it traced and {flow}"
+        + (
+            "."
+            if imperative
+            else f", or\n  3. compile it with jm.njit({fname}) instead: NumPy's semantics, where "
+            f"Python loops and branches on values compile natively (one variant for every "
+            f"value) and in-place updates reach the caller's arrays."
+        )
     )
     return cls(msg)
 

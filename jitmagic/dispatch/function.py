@@ -22,7 +22,16 @@ from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.core.tracing import trace_state as _tracing_state
-from jitmagic.dispatch import baseline, events, generic, identity, inspection, pipeline, tiering
+from jitmagic.dispatch import (
+    baseline,
+    events,
+    frozen,
+    generic,
+    identity,
+    inspection,
+    pipeline,
+    tiering,
+)
 from jitmagic.dispatch.variant import Variant
 from jitmagic.runtime import native_call
 
@@ -556,7 +565,8 @@ class JitFunction:
             static_at = dict(s_pos)
             for i in range(len(s_pos) + len(d_pos_t)):
                 full.append(static_at[i] if i in static_at else next(it))
-            out = self.fun(*full, **d_kw_t, **dict(s_kw))
+            with frozen.watch(self.name, self.fun):
+                out = self.fun(*full, **d_kw_t, **dict(s_kw))
             out_leaves, out_tree, _ = pytree.flatten(out)
             fn = t.finish(out_leaves)
         return fn, out_tree, leaves
