@@ -448,13 +448,18 @@ def _signature(fn):
 def _legacy():
     from jitmagic.imperative.tracers import state
 
-    st = state()
-    s = getattr(st, "legacy_stream", None)
-    if s is None:
-        s = st.legacy_stream = _Stream(
+    # one per trace (a loop's or branch's body is a trace of its own: its handles stay in it)
+    st, t = state(), current_trace()
+    cache = getattr(st, "legacy_streams", None)
+    if cache is None:
+        cache = st.legacy_streams = {}
+    hit = cache.get(id(t))
+    if hit is None or hit[0] is not t:
+        s = _Stream(
             bind("nj_rng_handle", which="legacy"), bind("nj_rng_handle", which="legacy_gauss"), True
         )
-    return s
+        hit = cache[id(t)] = (t, s)
+    return hit[1]
 
 
 # ---------------------------------------------------------------- the distributions
@@ -984,7 +989,10 @@ def _choice(stream, a, size, replace, p, axis=0, shuffle=True):
             "ValueError",
             "'a' and 'p' must have same size" if legacy else "a and p must have same size",
         )
-        p_sum = library.call(library.kahan_sum, pp)
+        # (the helpers index references: a value indexed in their branches would be made
+        # a reference there)
+        pref = copy(pp)
+        p_sum = library.call(library.kahan_sum, pref)
         word = "probabilities" if legacy else "Probabilities"
         _fail_if(np.isnan(p_sum), "ValueError", f"{word} contain NaN")
         _fail_if(np.any(np.less(pp, 0)), "ValueError", f"{word} are not non-negative")
@@ -999,7 +1007,7 @@ def _choice(stream, a, size, replace, p, axis=0, shuffle=True):
     if replace:
         if p is not None:
             cdf = _empty((_shape(pp)[0],), _F64)
-            library.call(library.normalized_cdf, pp, cdf, pop)
+            library.call(library.normalized_cdf, pref, cdf, pop)
             library.call(
                 library.choice_cdf,
                 cdf,
