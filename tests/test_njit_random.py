@@ -290,6 +290,24 @@ def test_integers_no_checks_when_nothing_is_drawn():
     check_generator(generator_integers, j_generator_integers, 10, 9, 0)
 
 
+def deprecated(a, b):
+    r = np.random
+    return r.random_integers(a), r.random_integers(a, b, size=2), r.random_integers(3.0)
+
+
+def test_random_integers_warns_as_numpy():
+    """random_integers' DeprecationWarning, issued where the call runs, naming the bounds."""
+    seen = []
+    for f in (deprecated, jm.njit(deprecated)):
+        np.random.seed(0)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = f(4, 9)
+        seen.append((out, [(x.category, str(x.message)) for x in w]))
+    assert not _diff(seen[0][0], seen[1][0])
+    assert seen[0][1] == seen[1][1] and len(seen[0][1]) == 3
+
+
 # ---------------------------------------------------------------- array parameters
 
 

@@ -832,9 +832,9 @@ def _integers(stream, low, high, size, dtype, closed, what, open_messages=False,
         _fail_if(np.logical_and(bad, nonempty), "ValueError", message)
 
     lo, hi = _bound(low, what), _bound(high, what)
-    if _ndim(lo) or _ndim(hi):
-        return _integers_array(stream, lo, hi, out, dt, closed, what, fail_if)
     msg_closed = closed and not open_messages
+    if _ndim(lo) or _ndim(hi):
+        return _integers_array(stream, lo, hi, out, dt, closed, msg_closed, what, fail_if)
     if not _traced(lo) and not _traced(hi):
         top = hi if closed else hi - 1
         fail_if(lo < lb, f"low is out of bounds for {dt}")
@@ -878,7 +878,7 @@ def _draw_integers(stream, off, rng, out, dt, dtype):
     return out
 
 
-def _integers_array(stream, lo, hi, out, dt, closed, what, fail_if):
+def _integers_array(stream, lo, hi, out, dt, closed, msg_closed, what, fail_if):
     """_rand_<type>_broadcast: array bounds (64- and 32-bit dtypes; the narrower ones cut
     their draws from one buffered 32-bit word across elements, which no native function
     does per element)."""
@@ -897,8 +897,8 @@ def _integers_array(stream, lo, hi, out, dt, closed, what, fail_if):
         fail_if(np.any(op(hi, ub + 1)), f"high is out of bounds for {dt}")
     op = np.greater if closed else np.greater_equal
     bad = np.any(_elementwise(op, lo, hi, _BOOL))
-    fail_if(np.logical_and(bad, np.logical_not(np.any(lo))), _bounds_error(closed, True))
-    fail_if(bad, _bounds_error(closed, False))
+    fail_if(np.logical_and(bad, np.logical_not(np.any(lo))), _bounds_error(msg_closed, True))
+    fail_if(bad, _bounds_error(msg_closed, False))
     pshapes = [_shape(lo), _shape(hi)]
     if out is None:
         target, mismatch = _broadcast(pshapes)
@@ -1139,13 +1139,51 @@ def _randint(low, high=None, size=None, dtype=int):
     return _integers(_legacy(), low, high, size, dtype, False, "np.random.randint")
 
 
+def _warn_random_integers(full, *traced):
+    """NumPy's DeprecationWarning of random_integers; `full` is "kinds:template", the
+    template naming the bounds ({k}: the k-th traced one)."""
+    import warnings
+
+    template = full.partition(":")[2]
+    warnings.warn(template.format(*traced), DeprecationWarning, stacklevel=2)
+    return 0
+
+
+callbacks.register("random_integers_warning", _warn_random_integers)
+
+
+def _deprecation_warning(shown):
+    """The warning, issued where the call runs: the bounds as NumPy's f-string shows them (a
+    traced number as it is then; with a traced array bound no warning is issued)."""
+    kinds, ops, parts = "", [], []
+    for b in shown:
+        x = _val(b)
+        if _traced(x):
+            if x.aval.ndim:
+                return
+            kind = "d" if x.aval.dtype.kind == "f" else "q"
+            parts.append("{" + str(len(ops)) + "}")
+            ops.append(_convert(x, _F64 if kind == "d" else _I64))
+            kinds += kind
+        else:
+            parts.append(str(x).replace("{", "{{").replace("}", "}}"))
+    if len(parts) == 1:
+        parts.insert(0, "1")
+    template = (
+        f"This function is deprecated. Please call randint({parts[0]}, {parts[1]} + 1) instead"
+    )
+    bind("nj_pycall", *ops, name=f"random_integers_warning:{kinds}:{template}")
+
+
 def _random_integers(low, high=None, size=None):
-    """RandomState.random_integers: randint(low, int(high) + 1, dtype='l') (its
-    DeprecationWarning is not issued by compiled code)."""
+    """RandomState.random_integers: randint(low, int(high) + 1, dtype='l'), after NumPy's
+    DeprecationWarning."""
+    shown = [low] if high is None else [low, high]
     if high is None:
         low, high = 1, low
     if _ndim(_val(high)):
         raise NjitUnsupportedError("np.random.random_integers with an array high in njit code")
+    _deprecation_warning(shown)
     # [low, high] closed, with randint's messages (of the open [low, high + 1))
     return _integers(
         _legacy(), low, high, size, "l", True, "np.random.random_integers", open_messages=True
