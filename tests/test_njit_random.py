@@ -85,14 +85,19 @@ def check_legacy(f, jf, *args, seed=1234):
 
 
 def check_generator(f, jf, *args, seed=99, bit_generator=np.random.PCG64):
-    """f and jf each given a Generator made from the same seed."""
+    """f and jf each given a Generator made from the same seed (and NumPy's global
+    RandomState seeded alike, for functions that draw from both)."""
     g1 = np.random.Generator(bit_generator(seed))
+    np.random.seed(seed)
     want = _outcome(f, (g1,) + args)
+    want_state = np.random.get_state()
     g2 = np.random.Generator(bit_generator(seed))
+    np.random.seed(seed)
     got = _outcome(jf, (g2,) + args)
     d = _diff(want, got)
     assert not d, d
     assert _states_equal(g1.bit_generator.state, g2.bit_generator.state), "states differ"
+    assert _states_equal(want_state, np.random.get_state()), "the global state differs"
     return got
 
 
@@ -365,13 +370,32 @@ j_legacy_arrays = jm.njit(legacy_arrays)
 j_generator_arrays = jm.njit(generator_arrays)
 
 
-@pytest.mark.parametrize("nmu", [4, 1])
-def test_array_parameters_broadcast(nmu):
-    """Array parameters broadcast (a length-1 argument stretches), one draw per element in
-    C order, each with its own parameters."""
-    mu, sig, m = np.arange(float(nmu)), np.full(4, 2.0), np.full((2, 1), 3.0)
+def test_array_parameters_broadcast():
+    """Array parameters broadcast, one draw per element in C order, each with its own
+    parameters."""
+    mu, sig, m = np.arange(4.0), np.full(4, 2.0), np.full((2, 1), 3.0)
     check_legacy(legacy_arrays, j_legacy_arrays, mu, sig, m, 3)
     check_generator(generator_arrays, j_generator_arrays, mu, sig, m, 3)
+
+
+def stretched(g, a, b, lo):
+    return (
+        np.random.normal(a, b),
+        np.random.uniform(a, b, size=(2, b.shape[0])),
+        g.gamma(a, b),
+        g.integers(lo, 10, size=(3, 2)),
+        np.random.randint(lo, np.array([5, 6])),
+    )
+
+
+j_stretched = jm.njit(stretched)
+
+
+def test_length_one_arguments_stretch():
+    """An argument of length 1 broadcasts (a guard on its size; other sizes recompile)."""
+    for na, nlo in ((1, 1), (4, 2), (1, 2)):
+        a, b, lo = np.arange(1.0, na + 1.0), np.full(4, 2.0), np.arange(nlo)
+        check_generator(stretched, j_stretched, a, b, lo)
 
 
 def test_array_parameters_mismatch_and_bad_values():
@@ -838,7 +862,10 @@ def unsupported(g, k):
         return np.random.hypergeometric(5, 5, 3)
     if k == 4:
         return g.random(3, out=np.empty(3))
-    return np.random.randint(np.zeros(2, np.int64), 5, dtype=np.int8)
+    if k == 5:
+        return np.random.randint(np.zeros(2, np.int64), 5, dtype=np.int8)
+    n = g.integers(2, 5)  # an array sized when the code runs, against another size
+    return np.random.normal(np.zeros(n), 1.0, size=3)
 
 
 @pytest.mark.parametrize(
@@ -850,6 +877,7 @@ def unsupported(g, k):
         (3, "np.random.hypergeometric"),
         (4, "out="),
         (5, "dtype=int8"),
+        (6, "known only when the code runs"),
     ],
 )
 def test_unsupported_raises_naming_it(k, name):

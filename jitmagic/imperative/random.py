@@ -172,20 +172,38 @@ def _ident(a, b):
     return a == b
 
 
+def _run_time_size(d):
+    """A size only the running code knows (not one of the arguments' sizes)."""
+    if not isinstance(d, Dim):
+        return False
+    examples = getattr(shapes.current(), "examples", None)
+    return examples is None or not set(d.symbols) <= set(examples)
+
+
 def _is1(d):
     """Is this size 1 (a broadcast axis)? A size of the arguments is decided on the call
-    being compiled (a guard each call checks); one only the running code knows is not."""
+    being compiled (a guard each call checks); one only the running code knows is taken as
+    not 1 (_same refuses to compare it with another size)."""
     if not isinstance(d, Dim):
         return d == 1
-    ctx = shapes.current()
-    examples = getattr(ctx, "examples", None)
-    if examples is None or not set(d.symbols) <= set(examples):
+    if _run_time_size(d):
         return False
     return shapes._same(d, 1)
 
 
 def _same(a, b):
-    return _ident(a, b) or shapes._same(a, b)
+    """Do two sizes match? Decided on the arguments' sizes (a guard); sizes the running code
+    decides are compared only to themselves: NumPy would stretch one that is 1 then, or
+    raise its own message, which a compiled check cannot know in advance."""
+    if _ident(a, b):
+        return True
+    if _run_time_size(a) or _run_time_size(b):
+        raise NjitUnsupportedError(
+            f"np.random with array parameters whose sizes are known only when the code runs, "
+            f"broadcast against other sizes ({a} against {b}), is not supported in njit code: "
+            f"give the arrays one size, or pass them as arguments"
+        )
+    return shapes._same(a, b)
 
 
 def _broadcast(shape_list):
