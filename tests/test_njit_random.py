@@ -629,10 +629,14 @@ def static_errors(g, k):
         return np.random.choice(np.ones((2, 2)))
     if k == 4:
         return np.random.choice(5.0)
+    if k == 5:
+        return np.random.seed(1.0)
+    if k == 6:
+        return np.random.default_rng(1.0)
     return g.choice(3, p=np.ones((1, 3)) / 3)
 
 
-@pytest.mark.parametrize("k", range(6))
+@pytest.mark.parametrize("k", range(8))
 def test_static_errors(k):
     """Errors NumPy raises on the kinds of the arguments (dtype, ndim): the same ones."""
 
@@ -725,6 +729,20 @@ def test_seed_inside():
     np.random.seed(0)
     check_legacy(seeded, j_seeded, 5, 2**32 - 1)
     assert before[0] == "MT19937"
+
+
+def seeds(s):
+    np.random.seed(s)
+    a = np.random.random()
+    return a, np.random.default_rng(s).random(2), np.random.default_rng(2**70).integers(9)
+
+
+j_seeds = jm.njit(seeds)
+
+
+@pytest.mark.parametrize("s", [3, 0, 2**32 - 1, 2**32, -1])
+def test_seeds_checked_as_numpy(s):
+    check_legacy(seeds, j_seeds, s)
 
 
 def monte_carlo_pi(n):

@@ -1123,16 +1123,21 @@ def _seed(seed=None):
             f"np.random.seed inside njit code seeds NumPy's MT19937; the global generator is a "
             f"{type(bg).__name__} (np.random.set_bit_generator): seed it outside"
         )
-    s = _bound(seed, "np.random.seed")
-    s = _as_i64(s, "np.random.seed") if _traced(s) or -(2**63) <= s < 2**63 else s
-    if not _traced(s) and not 0 <= int(s) <= 0xFFFFFFFF:
-        _require(False, "ValueError", "Seed must be between 0 and 2**32 - 1")
-        return
-    _require(
-        np.logical_and(np.greater_equal(s, 0), np.less_equal(s, 0xFFFFFFFF)),
-        "ValueError",
-        "Seed must be between 0 and 2**32 - 1",
-    )
+    x = _val(seed)
+    dt = x.aval.dtype if _traced(x) else np.asarray(x).dtype
+    if dt.kind not in "iub":
+        raise TypeError(
+            f"Cannot cast scalar from {dt!r} to dtype('int64') according to the rule 'safe'"
+        )
+    s = _bound(x, "np.random.seed")
+    if not _traced(s):
+        if not 0 <= s <= 0xFFFFFFFF:
+            _require(False, "ValueError", "Seed must be between 0 and 2**32 - 1")
+            return
+        s = np.int64(s)
+    else:
+        in_range = np.logical_and(np.greater_equal(s, 0), np.less_equal(s, 0xFFFFFFFF))
+        _require(in_range, "ValueError", "Seed must be between 0 and 2**32 - 1")
     st = _legacy()
     bind("nj_rng_seed", st.h, st.g, s)
 
@@ -1325,7 +1330,9 @@ for _name in _SPECS:
         setattr(GeneratorValue, _name, _generator_method(_name))
 
 
-def _make_rng(kinds, seed=None):
+def _make_rng(full, seed=None):
+    if full.startswith("c:"):  # a seed known when compiling, of any size
+        seed = int(full[2:])
     g = np.random.default_rng(seed)
     callbacks.keep(g)
     return g.bit_generator.ctypes.bit_generator.value
@@ -1335,11 +1342,26 @@ callbacks.register("default_rng", _make_rng)
 
 
 def _default_rng(seed=None):
+    """A new Generator (PCG64) made where the call runs, by NumPy (SeedSequence hashing)."""
+    x = _val(seed)
     if seed is None:
         h = bind("nj_pycall", name="default_rng:n")
+    elif _traced(x):
+        dt = x.aval.dtype
+        if x.aval.ndim or dt.kind not in "iub" or dt == np.dtype(np.uint64):
+            raise NjitUnsupportedError(
+                f"np.random.default_rng(seed) with a seed of {x.aval} in njit code: pass an int"
+            )
+        h = bind("nj_pycall", _convert(x, _I64), name="default_rng:q")
+    elif isinstance(x, (int, np.integer)):
+        h = bind("nj_pycall", name=f"default_rng:c:{int(x)}")
+    elif isinstance(x, (float, np.floating)):
+        raise TypeError(f"SeedSequence expects int or sequence of ints for entropy not {x}")
     else:
-        s = _bound(seed, "np.random.default_rng")
-        h = bind("nj_pycall", _as_i64(s, "np.random.default_rng"), name="default_rng:q")
+        raise NjitUnsupportedError(
+            f"np.random.default_rng({type(x).__name__}) in njit code: pass an int seed, or "
+            f"make the Generator outside and pass it in"
+        )
     return GeneratorValue(h)
 
 
