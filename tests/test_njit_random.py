@@ -687,6 +687,7 @@ def generator_choice(g, x, p, n):
         g.choice(20000, 100, replace=False, shuffle=False),
         g.choice(n, 3, replace=False, shuffle=False),
         g.choice(x, size=(), p=p),
+        g.choice(x, 2, axis=-1),
     )
 
 

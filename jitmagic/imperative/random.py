@@ -945,6 +945,11 @@ def _choice(stream, a, size, replace, p, axis=0, shuffle=True):
     from jitmagic.imperative.namespace import copy
 
     legacy = stream.legacy
+    for name, flag in (("replace", replace), ("shuffle", shuffle)):
+        if _traced(_val(flag)):
+            raise NjitUnsupportedError(
+                f"choice({name}=) with a value the running code decides: pass True or False"
+            )
     av = _val(a)
     arr = None
     if _traced(av) or np.ndim(av):
@@ -970,8 +975,8 @@ def _choice(stream, a, size, replace, p, axis=0, shuffle=True):
             if legacy:
                 raise ValueError("a must be 1-dimensional")
             raise NjitUnsupportedError("Generator.choice of an array of more than 1 dimension")
-        if axis != 0:
-            raise NjitUnsupportedError("Generator.choice(axis=) in njit code")
+        if axis not in (0, -1):
+            raise IndexError("tuple index out of range")  # NumPy's a.shape[axis]
         pop = _number(arr.shape[0])
     shape = _size_shape(size)
     idx_shape = () if shape is None else shape
