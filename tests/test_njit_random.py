@@ -531,10 +531,14 @@ def legacy_errors(k, x):
         r.choice(3, 2, replace=False, p=[1.0, 0.0, 0.0])
     if k == 56:
         r.choice(np.zeros(0))
+    if k == 57:
+        r.randint(x * np.nan)  # a float bound: int() of it
+    if k == 58:
+        r.randint(0, x * -np.inf)
     return 0
 
 
-N_LEGACY_ERRORS = 57
+N_LEGACY_ERRORS = 59
 
 
 def generator_errors(g, k, x):

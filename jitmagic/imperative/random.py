@@ -7,20 +7,27 @@ MT19937 through runtime/rng's functions, which follow NumPy's algorithms);
 draws from that generator's bit generator. A call holds the generators' locks while it runs,
 so threads drawing from one generator never interleave inside a call.
 
-Every distribution of runtime/rng (rng.SIGNATURES) is reachable with NumPy's signature,
-defaults, result dtype and result kind: size=None and scalar parameters give one draw (a
-Python-like scalar where NumPy returns a Python float or int); size=int/tuple (numbers or
-traced values) an array. Parameters may be arrays: they broadcast as NumPy's do (the
-result's shape, one draw per element in C order, each with its own parameters), and are
+Every distribution of runtime/rng (rng.SIGNATURES) is reachable, in RandomState's and in
+Generator's version, with NumPy's signature, defaults, result dtype and result kind:
+size=None and scalar parameters give one draw (a Python scalar where NumPy returns one, a
+NumPy scalar where it does: Generator.integers, choice of an array); size=int/tuple (numbers
+or traced values) an array. Parameters may be arrays: they broadcast as NumPy's do (the
+result's shape, one draw per element in C order, each with its own parameters) and are
 validated whole before anything is drawn, with NumPy's exception and message (the scalar
-and the array wording of check_constraint / check_array_constraint). choice follows
-RandomState's and Generator's algorithms (cdf + uniform draws + searchsorted(side='right')
-with p; runtime/rng's choice without replacement without p).
+and the array wording of check_constraint / check_array_constraint). randint/integers take
+every integer dtype and bool; choice follows RandomState's and Generator's algorithms
+(cdf + uniform draws + searchsorted(side='right') with p; runtime/rng's choice without
+replacement without p); random_integers issues NumPy's DeprecationWarning.
 
 Nothing is drawn while tracing: every draw is an effect in the IR, run each call, and the
-checks on values raise where the call runs. A broadcast that fails raises where the call
-runs too (NumPy's message, the sizes read then). What is not supported raises
-NjitUnsupportedError naming it (never a number frozen at trace time).
+checks on values raise where the call runs; so does a broadcast that fails (NumPy's message,
+the sizes read then). Errors NumPy raises on the kinds of the arguments (an unsupported
+dtype, a 2-d `a` for choice) are raised while tracing. What cannot match NumPy raises
+NjitUnsupportedError naming it (never a number frozen at trace time): the distributions
+runtime/rng does not have (hypergeometric, zipf, logseries, multinomial, dirichlet, ...),
+bytes, float32 draws other than Generator.random's, out=, narrow integer dtypes with array
+bounds (their draws share one buffered 32-bit word across elements), and array parameters
+sized only when the code runs broadcast against other sizes.
 """
 
 from __future__ import annotations
@@ -391,7 +398,7 @@ class _Stream:
         bind("nj_rng_fill", *self.ops(fn), *params, out.ravel(), fn=fn)
         return out
 
-    def sample(self, size, fn, *params, dtype=_F64, fill=None, order=None, names=None):
+    def sample(self, size, fn, *params, dtype=_F64, fill=None, order=None):
         """Draws of fn: one (a Python-like scalar) when size is None and every parameter is
         a scalar, else an array of shape `size` (or of the parameters' broadcast shape), one
         draw per element in C order with that element's parameters. `params` are in NumPy's
@@ -627,13 +634,13 @@ def _bind(sig, what, args, kwargs):
     return b.arguments
 
 
-def _float_dtype(dtype, what, native=True):
+def _float_dtype(dtype, what):
     """Generator's dtype= of a floating draw: float64, or float32 (NjitUnsupportedError: no
     native float32 draw), else NumPy's TypeError."""
     dt = np.dtype(_python_type(dtype))
     if dt == _F64:
         return dt
-    if dt == _F32 and native:
+    if dt == _F32:
         raise NjitUnsupportedError(
             f"Generator.{what}(dtype=float32) is not supported in njit code (no native "
             f"float32 {what}): draw float64 and convert, or draw it outside"
@@ -800,7 +807,10 @@ def _bound(x, what):
         if dt.kind == "f":
             if x.aval.ndim:
                 raise NjitUnsupportedError(f"{what} with float array bounds in njit code")
-            return _convert(x, _I64)  # int(): toward zero
+            # int(): toward zero (a NaN or an infinity raises as int() does)
+            _fail_if(np.isnan(x), "ValueError", "cannot convert float NaN to integer")
+            _fail_if(np.isinf(x), "OverflowError", "cannot convert float infinity to integer")
+            return _convert(x, _I64)
         if dt.kind not in "iub" or dt == np.dtype(np.uint64):
             raise NjitUnsupportedError(f"{what} with {dt} bounds in njit code")
         return _convert(x, _I64) if dt != _I64 or x.aval.weak_type else x
