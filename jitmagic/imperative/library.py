@@ -203,3 +203,86 @@ def fill_flat(out, draw):
     """out[k] = draw() for each k in order (draw binds one draw of a random stream)."""
     for k in range(out.shape[0]):
         out[k] = draw()
+
+
+# ---------------------------------------------------------------- random numbers (random.py)
+
+
+def fill_indexed(out, draw):
+    """out[k] = draw(k) for each k in order (a 1-d out): draw binds one draw of a random
+    stream with the parameters of position k (array parameters, broadcast)."""
+    for k in range(out.shape[0]):
+        out[k] = draw(k)
+
+
+def kahan_sum(x):
+    """The compensated sum of a 1-d float64 array, term by term as NumPy's kahan_sum (what
+    choice checks the sum of p with)."""
+    s = np.float64(0.0)
+    c = np.float64(0.0)
+    for k in range(x.shape[0]):
+        if k == 0:
+            s = x[0]
+        else:
+            y = x[k] - c
+            t = s + y
+            c = (t - s) - y
+            s = t
+    return s
+
+
+def normalized_cdf(p, cdf, n):
+    """cdf[:n] = p.cumsum() / its last element: NumPy's sequential cumsum, then each element
+    divided by the last (choice's `cdf /= cdf[-1]`)."""
+    acc = np.float64(0.0)
+    for k in range(n):
+        acc = acc + p[k]
+        cdf[k] = acc
+    last = cdf[n - 1]
+    for k in range(n):
+        cdf[k] = cdf[k] / last
+
+
+def search_right(cdf, u, n):
+    """cdf[:n].searchsorted(u, side='right') for a sorted cdf: how many elements are <= u."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cdf[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def choice_cdf(cdf, n, out, draw):
+    """out[k] = the index that uniform draw k falls to in cdf (choice with p, replace=True:
+    the draws, then their searchsorted positions)."""
+    for k in range(out.shape[0]):
+        out[k] = search_right(cdf, draw(), n)
+
+
+def choice_p_noreplace(p, n, found, size, draw):
+    """choice(n, size, replace=False, p) as NumPy draws it: rounds of size - n_uniq uniform
+    draws, the indices found so far given probability 0, each round's indices kept at their
+    first occurrence, in order (p: a float64 copy, changed; found: int64[size])."""
+    cdf = np.empty(n, np.float64)
+    seen = np.empty(n, np.bool_)
+    x = np.empty(size, np.float64)
+    n_uniq = 0
+    while n_uniq < size:
+        m = size - n_uniq
+        for k in range(m):
+            x[k] = draw()
+        for j in range(n_uniq):
+            p[found[j]] = 0.0
+        normalized_cdf(p, cdf, n)
+        for k in range(n):
+            seen[k] = False
+        for k in range(m):
+            i = search_right(cdf, x[k], n)
+            if not seen[i]:
+                seen[i] = True
+                found[n_uniq] = i
+                n_uniq += 1

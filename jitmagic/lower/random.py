@@ -66,10 +66,16 @@ def lower_fill(cg, e, outs):
     scalars = [a for i, a in enumerate(e.inputs) if i != ref_pos]
     n = cg.size(out.aval.size)
     # the signature's operands: the bit generator (and Gaussian cache), the parameters, then
-    # the count and the output pointer
+    # the count and the output pointer; a function whose operands already hold its count
+    # (choice without replacement: pop, size, shuffle) gets only the pointer after them
     vals = [_operand(cg, a, k) for a, k in zip(scalars, args[: len(scalars)])]
     rng.install()
-    cg.b.call(rng.declare(cg.module, fn), vals + [n, out.ptr])
+    tail = [out.ptr] if len(scalars) + 1 == len(args) else [n, out.ptr]
+    rc = cg.b.call(rng.declare(cg.module, fn), vals + tail)
+    if ret == "i":  # the functions that allocate: 0, or -1 when out of memory
+        ok = cg.func.append_basic_block("filled")
+        cg.b.cbranch(cg.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), cg.oom_bb, ok)
+        cg.b.position_at_end(ok)
 
 
 def lower_seed(cg, e, outs):
