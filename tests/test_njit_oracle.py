@@ -56,10 +56,6 @@ KNOWN_GAPS = {
     "inner_function_closure": "nested def: the conversion rejects it",
     "lambda_local": "lambda: the conversion rejects it",
     "fortran_like_and_copy": "the .flags attribute of arrays inside njit code",
-    "rnd_choice": "np.random.choice inside njit code",
-    "rnd_choice_int": "np.random.choice inside njit code",
-    "rnd_exponential_gamma": "np.random.gamma inside njit code",
-    "rng_choice": "Generator.choice inside njit code",
 }
 
 
