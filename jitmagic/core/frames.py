@@ -38,7 +38,7 @@ _is_user: dict = {}  # filename -> whether its frames are the user's (a few per 
 
 def _user_file(filename):
     fn = os.path.abspath(filename)
-    user = not (fn.startswith(PKG_DIR + os.sep) or fn.startswith(_NUMPY_DIR + os.sep))
+    user = not fn.startswith((PKG_DIR + os.sep, _NUMPY_DIR + os.sep))
     _is_user[filename] = user
     return user
 
