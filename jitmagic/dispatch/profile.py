@@ -123,32 +123,24 @@ def twin_of(jf, variant) -> Twin:
 
 _VECTOR = re.compile(r"<(\d+) x (double|float|half|i64|i32|i16|i8)>")
 _MARK = re.compile(r"@jm_prof_(begin|end)\(ptr [^,]+, i64 (\d+)\)")
+_LABEL = re.compile(r'^"?([^":\s]+)"?:')
+_TARGET = re.compile(r'label %"?([^",\s\]]+)"?')
 
 
 def vector_widths(text, regions) -> dict:
     """{region index: (lanes, element type)}: the widest vectors in the region's optimised code
-    (floating-point ones first), read between its clock calls in the entry function and in
-    its parallel parts. Regions without vector code are absent."""
+    (floating-point ones first). A region's code is every block reachable from its opening
+    clock call without passing its closing one (LLVM places a vectorised loop's blocks
+    anywhere in the function), and its parallel parts. Regions without vectors are absent."""
+    funcs = _functions(text)
     lines_of = collections.defaultdict(list)
-    funcs, current, name = {}, None, None
-    for line in text.splitlines():
-        if line.startswith("define "):
-            m = re.search(r"@\"?([\w.]+)\"?\(", line)
-            name = m.group(1) if m else None
-            funcs[name] = []
-            continue
-        if name is None:
-            continue
-        if line.startswith("}"):
-            name = None
-            continue
-        funcs[name].append(line)
-    for line in funcs.get(codegen.ENTRY, ()):
-        m = _MARK.search(line)
-        if m:
-            current = int(m.group(2)) if m.group(1) == "begin" else None
-        elif current is not None:
-            lines_of[current].append(line)
+    blocks = _blocks(funcs.get(codegen.ENTRY, ()))
+    succ = {name: _TARGET.findall(lines[-1]) if lines else [] for name, lines in blocks.items()}
+    for name, lines in blocks.items():
+        for line in lines:
+            m = _MARK.search(line)
+            if m and m.group(1) == "begin":
+                lines_of[int(m.group(2))].extend(_reachable(blocks, succ, name, int(m.group(2))))
     for r in regions:
         for part in r.parts:
             k = part[len("jm_part") :]
@@ -165,6 +157,66 @@ def vector_widths(text, regions) -> dict:
         if best is not None:
             out[k] = (best[1], best[2])
     return out
+
+
+def _functions(text):
+    """{function name: its body's lines} of an LLVM module's text."""
+    funcs, name = {}, None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            m = re.search(r"@\"?([\w.]+)\"?\(", line)
+            name = m.group(1) if m else None
+            if name is not None:
+                funcs[name] = []
+        elif line.startswith("}"):
+            name = None
+        elif name is not None:
+            funcs[name].append(line)
+    return funcs
+
+
+def _blocks(lines):
+    """{block label: its lines} of one function body (the unnamed first block is "")."""
+    blocks, current = {"": []}, ""
+    for line in lines:
+        m = _LABEL.match(line)
+        if m:
+            current = m.group(1)
+            blocks[current] = []
+        elif line.strip():
+            blocks[current].append(line)
+    return blocks
+
+
+def _reachable(blocks, succ, start, k):
+    """The lines of the blocks reached from `start` until region k's closing clock call."""
+    out, seen, todo = [], {start}, [start]
+    end = "@jm_prof_end("
+    while todo:
+        name = todo.pop()
+        lines = blocks.get(name, [])
+        if name == start:  # from the opening clock call on
+            lines = lines[next(i for i, ln in enumerate(lines) if _opens(ln, k)) + 1 :]
+        closing = [i for i, ln in enumerate(lines) if end in ln and _closes(ln, k)]
+        if closing:
+            out.extend(lines[: closing[0]])
+            continue
+        out.extend(lines)
+        for nxt in succ.get(name, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return out
+
+
+def _closes(line, k):
+    m = _MARK.search(line)
+    return m is not None and m.group(1) == "end" and int(m.group(2)) == k
+
+
+def _opens(line, k):
+    m = _MARK.search(line)
+    return m is not None and m.group(1) == "begin" and int(m.group(2)) == k
 
 
 # ---------------------------------------------------------------- measuring
@@ -237,7 +289,12 @@ def _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget):
         agree = _same(first, tv(prepared))
         for _ in range(min(native_call.AFTER_HITS + 1, int(budget / 10 / max(one, 1e-9)))):
             call()  # short calls: the native entry the hit path builds after a few hits
-        per = max(1, min(10_000, int(MIN_BATCH_S / max(one, 1e-9))))
+        t0 = time.perf_counter()
+        call()
+        one = min(one, time.perf_counter() - t0)
+        # batches of at least MIN_BATCH_S, and long enough that MAX_ROUNDS rounds of both the
+        # call and the twin fill the budget
+        per = max(1, min(10_000, int(max(MIN_BATCH_S, budget / MAX_ROUNDS / 2) / max(one, 1e-9))))
         rows = []
         end = time.perf_counter() + budget
         while len(rows) < MAX_ROUNDS:
