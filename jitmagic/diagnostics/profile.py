@@ -117,6 +117,7 @@ class Profile:
     dispatch_us: float
     alloc_us: float
     checks_us: float
+    eager_us: float | None  # NumPy on the first call's inputs, when the baseline is measured
     rows: list  # RegionRow, the call's own first
     roofs: dict
     source_file: str
@@ -215,6 +216,7 @@ def analyse(m: measuring.Measurement, machine=None) -> Profile:
         dispatch_us=dispatch_ns / 1e3,
         alloc_us=m.alloc_ns / 1e3,
         checks_us=checks_ns / 1e3,
+        eager_us=_eager_us(variant),
         rows=rows,
         roofs={k: v for k, v in machine.items() if k != "measured_at"},
         source_file=src_file,
@@ -231,6 +233,14 @@ def analyse(m: measuring.Measurement, machine=None) -> Profile:
     )
     p.summary = _summary(p)
     return p
+
+
+def _eager_us(variant):
+    """NumPy's time for the variant's computation, when a view has measured it already (a
+    profile does not start the baseline's measurement)."""
+    b = getattr(variant, "baseline", None)
+    eager = getattr(b, "eager", None)
+    return eager.us if eager is not None and eager.us and not eager.bound else None
 
 
 def _footprint(regions, env):
@@ -494,14 +504,26 @@ def _summary(p):
     top = sorted((r for r in p.rows if r.index >= 0 and r.eqns), key=lambda r: -r.share)[:1]
     call = tableview.cell("", p.call_us)
     parts = [f"{p.function} variant {p.variant}: a call takes {call} µs"]
+    if p.eager_us:
+        speedup = p.eager_us / p.call_us if p.call_us else 0.0
+        parts.append(
+            f"NumPy takes {tableview.cell('', p.eager_us)} µs on the first call's inputs "
+            f"(speedup {speedup:.3g}x"
+            + (", break-even never in %jit_cache)" if speedup <= 1 else ")")
+        )
     if p.overhead_dominated:
         parts.append(
-            f"most of it is the call's own overhead (dispatch "
+            f"most of the call is its own overhead (dispatch "
             f"{tableview.cell('', p.dispatch_us)} µs, result allocation "
             f"{tableview.cell('', p.alloc_us)} µs, argument checks "
             f"{tableview.cell('', p.checks_us)} µs) against "
             f"{tableview.cell('', max(p.kernel_us - p.checks_us, 0))} µs of computation: at this "
             f"size the jitted call cannot beat NumPy by much, or at all"
+            + (
+                ": that is why it never breaks even"
+                if p.eager_us and p.eager_us <= p.call_us
+                else ""
+            )
         )
     if top:
         r = top[0]

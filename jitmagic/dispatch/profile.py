@@ -367,7 +367,7 @@ def _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget):
         twin_kernel_ns=mean(twin_rows, lambda r: r["twin"]),
         kernel_ns=mean(call_rows, lambda r: r["kernel"]),
         call_ns=mean(call_rows, lambda r: r["call"]),
-        dispatch_ns=_median([r["call"] - r["kernel"] for r in rows]),
+        dispatch_ns=_median([r["call"] - r["kernel"] for r in call_rows]),
         alloc_ns=alloc,
         call_how=(
             f"mean of the quieter {len(call_rows)} of {len(rows)} rounds of {per} "

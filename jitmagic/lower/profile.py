@@ -126,6 +126,7 @@ class Region:
     reads: tuple = ()  # the values in memory it reads (inputs, materialized results)
     writes: tuple = ()  # the values it writes to memory
     _mark: tuple = field(default=(), repr=False)
+    _first: int = field(default=0, repr=False)  # where its opening clock call starts
     _slot: object = field(default=None, repr=False)
 
 
@@ -156,10 +157,11 @@ class Instrument:
         r.reads = _reads(cg, r.eqns)
         if isinstance(copied, Var):
             r.reads = r.writes = (copied,)
-        r._mark = _mark(cg)
+        r._first = len(cg.b.block.instructions)
         self.regions.append(r)
         self.current = r
         self._call(cg, "jm_prof_begin", r.index)
+        r._mark = _mark(cg)
         if prim in ("fori_loop", "scan"):
             r.counted = True
             self._call(cg, "jm_prof_add", r.index, _trip_count(cg, what))
@@ -170,6 +172,13 @@ class Instrument:
 
     def end(self, cg, r):
         if r is None:
+            return
+        func, n_blocks, block, pos, _ = r._mark
+        if cg.b.block is block and len(func.blocks) == n_blocks and len(block.instructions) == pos:
+            # no code of its own (no temporaries to free, say): no region, no clock reads
+            del block.instructions[r._first :]
+            self.regions.pop()
+            self.current = None
             return
         if r._slot is not None:
             self._call(cg, "jm_prof_add", r.index, cg.b.load(r._slot, typ=I64))
