@@ -19,7 +19,6 @@ import jitmagic as jm
 from jitmagic import lax
 from jitmagic.diagnostics import profile as profiles
 from jitmagic.diagnostics import tracker
-from jitmagic.dispatch import profile as measuring
 from jitmagic.runtime import roofs, runstats
 
 

@@ -1,5 +1,7 @@
 """%jit_profile, %%jit --profile and the panel's profile request, in a real IPython shell."""
 
+import json
+
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
@@ -128,9 +130,7 @@ def test_jit_cell_profile(ip):
     assert p.source[0].startswith("%%jit --profile")
     assert {2, 3} <= set(p.line_share)
     np.testing.assert_allclose(ip.user_ns["z"], np.sqrt(ip.user_ns["x"] * 2 + 1).sum())
-    res, cap = run(
-        ip, "%%jit --profile\ndef cellf(a):\n    return a * a + 1.0\ncellf(x)\n"
-    )
+    res, cap = run(ip, "%%jit --profile\ndef cellf(a):\n    return a * a + 1.0\ncellf(x)\n")
     assert res.success, res.error_in_exec
     assert res.result.profile.function == "cellf"
     with pytest.raises(UsageError, match="last line must be a call"):
@@ -146,7 +146,13 @@ def test_panel_request_profiles_the_kept_inputs(ip):
     assert entry["variants"][0]["profilable"] is True
     ans = profiling.panel_answer({"req": 7, "fid": f.fid, "variant": v.id}, jcomm._function)
     assert ans["req"] == 7 and "error" not in ans, ans
-    assert "np.tanh(x) * 2.0" in ans["html"] and "np.tanh(x) * 2.0" in ans["text"]
+    data = json.loads(json.dumps(ans))  # what crosses the comm is JSON
+    prof = data["profile"]
+    assert prof["function"] == "paneled" and "return np.tanh(x) * 2.0" in "".join(prof["source"])
+    (line,) = prof["lines"]
+    assert prof["source"][line["line"] - prof["source_start"]].strip().startswith("return")
+    assert line["share"] > 0 and line["bound"] and "region [" in line["tip"]
+    assert {r["label"] for r in prof["regions"]} >= {"dispatch", "allocation"}
     bad = profiling.panel_answer({"req": 8, "fid": f.fid, "variant": 99}, jcomm._function)
     assert "no live variant 99" in bad["error"]
 

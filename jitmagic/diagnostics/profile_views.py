@@ -268,6 +268,56 @@ def annotated_html(p) -> str:
     )
 
 
+# ---------------------------------------------------------------- JSON for the panel
+
+
+def panel_data(p) -> dict:
+    """The annotated source as data, for the JupyterLab panel to draw (no HTML crosses)."""
+    lines = []
+    for n in sorted(p.line_share):
+        r = _line_bound(p, n)
+        lines.append(
+            {
+                "line": n,
+                "share": p.line_share[n],
+                "bound": r.bound if r else "",
+                "of_roof": r.of_roof if r else None,
+                "roof": r.roof if r else "",
+                "regions": list(p.line_regions.get(n, ())),
+                "tip": _tooltip(p, n),
+            }
+        )
+    return {
+        "function": p.function,
+        "variant": p.variant,
+        "head": head_line(p),
+        "summary": p.summary,
+        "source_start": p.source_start,
+        "source": list(p.source),
+        "lines": lines,
+        "regions": [
+            {
+                "index": r.index,
+                "label": _region_label(r),
+                "name": r.name,
+                "kind": r.kind,
+                "time_us": r.time_us,
+                "share": r.share,
+                "bound": r.bound,
+                "verdict": r.verdict,
+                "lines": list(r.fused_lines),
+                "facts": region_facts(r),
+                "eqns": list(r.eqns),
+                "via": list(r.via),
+            }
+            for r in p.rows
+        ],
+        "notes": list(p.notes),
+        "roofs": roofs_text(p.roofs),
+        "measured": p.measured,
+    }
+
+
 # ---------------------------------------------------------------- the DataFrame
 
 _table_class = None

@@ -233,7 +233,7 @@ def measure(jf, args, kwargs, budget_s=None) -> Measurement:
             f"({variant.compile_ms:.1f} ms, not part of the profile)"
         )
     prepared = tuple(_contiguous(x) for x in _prepared(variant, leaves))
-    if any(p is not x for p, x in zip(prepared, leaves) if isinstance(x, np.ndarray)):
+    if any(isinstance(x, np.ndarray) and not x.flags.c_contiguous for x in leaves):
         notes.append(
             "an input array is not C-contiguous: the twin was given contiguous copies (the "
             "variant reads such inputs through their strides)"

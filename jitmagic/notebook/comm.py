@@ -18,7 +18,8 @@ Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
                         {"type": "request_profile", "req": n, "fid": .., "variant": k}
                                                                     profile a variant on the
                                                                     inputs of its first call
-    kernel -> frontend  {"type": "profile", "req": n, "html", "text", "summary" | "error"}
+    kernel -> frontend  {"type": "profile", "req": n, "profile": {...} | "error": ...}
+                          the annotated source as data (diagnostics.profile_views.panel_data)
 
 ``start(ip)`` announces itself with one kernel-opened comm and registers the target so that a
 frontend which connects later (page reload, second tab) can open its own comm. Nothing is

@@ -316,6 +316,7 @@ def roofline_data(profiles):
             "bound": bound,
             "share": share,
             "function": fn,
+            "fid": next((p.fid for p in profiles if p.function == fn and p.variant == v), None),
             "variant": v,
             "region": r,
             "verdict": next(

@@ -242,12 +242,6 @@ def panel_answer(data, find_function):
             )
         table = profile_call(f, args, kwargs)
         p = table.profile
-        return {
-            "type": "profile",
-            "req": req,
-            "html": profile_views.annotated_html(p),
-            "text": profile_views.annotated_text(p),
-            "summary": p.summary,
-        }
+        return {"type": "profile", "req": req, "profile": profile_views.panel_data(p)}
     except Exception as e:  # the panel shows the error; the kernel carries on
         return {"type": "profile", "req": req, "error": f"{type(e).__name__}: {e}"}
