@@ -182,9 +182,11 @@ def analyse(m: measuring.Measurement, machine=None) -> Profile:
         + sum(ns for r, ns in zip(twin.regions, m.region_ns) if r.kind in ("entry", "exit", "copy"))
     )
     overhead = total_ns > 0 and overhead_ns / total_ns > OVERHEAD_SHARE
-    perturb = m.twin_kernel_ns / m.kernel_ns if m.kernel_ns > 0 else 1.0
+    perturb = m.twin_kernel_ns / m.kernel_ns if m.kernel_ns > 0 else float("nan")
     notes = list(m.notes)
-    if perturb > 1.3 or perturb < 1 / 1.3:
+    if not m.kernel_ns > 0:
+        notes.append("the variant's own kernel time could not be read: dispatch is not known")
+    if perturb > 1.3 or perturb < 1 / 1.3:  # (false for NaN)
         notes.append(
             f"the instrumented code took {perturb:.2f}x the variant's kernel time: the "
             f"clock reads (or the machine's load) perturbed this run; shares are of the "
@@ -581,6 +583,7 @@ COLUMNS = [
     "region",
     "what",
     "lines",
+    "source",
     "time_us",
     "share",
     "iterations",
@@ -614,6 +617,7 @@ def rows_of(p: Profile):
                 "region": r.index if r.index >= 0 else r.kind,
                 "what": r.name,
                 "lines": ", ".join(str(ln.line) for ln in r.lines),
+                "source": "; ".join(f"{ln.short()}: {ln.text}" for ln in r.lines),
                 "time_us": r.time_us,
                 "share": r.share,
                 "iterations": r.iterations,

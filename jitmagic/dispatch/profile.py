@@ -238,7 +238,9 @@ def measure(jf, args, kwargs, budget_s=None) -> Measurement:
             "an input array is not C-contiguous: the twin was given contiguous copies (the "
             "variant reads such inputs through their strides)"
         )
-    with _lock:
+    # the function's lock: a tier-up waiting to swap the variant's code in (tiering.py) waits
+    # until the profile is done, so the code timed is the code the twin was made from
+    with _lock, jf.locked():
         twin = twin_of(jf, variant)
         m = _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget)
     m.compiled_now = compiled_now
@@ -280,6 +282,9 @@ def _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget):
     scratch = runstats.new_counters()
     module = variant.module
     runstats.attach(module.engine, scratch)  # the user's statistics see none of these calls
+    # the kernels' clocks run for the profile even with tracking off (they count into
+    # scratch and the twin's own counters, not the user's)
+    runstats.set_tracking(True)
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
@@ -331,9 +336,8 @@ def _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget):
                 break  # long calls: as many rounds (3 at least) as twice the budget allows
         alloc = _alloc_ns(variant, prepared)
     finally:
-        runstats.attach(variant.module.engine, variant.counters)
-        if module is not variant.module:  # swapped by a tier-up meanwhile: restore both
-            runstats.attach(module.engine, variant.counters)
+        runstats.set_tracking(config.tracking)
+        runstats.attach(module.engine, variant.counters)
         if gc_was_on:
             gc.enable()
 
@@ -458,17 +462,21 @@ def keep_inputs(variant):
     n = kept.nbytes
     if n > config.profile_keep_bytes:
         return
+    key = id(variant)
+    # made before taking the lock: creating it may run the garbage collector, and so the
+    # finalizer of another variant, which takes the lock
+    weakref.finalize(variant, _forget, key)
     with _lock_kept:
         while _kept and _kept_total + n > config.profile_keep_bytes:
             _, (_, _, old_n) = _kept.popitem(last=False)
             _kept_total -= old_n
-        key = id(variant)
         _kept[key] = (weakref.ref(variant), (kept.args, kept.kwargs), n)
         _kept_total += n
-        weakref.finalize(variant, _forget, key)
 
 
-_lock_kept = threading.Lock()
+# re-entrant: a finalizer (_forget) may run inside the locked section, when the garbage
+# collector runs there
+_lock_kept = threading.RLock()
 
 
 def _forget(key):
