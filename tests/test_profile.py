@@ -408,3 +408,22 @@ def test_roofline_figure_and_dashboard_data():
     assert pt["function"] == "rl" and pt["gflops"] > 0 and pt["verdict"]
     fig = dashboard.figure(dashboard.cache_table([rl]), tracker.events(), (), profiles=[p])
     assert any("Roofline" in ax.get_title(loc="left") for ax in fig.axes)
+
+
+def test_importing_jitmagic_leaves_the_views_heavy_modules_unloaded():
+    """Profiles are registered when jitmagic loads; pandas and matplotlib wait for a view."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jitmagic\n"
+        "print([m for m in ('pandas', 'matplotlib', 'IPython') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(jm.__file__))},
+        check=True,
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

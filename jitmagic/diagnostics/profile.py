@@ -32,7 +32,8 @@ from dataclasses import asdict, dataclass, field
 from jitmagic.core import shapes
 from jitmagic.core.frames import resolve
 from jitmagic.core.ir import Function, Var, pretty
-from jitmagic.diagnostics import profile_views, tableview
+from jitmagic.diagnostics import profile_views
+from jitmagic.diagnostics.profile_views import fmt_time
 from jitmagic.dispatch import events
 from jitmagic.dispatch import profile as measuring
 from jitmagic.lower import costs
@@ -397,7 +398,7 @@ def _verdict(r, ns, iterations, cost, gbs, gflops, vector, machine, footprint):
             roof,
             value,
             frac,
-            f"serial dependence: {iterations:,.0f} iterations of {tableview.cell('', each)} µs "
+            f"serial dependence: {iterations:,.0f} iterations of {fmt_time(each)} "
             f"each, one after the other ({distances})",
         )
     if ns < SHORT_NS:
@@ -406,7 +407,7 @@ def _verdict(r, ns, iterations, cost, gbs, gflops, vector, machine, footprint):
             roof,
             value,
             frac,
-            f"too short to approach a roof ({tableview.cell('', ns / 1e3)} µs): fixed costs "
+            f"too short to approach a roof ({fmt_time(ns / 1e3)}): fixed costs "
             f"(loop set-up, a library call, threads) dominate ({distances})",
         )
     if r.prim in _IRREGULAR:
@@ -504,22 +505,21 @@ def _symbolic(e):
 
 def _summary(p):
     top = sorted((r for r in p.rows if r.index >= 0 and r.eqns), key=lambda r: -r.share)[:1]
-    call = tableview.cell("", p.call_us)
-    parts = [f"{p.function} variant {p.variant}: a call takes {call} µs"]
+    parts = [f"{p.function} variant {p.variant}: a call takes {fmt_time(p.call_us)}"]
     if p.eager_us:
         speedup = p.eager_us / p.call_us if p.call_us else 0.0
         parts.append(
-            f"NumPy takes {tableview.cell('', p.eager_us)} µs on the first call's inputs "
+            f"NumPy takes {fmt_time(p.eager_us)} on the first call's inputs "
             f"(speedup {speedup:.3g}x"
             + (", break-even never in %jit_cache)" if speedup <= 1 else ")")
         )
     if p.overhead_dominated:
         parts.append(
             f"most of the call is its own overhead (dispatch "
-            f"{tableview.cell('', p.dispatch_us)} µs, result allocation "
-            f"{tableview.cell('', p.alloc_us)} µs, argument checks "
-            f"{tableview.cell('', p.checks_us)} µs) against "
-            f"{tableview.cell('', max(p.kernel_us - p.checks_us, 0))} µs of computation: at this "
+            f"{fmt_time(p.dispatch_us)}, result allocation "
+            f"{fmt_time(p.alloc_us)}, argument checks "
+            f"{fmt_time(p.checks_us)}) against "
+            f"{fmt_time(max(p.kernel_us - p.checks_us, 0))} of computation: at this "
             f"size the jitted call cannot beat NumPy by much, or at all"
             + (
                 ": that is why it never breaks even"
