@@ -15,14 +15,18 @@ which the module reaches through its global @jm_prof, pointed at the array after
 (`attach`). The clock reads are functions compiled once per process, like the run statistics'
 (runtime/runstats.py): CLOCK_MONOTONIC, about 20 ns a read.
 
-What a region is made of (its equations, the library functions it calls, whether it was split
-between threads) is recorded while its code is emitted; the figures (time, bytes, flops) are
-worked out by the layers above from the counters after a run (dispatch/profile.py).
+What a region is made of (its equations, the values it reads and writes, the library functions
+it calls, whether it was split between threads) is recorded while its code is emitted, and the
+width of its vectors is read from the twin's optimised LLVM IR (`vector_widths`); the figures
+(time, bytes, flops) are worked out by the layers above from the counters after a run
+(dispatch/profile.py, lower/costs.py).
 """
 
 from __future__ import annotations
 
+import collections
 import ctypes
+import re
 from dataclasses import dataclass, field
 
 import llvmlite.ir as ir
@@ -361,3 +365,104 @@ def _describe_code(cg, r):
     gemm = any(n.startswith("jm_gemm") for n in lib)
     r.threads = threads() if parts or gemm else 1
     r._mark = ()
+
+
+# ---------------------------------------------------------------- the optimised code
+
+_VECTOR = re.compile(r"<(\d+) x (double|float|half|i64|i32|i16|i8)>")
+_MARK = re.compile(r"@jm_prof_(begin|end)\(ptr [^,]+, i64 (\d+)\)")
+_LABEL = re.compile(r'^"?([^":\s]+)"?:')
+_TARGET = re.compile(r'label %"?([^",\s\]]+)"?')
+
+
+def vector_widths(text, regions, entry) -> dict:
+    """{region index: (lanes, element type)}: the widest vectors in the region's optimised code
+    (floating-point ones first), from the twin's optimised LLVM IR text. A region's code is
+    every block of the entry function reachable from its opening clock call without passing
+    its closing one (LLVM places a vectorised loop's blocks anywhere in the function), and its
+    parallel parts. Regions without vectors are absent."""
+    funcs = _functions(text)
+    lines_of = collections.defaultdict(list)
+    blocks = _blocks(funcs.get(entry, ()))
+    succ = {name: _TARGET.findall(lines[-1]) if lines else [] for name, lines in blocks.items()}
+    for name, lines in blocks.items():
+        for line in lines:
+            m = _MARK.search(line)
+            if m and m.group(1) == "begin":
+                lines_of[int(m.group(2))].extend(_reachable(blocks, succ, name, int(m.group(2))))
+    for r in regions:
+        for part in r.parts:
+            k = part[len("jm_part") :]
+            for fname in (part, f"jm_task{k}"):
+                lines_of[r.index].extend(funcs.get(fname, ()))
+    out = {}
+    for k, lines in lines_of.items():
+        best = None
+        for line in lines:
+            for lanes, ty in _VECTOR.findall(line):
+                cand = (ty in ("double", "float", "half"), int(lanes), ty)
+                if best is None or cand > best:
+                    best = cand
+        if best is not None:
+            out[k] = (best[1], best[2])
+    return out
+
+
+def _functions(text):
+    """{function name: its body's lines} of an LLVM module's text."""
+    funcs, name = {}, None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            m = re.search(r"@\"?([\w.]+)\"?\(", line)
+            name = m.group(1) if m else None
+            if name is not None:
+                funcs[name] = []
+        elif line.startswith("}"):
+            name = None
+        elif name is not None:
+            funcs[name].append(line)
+    return funcs
+
+
+def _blocks(lines):
+    """{block label: its lines} of one function body (the unnamed first block is "")."""
+    blocks, current = {"": []}, ""
+    for line in lines:
+        m = _LABEL.match(line)
+        if m:
+            current = m.group(1)
+            blocks[current] = []
+        elif line.strip():
+            blocks[current].append(line)
+    return blocks
+
+
+def _reachable(blocks, succ, start, k):
+    """The lines of the blocks reached from `start` until region k's closing clock call."""
+    out, seen, todo = [], {start}, [start]
+    end = "@jm_prof_end("
+    while todo:
+        name = todo.pop()
+        lines = blocks.get(name, [])
+        if name == start:  # from the opening clock call on
+            lines = lines[next(i for i, ln in enumerate(lines) if _opens(ln, k)) + 1 :]
+        closing = [i for i, ln in enumerate(lines) if end in ln and _closes(ln, k)]
+        if closing:
+            out.extend(lines[: closing[0]])
+            continue
+        out.extend(lines)
+        for nxt in succ.get(name, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return out
+
+
+def _closes(line, k):
+    m = _MARK.search(line)
+    return m is not None and m.group(1) == "end" and int(m.group(2)) == k
+
+
+def _opens(line, k):
+    m = _MARK.search(line)
+    return m is not None and m.group(1) == "begin" and int(m.group(2)) == k
