@@ -234,6 +234,22 @@ def test_profiling_leaves_results_cache_statistics_and_events_alone():
     assert v.profile_twin.variant is not v and v.profile_twin.variant.module is not v.module
 
 
+def test_a_strided_input_is_profiled_on_a_contiguous_copy():
+    @jm.jit
+    def strided(x):
+        return x * 2.0 + 1.0
+
+    x = np.random.rand(20_000)[::2]
+    strided(x)
+    (v,) = strided.variants
+    counters = bytes(v.counters)
+    p = strided.profile(x).profile
+    assert bytes(v.counters) == counters
+    assert p.kernel_us > 0 and any("not C-contiguous" in n for n in p.notes)
+    (r,) = _kernel_rows(p)
+    assert r.elements == 10_000
+
+
 def runstats_calls(raw):
     return int.from_bytes(raw[runstats.CALLS * 8 : runstats.CALLS * 8 + 8], "little", signed=True)
 

@@ -161,11 +161,12 @@ def roofs_text(machine):
         return ""
     bw, peak = machine["bandwidth_gbs"], machine["peak_gflops_f64"]
     n = machine.get("threads", "all")
-    where = {"file": "kept from an earlier session", "memory": "earlier in this session"}.get(
-        machine.get("source", ""), "just now"
-    )
+    where = {
+        "file": "kept from an earlier session",
+        "memory": "measured earlier in this session",
+    }.get(machine.get("source", ""), "measured just now")
     return (
-        f"roofs ({machine.get('cpu', '')}, measured {where}): memory "
+        f"roofs ({machine.get('cpu', '')}, {where}): memory "
         f"{bw['memory']['1']:.3g} GB/s on 1 thread, {bw['memory']['all']:.3g} on {n}; "
         f"last-level cache {bw['llc']['1']:.3g}; L2 {bw['l2']['1']:.3g}; peak float64 "
         f"{peak['1']:.3g} GFLOP/s on 1 thread, {peak['all']:.3g} on {n}"

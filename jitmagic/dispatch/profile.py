@@ -138,8 +138,8 @@ def measure(jf, args, kwargs, budget_s=None) -> Measurement:
     prepared = tuple(_contiguous(x) for x in _prepared(variant, leaves))
     if any(isinstance(x, np.ndarray) and not x.flags.c_contiguous for x in leaves):
         notes.append(
-            "an input array is not C-contiguous: the twin was given contiguous copies (the "
-            "variant reads such inputs through their strides)"
+            "an input array is not C-contiguous: the profile ran on contiguous copies (the call "
+            "itself reads it in place, through its strides, by another entry point)"
         )
     # the function's lock: a tier-up waiting to swap the variant's code in (tiering.py) waits
     # until the profile is done, so the code timed is the code the twin was made from
@@ -181,7 +181,7 @@ def _measure(jf, variant, twin, args, kwargs, leaves, prepared, budget):
     t_start = time.perf_counter()
     tv = twin.variant
     n_regions = len(twin.regions)
-    call, call_how = _call_runner(jf, variant, args, kwargs, leaves)
+    call, call_how = _call_runner(jf, variant, args, kwargs, leaves, prepared)
     scratch = runstats.new_counters()
     module = variant.module
     runstats.attach(module.engine, scratch)  # the user's statistics see none of these calls
@@ -296,9 +296,13 @@ def _quieter_half(rows, key):
     return ranked[: max(1, (len(ranked) + 1) // 2)]
 
 
-def _call_runner(jf, variant, args, kwargs, leaves):
-    """The call as the user makes it, when it still reaches this variant; else the variant
-    itself (the function was redefined, or a global it reads changed)."""
+def _call_runner(jf, variant, args, kwargs, leaves, prepared):
+    """The call as the user makes it, when it still reaches this variant's code; else the
+    variant itself (the function was redefined, or a global it reads changed; or an input is
+    strided, which the call would read through a second entry point of its own: the variant is
+    then timed on the contiguous copies the twin gets)."""
+    if any(isinstance(x, np.ndarray) and not x.flags.c_contiguous for x in leaves):
+        return (lambda: variant(prepared)), "through the variant, on contiguous copies"
     if jf.is_live(variant) and jf.key_of(args, kwargs)[0] == variant.key:
         return (lambda: jf(*args, **kwargs)), "the call as made (dispatch, results, kernel)"
     return (lambda: variant(leaves)), "through the variant (the function's current key differs)"
