@@ -433,7 +433,9 @@ def plot_roofline(ax, profiles, machine, c):
     mem, top = roof_lines(machine)
     peak_max = max(v for _, v, _ in top)
     grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-    for name, bw, dashed in mem:
+    # labels along the roofs at staggered places: roofs of nearly equal value (one thread and
+    # all of them, on a loaded machine) do not print over each other
+    for k, (name, bw, dashed) in enumerate(mem):
         ax.plot(
             grid,
             [min(peak_max, x * bw) for x in grid],
@@ -441,10 +443,13 @@ def plot_roofline(ax, profiles, machine, c):
             linewidth=1,
             linestyle="--" if dashed else "-",
         )
-        ax.text(lo * 1.2, lo * 1.2 * bw * 1.15, name, color=c["muted"], fontsize=7, rotation=0)
-    for name, v, dashed in top:
+        knee = min(hi, peak_max / bw)
+        if knee > lo:
+            at = lo * (knee / lo) ** (0.08 + 0.22 * (k % 4))
+            ax.text(at * 1.1, at * bw * 1.1, name, color=c["muted"], fontsize=7)
+    for k, (name, v, dashed) in enumerate(top):
         ax.axhline(v, color=c["fg"], linewidth=1, linestyle="--" if dashed else "-")
-        ax.text(hi / 1.2, v * 1.08, name, color=c["fg"], fontsize=7, ha="right")
+        ax.text(hi / 1.2 / 12**k, v * 1.08, name, color=c["fg"], fontsize=7, ha="right")
     for label, x, y, bound, share, *_ in pts:
         ax.scatter(
             [x],

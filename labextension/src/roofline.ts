@@ -158,13 +158,16 @@ export function rooflineChart(data: IRoofline): SVGSVGElement {
     )
   );
   const ceiling = Math.max(...peak.map(r => r[1]), top);
-  for (const [name, gbs, dashed] of memory) {
+  // labels along the roofs at staggered positions: roofs of nearly equal value (one thread and
+  // all of them, on a loaded machine) do not print over each other
+  memory.forEach(([name, gbs, dashed], k) => {
     // GFLOP/s = intensity x GB/s until the peak
     const knee = Math.min(x.hi, ceiling / gbs);
     const x0 = Math.max(x.lo, y.lo / gbs);
     if (knee <= x0) {
-      continue;
+      return;
     }
+    const at = x0 * Math.pow(knee / x0, 0.08 + 0.22 * (k % 4));
     svg.append(
       svgEl('line', {
         x1: x.map(x0),
@@ -177,15 +180,15 @@ export function rooflineChart(data: IRoofline): SVGSVGElement {
       svgEl(
         'text',
         {
-          x: x.map(x0) + 4,
-          y: y.map(x0 * gbs) - 4,
+          x: x.map(at) + 4,
+          y: y.map(at * gbs) - 4,
           class: 'jp-JitDashboard-roofLabel'
         },
         name
       )
     );
-  }
-  for (const [name, gflops, dashed] of peak) {
+  });
+  peak.forEach(([name, gflops, dashed], k) => {
     svg.append(
       svgEl('line', {
         x1: LEFT,
@@ -198,7 +201,7 @@ export function rooflineChart(data: IRoofline): SVGSVGElement {
       svgEl(
         'text',
         {
-          x: WIDTH - RIGHT - 4,
+          x: WIDTH - RIGHT - 4 - 230 * k,
           y: y.map(gflops) - 4,
           'text-anchor': 'end',
           class: 'jp-JitDashboard-roofLabel'
@@ -206,7 +209,7 @@ export function rooflineChart(data: IRoofline): SVGSVGElement {
         name
       )
     );
-  }
+  });
   for (const p of points) {
     const share =
       typeof p.share === 'number' ? Math.min(1, Math.max(0, p.share)) : 0;
