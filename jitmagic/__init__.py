@@ -15,6 +15,7 @@ from jitmagic._version import __version__
 from jitmagic.core import shapes  # noqa: F401  (jm.shapes.Dim: the symbolic sizes of generic variants)
 from jitmagic.core.array import Array, block_until_ready
 from jitmagic.core.config import config
+from jitmagic.diagnostics import profile as _profile  # noqa: F401  (what f.profile() returns)
 from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tracker import events, explain, no_recompile
 from jitmagic.diagnostics.watch import watch

@@ -114,6 +114,20 @@ _SPEC = {
         "(after a shape-only miss, compile a variant generic in the dimensions that "
         "changed) or dynamic (generic from the first call)",
     ),
+    "profile_budget_s": (
+        1.0,
+        float,
+        lambda v: v > 0,
+        "time a profile (f.profile, %jit_profile) spends timing the call and its "
+        "instrumented twin in turns (at least 5 rounds each, 3 for long calls)",
+    ),
+    "profile_keep_bytes": (
+        64 << 20,
+        int,
+        lambda v: v >= 0,
+        "memory for the first inputs of the newest variants, kept for the panel's "
+        "profile button (0: none kept)",
+    ),
     "watch": (
         "",
         str,

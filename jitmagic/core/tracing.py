@@ -14,7 +14,7 @@ import numpy as np
 from jitmagic.core import dtypes
 from jitmagic.core.config import config
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.core.frames import user_frame
+from jitmagic.core.frames import user_frame, user_lines
 from jitmagic.core.ir import Eqn, Function, Lit, Var, make_params
 from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES, abstract_eval, eval_eager
@@ -161,7 +161,7 @@ class Trace:
                 val = p.impl(*[np.asarray(a.val) for a in atoms], **params)
             return self.tracer_type(self, Lit.of(val, out_avals[0]))
         outvars = tuple(Var(a) for a in out_avals)
-        self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars))
+        self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars, user_lines(2)))
         _count_eqn(self.root)
         src = frozenset().union(
             *(self.sources.get(a, frozenset()) for a in atoms if isinstance(a, Var))

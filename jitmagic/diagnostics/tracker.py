@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from jitmagic.dispatch import baseline, inspection, tiering
+from jitmagic.dispatch import profile as profiling
 from jitmagic.dispatch.events import (  # noqa: F401  (jm.tracker's record API)
     PEER_PHASES,
     PHASES,
@@ -141,6 +142,9 @@ def _snapshot():
                     **_figures(v),
                     "last_reason": v.reason,
                     "tier": getattr(v, "tier", None),
+                    # the panel's "profile" button runs on the first call's kept inputs
+                    "profilable": getattr(jf, "backend", "jitmagic") == "jitmagic"
+                    and profiling.kept_inputs(v) is not None,
                 }
             )
         funcs.append(

@@ -32,6 +32,7 @@ from jitmagic.dispatch import (
     pipeline,
     tiering,
 )
+from jitmagic.dispatch import profile as profiling
 from jitmagic.dispatch.variant import Variant
 from jitmagic.runtime import native_call
 
@@ -501,6 +502,7 @@ class JitFunction:
                 events.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)  # measured when a view first asks
+            profiling.keep_inputs(variant)  # the same copies, for the panel's profile button
             tiering.watch(self, variant)
             return variant
 
@@ -770,6 +772,31 @@ class JitFunction:
     def lower(self, *args, **kwargs):
         fn, opt = self._lower(args, kwargs)
         return inspection.Lowered(self, fn, opt, self._key_info(args, kwargs).statics)
+
+    def profile(self, *args, **kwargs):
+        """Where this call's time goes: its variant (compiled first if there is none) run
+        through an instrumented twin, one row per region of the compiled code (each fused loop
+        nest, library call, control-flow loop, and the call's own overhead), with its source
+        lines, time and share, bytes and flops, and what bounds it against this machine's
+        measured limits. Returns a DataFrame; `.profile` on it holds the record, and in a
+        notebook it shows the annotated source (jitmagic.diagnostics.profile)."""
+        if current_trace() is not None:
+            raise RuntimeError(
+                f"{self.name}.profile() was called while a function is being traced: profile "
+                f"the outer jitted function instead"
+            )
+        return profiling.profile(self, args, kwargs)
+
+    def variant_for(self, args, kwargs):
+        """(variant, leaves, compiled now): the variant serving this call, compiled first (a
+        miss like any other, recorded) when there is none."""
+        key, leaves = self._key(args, kwargs)
+        variant = self._state.cache.get(key)
+        if variant is None and self._state.generic and (self.shapes or config.shapes) != "static":
+            variant = self._generic_hit(key)
+        if variant is not None:
+            return variant, leaves, False
+        return self._miss(key, args, kwargs, leaves), leaves, True
 
     def clear_cache(self):
         st = self._state

@@ -146,6 +146,15 @@ class Variant:
 
         return fast
 
+    def output_allocators(self, leaves):
+        """Functions making the results of a call with these leaves, as the hit path makes
+        them (a profile times the allocation apart: dispatch/profile.py)."""
+        if self.generic is None:
+            return [_allocator(s, d) for s, d in self.out_specs]
+        shapes = self.generic.out_shapes(leaves)
+        dts = [d for _, d in self.out_specs]
+        return [functools.partial(bufpool.empty, s, d, array.Array) for s, d in zip(shapes, dts)]
+
     def leaf_call_python(self, *leaves):
         self._leaf_hits += 1
         if (

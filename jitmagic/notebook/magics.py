@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from jitmagic.core.config import config
+from jitmagic.diagnostics import profile as profile_records
 from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tableview import CacheTable, LogTable
 from jitmagic.diagnostics.watch.cells import peer_jit
@@ -29,11 +30,11 @@ from jitmagic.dispatch.function import JitFunction
 from jitmagic.dispatch.function import jit as _jit
 from jitmagic.dispatch.inspection import pick, short_table
 from jitmagic.errors import JitError
-from jitmagic.notebook import cellfunc, dashboard
+from jitmagic.notebook import cellfunc, dashboard, profiling
 from jitmagic.notebook import comm as panel_comm
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package root
-_LINE_MAGICS = ("jit_cache", "jit_log", "jit_dashboard", "jit_config")
+_LINE_MAGICS = ("jit_cache", "jit_log", "jit_dashboard", "jit_config", "jit_profile")
 _CELL_MAGICS = ("jit",)
 _NOTICE_KINDS = ("compile", "miss", "storm", "evict")
 
@@ -360,6 +361,13 @@ class JitMagics(Magics):
     )
     @argument("--quiet", action="store_true", help="no live notices after this cell")
     @argument(
+        "--profile",
+        action="store_true",
+        help="profile instead of showing the result (as %%jit_profile): a cell without "
+        "functions is profiled as the function it compiles to, on this run's inputs; a cell "
+        "with functions profiles its last line, which must be a call of a jitted function",
+    )
+    @argument(
         "--shapes",
         choices=("auto", "static", "dynamic"),
         default=None,
@@ -431,6 +439,11 @@ class JitMagics(Magics):
             raise UsageError(
                 f"%%jit --shapes is jitmagic's own option; drop it with --backend {args.backend}"
             )
+        if args.profile and args.backend != "jitmagic":
+            raise UsageError(
+                f"%%jit --profile: profiling is not available for {args.backend}: it times the "
+                f"regions of jitmagic's own generated code; drop --backend to profile"
+            )
         if not defs and args.backend != "jitmagic":
             raise UsageError(
                 f"%%jit --backend {args.backend}: this cell defines no function; "
@@ -466,8 +479,16 @@ class JitMagics(Magics):
         last = None
         if isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
+        if args.profile and (last is None or not isinstance(last.body, ast.Call)):
+            raise UsageError(
+                "%%jit --profile: the cell's last line must be a call of a jitted function "
+                "(e.g. step(state)): that call is profiled"
+            )
         ns = self.shell.user_ns
         exec(compile(tree, filename, "exec"), ns)
+        if args.profile:
+            fn, a, kw = profiling.parse_call(ast.unparse(last), ns, "%%jit --profile")
+            return profiling.profile_call(fn, a, kw)
         if last is not None:
             return eval(compile(last, filename, "eval"), ns)
         return None
@@ -491,7 +512,11 @@ class JitMagics(Magics):
             while len(cells) > 64:
                 cells.pop(next(iter(cells)))
         cf.jitted.shapes = args.shapes
+        kw = {n: ns[n] for n in cf.inputs}  # this run's inputs, before outputs replace them
         out = cf(ns)
+        if args.profile:
+            ns.update({n: v for n, v in out.items() if n != cellfunc._LAST})
+            return profiling.profile_call(cf.jitted, (), kw)
         result = out.pop(cellfunc._LAST, None)
         ns.update(out)
         return result
@@ -697,6 +722,7 @@ class JitMagics(Magics):
             [e.to_dict() for e in evs],
             theme=args.theme,
             title=f"jitmagic: {args.name}" if args.name else None,
+            profiles=[p for p in profile_records.latest() if p.fid in {f.fid for f in fns}],
         )
         if args.live:
             if args.name:
@@ -751,6 +777,7 @@ def load_ipython_extension(ip):
         unload_ipython_extension(ip)
     _session = _Session()
     ip.register_magics(JitMagics)
+    ip.register_magics(profiling.ProfileMagics)
     ip.events.register("pre_run_cell", _pre_run_cell)
     ip.events.register("post_run_cell", _post_run_cell)
     _session.unsubscribe = tracker.subscribe(_session.on_event)
@@ -775,6 +802,7 @@ def unload_ipython_extension(ip):
         for n in names:
             mm.magics[kind].pop(n, None)
     mm.registry.pop(JitMagics.__name__, None)
+    mm.registry.pop(profiling.ProfileMagics.__name__, None)
     for name, cb in (("pre_run_cell", _pre_run_cell), ("post_run_cell", _post_run_cell)):
         try:
             ip.events.unregister(name, cb)

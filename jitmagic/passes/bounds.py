@@ -243,7 +243,7 @@ def _version(e):
             qkw["checked"] = tuple(
                 False if ax in unchecked[pos] else c for ax, c in enumerate(prev)
             )
-            q = Eqn(q.prim, q.inputs, make_params(qkw), q.outvars)
+            q = Eqn(q.prim, q.inputs, make_params(qkw), q.outvars, q.loc)
         fast_eqns.append(q)
     fast_body = body.replace(eqns=tuple(fast_eqns))
     return em.eqns + [_branches(e, ok, fast_body)]
@@ -278,7 +278,7 @@ def uncheck_all(fn: Function) -> Function:
         if e.prim in ("ref_load", "ref_store"):
             kw = e.kw
             kw["checked"] = "wrap"
-            e = Eqn(e.prim, e.inputs, make_params(kw), e.outvars)
+            e = Eqn(e.prim, e.inputs, make_params(kw), e.outvars, e.loc)
         eqns.append(e)
     return fn.replace(eqns=tuple(eqns))
 
@@ -292,4 +292,4 @@ def _map_subfunctions(e, f):
         kw["branches"] = tuple(f(b) for b in kw["branches"])
     else:
         return e
-    return Eqn(e.prim, e.inputs, make_params(kw), e.outvars)
+    return Eqn(e.prim, e.inputs, make_params(kw), e.outvars, e.loc)

@@ -32,7 +32,7 @@ def fold_constants(fn: Function) -> Function:
                 val = p.impl(*[np.asarray(a.val) for a in ins], **e.kw)
             env[e.outvars[0]] = Lit.of(val, e.outvars[0].aval)
             continue
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
 
 
@@ -65,7 +65,7 @@ def cse(fn: Function) -> Function:
             continue
         if key is not None:
             seen[key] = e.outvars
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
 
 
@@ -119,7 +119,9 @@ def views_to_reshapes(fn: Function) -> Function:
                 env[out] = src
                 continue
             if src in in_memory and out in read_in_memory:
-                eqns.append(Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),), e.outvars))
+                eqns.append(
+                    Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),), e.outvars, e.loc)
+                )
                 in_memory.add(out)
                 continue
         if (
@@ -129,5 +131,5 @@ def views_to_reshapes(fn: Function) -> Function:
             and src in in_memory
         ):
             in_memory.update(e.outvars)
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
