@@ -19,6 +19,7 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from jitmagic.core import forksafe
 from jitmagic.core.config import config
 from jitmagic.core.frames import PKG_DIR
 from jitmagic.errors import RecompilationError, RecompilationStormWarning
@@ -105,7 +106,7 @@ class Event:
 
 # ---------------------------------------------------------------- the store
 
-_lock = threading.RLock()
+_lock = forksafe.rlock()
 _events: collections.deque = collections.deque(maxlen=config.max_events)
 _subscribers: list = []
 _seq = 0

@@ -11,18 +11,26 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-import threading
 import weakref
 
 import numpy as np
 
-from jitmagic.core import pytree, shapes
+from jitmagic.core import forksafe, pytree, shapes
 from jitmagic.core.array import Array
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.core.tracing import trace_state as _tracing_state
-from jitmagic.dispatch import baseline, events, generic, identity, inspection, pipeline, tiering
+from jitmagic.dispatch import (
+    baseline,
+    events,
+    generic,
+    identity,
+    inspection,
+    pickling,
+    pipeline,
+    tiering,
+)
 from jitmagic.dispatch.variant import Variant
 from jitmagic.runtime import native_call
 
@@ -67,7 +75,7 @@ class FunctionState:
         self.history: list = []  # KeyInfo of every compiled key, newest last
         self.storm = events.StormDetector()
         self.next_id = 0
-        self.lock = threading.RLock()
+        self.lock = forksafe.rlock()
         self.redefined = None  # a Reason for the next compile, after a redefinition
         # call patterns the native entry serves ((positional parts, keyword names, keyword
         # parts) -> variant, in arrival order; runtime/native_call.build), and the
@@ -775,6 +783,22 @@ class JitFunction:
     def explain(self):
         events.explain(self)
 
+    # ------------------------------------------------------------------ pickling
+    def pickle_options(self) -> dict:
+        """The keyword arguments that rebuild this function from `fun` in another process
+        (dispatch/pickling.py); a subclass with options of its own adds them to this dict."""
+        return {
+            "static_argnums": self.static_argnums,
+            "static_argnames": tuple(sorted(self.static_argnames)),
+            "name": self.name,
+            "max_variants": self.max_variants,
+            "shapes": self.shapes,
+        }
+
+    def __reduce__(self):
+        # by reference when importable, else by value; never machine code (pickling.py)
+        return pickling.reduce(self)
+
     def __repr__(self):
         return f"<jitted function {self.qualname} ({len(self._state.cache)} variants)>"
 
@@ -782,6 +806,9 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+pickling.register(JitFunction)
 
 
 def _drop_class_call(cls, _ref):

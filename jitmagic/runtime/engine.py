@@ -11,16 +11,18 @@ generation), while keeping the vectorizers; the quick one, for kernels that do l
 from __future__ import annotations
 
 import ctypes
-import threading
 import time
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from jitmagic.core import forksafe
 from jitmagic.errors import LoweringError
 from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
 
-_lock = threading.RLock()
+# every LLVM call of jitmagic holds it, and so does a fork: a child never inherits LLVM
+# half-way through a compile of another thread
+_lock = forksafe.hold_across_fork(forksafe.rlock())
 _state = {}
 
 
@@ -71,6 +73,10 @@ def _codegen_tm(level):
         return tms[level]
 
 
+def llvm_version() -> str:
+    return ".".join(map(str, llvm.llvm_version_info))
+
+
 def host_info() -> dict:
     s = _init()
     return {
@@ -78,7 +84,7 @@ def host_info() -> dict:
         "cpu": s["cpu"],
         "features": s["features"],
         "vector_math": s["vecmath"],
-        "llvm_version": ".".join(map(str, llvm.llvm_version_info)),
+        "llvm_version": llvm_version(),
     }
 
 

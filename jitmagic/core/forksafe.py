@@ -1,0 +1,58 @@
+"""Locks a forked child can use: the child of a process whose threads held them (a compile, a
+tier-up, an event being recorded, the buffer pool's table) would otherwise wait forever for a
+thread it does not have.
+
+`lock()` and `rlock()` make ordinary threading locks that are reset, unheld, in every forked
+child. `hold_across_fork(lock)` marks the few locks that guard state a fork must not copy
+half-changed (LLVM's, which lives in C++ and cannot be reset): the forking thread takes them
+first, so a fork waits for a compile in progress to finish.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+
+_locks: weakref.WeakSet = weakref.WeakSet()
+_held: list = []
+
+
+def lock():
+    lk = threading.Lock()
+    _locks.add(lk)
+    return lk
+
+
+def rlock():
+    lk = threading.RLock()
+    _locks.add(lk)
+    return lk
+
+
+def hold_across_fork(lk):
+    """The forking thread acquires lk before fork() and releases it after (reset in the child)."""
+    _held.append(lk)
+    return lk
+
+
+def _before():
+    for lk in _held:
+        lk.acquire()
+
+
+def _after_in_parent():
+    for lk in reversed(_held):
+        lk.release()
+
+
+def _after_in_child():
+    # the locks' own reset, as CPython's threading and logging modules do after a fork
+    for lk in list(_locks):
+        lk._at_fork_reinit()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before, after_in_parent=_after_in_parent, after_in_child=_after_in_child
+    )
