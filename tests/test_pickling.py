@@ -173,7 +173,10 @@ def test_a_redefined_cell_gives_the_same_reason_on_the_other_side():
     )
     results, reasons = eval(out)
     assert results == ([2.0, 2.0], [5.0, 5.0])
-    assert reasons == ["new function", "redefined: source changed: `return x * 2` -> `return x * 5`"]
+    assert reasons == [
+        "new function",
+        "redefined: source changed: `return x * 2` -> `return x * 5`",
+    ]
 
 
 def test_an_unpicklable_closure_variable_is_named():
@@ -186,7 +189,9 @@ def test_an_unpicklable_closure_variable_is_named():
         return x + 1
 
     for dumps in (pickle.dumps, cloudpickle.dumps):
-        with pytest.raises(pickle.PicklingError, match=r"closure variable 'guard' holds a _thread\.lock"):
+        with pytest.raises(
+            pickle.PicklingError, match=r"closure variable 'guard' holds a _thread\.lock"
+        ):
             dumps(f)
 
 
@@ -202,7 +207,9 @@ def test_an_unpicklable_global_is_named_through_the_helper():
     def f(x):
         return uses_lock(x) + 1
 
-    with pytest.raises(pickle.PicklingError, match=r"global '_GLOBAL_LOCK' \(through '.*uses_lock'\)"):
+    with pytest.raises(
+        pickle.PicklingError, match=r"global '_GLOBAL_LOCK' \(through '.*uses_lock'\)"
+    ):
         pickle.dumps(f)
 
 

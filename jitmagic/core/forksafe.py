@@ -30,24 +30,29 @@ def rlock():
     return lk
 
 
-def hold_across_fork(lk):
-    """The forking thread acquires lk before fork() and releases it after (reset in the child)."""
-    _held.append(lk)
+def hold_across_fork(lk, acquire=None, release=None):
+    """The forking thread takes lk before fork() and lets it go after, in the parent and in the
+    child. acquire/release: how, for a lock that is not a threading lock (default: its
+    acquire() and release())."""
+    _held.append((acquire or lk.acquire, release or lk.release))
     return lk
 
 
 def _before():
-    for lk in _held:
-        lk.acquire()
+    for acquire, _ in _held:
+        acquire()
 
 
 def _after_in_parent():
-    for lk in reversed(_held):
-        lk.release()
+    for _, release in reversed(_held):
+        release()
 
 
 def _after_in_child():
-    # the locks' own reset, as CPython's threading and logging modules do after a fork
+    for _, release in reversed(_held):
+        release()  # the child's only thread is the one that took them
+    # the others, held by threads the child does not have: reset as CPython's threading and
+    # logging modules reset theirs after a fork
     for lk in list(_locks):
         lk._at_fork_reinit()
 

@@ -16,13 +16,10 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-from jitmagic.core import forksafe
 from jitmagic.errors import LoweringError
-from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
+from jitmagic.runtime import blas, bufpool, gemm, llvmlock, runstats, threadpool
 
-# every LLVM call of jitmagic holds it, and so does a fork: a child never inherits LLVM
-# half-way through a compile of another thread
-_lock = forksafe.hold_across_fork(forksafe.rlock())
+_lock = llvmlock.LOCK  # every LLVM call holds it, and so does a fork (runtime/llvmlock.py)
 _state = {}
 
 
