@@ -37,6 +37,7 @@ import types
 import uuid
 
 from jitmagic._version import __version__
+from jitmagic.dispatch import events
 from jitmagic.errors import JitError
 from jitmagic.runtime import engine
 
@@ -68,17 +69,6 @@ def versions() -> dict:
         "python": f"{sys.version_info[0]}.{sys.version_info[1]}",  # marshal's code format
         "llvm": engine.llvm_version(),
     }
-
-
-def process_label() -> str:
-    """Which process this is, for error messages: a Dask worker's address, else host:pid."""
-    dist = sys.modules.get("distributed")
-    if dist is not None:
-        try:
-            return f"worker {dist.get_worker().address}"
-        except (ValueError, AttributeError):
-            pass
-    return f"{os.uname().nodename} pid {os.getpid()}"
 
 
 # ---------------------------------------------------------------- pickling
@@ -263,7 +253,7 @@ def by_reference(module, qualname):
     except ImportError as e:
         raise pickle.UnpicklingError(
             f"jitted function {module}.{qualname} was pickled by reference, but module "
-            f"{module!r} cannot be imported in {process_label()} ({e}). Install it there, "
+            f"{module!r} cannot be imported in {events.process_label()} ({e}). Install it there, "
             f"or define the function in the notebook (it is then sent by value)"
         ) from None
     for part in qualname.split("."):
@@ -272,7 +262,7 @@ def by_reference(module, qualname):
         except AttributeError:
             raise pickle.UnpicklingError(
                 f"jitted function {qualname!r} is not defined in module {module!r} as "
-                f"imported in {process_label()} (another version of the module?)"
+                f"imported in {events.process_label()} (another version of the module?)"
             ) from None
     return target
 
@@ -283,14 +273,14 @@ def load(header, sources, body):
     if not isinstance(header, dict) or header.get("format", FORMAT) != FORMAT:
         raise VersionMismatchError(
             f"a pickled jitted function from an unknown jitmagic payload format reached "
-            f"{process_label()} (jitmagic {__version__})"
+            f"{events.process_label()} (jitmagic {__version__})"
         )
     differ = [k for k in ("jitmagic", "python", "llvm") if header.get(k) != mine[k]]
     if differ:
         text = ", ".join(f"{k} {header.get(k)} there, {mine[k]} here" for k in differ)
         raise VersionMismatchError(
             f"a jitted function pickled by another installation cannot run in "
-            f"{process_label()}: {text}. Install the same jitmagic, Python and llvmlite "
+            f"{events.process_label()}: {text}. Install the same jitmagic, Python and llvmlite "
             f"versions on the client and every worker"
         )
     for filename, lines in sources.items():
