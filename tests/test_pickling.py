@@ -224,8 +224,14 @@ def test_another_jitmagic_version_is_named(tmp_path):
     (other / "_version.py").write_text('__version__ = "0.0.1-other"\n')
     blob = pickle.dumps(_closure(1.0))
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    code = (
+        "import pickle, sys\n"
+        "g = pickle.loads(sys.stdin.buffer.read())  # unpickles: the error is the call's\n"
+        "print(repr(g))\n"
+        "g(1.0, n=1)\n"
+    )
     r = subprocess.run(
-        [sys.executable, "-c", "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"],
+        [sys.executable, "-c", code],
         input=blob,
         capture_output=True,
         env=env,
@@ -233,8 +239,9 @@ def test_another_jitmagic_version_is_named(tmp_path):
         timeout=120,
     )
     assert r.returncode != 0
+    assert "from another installation" in r.stdout.decode()
     err = r.stderr.decode()
-    assert "VersionMismatchError" in err
+    assert "VersionMismatchError" in err and "jitted function '_closure.<locals>.f'" in err
     assert f"jitmagic {jm.__version__} there, 0.0.1-other here" in err
     assert "pid" in err  # which process refused it
 

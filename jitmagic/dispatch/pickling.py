@@ -81,7 +81,7 @@ def reduce(jf):
         return (by_reference, ref)
     pickler = _Pickler(jf)
     body = pickler.dump_root(jf)
-    return (load, (versions(), pickler.sources, body))
+    return (load, ({**versions(), "format": FORMAT, "name": jf.qualname}, pickler.sources, body))
 
 
 def _reference(obj):
@@ -268,26 +268,45 @@ def by_reference(module, qualname):
 
 
 def load(header, sources, body):
-    """A function pickled by value: check the versions, show its source, rebuild it."""
+    """A function pickled by value: check the versions, show its source, rebuild it. From
+    another installation it becomes an Unrunnable (calling it raises the error): unpickling
+    happens where raising breaks more than the call (a Dask worker reads a task inside its
+    connection to the scheduler), and the call is where the error belongs."""
     mine = versions()
     if not isinstance(header, dict) or header.get("format", FORMAT) != FORMAT:
-        raise VersionMismatchError(
-            f"a pickled jitted function from an unknown jitmagic payload format reached "
-            f"{events.process_label()} (jitmagic {__version__})"
-        )
+        return Unrunnable(header.get("name", "?") if isinstance(header, dict) else "?", "format")
     differ = [k for k in ("jitmagic", "python", "llvm") if header.get(k) != mine[k]]
     if differ:
         text = ", ".join(f"{k} {header.get(k)} there, {mine[k]} here" for k in differ)
-        raise VersionMismatchError(
-            f"a jitted function pickled by another installation cannot run in "
-            f"{events.process_label()}: {text}. Install the same jitmagic, Python and llvmlite "
-            f"versions on the client and every worker"
-        )
+        return Unrunnable(header.get("name", "?"), text)
     for filename, lines in sources.items():
         # tracebacks, inspect.getsource and redefinition reasons read a cell's lines here
         if filename not in linecache.cache and not os.path.exists(filename):
             linecache.cache[filename] = (sum(map(len, lines)), None, list(lines), filename)
     return pickle.loads(body)
+
+
+class Unrunnable:
+    """A jitted function pickled by another jitmagic, Python or LLVM: calling it raises
+    VersionMismatchError, naming this process (a Dask worker by its address) and both sides'
+    versions."""
+
+    def __init__(self, name, differences):
+        self.name, self.differences = name, differences
+
+    def __call__(self, *args, **kwargs):
+        if self.differences == "format":
+            text = f"an unknown jitmagic payload format (this is jitmagic {__version__})"
+        else:
+            text = self.differences
+        raise VersionMismatchError(
+            f"jitted function {self.name!r}, pickled by another installation, cannot run in "
+            f"{events.process_label()}: {text}. Install the same jitmagic, Python and "
+            f"llvmlite versions on the client and every worker"
+        )
+
+    def __repr__(self):
+        return f"<jitted function {self.name} from another installation: {self.differences}>"
 
 
 def _make_function(code_bytes, globals_dict, module_name, name, n_cells):
