@@ -151,3 +151,23 @@ def test_a_process_killed_mid_compile_leaves_the_cache_consistent(tmp_path):
     c = _result(_start(cache, n))
     assert "disk_hit" in c["kinds"] and "disk_miss" not in c["kinds"]
     np.testing.assert_allclose(c["out"], _expected(n), rtol=1e-12)
+
+
+def test_the_same_computation_gives_the_same_llvm_ir_whatever_came_before():
+    """The disk cache is addressed by the LLVM IR text: names inside a module must not depend
+    on what the process compiled before (a worker that compiled other functions first would
+    miss the entry another worker stored)."""
+    import jitmagic as jm
+
+    def normalise(x, s):
+        return (x - x.mean()) / x.std() * s
+
+    f = jm.jit(normalise, shapes="dynamic")  # generic: parallel loops (outlined functions)
+    f(np.ones(100), 2.0)
+    first = f.variants[-1].module.llvm_ir
+    assert "jm_part0" in first
+    g = jm.jit(lambda x: np.sin(x) * 2.0 + np.cos(x), shapes="dynamic")
+    g(np.ones(50))  # more outlined parallel loops in this process
+    f.clear_cache()
+    f(np.ones(100), 2.0)
+    assert f.variants[-1].module.llvm_ir == first

@@ -190,7 +190,13 @@ def set_process_label(label):
     _process["label"] = label
 
 
-_process = {"label": None}
+def set_storm_warnings(on: bool):
+    """Whether a storm here is also a RecompilationStormWarning: not in a tracked Dask worker,
+    whose storms the client reports (counted across the cluster)."""
+    _process["storm_warnings"] = bool(on)
+
+
+_process = {"label": None, "storm_warnings": True}
 
 
 def subscribers() -> list:
@@ -447,7 +453,8 @@ def record_compile(fn, variant, reasons, *, label=None, storm_text=None, stackle
     if culprit is not None:
         msg = (storm_text or storm_message)(fn, len(storm.misses), *culprit)
         record("storm", fn, variant=variant.id, reasons=reasons, message=msg)
-        warnings.warn(msg, RecompilationStormWarning, stacklevel=stacklevel + 1)
+        if _process["storm_warnings"]:
+            warnings.warn(msg, RecompilationStormWarning, stacklevel=stacklevel + 1)
 
 
 def storm_message(jf, n, arg, kind):

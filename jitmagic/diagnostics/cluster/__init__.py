@@ -155,7 +155,7 @@ class Tracking:
             when=msg.get("time"),
             worker=msg.get("worker"),
             variant=msg.get("variant"),
-            statics=msg.get("statics") or {},
+            statics=records.statics_of(msg),
             signature=msg.get("signature") or "",
             reasons=reasons,
             timings_ms=msg.get("timings_ms") or {},

@@ -61,6 +61,9 @@ class JitmagicWorkerPlugin(WorkerPlugin):
         if self.options:
             config.update(**self.options)
         events.set_process_label(self.label)
+        # the storm warning is the client's (a storm counts across workers): not printed in
+        # the worker's log as well, while tracked
+        events.set_storm_warnings(False)
         self._last = None
         self._unsubscribe = events.subscribe(self._on_record)
         _installed.append(self)
@@ -75,6 +78,7 @@ class JitmagicWorkerPlugin(WorkerPlugin):
             _installed.remove(self)
         self.send_variants(force=True)
         events.set_process_label(None)
+        events.set_storm_warnings(True)
         config.update(**self._previous)  # the worker's own options again
 
     def _on_record(self, ev):

@@ -100,6 +100,18 @@ class RemoteVariant:
         return "compiled" if self.loaded_from is None else "disk cache"
 
 
+class Shown(str):
+    """A worker's static value as its record shows it (the worker's repr): printed as is,
+    in the log and the notices, as the value itself would be here."""
+
+    def __repr__(self):
+        return str(self)
+
+
+def statics_of(message: dict) -> dict:
+    return {k: Shown(v) for k, v in (message.get("statics") or {}).items()}
+
+
 def reasons_of(message: dict) -> list:
     return [events.Reason(**r) for r in message.get("reasons") or ()]
 
