@@ -165,8 +165,7 @@ def _snapshot():
                 "name": groups[0]["function"],
                 "qualname": qualname,
                 "where": "",
-                "fid": None,
-                "backend": "jitmagic",
+                "backend": "jitmagic",  # no fid: no function of this process
                 "variants": [],
                 "workers": groups,
             }
