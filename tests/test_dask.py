@@ -139,6 +139,7 @@ def test_records_arrive_while_the_task_runs(client, fresh):
     tracking.stop()
 
 
+@pytest.mark.filterwarnings("ignore::jitmagic.errors.RecompilationStormWarning")
 def test_a_storm_counts_across_workers(client, fresh):
     """Each worker misses 5 times (below storm_threshold=8), the cluster 10 times: one storm
     here, naming the static argument and both workers, with the reasons one machine gives."""

@@ -249,6 +249,7 @@ def test_another_jitmagic_version_is_named(tmp_path):
 def test_import_jitmagic_imports_no_cluster_library():
     code = (
         "import sys, jitmagic, jitmagic.dispatch.pickling\n"
+        "assert callable(jitmagic.dask.track)  # jm.dask loads; Dask itself only in track()\n"
         "print(sorted(m for m in ('dask', 'distributed', 'joblib', 'cloudpickle') if m in sys.modules))"
     )
     r = subprocess.run(

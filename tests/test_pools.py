@@ -164,6 +164,7 @@ def test_fork_while_another_thread_holds_llvm():
     np.testing.assert_allclose(out, np.cos(np.arange(3.0)) * 2.5 + 7, rtol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore::jitmagic.errors.RecompilationStormWarning")
 def test_threads_calling_one_function_at_once():
     f = jm.jit(lambda x, k: jnp.sin(x) * k + x.sum(), static_argnums=1, shapes="static")
     shapes = [(n,) for n in range(3, 9)]
