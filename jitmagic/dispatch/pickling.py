@@ -217,8 +217,9 @@ class _Pickler(pickle.Pickler):
                 return pickle.PicklingError(
                     f"cannot pickle jitted function {name!r}: its {what} {var!r}{inner} holds "
                     f"a {type(value).__module__}.{type(value).__qualname__}, which cannot be "
-                    f"pickled ({type(e).__name__}: {e}). Pass it as an argument, or create it "
-                    f"inside the function, or make {var!r} importable from a module"
+                    f"pickled ({type(e).__name__}: {e}). Create it inside the function, pass what "
+                    f"the function needs as an argument, or define it in a module the other "
+                    f"process can import"
                 )
         return pickle.PicklingError(
             f"cannot pickle jitted function {name!r}: {type(error).__name__}: {error}"
