@@ -25,10 +25,12 @@ from jitmagic.imperative import NjitFunction, njit
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
-    if name in ("lax", "tree", "tree_util"):
-        import importlib
+    import importlib
 
+    if name in ("lax", "tree", "tree_util"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "dask":  # jm.dask.track(client): Dask itself is imported only by track()
+        return importlib.import_module("jitmagic.diagnostics.cluster")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
 
 

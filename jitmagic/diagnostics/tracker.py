@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from jitmagic.diagnostics import cluster
 from jitmagic.dispatch import baseline, inspection, tiering
 from jitmagic.dispatch import profile as profiling
 from jitmagic.dispatch.events import (  # noqa: F401  (jm.tracker's record API)
@@ -61,7 +62,7 @@ EVENT_COLUMNS = (
         "changed_args",
     ]
     + [f"{p}_ms" for p in PHASES + PEER_PHASES]
-    + ["compile_ms", "message", "backend", "tier1_ms", "run_before_us", "run_after_us"]
+    + ["compile_ms", "message", "backend", "tier1_ms", "run_before_us", "run_after_us", "worker"]
 )
 
 
@@ -91,6 +92,7 @@ def events(function=None):
                 e.message,
                 e.backend,
                 *_tier_figures(e),
+                e.worker,  # a Dask worker's record (diagnostics/cluster); None: this process
             ]
         )
     df = _frame(rows, EVENT_COLUMNS)
@@ -126,6 +128,7 @@ def snapshot():
 
 
 def _snapshot():
+    remote = cluster.folded()  # the workers' variants, folded per function and key
     funcs = []
     for jf in all_functions():
         variants = []
@@ -155,6 +158,20 @@ def _snapshot():
                 "fid": jf.fid,
                 "backend": getattr(jf, "backend", "jitmagic"),
                 "variants": variants,
+                "workers": [g for g in remote if g["fid"] == jf.fid],
+            }
+        )
+    # functions only tracked Dask workers have (diagnostics/cluster): their variants' records
+    for qualname in dict.fromkeys(g["qualname"] for g in remote if g["fid"] is None):
+        groups = [g for g in remote if g["fid"] is None and g["qualname"] == qualname]
+        funcs.append(
+            {
+                "name": groups[0]["function"],
+                "qualname": qualname,
+                "where": "",
+                "backend": "jitmagic",  # no fid: no function of this process
+                "variants": [],
+                "workers": groups,
             }
         )
     return {"functions": funcs, **counts()}

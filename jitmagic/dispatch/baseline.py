@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitmagic.core import interpreter
+from jitmagic.core import forksafe, interpreter
 from jitmagic.core.config import config
 
 MAX_SAMPLES = 15  # timed batches per figure
@@ -164,7 +164,7 @@ def _sample(slot, clock):
 
 # ---------------------------------------------------------------- kept inputs
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _kept_bytes = 0
 
 

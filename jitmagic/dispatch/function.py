@@ -11,12 +11,11 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-import threading
 import weakref
 
 import numpy as np
 
-from jitmagic.core import pytree, shapes
+from jitmagic.core import forksafe, pytree, shapes
 from jitmagic.core.array import Array
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
@@ -29,6 +28,7 @@ from jitmagic.dispatch import (
     generic,
     identity,
     inspection,
+    pickling,
     pipeline,
     tiering,
 )
@@ -77,7 +77,7 @@ class FunctionState:
         self.history: list = []  # KeyInfo of every compiled key, newest last
         self.storm = events.StormDetector()
         self.next_id = 0
-        self.lock = threading.RLock()
+        self.lock = forksafe.rlock()
         self.redefined = None  # a Reason for the next compile, after a redefinition
         # call patterns the native entry serves ((positional parts, keyword names, keyword
         # parts) -> variant, in arrival order; runtime/native_call.build), and the
@@ -814,6 +814,22 @@ class JitFunction:
     def explain(self):
         events.explain(self)
 
+    # ------------------------------------------------------------------ pickling
+    def pickle_options(self) -> dict:
+        """The keyword arguments that rebuild this function from `fun` in another process
+        (dispatch/pickling.py); a subclass with options of its own adds them to this dict."""
+        return {
+            "static_argnums": self.static_argnums,
+            "static_argnames": tuple(sorted(self.static_argnames)),
+            "name": self.name,
+            "max_variants": self.max_variants,
+            "shapes": self.shapes,
+        }
+
+    def __reduce__(self):
+        # by reference when importable, else by value; never machine code (pickling.py)
+        return pickling.reduce(self)
+
     def __repr__(self):
         return f"<jitted function {self.qualname} ({len(self._state.cache)} variants)>"
 
@@ -821,6 +837,9 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+pickling.register(JitFunction)
 
 
 def _drop_class_call(cls, _ref):

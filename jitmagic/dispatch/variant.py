@@ -45,6 +45,8 @@ class Variant:
         self.ir = ir_fn
         self.optimized_ir = opt_fn
         self.module = module
+        # the process that compiled the code when it came from the disk cache (pipeline._load)
+        self.loaded_from = getattr(module, "loaded_from", None)
         self.kinds = kinds
         self.out_tree = out_tree
         self.timings = timings

@@ -460,6 +460,10 @@ class NjitFunction(JitFunction):
             return self._call_traced(args, kwargs)
         return self.call_as(args, kwargs)
 
+    def pickle_options(self) -> dict:
+        """njit(fun, **options) rebuilds it in another process (dispatch/pickling.py)."""
+        return {"options": dict(self.options), "name": self.name}
+
     def compile_only(self, args, kwargs=None, layouts=None):
         """Compile the variant for these arguments' types (with `layouts` as in call_as)
         without running it; returns the variant."""

@@ -9,8 +9,6 @@ depends on a worker. The GIL is released for the whole native call.
 
 from __future__ import annotations
 
-import itertools
-
 import llvmlite.ir as ir
 
 from jitmagic.lower import codegen as _codegen
@@ -20,7 +18,6 @@ from jitmagic.runtime.threadpool import threads
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
-_ids = itertools.count()
 
 
 def worth_it(cg, elements, outer):
@@ -86,7 +83,11 @@ def run(cg, n_outer, emit_range, extra=()):
     8-byte slots, one per captured LLVM value."""
     symbolic = not isinstance(n_outer, int)  # a generic variant's size: chunks at run time
     nthreads = threads() if symbolic else min(threads(), n_outer)
-    k = next(_ids)
+    # numbered within the module, not the process: the same computation must give the same
+    # LLVM IR text whatever was compiled before it (the disk cache is addressed by that text)
+    k = 0
+    while f"jm_part{k}" in cg.module.globals:
+        k += 1
     slots = []  # outer LLVM values, in ctx order
 
     # ---- the outlined part

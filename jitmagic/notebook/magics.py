@@ -19,9 +19,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from jitmagic.core.config import config
+from jitmagic.diagnostics import cluster, tracker
 from jitmagic.diagnostics import profile as profile_records
-from jitmagic.diagnostics import tracker
-from jitmagic.diagnostics.tableview import CacheTable, LogTable
+from jitmagic.diagnostics.tableview import CacheTable, CacheTables, LogTable, WorkerCacheTable
 from jitmagic.diagnostics.watch.cells import peer_jit
 from jitmagic.diagnostics.watch.watched import WatchedFunction
 from jitmagic.dispatch import baseline
@@ -106,6 +106,8 @@ def _notice_line(ev):
     why = "; ".join(r.text for r in ev.reasons) or ev.message
     statics = ", ".join(f"{k}={tracker.fmt_value(v)}" for k, v in ev.statics.items())
     name = ev.function if ev.backend == "jitmagic" else f"{ev.function} [{ev.backend}]"
+    if ev.worker is not None:
+        name += f" on {ev.worker}"
     return (
         f"jit · compiled {name} variant {ev.variant}"
         + (f" ({statics})" if statics else "")
@@ -542,6 +544,12 @@ class JitMagics(Magics):
     )
     @argument("--clear", action="store_true", help="drop the compiled variants")
     @argument(
+        "--workers",
+        action="store_true",
+        help="with a tracked Dask cluster (jm.dask.track): one row per worker and variant "
+        "instead of the workers' variants folded per function",
+    )
+    @argument(
         "--all-columns",
         action="store_true",
         help="every column: compile phases, kernel mean/min/total, numeric speedup and "
@@ -550,6 +558,10 @@ class JitMagics(Magics):
     @line_magic
     def jit_cache(self, line):
         """Table of every jitted function's compiled variants, or the code of one variant.
+
+        With a tracked Dask cluster (jm.dask.track), the workers' variants follow, folded per
+        function ("on 2 workers: 1 compiled it, 1 loaded it from the disk cache"; --workers:
+        one row each).
 
         Columns: function, variant, statics, signature, compile_ms, calls, kernel_us_median
         (the native code alone, median of the last 128 calls), call_us (the whole call as you
@@ -582,11 +594,17 @@ class JitMagics(Magics):
         if views or args.variant is not None:
             return self._code(fns[0], views[0] if views else "ir", args.variant)
         df = dashboard.cache_table(fns)
-        if df.empty:
+        if cluster.trackings():
+            cluster.refresh()
+        remote = cluster.cache_frame(fns[0] if args.name else None, per_worker=args.workers)
+        if df.empty and remote.empty:
             print("no compiled variants yet" + (f" for {args.name}" if args.name else ""))
         if not args.all_columns:
             df = short_table(df)
-        return CacheTable(_rounded(df))
+        table = CacheTable(_rounded(df))
+        if remote.empty:
+            return table
+        return CacheTables(table, WorkerCacheTable(_rounded(remote)))
 
     def _code_text(self, f, view, variant):
         try:
@@ -669,21 +687,22 @@ class JitMagics(Magics):
                     raise UsageError(f"%jit_log: cannot write {path}: {e.strerror}") from None
                 print(f"wrote {len(df)} event(s) to {path}")
         if not args.all_columns:
-            df = df[
-                [
-                    "seq",
-                    "time",
-                    "kind",
-                    "function",
-                    "backend",
-                    "variant",
-                    "statics",
-                    "signature",
-                    "reason",
-                    "compile_ms",
-                    "message",
-                ]
+            columns = [
+                "seq",
+                "time",
+                "kind",
+                "function",
+                "backend",
+                "variant",
+                "statics",
+                "signature",
+                "reason",
+                "compile_ms",
+                "message",
             ]
+            if df["worker"].notna().any():  # records from a tracked cluster's workers
+                columns.insert(4, "worker")
+            df = df[columns]
         return LogTable(_rounded(df).reset_index(drop=True))
 
     # ------------------------------------------------------------ %jit_dashboard

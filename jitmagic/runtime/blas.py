@@ -24,8 +24,9 @@ import ctypes
 import glob
 import os
 
-import llvmlite.binding as llvm
 import numpy as np
+
+from jitmagic.runtime import llvmlock
 
 _found = {}
 # every routine generated code may call (see jitmagic.lower.blas and jitmagic.lower.lapack)
@@ -64,7 +65,7 @@ def library():
         except (OSError, AttributeError):
             continue
         for name, address in addresses.items():
-            llvm.add_symbol(name, address)
+            llvmlock.add_symbol(name, address)
         _found["lib"] = path
         _found["handle"] = lib  # keeps the library loaded
         break

@@ -23,10 +23,10 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-import threading
 
 import numpy as np
 
+from jitmagic.core import forksafe
 from jitmagic.core.config import config
 from jitmagic.runtime import native as runtime
 from jitmagic.runtime import native_call
@@ -82,7 +82,7 @@ class _Handler(ctypes.Structure):
     ]
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _pool = {}
 
 

@@ -11,16 +11,15 @@ generation), while keeping the vectorizers; the quick one, for kernels that do l
 from __future__ import annotations
 
 import ctypes
-import threading
 import time
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
 from jitmagic.errors import LoweringError
-from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
+from jitmagic.runtime import blas, bufpool, gemm, llvmlock, runstats, threadpool
 
-_lock = threading.RLock()
+_lock = llvmlock.LOCK  # every LLVM call holds it, and so does a fork (runtime/llvmlock.py)
 _state = {}
 
 
@@ -71,6 +70,10 @@ def _codegen_tm(level):
         return tms[level]
 
 
+def llvm_version() -> str:
+    return ".".join(map(str, llvm.llvm_version_info))
+
+
 def host_info() -> dict:
     s = _init()
     return {
@@ -78,7 +81,7 @@ def host_info() -> dict:
         "cpu": s["cpu"],
         "features": s["features"],
         "vector_math": s["vecmath"],
-        "llvm_version": ".".join(map(str, llvm.llvm_version_info)),
+        "llvm_version": llvm_version(),
     }
 
 

@@ -21,8 +21,7 @@ shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 
 from __future__ import annotations
 
-import threading
-
+from jitmagic.core import forksafe
 from jitmagic.runtime import bufpool, engine, threadpool
 from jitmagic.runtime import llvmtypes as _llvmtypes
 from jitmagic.runtime import native as runtime
@@ -38,7 +37,7 @@ KC, MC, NC = 512, 192, 3072
 # caller waits only for tasks another thread has started)
 TASKS_PER_THREAD = 4
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _built = {}
 
 

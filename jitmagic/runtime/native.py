@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 
-from jitmagic.runtime import engine
+from jitmagic.runtime import engine, llvmlock
 
 _forever = []
 
@@ -30,11 +30,8 @@ def build(text: str, names: tuple[str, ...], tag: str, link=(), opt=(1, 1)) -> d
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address)(addrs)
     keep_forever(module)
     out = dict(zip(names, addrs))
-    if link:
-        import llvmlite.binding as llvm
-
-        for name in link:
-            llvm.add_symbol(name, out[name])
+    for name in link:
+        llvmlock.add_symbol(name, out[name])
     return out
 
 

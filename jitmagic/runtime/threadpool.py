@@ -22,8 +22,8 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-import threading
 
+from jitmagic.core import forksafe
 from jitmagic.runtime import llvmtypes as _llvmtypes
 from jitmagic.runtime import native as runtime
 
@@ -50,7 +50,7 @@ class _State(ctypes.Structure):
     ]
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _pool = {}
 
 

@@ -45,7 +45,8 @@ import {
   IFunctionInfo,
   IJitEvent,
   IProfile,
-  IVariantInfo
+  IVariantInfo,
+  IWorkerVariants
 } from './protocol';
 import { IVariantRef } from './registry';
 
@@ -461,6 +462,17 @@ export class JitPanel extends Widget {
     meta.append(
       el('span', 'jp-JitPanel-variantCount', plural(variants.length, 'variant'))
     );
+    const remote = workersOf(f);
+    if (remote.length) {
+      const w = el(
+        'span',
+        'jp-JitPanel-workerCount',
+        `+ ${plural(remote.length, 'variant')} on workers`
+      );
+      w.title =
+        'variants compiled or loaded on a tracked Dask cluster (jm.dask.track)';
+      meta.append(w);
+    }
     if (storm) {
       const badge = el('span', 'jp-JitPanel-storm', `storm: ${storm}`);
       badge.title = `recompilation storm: argument '${storm}' keeps changing`;
@@ -495,6 +507,9 @@ export class JitPanel extends Widget {
       }
     }
     box.append(list);
+    if (remote.length) {
+      box.append(renderWorkers(remote));
+    }
     return box;
   }
 
@@ -1145,6 +1160,60 @@ export class JitPanel extends Widget {
   private _frame = 0;
   private _pendingSince = 0;
   private _diffTimer = 0;
+}
+
+function workersOf(f: IFunctionInfo): IWorkerVariants[] {
+  return Array.isArray(f.workers) ? f.workers.filter(Boolean) : [];
+}
+
+/**
+ * The workers' variants of a function, one row per key folded over the workers: how many
+ * workers have it and how many loaded it from the disk cache; the workers in the tooltip.
+ */
+export function renderWorkers(groups: IWorkerVariants[]): HTMLElement {
+  const box = el('div', 'jp-JitPanel-workers');
+  box.append(el('div', 'jp-JitPanel-workersHead', 'on the workers'));
+  for (const g of groups) {
+    const row = el('div', 'jp-JitPanel-variant jp-JitPanel-workerVariant');
+    const head = el('div', 'jp-JitPanel-variantHead');
+    const st = statics(g.statics);
+    if (st) {
+      const node = el('span', 'jp-JitPanel-statics', readable(st));
+      node.title = st;
+      head.append(node);
+    }
+    head.append(el('span', 'jp-JitPanel-signature', g.signature || ''));
+    const stats = el('div', 'jp-JitPanel-variantStats');
+    const summary = stat(
+      'workers',
+      g.summary || plural((g.workers || []).length, 'worker')
+    );
+    summary.title = (g.workers || [])
+      .map(w =>
+        (g.loaded || []).includes(w)
+          ? `${w}: loaded from the disk cache`
+          : `${w}: compiled`
+      )
+      .join('\n');
+    stats.append(
+      summary,
+      stat('compile', `compile ${ms(g.compile_ms)}`),
+      stat(
+        'calls',
+        callsText(
+          typeof g.calls === 'number' ? g.calls : null,
+          null,
+          g.run_ms_total
+        )
+      )
+    );
+    row.append(head, stats);
+    if (g.reason) {
+      row.append(reasonNode(g.reason));
+    }
+    box.append(row);
+  }
+  return box;
 }
 
 function variantsOf(f: IFunctionInfo): IVariantInfo[] {

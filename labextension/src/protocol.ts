@@ -84,13 +84,34 @@ export interface IVariantInfo {
   profilable?: boolean;
 }
 
+/**
+ * A tracked Dask cluster's variants of one function and key, folded over its workers
+ * (jitmagic/diagnostics/cluster): records of their statistics, not live variants.
+ */
+export interface IWorkerVariants {
+  statics?: { [name: string]: string };
+  signature?: string;
+  /** the workers (addresses) that have it, and those that loaded it from the disk cache */
+  workers?: string[];
+  loaded?: string[];
+  /** `on 2 workers: 1 compiled it, 1 loaded it from the disk cache` */
+  summary?: string;
+  compile_ms?: number | null;
+  calls?: number | null;
+  run_ms_total?: number | null;
+  reason?: string | null;
+}
+
 export interface IFunctionInfo {
+  /** absent for a function only a tracked cluster's workers have */
   fid?: number;
   backend?: string;
   name?: string;
   qualname?: string;
   where?: string;
   variants?: IVariantInfo[];
+  /** the same function's variants on a tracked cluster's workers (jm.dask.track) */
+  workers?: IWorkerVariants[];
 }
 
 export interface ISnapshot {

@@ -25,10 +25,10 @@ builder.py). Integer results are int64 where NumPy returns int64.
 from __future__ import annotations
 
 import ctypes
-import threading
 
 from llvmlite import ir
 
+from jitmagic.core import forksafe
 from jitmagic.runtime import native
 from jitmagic.runtime.rng import arrays, continuous, discrete, integers, ziggurat  # noqa: F401  (bodies)
 from jitmagic.runtime.rng.builder import F64, I64, PTR, Fn, Val, indirect_next
@@ -44,7 +44,7 @@ def emit_next(builder: ir.IRBuilder, bitgen: ir.Value, kind: str = "double") -> 
     return indirect_next(f, Val(f, bitgen), kind).v
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _installed: dict = {}
 
 

@@ -31,6 +31,57 @@ const twoFunctions: ISnapshot = {
 const frame = () => new Promise(r => requestAnimationFrame(() => r(null)));
 
 describe('JitPanel', () => {
+  it("shows a function's variants on a tracked cluster's workers, folded", async () => {
+    const panel = new JitPanel();
+    Widget.attach(panel, document.body);
+    const model = new JitModel();
+    panel.model = model;
+    model.handle({
+      type: 'snapshot',
+      snapshot: {
+        functions: [
+          {
+            name: 'normalise',
+            qualname: 'normalise',
+            variants: [],
+            workers: [
+              {
+                statics: {},
+                signature: 'chunk:f64[n], scale:f64[]~',
+                workers: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'],
+                loaded: ['tcp://127.0.0.1:2'],
+                summary:
+                  'on 2 workers: 1 compiled it, 1 loaded it from the disk cache',
+                compile_ms: 39.2,
+                calls: 98,
+                run_ms_total: 0.5,
+                reason: 'new function'
+              }
+            ]
+          }
+        ]
+      }
+    });
+    await frame();
+    const fn = panel.node.querySelector(
+      ".jp-JitPanel-function[data-name='normalise']"
+    )!;
+    expect(fn.querySelector('.jp-JitPanel-workerCount')!.textContent).toBe(
+      '+ 1 variant on workers'
+    );
+    const row = fn.querySelector('.jp-JitPanel-workerVariant')!;
+    const workers = row.querySelector("[data-stat='workers']") as HTMLElement;
+    expect(workers.textContent).toBe(
+      'on 2 workers: 1 compiled it, 1 loaded it from the disk cache'
+    );
+    expect(workers.title).toBe(
+      'tcp://127.0.0.1:1: compiled\ntcp://127.0.0.1:2: loaded from the disk cache'
+    );
+    expect(row.textContent).toContain('chunk:f64[n], scale:f64[]~');
+    expect(row.textContent).toContain('98 calls');
+    panel.dispose();
+  });
+
   it('lists functions, variants and events, and opens an event on click', async () => {
     const panel = new JitPanel();
     Widget.attach(panel, document.body);
