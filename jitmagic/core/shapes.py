@@ -487,6 +487,27 @@ def line_of(err):
     return msg[i + 4 : j] if 0 <= i < j else ""
 
 
+def _shown(shape, ctx):
+    """A shape as NumPy prints it: the call's sizes where the context knows them."""
+    ex = getattr(ctx, "examples", None) or {}
+    dims = []
+    for d in shape:
+        try:
+            dims.append(str(evaluate(d, ex)) if isinstance(d, Dim) else str(d))
+        except Exception:
+            dims.append(str(d))
+    return "(" + ",".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+class StaticOne(Exception):
+    """A front end that broadcasts sizes known only as symbols (njit) asks to trace again with
+    these argument sizes fixed at 1: their example is 1 and broadcasting needs to know it."""
+
+    def __init__(self, symbols):
+        super().__init__(f"sizes {sorted(symbols)} broadcast as 1")
+        self.symbols = tuple(symbols)
+
+
 def broadcast(shapes):
     """NumPy's broadcasting of shapes holding symbolic sizes. A static 1 stretches; two
     different sizes must be equal, which is a guard checked at call time when undecided (a
@@ -502,10 +523,15 @@ def broadcast(shapes):
             if got is None:
                 got = d
             elif not _same(got, d):
+                ctx = current()
+                one_by_example = getattr(ctx, "one_by_example", None)
+                ones = [x for x in (got, d) if one_by_example is not None and one_by_example(x)]
+                if ones:
+                    raise StaticOne([x.symbols[0] for x in ones])
                 raise ValueError(
-                    "shapes "
-                    + " ".join(str(tuple(s)) for s in shapes)
-                    + " cannot be broadcast together"
+                    "operands could not be broadcast together with shapes "
+                    + " ".join(_shown(s, ctx) for s in shapes)
+                    + " "
                 )
         out.append(1 if got is None else got)
     return tuple(out)

@@ -184,6 +184,15 @@ class NjitContext(shapes.GenericContext):
             )
         return answer
 
+    def one_by_example(self, d):
+        """Is d an argument's size whose example is 1 (NumPy would broadcast it)?"""
+        return (
+            isinstance(d, Dim)
+            and len(d.symbols) == 1
+            and d.terms == Dim.symbol(d.symbols[0]).terms
+            and self.examples.get(d.symbols[0]) == 1
+        )
+
     def user_compare(self, diff, op):
         """A comparison of sizes in the user's code (if n > 3:): decided when the code runs."""
         v = bind("dim_value", dim=diff)
@@ -581,10 +590,21 @@ class NjitFunction(JitFunction):
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
         timer = pipeline.Timer()
-        examples = {}
-        ctx = NjitContext(examples)
+        ones = set()  # argument sizes compiled as 1: NumPy broadcasts them (guarded)
+        for _ in range(8):
+            examples = {}
+            ctx = NjitContext(examples)
+            try:
+                with shapes.using(ctx):
+                    fn, out_tree, arg_layouts = self._trace_nj(
+                        leaves, labels, examples, tree, key[0], ones
+                    )
+                break
+            except shapes.StaticOne as e:
+                if set(e.symbols) <= ones:
+                    raise
+                ones |= set(e.symbols)
         with shapes.using(ctx):
-            fn, out_tree, arg_layouts = self._trace_nj(leaves, labels, examples, tree, key[0])
             timer.mark("trace")
             opt = self._optimize(fn)
             timer.mark("passes")
@@ -593,7 +613,18 @@ class NjitFunction(JitFunction):
             )
             timer.mark("llvm_ir")
         guards = dict(ctx.guards)
-        guard_fn = _guard_checker(guards, fn, leaves) if guards else None
+        one_dims = [
+            (k, d)
+            for k, x in enumerate(leaves)
+            if isinstance(x, np.ndarray)
+            for d in range(x.ndim)
+            if f"{_ident(labels[k])}_{d}" in ones
+        ]
+        guard_fn = (
+            _guard_checker(guards, fn, leaves, one_dims, len(opt.consts))
+            if guards or one_dims
+            else None
+        )
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
         module, tier = pipeline.machine_code(
             self, text, info, 2, use_disk_cache=True if self.opts.cache else None
@@ -627,7 +658,7 @@ class NjitFunction(JitFunction):
             fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
         return fn, out_tree
 
-    def _trace_nj(self, leaves, labels, examples, tree, key_types=None):
+    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, ones=()):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
@@ -640,6 +671,9 @@ class NjitFunction(JitFunction):
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
+                        if sym in ones:  # a size 1 that broadcasts (a guard checks it)
+                            shape.append(1)
+                            continue
                         examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
                     ref = RefType(tuple(shape), x.dtype, at.layout, at.readonly)
@@ -823,15 +857,16 @@ def _explain(history, key, labels):
     return best
 
 
-def _guard_checker(guards, fn, leaves):
-    """A function of the call's leaves telling whether the variant's size guards hold."""
+def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):
+    """A function of the call's leaves telling whether the variant's size guards hold
+    (`ones`: (leaf, axis) compiled as size 1)."""
     names = {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
-    lines = []
+    lines = [f"(L[{k}].shape[{d}] == 1)" for k, d in ones]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"

@@ -57,7 +57,16 @@ class NjTracer(Tracer):
 
     def __getitem__(self, idx):
         if _user_caller() and _is_basic(idx) and self.ndim:
+            items = _normalize(idx, self.ndim)
+            if _all_ints(items, self.ndim):
+                # one element: a value, no view needed; its indices checked as NumPy's
+                _check_value_indices(items, self.shape)
+                return Tracer.__getitem__(self, idx)
             # a slice of an array is a view of it in NumPy: writes through either show in both
+            _promote(self)
+            return RefTracer.__getitem__(self, idx)
+        if _user_caller() and self.ndim:
+            # integer arrays and masks: checked as NumPy checks them (indexing.py's loops)
             _promote(self)
             return RefTracer.__getitem__(self, idx)
         return Tracer.__getitem__(self, idx)
@@ -248,6 +257,39 @@ class NjRange:
 
     def __len__(self):
         raise TypeError("len() of a range with traced bounds: use it inside njit code")
+
+
+def _check_value_indices(items, shape):
+    for axis, (i, n) in enumerate(zip(items, shape)):
+        if not isinstance(i, Tracer) and not isinstance(n, Dim):
+            if not -n <= int(i) < n:
+                bind(
+                    "nj_raise",
+                    np.int64(int(i)),
+                    np.int64(n),
+                    exc="IndexError",
+                    message=f"index {{0}} is out of bounds for axis {axis} with size {{1}}",
+                )
+            continue
+        iv = (
+            bind("convert_element_type", _val_of(i), new_dtype=np.dtype(np.int64), weak_type=False)
+            if isinstance(i, Tracer)
+            else np.int64(int(i))
+        )
+        nv = bind("dim_value", dim=n) if isinstance(n, Dim) else np.int64(n)
+        ok = np.logical_and(iv >= -nv, iv < nv)
+        bind(
+            "nj_require",
+            ok,
+            iv,
+            nv,
+            exc="IndexError",
+            message=f"index {{0}} is out of bounds for axis {axis} with size {{1}}",
+        )
+
+
+def _val_of(x):
+    return x.value() if isinstance(x, RefTracer) else x
 
 
 def _new_ref(v):
@@ -540,7 +582,61 @@ def set_value(dest, value, casting=None):
         raise ValueError(
             f"could not broadcast input array from shape {vshape} into shape {dest.shape}"
         )
+    _check_fits(vshape, dest.shape)
     bind("ref_set", dest, v)
+
+
+def _check_fits(vshape, dshape):
+    """The value's shape broadcasts to the destination's (NumPy's ValueError otherwise, raised
+    where the assignment runs). A size 1 stretches only when known to be 1: an argument whose
+    example is 1 is compiled as 1 (shapes.StaticOne); other sizes must be equal, checked."""
+    from jitmagic.core import shapes as _shapes
+
+    lead = len(dshape) - len(vshape)
+    pending = []
+    for k, vd in enumerate(vshape):
+        dd = dshape[lead + k]
+        if _shapes.is_one(vd) or (not isinstance(vd, Dim) and not isinstance(dd, Dim) and vd == dd):
+            continue
+        if isinstance(vd, Dim) and isinstance(dd, Dim) and vd.terms == dd.terms:
+            continue  # (the same size: compared as expressions, no decision taken)
+        ctx = _shapes.current()
+        one = getattr(ctx, "one_by_example", None)
+        if isinstance(vd, Dim) and one is not None and one(vd):
+            raise _shapes.StaticOne([vd.symbols[0]])
+        if isinstance(vd, Dim) and set(vd.symbols) <= set(getattr(ctx, "examples", ())):
+            ctx.guard(vd - 1, "==")  # compiled for a size other than 1: a call with 1 recompiles
+        pending.append((vd, dd))
+    if not pending:
+        return
+    values, parts = [], []
+
+    def text(shape):
+        out = []
+        for d in shape:
+            if isinstance(d, Dim):
+                out.append("{" + str(len(values)) + "}")
+                values.append(bind("dim_value", dim=d))
+            else:
+                out.append(str(d))
+        return "(" + ", ".join(out) + ("," if len(out) == 1 else "") + ")"
+
+    message = f"could not broadcast input array from shape {text(vshape)} into shape {text(dshape)}"
+    ok = None
+    for vd, dd in pending:
+        a = bind("dim_value", dim=vd) if isinstance(vd, Dim) else np.int64(vd)
+        b = bind("dim_value", dim=dd) if isinstance(dd, Dim) else np.int64(dd)
+        eq = bind("eq", a, b)
+        ok = eq if ok is None else bind("and", ok, eq)
+    if len(values) < 7:
+        bind("nj_require", ok, *values, exc="ValueError", message=message)
+    else:
+        bind(
+            "nj_require",
+            ok,
+            exc="ValueError",
+            message="could not broadcast input array into the destination's shape",
+        )
 
 
 def view_of(r, items):
