@@ -609,7 +609,7 @@ def _check_fits(vshape, dshape):
         pending.append((vd, dd))
     if not pending:
         return
-    values, parts = [], []
+    values = []
 
     def text(shape):
         out = []
