@@ -17,3 +17,15 @@ def _no_tier_up_across_tests():
     from jitmagic.dispatch import tiering
 
     tiering.settle()
+
+
+@pytest.fixture(autouse=True)
+def _config_restored():
+    """A test that changes jm.config (live notices, tracking, tiering, ...) changes it for
+    itself only: the next test starts from the same configuration."""
+    import jitmagic as jm
+
+    saved = jm.config.as_dict()
+    yield
+    if jm.config.as_dict() != saved:
+        jm.config.update(**saved)
