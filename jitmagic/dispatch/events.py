@@ -86,12 +86,14 @@ class Event:
     # the process the record comes from when it is not this one: a Dask worker's address
     # (jitmagic/diagnostics/cluster), None for this process's own records
     worker: str | None = None
+    front: str = "jit"  # jitmagic's front door that compiled: "jit" (JAX's) or "njit" (NumPy's)
 
     def to_dict(self):
         return {
             "seq": self.seq,
             "fid": self.fid,
             "backend": self.backend,
+            "front": self.front,
             "time": self.time,
             "kind": self.kind,
             "function": self.function,
@@ -151,6 +153,7 @@ def record(kind, jf=None, *, when=None, **fields) -> Event:
             where=jf.where if jf is not None else fields.pop("where", ""),
             fid=jf.fid if jf is not None else None,
             backend=getattr(jf, "backend", "jitmagic"),
+            front=getattr(jf, "kind", "jit") if jf is not None else fields.pop("front", "jit"),
             **fields,
         )
         _events.append(ev)

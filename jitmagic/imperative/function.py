@@ -585,7 +585,7 @@ class NjitFunction(JitFunction):
             st.cache.setdefault(key, []).insert(0, v)
             st.history.append((key, labels))
             del st.history[:-64]
-            events.record_compile(self, v, reasons, stacklevel=4)
+            events.record_compile(self, v, reasons, storm_text=_storm_text, stacklevel=4)
             return v
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
@@ -792,6 +792,12 @@ def _legacy_rng():
 
 
 def _aval_label(x):
+    """An argument as njit's records show it: its type as Numba prints it (njit keys by
+    type, never by shape: float64[::1], int64, ...)."""
+    try:
+        return type_text(arg_type(x, "?"))
+    except Exception:
+        pass
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, x.dtype, False)
     if isinstance(x, np.random.Generator):
@@ -855,6 +861,30 @@ def _explain(history, key, labels):
         if best is None or len(diffs) < len(best):
             best = diffs
     return best
+
+
+def _storm_text(jf, n, arg, kind):
+    """A storm of an njit function, in Numba's terms: which argument keeps changing type."""
+    head = f"{jf.name} compiled {n} variants in {events.config.storm_window:g} s"
+    if arg is None:
+        return head + "."
+    if kind == "dtype":
+        fix = (
+            f"argument '{arg}' arrives with a new dtype each time: each dtype compiles a "
+            f"variant. Convert it once before the calls (np.asarray({arg}, np.float64))."
+        )
+    elif kind == "type":
+        fix = (
+            f"argument '{arg}' changes type between calls (an int and a float, or a "
+            f"contiguous array and a non-contiguous view, which compiles an 'A' layout "
+            f"variant): cast it to one type before the call (float({arg}), "
+            f"np.ascontiguousarray({arg}))."
+        )
+    elif kind == "guard":
+        fix = "argument sizes keep breaking the variant's assumptions (a size 1 that broadcasts)."
+    else:
+        fix = f"the reason is {kind}."
+    return f"{head}; {fix}"
 
 
 def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):

@@ -30,6 +30,7 @@ from jitmagic.dispatch.function import JitFunction
 from jitmagic.dispatch.function import jit as _jit
 from jitmagic.dispatch.inspection import pick, short_table
 from jitmagic.errors import JitError
+from jitmagic.imperative import njit as njit_compile
 from jitmagic.notebook import cellfunc, dashboard, profiling
 from jitmagic.notebook import comm as panel_comm
 
@@ -109,7 +110,7 @@ def _notice_line(ev):
     if ev.worker is not None:
         name += f" on {ev.worker}"
     return (
-        f"jit · compiled {name} variant {ev.variant}"
+        f"{ev.front} · compiled {name} variant {ev.variant}"
         + (f" ({statics})" if statics else "")
         + (f" in {ms:.1f} ms" if ms is not None else "")
         + f" — {why}"
@@ -298,13 +299,15 @@ def _parse(magic, line):
     return args
 
 
-def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None):
+def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None, njit=False):
     """Decorator applied to each top-level function of a %%jit cell."""
     import inspect
 
     def wrap(fun):
         if isinstance(fun, JitFunction) or getattr(fun, "backend", None) == backend:
             return fun
+        if njit:  # NumPy's semantics (jm.njit): in-place updates, loops and branches on values
+            return njit_compile(fun)
         try:
             params = inspect.signature(fun).parameters
         except (TypeError, ValueError):
@@ -362,6 +365,13 @@ class JitMagics(Magics):
         "(default: cell_ followed by the first outputs)",
     )
     @argument("--quiet", action="store_true", help="no live notices after this cell")
+    @argument(
+        "--njit",
+        action="store_true",
+        help="compile the cell's functions with jm.njit (NumPy's semantics: in-place updates "
+        "reach the caller, Python loops and branches on values compile natively) instead of "
+        "jm.jit (JAX's)",
+    )
     @argument(
         "--profile",
         action="store_true",
@@ -441,6 +451,18 @@ class JitMagics(Magics):
             raise UsageError(
                 f"%%jit --shapes is jitmagic's own option; drop it with --backend {args.backend}"
             )
+        if args.njit and (args.static_argnums or args.static_argnames or args.shapes):
+            raise UsageError(
+                "%%jit --njit: njit functions have no static arguments and no shapes= (a new "
+                "size never recompiles); drop --static-argnums/--static-argnames/--shapes"
+            )
+        if args.njit and args.backend != "jitmagic":
+            raise UsageError("%%jit --njit compiles with jitmagic: drop --backend")
+        if args.njit and not defs:
+            raise UsageError(
+                "%%jit --njit compiles the cell's functions: this cell defines none; put the "
+                "code in a def (or drop --njit to compile the cell itself with jm.jit)"
+            )
         if args.profile and args.backend != "jitmagic":
             raise UsageError(
                 f"%%jit --profile: profiling is not available for {args.backend}: it times the "
@@ -470,7 +492,7 @@ class JitMagics(Magics):
             deco = ast.parse(
                 f"__import__('jitmagic.notebook.magics', fromlist=['_'])._cell_jit("
                 f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
-                f"{args.backend!r}, {args.shapes!r})",
+                f"{args.backend!r}, {args.shapes!r}, {args.njit!r})",
                 mode="eval",
             ).body
             line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
