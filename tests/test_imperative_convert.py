@@ -1289,6 +1289,9 @@ class RecordingOps:
         self._line("ifexp", line, lambda t: " if " in t and " else " in t)
         return pyops.ifexp(pred, then, orelse, line)
 
+    def module_view(self, value):
+        return pyops.module_view(value)
+
     def getitem(self, obj, index, line):
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)

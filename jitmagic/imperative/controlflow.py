@@ -393,6 +393,27 @@ class Expressions(ast.NodeTransformer):
             node,
         )
 
+    def visit_Import(self, node):
+        # a module imported inside the function is seen as njit code sees its globals
+        # (`import numpy as np` inside: njit's numpy; `import jitmagic.numba as nb`: its prange)
+        out = [node]
+        for a in node.names:
+            bound = a.asname or a.name.split(".")[0]
+            if a.name == "*":
+                continue
+            out.append(
+                located(
+                    ast.Assign(
+                        targets=[ast.Name(id=bound, ctx=ast.Store())],
+                        value=hook("module_view", [ast.Name(id=bound, ctx=ast.Load())]),
+                    ),
+                    node,
+                )
+            )
+        return out
+
+    visit_ImportFrom = visit_Import
+
     def visit_Subscript(self, node):
         self.generic_visit(node)
         # a tuple indexed by a value the running code computes (t[i]) picks at run time

@@ -138,12 +138,15 @@ class Converted:
                 )
         cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         closure = []
+        # closure values are seen as the namespace's globals are (ops.module_view: njit's
+        # numpy for a captured module, a captured helper compiled inline)
+        view = getattr(ops, "module_view", None) or (lambda v: v)
         for n in t.code.co_freevars:
             if n == OPS:
                 closure.append(types.CellType(ops))
                 continue
             try:
-                closure.append(types.CellType(cells[n].cell_contents))
+                closure.append(types.CellType(view(cells[n].cell_contents)))
             except ValueError:  # an empty cell stays empty: reading it raises NameError
                 closure.append(types.CellType())
         f = types.FunctionType(

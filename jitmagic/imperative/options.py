@@ -61,6 +61,7 @@ class NjitOptions:
             self.parallel,
             self.error_model,
             self.nogil,
+            self.cache,  # (a wrapper with cache=True stores what it compiles: its own cache)
         )
 
 

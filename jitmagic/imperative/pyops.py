@@ -15,6 +15,7 @@ __all__ = [
     "check_defined",
     "compare",
     "getitem",
+    "module_view",
     "for_enumerate",
     "for_iter",
     "for_range",
@@ -113,6 +114,10 @@ def if_(pred, then, orelse, init, names, line):
 
 def ifexp(pred, then, orelse, line):
     return then() if pred else orelse()
+
+
+def module_view(value):
+    return value
 
 
 def getitem(obj, index, line):

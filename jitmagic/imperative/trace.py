@@ -347,6 +347,12 @@ class TraceOps:
         return value
 
     # -------------------------------------------------------- expressions
+    def module_view(self, value):
+        """What a name imported inside the function is to njit code (as its globals are)."""
+        from jitmagic.imperative.function import _njit_view
+
+        return _njit_view(value, self, {})
+
     def getitem(self, obj, index, line):
         if isinstance(obj, tuple) and isinstance(index, Tracer):
             return _tuple_at(obj, index)
