@@ -50,7 +50,7 @@ import numpy as np
 
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.lower import imperative as lower_nj
-from jitmagic.runtime import engine, native
+from jitmagic.runtime import engine, native, threadpool
 from jitmagic.runtime.llvmtypes import I32, I64, PTR
 
 _lock = threading.RLock()
@@ -58,7 +58,8 @@ _counter = itertools.count(1)
 _ERRINFO = lower_nj.ERRINFO_SLOTS
 _RAISE = lower_nj.STATUS_RAISE
 _BAD_CORE_STRIDE = 101  # a loop status of the wrapper's own (see _report)
-_PAR_MIN = 512  # a shorter inner loop runs serially even when the target is "parallel"
+_PAR_MIN = 2048  # elements per part, at least, when the target is "parallel"
+_MAX_PARTS = 8  # (threadpool.threads() is at most 8)
 
 # ---------------------------------------------------------------- NumPy's ufunc C API
 
@@ -202,55 +203,80 @@ class Operand:
         return (self.dtype.str, self.core, self.extra, self.scalar)
 
 
-def _loop_source(name, nin, nout, gufunc, parallel):
+# modes of a loop call, chosen by the C inner loop (the loop function's `mode` argument)
+SERIAL, REDUCE, ACCUMULATE = 0, 1, 2
+
+
+def _loop_source(name, nin, nout, gufunc, fold):
+    """The loop over the outer dimension. fold (a binary ufunc whose first input has the
+    output's dtype): reduce (the first input is the output, of step 0) and accumulate (the
+    first input is the output one element back) carry the running value in a register."""
     ins = [f"a{k}" for k in range(nin)]
     outs = [f"o{k}" for k in range(nout)]
-    params = ", ".join(["n"] + (["par"] if parallel else []) + ins + outs)
+    params = ", ".join(["n", "mode"] + ins + outs)
     if gufunc:
         body = f"kernel_({', '.join(f'{a}[i]' for a in ins + outs)})"
     else:
-        body = f"{outs[0]}[i] = kernel_({', '.join(f'{a}[i]' for a in ins)})"
+        body = f"o0[i] = kernel_({', '.join(f'{a}[i]' for a in ins)})"
     lines = [f"def {name}({params}):"]
-    if parallel:
-        lines += [
-            "    if par:",
-            "        for i in prange_(n):",
-            f"            {body}",
-            "    else:",
-            "        for i in range(n):",
-            f"            {body}",
-        ]
+    branches = []
+    if fold:
+        branches.append(
+            (
+                REDUCE,
+                [
+                    "r = a0[0]",
+                    "for i in range(n):",
+                    "    o0[0] = kernel_(r, a1[i])",
+                    "    r = o0[0]",
+                ],
+            )
+        )
+        branches.append(
+            (
+                ACCUMULATE,
+                [
+                    "r = a0[0]",
+                    "for i in range(n):",
+                    "    o0[i] = kernel_(r, a1[i])",
+                    "    r = o0[i]",
+                ],
+            )
+        )
+    serial = ["for i in range(n):", f"    {body}"]
+    if not branches:
+        lines += ["    " + x for x in serial]
     else:
-        lines += ["    for i in range(n):", f"        {body}"]
+        for k, (mode, code) in enumerate(branches):
+            lines.append(f"    {'if' if k == 0 else 'elif'} mode == {mode}:")
+            lines += ["        " + x for x in code]
+        lines.append("    else:")
+        lines += ["        " + x for x in serial]
     return "\n".join(lines) + "\n"
 
 
-def loop_function(kernel, nin, nout, gufunc, parallel, options):
+def loop_function(kernel, nin, nout, gufunc, fold, options):
     """The njit function looping the kernel over the outer dimension (its source is kept in
     linecache, so njit's conversion and tracebacks can read it)."""
-    from jitmagic.numba.parallel import prange
-
     base = getattr(kernel, "__name__", "kernel")
     ident = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
     fname = f"{ident}_ufunc_loop"
-    src = _loop_source(fname, nin, nout, gufunc, parallel)
+    src = _loop_source(fname, nin, nout, gufunc, fold)
     filename = f"<jitmagic {'gufunc' if gufunc else 'ufunc'} loop {next(_counter)} of {base}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    g = {"kernel_": kernel, "prange_": prange, "__name__": "jitmagic_ufunc_loops"}
+    g = {"kernel_": kernel, "__name__": "jitmagic_ufunc_loops"}
     exec(compile(src, filename, "exec"), g)
     fn = g[fname]
     fn.__qualname__ = f"{getattr(kernel, '__qualname__', base)} (ufunc loop)"
     opts = dict(options)
-    opts["nogil"] = True  # NumPy may run the loop without the GIL
-    if parallel:
-        opts["parallel"] = True
+    opts["nogil"] = True  # NumPy may run the loop without the GIL (or split it over threads)
     return NjitFunction(fn, opts)
 
 
 _EXAMPLE_SIZES = (3, 5, 7, 11, 13, 17, 19, 23)
 
 
-def compile_loop(nj, operands, parallel, fixed_sizes):
+def compile_loop(nj, operands, fixed_sizes):
     """The njit variant of loop function `nj` for these operands (arrays of any strides);
     raises NotImplementedError when its code assumes more of the sizes than the gufunc's
     signature says (a size-dependent decision njit would check at each call)."""
@@ -264,7 +290,7 @@ def compile_loop(nj, operands, parallel, fixed_sizes):
     def size_default(ix):
         return fixed_sizes.get(ix, _EXAMPLE_SIZES[ix % len(_EXAMPLE_SIZES)])
 
-    lead = (n_outer, 0) if parallel else (n_outer,)
+    lead = (n_outer, 0)
     arrays = [example(op, size_default) for op in operands]
     layouts = [None] * len(lead) + ["A"] * len(operands)
     with _lock:
@@ -328,11 +354,13 @@ _loops: dict = {}
 class Loop:
     """One compiled inner loop: the njit variant and the C function NumPy calls."""
 
-    def __init__(self, name, variant, operands, nin, gufunc, parallel):
+    def __init__(self, name, variant, operands, nin, gufunc, parallel, fold):
         self.name = name
         self.variant = variant
+        self.entry_module = variant.module  # (the code called, even if the variant's changes)
         self.operands = operands
         self.nin = nin
+        self.gufunc, self.parallel, self.fold = gufunc, parallel, fold
         self.id = next(_counter)
         _loops[self.id] = self
         # arrays the entry takes ahead of the arguments (its constants): kept alive here
@@ -340,213 +368,490 @@ class Loop:
             np.asarray(c) if k == "array" and not isinstance(c, np.ndarray) else c
             for c, k in zip(variant.consts, variant.kinds)
         ]
-        text = _wrapper_ir(self, gufunc, parallel)
+        text = _Wrapper(self).build()
         self.module = engine.compile_ir(text, "jm_ufunc_loop", opt_level=2, codegen_opt=2)
         self.address = self.module.address
         self.type_nums = tuple(op.dtype.num for op in operands)
         native.keep_forever(self)
 
 
-def _wrapper_ir(loop, gufunc, parallel):
-    v = loop.variant
-    ops = loop.operands
-    nargs = len(ops)
-    m = ir.Module(name="jm_ufunc_loop")
-    fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR])
-    f = ir.Function(m, fty, "jm_ufunc_loop")
-    args_p, dims_p, steps_p, _data = f.args
-    entry_ty = ir.FunctionType(
-        I32,
-        [PTR if k == "array" else (I64 if k == "i64" else ir.DoubleType()) for k in v.kinds]
-        + [PTR, PTR, PTR],
-    )
-    report_ty = ir.FunctionType(PTR, [I64, I64, PTR])
-    ensure = ir.Function(m, ir.FunctionType(I32, []), "PyGILState_Ensure")
-    release = ir.Function(m, ir.FunctionType(ir.VoidType(), [I32]), "PyGILState_Release")
-    occurred = ir.Function(m, ir.FunctionType(PTR, []), "PyErr_Occurred")
-    set_obj = ir.Function(m, ir.FunctionType(ir.VoidType(), [PTR, PTR]), "PyErr_SetObject")
+_BOOL = ir.IntType(1)
+_CHUNK = 2048  # elements per call when an input is one value broadcast (see _Wrapper)
 
-    def c64(x):
-        return ir.Constant(I64, x)
 
-    def const_ptr(addr):
-        return ir.Constant(I64, addr).inttoptr(PTR)
+def _c64(x):
+    return ir.Constant(I64, x)
 
-    bb = f.append_basic_block("entry")
-    b = ir.IRBuilder(bb)
 
-    def at(p, k):
-        return b.gep(p, [c64(k)], source_etype=I64)
+class _Wrapper:
+    """The C inner loop of one Loop, in LLVM IR:
 
-    n = b.load(at(dims_p, 0), typ=I64)
-    data, steps, headers, dimvs = [], [], [], []
-    outer_ok = ir.Constant(ir.IntType(1), 1)
-    core_ok = ir.Constant(ir.IntType(1), 1)
-    off = nargs  # core steps follow the outer steps, operand by operand
-    for k, op in enumerate(ops):
-        p = b.load(b.gep(args_p, [c64(k)], source_etype=PTR), typ=PTR)
-        s = b.load(at(steps_p, k), typ=I64)
-        item = c64(op.dtype.itemsize)
-        outer_ok = b.and_(outer_ok, b.icmp_signed("==", b.srem(s, item), c64(0)))
-        nd = op.ndim
-        dimv = b.alloca(ir.ArrayType(I64, nd))
-        strv = b.alloca(ir.ArrayType(I64, nd))
-        b.store(n, b.gep(dimv, [c64(0), c64(0)]))
-        b.store(s, b.gep(strv, [c64(0), c64(0)]))
-        for j, ix in enumerate(op.core):
-            size = b.load(at(dims_p, 1 + ix), typ=I64)
-            cs = b.load(at(steps_p, off + j), typ=I64)
-            core_ok = b.and_(core_ok, b.icmp_signed("==", b.srem(cs, item), c64(0)))
-            b.store(size, b.gep(dimv, [c64(0), c64(1 + j)]))
-            b.store(cs, b.gep(strv, [c64(0), c64(1 + j)]))
-        off += len(op.core)
-        if op.extra:
-            b.store(c64(1), b.gep(dimv, [c64(0), c64(nd - 1)]))
-            b.store(c64(0), b.gep(strv, [c64(0), c64(nd - 1)]))
-        hdr = b.alloca(ir.ArrayType(I64, 8))
-        for j in range(8):
-            b.store(c64(0), b.gep(hdr, [c64(0), c64(j)]))
-        b.store(b.ptrtoint(p, I64), b.gep(hdr, [c64(0), c64(2)]))  # data (offset 16)
-        b.store(c64(nd), b.gep(hdr, [c64(0), c64(3)]))  # nd (offset 24)
-        b.store(b.ptrtoint(dimv, I64), b.gep(hdr, [c64(0), c64(4)]))  # dimensions (32)
-        b.store(b.ptrtoint(strv, I64), b.gep(hdr, [c64(0), c64(5)]))  # strides (40)
-        data.append(p)
-        steps.append(s)
-        headers.append(hdr)
-        dimvs.append(dimv)
-    results = b.alloca(ir.ArrayType(I64, max(v.n_slots, 1)))
-    err = b.alloca(ir.ArrayType(I64, _ERRINFO))
-    ctx = const_ptr(ctypes.addressof(v._ctx))
-    consts = []
-    for c, kind in zip(loop.consts, v.kinds):
-        if kind == "array":
-            consts.append(const_ptr(id(c)))
-        elif kind == "i64":
-            consts.append(c64(int(c)))
+        void jm_ufunc_loop(char **args, npy_intp *dims, npy_intp *steps, void *data)
+
+    One array header per operand on the stack (data @16, ndim @24, dimensions @32, strides
+    @40: what the njit entry reads of a PyArrayObject), then one call of the entry for the
+    whole loop, in the mode the operands allow (SERIAL, REDUCE, ACCUMULATE) or, for
+    target="parallel", split over the thread pool (parallel_call). An
+    input of step 0 (a broadcast scalar) in a long serial elementwise loop is copied into a
+    small contiguous block and the loop called per _CHUNK elements, so LLVM's vector loop
+    (versioned on unit strides) runs. A failed call: see the module docstring."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.v = loop.variant
+        self.ops = loop.operands
+        self.nin = loop.nin
+        self.m = ir.Module(name="jm_ufunc_loop")
+
+    def declare(self, name, ret, args):
+        return ir.Function(self.m, ir.FunctionType(ret, args), name)
+
+    def build(self):
+        loop, v, ops = self.loop, self.v, self.ops
+        nargs = len(ops)
+        f = ir.Function(
+            self.m, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR]), "jm_ufunc_loop"
+        )
+        self.f = f
+        args_p, dims_p, steps_p, _ = f.args
+        self.entry_ty = ir.FunctionType(
+            I32,
+            [PTR if k == "array" else (I64 if k == "i64" else ir.DoubleType()) for k in v.kinds]
+            + [PTR, PTR, PTR],
+        )
+        self.gil_ensure = self.declare("PyGILState_Ensure", I32, [])
+        self.gil_release = self.declare("PyGILState_Release", ir.VoidType(), [I32])
+        self.err_occurred = self.declare("PyErr_Occurred", PTR, [])
+        self.err_set = self.declare("PyErr_SetObject", ir.VoidType(), [PTR, PTR])
+        b = self.b = ir.IRBuilder(f.append_basic_block("entry"))
+
+        def at(p, k):
+            return b.gep(p, [_c64(k)], source_etype=I64)
+
+        n = self.n = b.load(at(dims_p, 0), typ=I64)
+        self.data, self.steps, self.headers, self.dimvs, self.strvs = [], [], [], [], []
+        outer_ok, core_ok = ir.Constant(_BOOL, 1), ir.Constant(_BOOL, 1)
+        off = nargs  # the core steps follow the outer steps, operand by operand
+        for k, op in enumerate(ops):
+            p = b.load(b.gep(args_p, [_c64(k)], source_etype=PTR), typ=PTR)
+            s = b.load(at(steps_p, k), typ=I64)
+            item = _c64(op.dtype.itemsize)
+            outer_ok = b.and_(outer_ok, b.icmp_signed("==", b.srem(s, item), _c64(0)))
+            nd = op.ndim
+            dimv = b.alloca(ir.ArrayType(I64, nd))
+            strv = b.alloca(ir.ArrayType(I64, nd))
+            self.put(dimv, 0, n)
+            self.put(strv, 0, s)
+            for j, ix in enumerate(op.core):
+                cs = b.load(at(steps_p, off + j), typ=I64)
+                core_ok = b.and_(core_ok, b.icmp_signed("==", b.srem(cs, item), _c64(0)))
+                self.put(dimv, 1 + j, b.load(at(dims_p, 1 + ix), typ=I64))
+                self.put(strv, 1 + j, cs)
+            off += len(op.core)
+            if op.extra:
+                self.put(dimv, nd - 1, _c64(1))
+                self.put(strv, nd - 1, _c64(0))
+            hdr = b.alloca(ir.ArrayType(I64, 8))
+            for j in range(8):
+                self.put(hdr, j, _c64(0))
+            self.put(hdr, 2, b.ptrtoint(p, I64))
+            self.put(hdr, 3, _c64(nd))
+            self.put(hdr, 4, b.ptrtoint(dimv, I64))
+            self.put(hdr, 5, b.ptrtoint(strv, I64))
+            self.data.append(p)
+            self.steps.append(s)
+            self.headers.append(hdr)
+            self.dimvs.append(dimv)
+            self.strvs.append(strv)
+        self.results = b.alloca(ir.ArrayType(I64, max(v.n_slots, 1)))
+        self.err = b.alloca(ir.ArrayType(I64, _ERRINFO))
+        self.consts = []
+        for c, kind in zip(loop.consts, v.kinds):
+            if kind == "array":
+                self.consts.append(_c64(id(c)).inttoptr(PTR))
+            elif kind == "i64":
+                self.consts.append(_c64(int(c)))
+            else:
+                self.consts.append(ir.Constant(ir.DoubleType(), float(c)))
+        self.ctx = _c64(ctypes.addressof(v._ctx)).inttoptr(PTR)
+        self.i_slot = b.alloca(I64)
+        self.first = b.alloca(_BOOL)
+        bufs = self.broadcast_buffers() if self.chunkable() else None
+
+        done = self.done = f.append_basic_block("done")
+        whole = f.append_basic_block("whole")
+        by_element = self.by_element = f.append_basic_block("by_element")
+        b.cbranch(b.and_(outer_ok, core_ok), whole, by_element)
+
+        # ---- the whole inner loop in one call (or in chunks, see above)
+        b.position_at_end(whole)
+        apart = self.overlaps()
+        mode = self.mode()
+        failed = f.append_basic_block("failed")
+        self.failures = []
+        if loop.parallel and not v.uses_legacy_rng:
+            self.threads_var = ir.GlobalVariable(self.m, I64, threadpool.prange_threads_symbol())
+            self.parallel_call(apart, mode, failed)
+        if bufs is not None:
+            self.chunked(bufs, apart, mode, failed)
+        st = self.call_entry(n, mode)
+        b.cbranch(b.icmp_signed("==", st, ir.Constant(I32, 0)), done, failed)
+
+        # ---- a failure: report it, or (a ufunc) compute the elements one at a time
+        b.position_at_end(failed)
+        status = b.phi(I32)
+        for pred, val in self.failures:
+            status.add_incoming(val, pred)
+        if loop.gufunc:
+            self.report(status)
+            b.branch(done)
         else:
-            consts.append(ir.Constant(ir.DoubleType(), float(c)))
-    take_gil = v.uses_legacy_rng  # NumPy's global RandomState is drawn from under the GIL
+            # (again from the start: only when no output is also an input, and in the
+            # elementwise modes, where computing an element twice changes nothing)
+            again = b.and_(
+                b.icmp_signed("==", status, ir.Constant(I32, _RAISE)),
+                b.and_(apart["all"], b.icmp_signed("!=", mode, _c64(REDUCE))),
+            )
+            again = b.and_(again, b.icmp_signed("!=", mode, _c64(ACCUMULATE)))
+            other = f.append_basic_block("report")
+            b.cbranch(again, by_element, other)
+            b.position_at_end(other)
+            self.report(status)
+            b.branch(done)
 
-    def call_entry(count, par):
-        lead = [count] + ([par] if parallel else [])
-        gil = b.call(ensure, []) if take_gil else None
-        callee = b.inttoptr(c64(v.module.address), entry_ty.as_pointer())
-        st = b.call(callee, [*consts, *lead, *headers, results, ctx, err])
+        self.elements(core_ok)
+        b.position_at_end(done)
+        b.ret_void()
+        return str(self.m)
+
+    # ------------------------------------------------------------ pieces
+    def put(self, arr, k, value):
+        self.b.store(value, self.b.gep(arr, [_c64(0), _c64(k)]))
+
+    def call_entry(self, count, mode):
+        b, v = self.b, self.v
+        gil = b.call(self.gil_ensure, []) if v.uses_legacy_rng else None
+        callee = b.inttoptr(_c64(self.loop.entry_module.address), self.entry_ty.as_pointer())
+        st = b.call(
+            callee, [*self.consts, count, mode, *self.headers, self.results, self.ctx, self.err]
+        )
         if gil is not None:
-            b.call(release, [gil])
+            b.call(self.gil_release, [gil])
+        self.failures.append((b.block, st))
         return st
 
-    def report(status):
-        gil = b.call(ensure, [])
-        none_yet = b.icmp_unsigned("==", b.ptrtoint(b.call(occurred, []), I64), c64(0))
+    def report(self, status):
+        """Set the exception of a failed call (the first one set stays), holding the GIL."""
+        b = self.b
+        gil = b.call(self.gil_ensure, [])
+        none_yet = b.icmp_unsigned("==", b.ptrtoint(b.call(self.err_occurred, []), I64), _c64(0))
         with b.if_then(none_yet):
-            rep = b.inttoptr(c64(_REPORT_ADDR), report_ty.as_pointer())
-            exc = b.call(rep, [c64(loop.id), b.sext(status, I64), err])
-            got = b.icmp_unsigned("!=", b.ptrtoint(exc, I64), c64(0))
-            with b.if_then(got):
-                typ = b.load(b.gep(exc, [c64(8)], source_etype=ir.IntType(8)), typ=PTR)
-                b.call(set_obj, [typ, exc])
-        b.call(release, [gil])
+            rep = b.inttoptr(_c64(_REPORT_ADDR), ir.FunctionType(PTR, [I64, I64, PTR]).as_pointer())
+            exc = b.call(rep, [_c64(self.loop.id), b.sext(status, I64), self.err])
+            with b.if_then(b.icmp_unsigned("!=", b.ptrtoint(exc, I64), _c64(0))):
+                typ = b.load(b.gep(exc, [_c64(8)], source_etype=ir.IntType(8)), typ=PTR)
+                b.call(self.err_set, [typ, exc])
+        b.call(self.gil_release, [gil])
 
-    done = f.append_basic_block("done")
-    fast = f.append_basic_block("whole")
-    slow = f.append_basic_block("by_element")
-    failed = f.append_basic_block("failed")
-    b.cbranch(b.and_(outer_ok, core_ok), fast, slow)
+    def overlaps(self):
+        """i1s: per (output, operand) pair, their memory apart; "all": every output apart
+        from every other operand (nothing is computed in place)."""
+        b, n, nin = self.b, self.n, self.nin
+        last = b.sub(n, _c64(1))
 
-    # ---- the whole inner loop in one call
-    b.position_at_end(fast)
-    par = c64(0)
-    if parallel:
-        par = _parallel_ok(b, n, loop.nin, ops, data, steps, c64)
-    st = call_entry(n, par)
-    ok = b.icmp_signed("==", st, ir.Constant(I32, 0))
-    b.cbranch(ok, done, failed)
-    b.position_at_end(failed)
-    if gufunc:
-        report(st)
-        b.branch(done)
-    else:  # a ufunc: the other elements are still computed (one at a time, from the start)
-        is_raise = b.icmp_signed("==", st, ir.Constant(I32, _RAISE))
-        other = f.append_basic_block("other_failure")
-        b.cbranch(is_raise, slow, other)
-        b.position_at_end(other)
-        report(st)
-        b.branch(done)
+        def extent(k):
+            lo = b.ptrtoint(self.data[k], I64)
+            span = b.mul(last, self.steps[k])
+            neg = b.icmp_signed("<", span, _c64(0))
+            start = b.add(lo, b.select(neg, span, _c64(0)))
+            end = b.add(b.add(lo, b.select(neg, _c64(0), span)), _c64(self._bytes(k)))
+            return start, end
 
-    # ---- one element at a time
-    b.position_at_end(slow)
-    bad_core = f.append_basic_block("bad_core_stride")
-    elems = f.append_basic_block("elements")
-    b.cbranch(core_ok, elems, bad_core)
-    b.position_at_end(bad_core)
-    report(ir.Constant(I32, _BAD_CORE_STRIDE))
-    b.branch(done)
-    b.position_at_end(elems)
-    for dimv in dimvs:
-        b.store(c64(1), b.gep(dimv, [c64(0), c64(0)]))
-    i_slot = b.alloca(I64)
-    first = b.alloca(ir.IntType(1))
-    b.store(c64(0), i_slot)
-    b.store(ir.Constant(ir.IntType(1), 1), first)
-    head = f.append_basic_block("elem_head")
-    body = f.append_basic_block("elem_body")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.load(i_slot, typ=I64)
-    b.cbranch(b.icmp_signed("<", i, n), body, done)
-    b.position_at_end(body)
-    for hdr, p, s in zip(headers, data, steps):
-        addr = b.add(b.ptrtoint(p, I64), b.mul(i, s))
-        b.store(addr, b.gep(hdr, [c64(0), c64(2)]))
-    st = call_entry(c64(1), c64(0))
-    b.store(b.add(i, c64(1)), i_slot)
-    bad = b.icmp_signed("!=", st, ir.Constant(I32, 0))
-    next_bb = f.append_basic_block("elem_next")
-    fail_bb = f.append_basic_block("elem_failed")
-    b.cbranch(bad, fail_bb, head)
-    b.position_at_end(fail_bb)
-    with b.if_then(b.load(first, typ=ir.IntType(1))):
-        report(st)
-        b.store(ir.Constant(ir.IntType(1), 0), first)
-    go_on = b.icmp_signed("==", st, ir.Constant(I32, _RAISE))
-    if gufunc:
-        go_on = ir.Constant(ir.IntType(1), 0)
-    b.cbranch(go_on, next_bb, done)
-    b.position_at_end(next_bb)
-    b.branch(head)
+        ext = [extent(k) for k in range(len(self.ops))]
+        out = {"all": ir.Constant(_BOOL, 1)}
+        for o in range(nin, len(self.ops)):
+            for k in range(len(self.ops)):
+                if k == o:
+                    continue
+                (s1, e1), (s2, e2) = ext[o], ext[k]
+                sep = b.or_(b.icmp_signed("<=", e1, s2), b.icmp_signed("<=", e2, s1))
+                out[o, k] = sep
+                out["all"] = b.and_(out["all"], sep)
+        return out
 
-    b.position_at_end(done)
-    b.ret_void()
-    return str(m)
+    def _bytes(self, k):
+        """The bytes one outer element of operand k spans, as far as its step goes (its core
+        extent is not known here: gufuncs' operands are copied by NumPy when they overlap)."""
+        return self.ops[k].dtype.itemsize
 
-
-def _parallel_ok(b, n, nin, ops, data, steps, c64):
-    """The prange loop may run: the loop is long, and each output either is an input exactly
-    (same pointer and step: in place) or does not overlap it (an output of step 0, a
-    reduction's, or accumulate's shifted operands overlap: serial)."""
-    ok = b.icmp_signed(">=", n, c64(_PAR_MIN))
-    last = b.sub(n, c64(1))
-
-    def extent(k):
-        lo = b.ptrtoint(data[k], I64)
-        span = b.mul(last, steps[k])
-        neg = b.icmp_signed("<", span, c64(0))
-        start = b.add(lo, b.select(neg, span, c64(0)))
-        end = b.add(b.add(lo, b.select(neg, c64(0), span)), c64(ops[k].dtype.itemsize))
-        return start, end
-
-    ext = [extent(k) for k in range(len(ops))]
-    for o in range(nin, len(ops)):
-        ok = b.and_(ok, b.icmp_signed("!=", steps[o], c64(0)))
-        for k in range(len(ops)):
-            if k == o:
-                continue
-            same = b.and_(
-                b.icmp_unsigned("==", b.ptrtoint(data[k], I64), b.ptrtoint(data[o], I64)),
-                b.icmp_signed("==", steps[k], steps[o]),
+    def mode(self):
+        b, n = self.b, self.n
+        mode = _c64(SERIAL)
+        if self.loop.fold:
+            p0, p2 = (b.ptrtoint(self.data[k], I64) for k in (0, 2))
+            s0, s2 = self.steps[0], self.steps[2]
+            some = b.icmp_signed(">=", n, _c64(1))
+            reduce_ = b.and_(
+                some,
+                b.and_(
+                    b.icmp_unsigned("==", p0, p2),
+                    b.and_(b.icmp_signed("==", s0, _c64(0)), b.icmp_signed("==", s2, _c64(0))),
+                ),
             )
-            (s1, e1), (s2, e2) = ext[o], ext[k]
-            apart = b.or_(b.icmp_signed("<=", e1, s2), b.icmp_signed("<=", e2, s1))
-            ok = b.and_(ok, b.or_(same, apart) if k < nin else apart)
-    return b.zext(ok, I64)
+            accumulate = b.and_(
+                some,
+                b.and_(
+                    b.icmp_unsigned("==", b.add(p0, s0), p2),
+                    b.and_(b.icmp_signed("==", s0, s2), b.icmp_signed("!=", s0, _c64(0))),
+                ),
+            )
+            mode = b.select(reduce_, _c64(REDUCE), b.select(accumulate, _c64(ACCUMULATE), mode))
+        return mode
+
+    def chunkable(self):
+        return not self.loop.gufunc
+
+    def parallel_ok(self, apart, mode):
+        """Split the loop over threads: it is long, elementwise (not a reduce or accumulate)
+        and each output either is an input exactly (same pointer and step: in place) or is
+        apart from it, and its step is not 0."""
+        b, n, nin = self.b, self.n, self.nin
+        ok = b.and_(
+            b.icmp_signed(">=", n, _c64(2 * _PAR_MIN)), b.icmp_signed("==", mode, _c64(SERIAL))
+        )
+        for o in range(nin, len(self.ops)):
+            ok = b.and_(ok, b.icmp_signed("!=", self.steps[o], _c64(0)))
+            if self.loop.gufunc:
+                continue  # (NumPy copies a gufunc's overlapping operands)
+            for k in range(len(self.ops)):
+                if k == o:
+                    continue
+                same = b.and_(
+                    b.icmp_unsigned(
+                        "==", b.ptrtoint(self.data[k], I64), b.ptrtoint(self.data[o], I64)
+                    ),
+                    b.icmp_signed("==", self.steps[k], self.steps[o]),
+                )
+                ok = b.and_(ok, b.or_(same, apart[o, k]) if k < nin else apart[o, k])
+        return ok
+
+    def parallel_call(self, apart, mode, failed):
+        """The loop split into equal parts over jitmagic's thread pool (jm_par), each part a
+        serial call of the entry with headers of its own; the first part that failed (in
+        order) is the call's failure."""
+        b, f, n = self.b, self.f, self.n
+        go = self.parallel_ok(apart, mode)
+        par_bb = f.append_basic_block("parallel")
+        serial_bb = f.append_basic_block("serial")
+        b.cbranch(go, par_bb, serial_bb)
+        b.position_at_end(par_bb)
+        threads = b.load(self.threads_var, typ=I64)
+        threads = b.select(
+            b.icmp_signed(">", threads, _c64(0)), threads, _c64(threadpool.threads())
+        )
+        threads = b.select(b.icmp_signed(">", threads, _c64(_MAX_PARTS)), _c64(_MAX_PARTS), threads)
+        most = b.sdiv(n, _c64(_PAR_MIN))
+        parts = b.select(b.icmp_signed("<", most, threads), most, threads)
+        slots = max(self.v.n_slots, 1)
+        nops = len(self.ops)
+        arg = b.alloca(ir.ArrayType(I64, 5 + nops))
+        status = b.alloca(ir.ArrayType(I32, _MAX_PARTS))
+        errs = b.alloca(ir.ArrayType(I64, _MAX_PARTS * _ERRINFO))
+        res = b.alloca(ir.ArrayType(I64, _MAX_PARTS * slots))
+        self.put(arg, 0, n)
+        self.put(arg, 1, parts)
+        self.put(arg, 2, b.ptrtoint(status, I64))
+        self.put(arg, 3, b.ptrtoint(errs, I64))
+        self.put(arg, 4, b.ptrtoint(res, I64))
+        for k, hdr in enumerate(self.headers):
+            self.put(arg, 5 + k, b.ptrtoint(hdr, I64))
+        task = self.task_function(slots)
+        b.call(threadpool.declare(self.m), [task, arg, parts])
+        # the first part that failed
+        head = f.append_basic_block("part_status")
+        body = f.append_basic_block("part_check")
+        bad = f.append_basic_block("part_failed")
+        b.store(_c64(0), self.i_slot)
+        b.branch(head)
+        b.position_at_end(head)
+        t = b.load(self.i_slot, typ=I64)
+        b.cbranch(b.icmp_signed("<", t, parts), body, self.done)
+        b.position_at_end(body)
+        st = b.load(b.gep(status, [_c64(0), t]), typ=I32)
+        b.store(b.add(t, _c64(1)), self.i_slot)
+        b.cbranch(b.icmp_signed("!=", st, ir.Constant(I32, 0)), bad, head)
+        b.position_at_end(bad)
+        for j in range(_ERRINFO):
+            src = b.gep(errs, [_c64(0), b.add(b.mul(t, _c64(_ERRINFO)), _c64(j))])
+            self.put(self.err, j, b.load(src, typ=I64))
+        self.failures.append((b.block, st))
+        b.branch(failed)
+        b.position_at_end(serial_bb)
+
+    def task_function(self, slots):
+        """void task(ptr arg, i64 t): part t of the loop (see parallel_call for arg)."""
+        fn = ir.Function(self.m, ir.FunctionType(ir.VoidType(), [PTR, I64]), "jm_ufunc_part")
+        fn.linkage = "internal"
+        arg, t = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+        def word(p, k, typ=I64):
+            return b.load(b.gep(p, [_c64(k)], source_etype=I64), typ=typ)
+
+        n, parts = word(arg, 0), word(arg, 1)
+        lo = b.sdiv(b.mul(t, n), parts)
+        hi = b.sdiv(b.mul(b.add(t, _c64(1)), n), parts)
+        count = b.sub(hi, lo)
+        headers = []
+        for k, op in enumerate(self.ops):
+            src = b.inttoptr(word(arg, 5 + k), PTR)
+            dims_src = b.inttoptr(word(src, 4), PTR)
+            strides_src = b.inttoptr(word(src, 5), PTR)
+            nd = op.ndim
+            dimv = b.alloca(ir.ArrayType(I64, nd))
+            strv = b.alloca(ir.ArrayType(I64, nd))
+            for j in range(nd):
+                b.store(word(dims_src, j), b.gep(dimv, [_c64(0), _c64(j)]))
+                b.store(word(strides_src, j), b.gep(strv, [_c64(0), _c64(j)]))
+            b.store(count, b.gep(dimv, [_c64(0), _c64(0)]))
+            hdr = b.alloca(ir.ArrayType(I64, 8))
+            for j in range(8):
+                b.store(_c64(0), b.gep(hdr, [_c64(0), _c64(j)]))
+            data = b.add(word(src, 2), b.mul(lo, word(strides_src, 0)))
+            b.store(data, b.gep(hdr, [_c64(0), _c64(2)]))
+            b.store(_c64(nd), b.gep(hdr, [_c64(0), _c64(3)]))
+            b.store(b.ptrtoint(dimv, I64), b.gep(hdr, [_c64(0), _c64(4)]))
+            b.store(b.ptrtoint(strv, I64), b.gep(hdr, [_c64(0), _c64(5)]))
+            headers.append(hdr)
+        status = b.inttoptr(word(arg, 2), PTR)
+        errs = b.inttoptr(word(arg, 3), PTR)
+        res = b.inttoptr(word(arg, 4), PTR)
+        err_t = b.gep(errs, [b.mul(t, _c64(_ERRINFO))], source_etype=I64)
+        res_t = b.gep(res, [b.mul(t, _c64(slots))], source_etype=I64)
+        callee = b.inttoptr(_c64(self.loop.entry_module.address), self.entry_ty.as_pointer())
+        st = b.call(callee, [*self.consts, count, _c64(SERIAL), *headers, res_t, self.ctx, err_t])
+        b.store(st, b.gep(status, [t], source_etype=I32))
+        b.ret_void()
+        return fn
+
+    def broadcast_buffers(self):
+        b = self.b
+        return [
+            b.alloca(ir.ArrayType(ir.IntType(8 * op.dtype.itemsize), _CHUNK))
+            for op in self.ops[: self.nin]
+        ]
+
+    def chunked(self, bufs, apart, mode, failed):
+        """Inputs of step 0 that no output overlaps, in a serial elementwise call of more
+        than _CHUNK elements: copied _CHUNK times into a block, the loop called by chunks."""
+        b, f, n, nin = self.b, self.f, self.n, self.nin
+        flags = []
+        any_ = ir.Constant(_BOOL, 0)
+        for k in range(nin):
+            fl = b.icmp_signed("==", self.steps[k], _c64(0))
+            for o in range(nin, len(self.ops)):
+                fl = b.and_(fl, apart[o, k])
+            flags.append(fl)
+            any_ = b.or_(any_, fl)
+        go = b.and_(
+            any_,
+            b.and_(b.icmp_signed(">", n, _c64(_CHUNK)), b.icmp_signed("==", mode, _c64(SERIAL))),
+        )
+        chunks = f.append_basic_block("chunks")
+        whole = f.append_basic_block("whole_call")
+        b.cbranch(go, chunks, whole)
+        b.position_at_end(chunks)
+        for k in range(nin):
+            with b.if_then(flags[k]):
+                ity = ir.IntType(8 * self.ops[k].dtype.itemsize)
+                value = b.load(self.data[k], typ=ity)
+                with _counted(b, f, _c64(_CHUNK)) as j:
+                    b.store(value, b.gep(bufs[k], [_c64(0), j]))
+                self.put(self.headers[k], 2, b.ptrtoint(bufs[k], I64))
+                self.put(self.strvs[k], 0, _c64(self.ops[k].dtype.itemsize))
+        start_slot = self.i_slot
+        b.store(_c64(0), start_slot)
+        head = f.append_basic_block("chunk_head")
+        body = f.append_basic_block("chunk_body")
+        b.branch(head)
+        b.position_at_end(head)
+        start = b.load(start_slot, typ=I64)
+        b.cbranch(b.icmp_signed("<", start, n), body, self.done)
+        b.position_at_end(body)
+        rest = b.sub(n, start)
+        count = b.select(b.icmp_signed("<", rest, _c64(_CHUNK)), rest, _c64(_CHUNK))
+        for k in range(len(self.ops)):
+            self.put(self.dimvs[k], 0, count)
+            addr = b.add(b.ptrtoint(self.data[k], I64), b.mul(start, self.steps[k]))
+            if k < nin:
+                addr = b.select(flags[k], b.ptrtoint(bufs[k], I64), addr)
+            self.put(self.headers[k], 2, addr)
+        st = self.call_entry(count, _c64(SERIAL))
+        b.store(b.add(start, count), start_slot)
+        b.cbranch(b.icmp_signed("==", st, ir.Constant(I32, 0)), head, failed)
+        b.position_at_end(whole)
+
+    def elements(self, core_ok):
+        """One call per element (NumPy's pointers and steps as they are)."""
+        b, f, n = self.b, self.f, self.n
+        b.position_at_end(self.by_element)
+        bad_core = f.append_basic_block("bad_core_stride")
+        elems = f.append_basic_block("elements")
+        b.cbranch(core_ok, elems, bad_core)
+        b.position_at_end(bad_core)
+        self.report(ir.Constant(I32, _BAD_CORE_STRIDE))
+        b.branch(self.done)
+        b.position_at_end(elems)
+        for k in range(len(self.ops)):
+            self.put(self.dimvs[k], 0, _c64(1))
+            self.put(self.strvs[k], 0, self.steps[k])
+        b.store(_c64(0), self.i_slot)
+        b.store(ir.Constant(_BOOL, 1), self.first)
+        head = f.append_basic_block("elem_head")
+        body = f.append_basic_block("elem_body")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(self.i_slot, typ=I64)
+        b.cbranch(b.icmp_signed("<", i, n), body, self.done)
+        b.position_at_end(body)
+        for hdr, p, s in zip(self.headers, self.data, self.steps):
+            self.put(hdr, 2, b.add(b.ptrtoint(p, I64), b.mul(i, s)))
+        st = self.call_entry(_c64(1), _c64(SERIAL))
+        self.failures.pop()  # (handled here)
+        b.store(b.add(i, _c64(1)), self.i_slot)
+        fail_bb = f.append_basic_block("elem_failed")
+        b.cbranch(b.icmp_signed("!=", st, ir.Constant(I32, 0)), fail_bb, head)
+        b.position_at_end(fail_bb)
+        with b.if_then(b.load(self.first, typ=_BOOL)):
+            self.report(st)
+            b.store(ir.Constant(_BOOL, 0), self.first)
+        go_on = b.icmp_signed("==", st, ir.Constant(I32, _RAISE))
+        if self.loop.gufunc:
+            go_on = ir.Constant(_BOOL, 0)
+        b.cbranch(go_on, head, self.done)
+
+
+class _counted:
+    """with _counted(b, f, n) as j: a loop j = 0 .. n-1 around the body."""
+
+    def __init__(self, b, f, n):
+        self.b, self.f, self.n = b, f, n
+
+    def __enter__(self):
+        b, f = self.b, self.f
+        self.pre = b.block
+        self.head = f.append_basic_block("fill")
+        self.after = f.append_basic_block("filled")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.j = b.phi(I64)
+        self.j.add_incoming(_c64(0), self.pre)
+        return self.j
+
+    def __exit__(self, *exc):
+        b = self.b
+        nxt = b.add(self.j, _c64(1))
+        self.j.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, self.n), self.head, self.after)
+        b.position_at_end(self.after)
+        return False

@@ -177,20 +177,21 @@ class _Kernel:
         self.layout = layout  # a gufunc's parsed core signature
         self.loops = []
         self._by_key = {}
-        self._loop_fn = None
+        self._loop_fns = {}
         self._typer = None
 
-    def loop_function(self):
-        if self._loop_fn is None:
-            self._loop_fn = uloops.loop_function(
+    def loop_function(self, fold):
+        fn = self._loop_fns.get(fold)
+        if fn is None:
+            fn = self._loop_fns[fold] = uloops.loop_function(
                 self.py_func,
                 self.nin,
                 self.nout,
                 self.layout is not None,
-                self.opts.parallel,
+                fold,
                 self.opts.njit,
             )
-        return self._loop_fn
+        return fn
 
     def result_dtype(self, in_dtypes):
         """The dtype the kernel returns for arguments of these dtypes (its trace)."""
@@ -214,11 +215,19 @@ class _Kernel:
         loop = self._by_key.get(key)
         if loop is not None:
             return loop, False
-        nj = self.loop_function()
+        # a binary ufunc whose first input has the output's dtype: reduce and accumulate
+        # keep the running value in a register
+        fold = (
+            self.layout is None
+            and self.nin == 2
+            and self.nout == 1
+            and operands[0].dtype == operands[2].dtype
+        )
+        nj = self.loop_function(fold)
         fixed = self.layout.fixed if self.layout is not None else {}
-        v = uloops.compile_loop(nj, operands, self.opts.parallel, fixed)
+        v = uloops.compile_loop(nj, operands, fixed)
         loop = uloops.Loop(
-            self.name, v, operands, self.nin, self.layout is not None, self.opts.parallel
+            self.name, v, operands, self.nin, self.layout is not None, self.opts.parallel, fold
         )
         self._by_key[key] = loop
         self.loops.append(loop)
