@@ -5,32 +5,41 @@ One inner loop (one type signature of a ufunc) is made in three steps:
 
 1.  A Python loop over the outer dimension, written for the kernel and its arity, e.g.
 
-        def rel_loop(n, a0, a1, o0):             # vectorize: o0[i] = kernel(a0[i], a1[i])
+        def rel_ufunc_loop(n, mode, a0, a1, o0):   # vectorize: o0[i] = kernel(a0[i], a1[i])
             for i in range(n):
                 o0[i] = kernel(a0[i], a1[i])
 
     (guvectorize calls `kernel(a0[i], a1[i], o0[i])`, each argument a view of its core
-    dimensions, or an element for a `()` input typed as a scalar). target="parallel" adds a
-    `prange` version of the loop, chosen at run time (see 3).
+    dimensions, or an element for a `()` input typed as a scalar). A binary ufunc whose first
+    input has the output's dtype also gets `mode` branches for reduce (o0[0] = kernel(r,
+    a1[i]) with the running value r in a register: NumPy passes the output as the first input,
+    with step 0) and accumulate (the first input is the output one element back).
 
 2.  `jitmagic.njit` compiles that loop (the kernel inlined, Numba's options honoured; the
     error model is NumPy's, as in Numba's ufuncs) for arrays of the signature's dtypes with
-    any strides (layout "A"). Its entry takes each array as a PyArrayObject*, from which it
-    reads only the data pointer, the dimensions and the strides (lower/imperative.py).
+    any strides (layout "A": LLVM versions the loop on unit strides, so contiguous operands
+    get its vector loop). Its entry takes each array as a PyArrayObject*, of which it reads
+    only the data pointer, the dimensions and the strides (lower/imperative.py).
 
 3.  A small C-ABI function, `void loop(char **args, npy_intp *dims, npy_intp *steps, void *)`,
     written here in LLVM IR, is what NumPy calls. It lays out, on its stack, one array header
     per operand (data, ndim, dimensions, strides: the fields the entry reads) over NumPy's
-    pointers and steps, and calls the entry once for the whole inner loop. NumPy's inner loop
-    may release the GIL: the entry is compiled nogil. A kernel that raises: the first
-    exception is set with the GIL taken, as NumPy's own loops do (NumPy checks
-    PyErr_Occurred after the loop); for a ufunc the loop goes on with the next elements (each
-    element is then computed on its own, so an element that fails is left unwritten, as in
-    Numba), a gufunc stops. A step that is not a multiple of its item size (a complex128
-    field of a packed record) is also served element by element. With target="parallel" the
-    entry's prange loop is used when the inner loop is long and no output overlaps an input
-    other than exactly (a reduction's output, of step 0, or accumulate's shifted operands
-    are serial).
+    pointers and steps, picks the mode, and calls the entry once for the whole inner loop
+    (no Python, no ndarray objects). An input of step 0 (a broadcast scalar) in a long
+    elementwise loop is copied into a small contiguous block, and the loop called by chunks,
+    so that the vector loop runs. With target="parallel", a long elementwise loop whose
+    outputs are each either an input exactly (in place) or apart from every operand is split
+    in equal parts over jitmagic's thread pool (runtime/threadpool's jm_par; as many parts
+    as numba.set_num_threads says), each part a call of the entry; a reduce or accumulate is
+    serial. NumPy may run inner loops without the GIL: the entry is compiled nogil.
+
+    A kernel that raises: the first exception is set with the GIL taken, as NumPy's own
+    loops do (NumPy checks PyErr_Occurred after the loop). A ufunc then computes the other
+    elements one call each, from the start, the failing ones left unwritten (Numba's
+    behaviour), unless an output is also an input or the call was a reduce/accumulate (an
+    element computed twice would differ): then, like a gufunc, it stops there. A step that is
+    not a multiple of its item size (a complex128 field of a packed record) is served element
+    by element too.
 
 The loops of a ufunc go to PyUFunc_FromFuncAndDataAndSignature (the ufunc C API table of
 numpy's _multiarray_umath, found through its `_UFUNC_API` capsule). NumPy keeps pointers to

@@ -14,17 +14,24 @@ compiled by jitmagic.
     @guvectorize("(n),()->(n)") lazy: a GUFunc, compiled for the dtypes of all the arguments,
     def g(x, y, res): ...       outputs included (which must then be passed)
 
-Options, as Numba's decorators take them: target="cpu" (the default) or "parallel" (the inner
-loop is split over jitmagic's thread pool when it is long and no output overlaps an input
-other than exactly: a reduce or accumulate runs serially); any other target raises
-NotImplementedError naming it. identity (for reduce): 0, 1, "reorderable" or None (the
-default: no identity, one axis at a time). nopython=True (object mode, nopython=False or
-forceobj=True, raises NotImplementedError), fastmath, boundscheck (indices checked unless
-False), cache (the loops' machine code in jitmagic's disk cache), writable_args (guvectorize:
-inputs, by position or name, the kernel may write; NumPy then passes them read-write and
-copies back any buffered copy). The error model is NumPy's (1/0 is inf with NumPy's warning,
-integer division by zero is 0), as in Numba's ufuncs; an exception the kernel raises is raised
-by the call, a ufunc computing the other elements, a gufunc stopping there.
+Options, as Numba's decorators take them: target="cpu" (the default) or "parallel" (a long
+inner loop is split over jitmagic's thread pool, numba.set_num_threads parts at most, unless an
+output overlaps an input other than exactly: a reduce or accumulate runs serially); any other
+target raises NotImplementedError naming it. identity (for reduce): 0, 1, "reorderable" or
+None (the default: no identity, one axis at a time); as NumPy does, a reduction starts from the
+identity when there is one. nopython=True (object mode, nopython=False or forceobj=True, raises
+NotImplementedError), fastmath, boundscheck (indices checked unless False), cache (the loops'
+machine code in jitmagic's disk cache), nogil (accepted: the loops never hold the GIL),
+writable_args (guvectorize: inputs, by position or name, the kernel may write; NumPy then
+passes them read-write and writes any cast copy back). The error model is NumPy's (1/0 is inf
+with NumPy's warning, integer division by zero is 0), as in Numba's ufuncs; an exception the
+kernel raises is raised by the call, a ufunc computing the other elements (unless computed in
+place), a gufunc stopping there.
+
+Differences from Numba: an eager guvectorize is the np.ufunc itself (Numba >= 0.58 wraps it in
+a GUFunc whose `.ufunc` it is); kernels are compiled by jitmagic.njit, so what njit cannot
+compile (a lambda, an object-mode construct) raises when the ufunc is made; a jitmagic ufunc
+cannot be called from njit code (NumPy's own ufuncs can).
 
 How (the design, see _ufunc_loops.py): each loop is a jitmagic.njit function looping the
 kernel over the outer dimension of strided 1-d (or core-dimensioned) arrays, called by a small
@@ -32,7 +39,7 @@ C-ABI inner loop that NumPy calls once per chunk with its pointers and steps; th
 is made by NumPy's own C API (PyUFunc_FromFuncAndDataAndSignature). So calls run entirely in
 NumPy and native code (no Python per chunk or element), and the loops are vectorised by LLVM
 like any njit loop. The loops' compiles are njit compiles of a function named
-"<kernel> (ufunc loop)": they appear in %jit_cache, %jit_log and the panel.
+"<kernel>_ufunc_loop": they appear in %jit_cache, %jit_log and the panel.
 """
 
 from __future__ import annotations
@@ -281,6 +288,9 @@ class _Kernel:
         return self.add(ops)
 
     def make_ufunc(self):
+        # (the ufunc lives as long as the process; so do its loop functions, which jitmagic's
+        # views list)
+        uloops.native.keep_forever(self)
         return uloops.make_ufunc(
             self.name,
             self.doc,
