@@ -62,7 +62,7 @@ from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import engine, native, threadpool
 from jitmagic.runtime.llvmtypes import I32, I64, PTR
 
-_lock = threading.RLock()
+lock = threading.RLock()  # held while a loop or a ufunc is made
 _counter = itertools.count(1)
 _ERRINFO = lower_nj.ERRINFO_SLOTS
 _RAISE = lower_nj.STATUS_RAISE
@@ -163,7 +163,7 @@ def make_ufunc(name, doc, nin, nout, loops, identity=PyUFunc_None, signature=Non
     c_name, c_doc = _cstr(name), _cstr(doc or "")
     c_sig = _cstr(signature) if signature is not None else None
     native.keep_forever(funcs, data, types)
-    with _lock:
+    with lock:
         uf = _ufunc_api()(
             ctypes.addressof(funcs),
             ctypes.addressof(data),
@@ -302,7 +302,7 @@ def compile_loop(nj, operands, fixed_sizes):
     lead = (n_outer, 0)
     arrays = [example(op, size_default) for op in operands]
     layouts = [None] * len(lead) + ["A"] * len(operands)
-    with _lock:
+    with lock:
         v = nj.compile_only((*lead, *arrays), layouts=layouts)
     if v.guard_fn is not None:
         # the code decided something from the example sizes: it must hold for any sizes

@@ -217,7 +217,11 @@ class _Kernel:
         return np.dtype(aval.dtype)
 
     def add(self, operands):
-        """The loop for these operands (compiled once)."""
+        """The loop for these operands (compiled once, whichever threads ask)."""
+        with uloops.lock:
+            return self._add(operands)
+
+    def _add(self, operands):
         key = tuple(op.key() for op in operands)
         loop = self._by_key.get(key)
         if loop is not None:
