@@ -344,6 +344,19 @@ def test_lazy_vectorize_compiles_per_dtype():
 
     same(mixed(np.arange(4, dtype=np.int32), 1.5), np.arange(4) * 1.5)
 
+    def picky(x):
+        if x > 5:
+            raise TypeError("too big")
+        return x
+
+    p = nb.vectorize(picky)
+    for _ in range(2):  # the kernel's TypeError is not taken for a missing loop
+        with pytest.raises(TypeError, match="too big"):
+            p(np.arange(10))
+        assert p.types == ["l->l"]
+    with pytest.raises(TypeError, match="not object"):
+        p(np.array([object()]))
+
 
 # ---------------------------------------------------------------- guvectorize
 

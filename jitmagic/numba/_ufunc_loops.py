@@ -57,6 +57,7 @@ import threading
 import llvmlite.ir as ir
 import numpy as np
 
+from jitmagic.core import dtypes
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import engine, native, threadpool
@@ -199,7 +200,12 @@ class Operand:
     a one-element array (an output, or an input typed `float64[:]`)."""
 
     def __init__(self, dtype, core=(), extra=False, scalar=False):
-        self.dtype = np.dtype(dtype)
+        dt = np.dtype(dtype)
+        if dt.kind not in "biufc" or not dt.isnative:
+            raise TypeError(
+                f"a jitmagic ufunc loop takes bool, integer, floating or complex operands, not {dt}"
+            )
+        self.dtype = dtypes.check_dtype(dt, "a ufunc operand")
         self.core = tuple(core)
         self.extra = extra
         self.scalar = scalar  # the kernel gets an element (vectorize, or a () input)

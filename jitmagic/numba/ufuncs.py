@@ -248,9 +248,9 @@ class _Kernel:
         in_dtypes = tuple(np.dtype(d) for d in in_dtypes)
         if len(in_dtypes) != self.nin:
             raise TypeError(f"{self.name} takes {self.nin} arguments, got {len(in_dtypes)} types")
+        ops = [uloops.Operand(d, scalar=True) for d in in_dtypes]
         if out_dtype is None:
             out_dtype = self.result_dtype(in_dtypes)
-        ops = [uloops.Operand(d, scalar=True) for d in in_dtypes]
         ops.append(uloops.Operand(out_dtype, scalar=True))
         return self.add(ops)
 
