@@ -465,6 +465,28 @@ def test_guvectorize_scalar_inputs_fixed_dims_and_two_outputs():
     same(hi, x.max(axis=1))
 
 
+def test_guvectorize_whole_array_kernels_and_sizes_the_code_did_not_assume():
+    # the kernel's array expressions are compiled for core sizes alike and not 1 (njit's
+    # broadcasting); other sizes go through the njit function, which compiles for them
+    def axpy(a, b, out):
+        out[:] = a + b * 2.0
+
+    f = nb.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->(n)")(axpy)
+    for n in (5, 1, 0, 3, 1):
+        x, y = rng.random((4, n)), rng.random(n)
+        same(f(x, y), x + y * 2.0)
+
+    def pair_sum(a, b, out):
+        out[0] = (a + b).sum()
+
+    g = nb.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(m)->()")(pair_sum)
+    x = rng.random((3, 6))
+    # (a sum's order of additions is njit's, not NumPy's pairwise one)
+    np.testing.assert_allclose(g(x, x[0]), [(r + x[0]).sum() for r in x], rtol=1e-14)
+    with pytest.raises(ValueError, match="broadcast"):
+        g(np.ones(3), np.ones(2))
+
+
 def test_guvectorize_kernel_exception_stops():
     def gufunc_foo(inp, n, out):
         for i in range(inp.shape[0]):

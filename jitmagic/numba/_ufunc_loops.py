@@ -58,6 +58,8 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.core import dtypes
+from jitmagic.core.refs import RefType
+from jitmagic.core.shapes import Dim
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import engine, native, threadpool
@@ -288,42 +290,44 @@ def loop_function(kernel, nin, nout, gufunc, fold, options):
     return NjitFunction(fn, opts)
 
 
-_EXAMPLE_SIZES = (3, 5, 7, 11, 13, 17, 19, 23)
+_EXAMPLE_SIZE = 4
 
 
 def compile_loop(nj, operands, fixed_sizes):
-    """The njit variant of loop function `nj` for these operands (arrays of any strides);
-    raises NotImplementedError when its code assumes more of the sizes than the gufunc's
-    signature says (a size-dependent decision njit would check at each call)."""
+    """The njit variant of loop function `nj` for these operands: arrays of any strides, of
+    example core sizes alike (a decision of the code on sizes is a guard of the variant's,
+    which the C loop checks at each call; see _Wrapper.sizes_as_compiled)."""
     n_outer = 2
-    sizes = {}
 
-    def example(op, sizes_of):
-        shape = [n_outer] + [sizes_of(ix) for ix in op.core] + ([1] if op.extra else [])
-        return np.zeros(shape, op.dtype)
+    def example(op):
+        sizes = [fixed_sizes.get(ix, _EXAMPLE_SIZE) for ix in op.core]
+        return np.zeros([n_outer, *sizes] + ([1] if op.extra else []), op.dtype)
 
-    def size_default(ix):
-        return fixed_sizes.get(ix, _EXAMPLE_SIZES[ix % len(_EXAMPLE_SIZES)])
-
-    lead = (n_outer, 0)
-    arrays = [example(op, size_default) for op in operands]
-    layouts = [None] * len(lead) + ["A"] * len(operands)
     with lock:
-        v = nj.compile_only((*lead, *arrays), layouts=layouts)
-    if v.guard_fn is not None:
-        # the code decided something from the example sizes: it must hold for any sizes
-        # the signature allows (NumPy checks the signature; nothing else is checked)
-        for trial in range(6):
-            for ix in {ix for op in operands for ix in op.core}:
-                sizes[ix] = fixed_sizes.get(ix, (trial * 7 + ix * 3) % 9)
-            leaves = [*lead, *(example(op, sizes.__getitem__) for op in operands)]
-            if not v.guard_fn(leaves):
-                raise NotImplementedError(
-                    f"{nj.name}: the kernel's code depends on its arrays' sizes in a way the "
-                    f"gufunc's signature does not fix (njit checks such assumptions at each "
-                    f"call; a NumPy inner loop cannot)"
-                )
-    return v
+        return nj.compile_only(
+            (n_outer, SERIAL, *[example(op) for op in operands]),
+            layouts=[None, None] + ["A"] * len(operands),
+        )
+
+
+def size_assumptions(variant):
+    """What the variant's code assumes of its operands' sizes: (checks, names) with checks
+    [(Dim or int, op, want)] ('==' / '>=' against 0) and names {symbol: (operand, axis)};
+    an axis compiled as a constant is checked to be that constant."""
+    names, checks = {}, []
+    for k, var in enumerate(variant.ir.invars[2:]):  # (after n and mode)
+        if not isinstance(var.aval, RefType):
+            continue
+        for d, dim in enumerate(var.aval.shape):
+            if isinstance(dim, Dim) and len(dim.symbols) == 1 and dim == Dim.symbol(dim.symbols[0]):
+                names[dim.symbols[0]] = (k, d)
+            elif not isinstance(dim, Dim):
+                sym = f"__axis_{k}_{d}"
+                names[sym] = (k, d)
+                checks.append((Dim.symbol(sym) - int(dim), "==", True))
+    for (diff, op), want in variant.guards.items():
+        checks.append((diff, op, want))
+    return checks, names
 
 
 # ---------------------------------------------------------------- errors raised in a loop
@@ -360,6 +364,48 @@ def _report(loop_id, status, err_addr):
     return id(exc)
 
 
+def _view(addr, shape, strides, dtype):
+    """The array NumPy's pointer and steps describe (no copy)."""
+    if 0 in shape:
+        return np.zeros(shape, dtype)
+    lo = sum(min(0, s * (n - 1)) for n, s in zip(shape, strides))
+    hi = sum(max(0, s * (n - 1)) for n, s in zip(shape, strides)) + dtype.itemsize
+    buf = (ctypes.c_char * (hi - lo)).from_address(addr + lo)
+    return np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides)
+
+
+def _through_python(loop_id, args_p, dims_p, steps_p):
+    """Called by a loop (GIL held) whose operands' sizes break an assumption of its
+    variant's code (a core size 1 that njit broadcasts, say): the operands as arrays handed
+    to the njit loop function, which picks or compiles the variant for them. Returns the
+    address of the exception to set, or 0."""
+    try:
+        loop = _loops[loop_id]
+        ops = loop.operands
+        args = ctypes.cast(args_p, ctypes.POINTER(ctypes.c_void_p))
+        dims = ctypes.cast(dims_p, ctypes.POINTER(ctypes.c_int64))
+        steps = ctypes.cast(steps_p, ctypes.POINTER(ctypes.c_int64))
+        n = dims[0]
+        views, off = [], len(ops)
+        for k, op in enumerate(ops):
+            shape = [n] + [dims[1 + ix] for ix in op.core]
+            strides = [steps[k]] + [steps[off + j] for j in range(len(op.core))]
+            off += len(op.core)
+            if op.extra:
+                shape.append(1)
+                strides.append(op.dtype.itemsize)
+            views.append(_view(args[k] or 0, tuple(shape), tuple(strides), op.dtype))
+        loop.function.call_as((n, SERIAL, *views), layouts=[None, None] + ["A"] * len(ops))
+        return 0
+    except BaseException as e:
+        _pending[0] = e
+        return id(e)
+
+
+_THROUGH_PYTHON = ctypes.CFUNCTYPE(
+    ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
+)(_through_python)
+_THROUGH_PYTHON_ADDR = ctypes.cast(_THROUGH_PYTHON, ctypes.c_void_p).value
 _REPORT_PROTO = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 _report_c = _REPORT_PROTO(_report)
 _REPORT_ADDR = ctypes.cast(_report_c, ctypes.c_void_p).value
@@ -369,8 +415,9 @@ _loops: dict = {}
 class Loop:
     """One compiled inner loop: the njit variant and the C function NumPy calls."""
 
-    def __init__(self, name, variant, operands, nin, gufunc, parallel, fold):
+    def __init__(self, name, function, variant, operands, nin, gufunc, parallel, fold):
         self.name = name
+        self.function = function  # the njit loop function (the variant is one of its)
         self.variant = variant
         self.entry_module = variant.module  # (the code called, even if the variant's changes)
         self.operands = operands
@@ -445,6 +492,7 @@ class _Wrapper:
 
         n = self.n = b.load(at(dims_p, 0), typ=I64)
         self.data, self.steps, self.headers, self.dimvs, self.strvs = [], [], [], [], []
+        self.dimvals = []  # per operand: its sizes (LLVM values), the outer one first
         outer_ok, core_ok = ir.Constant(_BOOL, 1), ir.Constant(_BOOL, 1)
         off = nargs  # the core steps follow the outer steps, operand by operand
         for k, op in enumerate(ops):
@@ -457,15 +505,19 @@ class _Wrapper:
             strv = b.alloca(ir.ArrayType(I64, nd))
             self.put(dimv, 0, n)
             self.put(strv, 0, s)
+            sizes = [n]
             for j, ix in enumerate(op.core):
                 cs = b.load(at(steps_p, off + j), typ=I64)
                 core_ok = b.and_(core_ok, b.icmp_signed("==", b.srem(cs, item), _c64(0)))
-                self.put(dimv, 1 + j, b.load(at(dims_p, 1 + ix), typ=I64))
+                sizes.append(b.load(at(dims_p, 1 + ix), typ=I64))
+                self.put(dimv, 1 + j, sizes[-1])
                 self.put(strv, 1 + j, cs)
             off += len(op.core)
             if op.extra:
+                sizes.append(_c64(1))
                 self.put(dimv, nd - 1, _c64(1))
                 self.put(strv, nd - 1, _c64(0))
+            self.dimvals.append(sizes)
             hdr = b.alloca(ir.ArrayType(I64, 8))
             for j in range(8):
                 self.put(hdr, j, _c64(0))
@@ -496,6 +548,9 @@ class _Wrapper:
         done = self.done = f.append_basic_block("done")
         whole = f.append_basic_block("whole")
         by_element = self.by_element = f.append_basic_block("by_element")
+        assumed = f.append_basic_block("sizes_as_compiled")
+        b.cbranch(self.sizes_as_compiled(), assumed, self.through_python())
+        b.position_at_end(assumed)
         b.cbranch(b.and_(outer_ok, core_ok), whole, by_element)
 
         # ---- the whole inner loop in one call (or in chunks, see above)
@@ -540,6 +595,60 @@ class _Wrapper:
         return str(self.m)
 
     # ------------------------------------------------------------ pieces
+    def sizes_as_compiled(self):
+        """i1: the operands' sizes meet what the variant's code assumes of them (its guards;
+        an axis compiled as 1). An assumption on the outer size would not hold for the
+        parts, chunks and single elements the loop may be called with: such a loop always
+        goes through Python."""
+        b = self.b
+        checks, names = size_assumptions(self.v)
+        if any(names[s][1] == 0 for d, _, _ in checks for s in getattr(d, "symbols", ())):
+            return ir.Constant(_BOOL, 0)
+
+        def value(d):
+            if not isinstance(d, Dim):
+                return _c64(int(d))
+            total = _c64(0)
+            for mono, c in d.terms:
+                v = _c64(c)
+                for a in mono:
+                    if isinstance(a, str):
+                        k, axis = names[a]
+                        x = self.dimvals[k][axis]
+                    else:
+                        x = value(a.arg)
+                        x = (b.sdiv if a.kind == "floordiv" else b.srem)(x, _c64(a.k))
+                    v = b.mul(v, x)
+                total = b.add(total, v)
+            return total
+
+        ok = ir.Constant(_BOOL, 1)
+        for d, op, want in checks:
+            got = b.icmp_signed("==" if op == "==" else ">=", value(d), _c64(0))
+            ok = b.and_(ok, got if want else b.not_(got))
+        return ok
+
+    def through_python(self):
+        """A block handing the operands to the njit loop function in Python (with the GIL):
+        it runs the variant for their sizes, compiling it the first time."""
+        b, f = self.b, self.f
+        here = b.block
+        bb = f.append_basic_block("through_python")
+        b.position_at_end(bb)
+        gil = b.call(self.gil_ensure, [])
+        fnty = ir.FunctionType(PTR, [I64, PTR, PTR, PTR])
+        call = b.inttoptr(_c64(_THROUGH_PYTHON_ADDR), fnty.as_pointer())
+        exc = b.call(call, [_c64(self.loop.id), *self.f.args[:3]])
+        failed = b.icmp_unsigned("!=", b.ptrtoint(exc, I64), _c64(0))
+        none_yet = b.icmp_unsigned("==", b.ptrtoint(b.call(self.err_occurred, []), I64), _c64(0))
+        with b.if_then(b.and_(failed, none_yet)):
+            typ = b.load(b.gep(exc, [_c64(8)], source_etype=ir.IntType(8)), typ=PTR)
+            b.call(self.err_set, [typ, exc])
+        b.call(self.gil_release, [gil])
+        b.branch(self.done)
+        b.position_at_end(here)
+        return bb
+
     def put(self, arr, k, value):
         self.b.store(value, self.b.gep(arr, [_c64(0), _c64(k)]))
 

@@ -238,7 +238,7 @@ class _Kernel:
         fixed = self.layout.fixed if self.layout is not None else {}
         v = uloops.compile_loop(nj, operands, fixed)
         loop = uloops.Loop(
-            self.name, v, operands, self.nin, self.layout is not None, self.opts.parallel, fold
+            self.name, nj, v, operands, self.nin, self.layout is not None, self.opts.parallel, fold
         )
         self._by_key[key] = loop
         self.loops.append(loop)
