@@ -33,6 +33,12 @@ One inner loop (one type signature of a ufunc) is made in three steps:
     as numba.set_num_threads says), each part a call of the entry; a reduce or accumulate is
     serial. NumPy may run inner loops without the GIL: the entry is compiled nogil.
 
+    njit's code may rest on assumptions about the core sizes (its guards: two sizes alike,
+    a size that is not 1 and so does not broadcast); the C loop checks them at each call, and
+    sizes that break them go through Python: NumPy's operands, as arrays, are handed to the
+    njit loop function, which picks or compiles the variant for them (or raises NumPy's
+    error, for sizes that do not broadcast).
+
     A kernel that raises: the first exception is set with the GIL taken, as NumPy's own
     loops do (NumPy checks PyErr_Occurred after the loop). A ufunc then computes the other
     elements one call each, from the start, the failing ones left unwritten (Numba's
