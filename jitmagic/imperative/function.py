@@ -930,6 +930,11 @@ def build_namespace(fun, ops, seen=None):
 
 
 def _njit_view(v, ops, seen):
+    if isinstance(v, np.ndarray) and current_trace() is not None:
+        # a global array is a constant of the compiled code, as in Numba (read-only: frozen
+        # at compile time); read through njit's checked indexing
+        t = current_trace()
+        return t.tracer_type(t, t.to_atom(v))
     if v is np:
         return namespace.numpy_module()
     if v is np.random:
