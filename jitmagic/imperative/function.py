@@ -28,7 +28,7 @@ from jitmagic.core.frames import PKG_DIR
 from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
-from jitmagic.dispatch import events, pipeline
+from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import namespace
@@ -269,6 +269,19 @@ class NjitVariant:
             if isinstance(t, tuple) and t[0] == "generator"
         ]
         self._plain = not (self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks)
+        self._ctx_addr = ctypes.addressof(self._ctx)
+        self._buf_type = ctypes.c_int64 * (self.n_slots + lower_nj.ERRINFO_SLOTS)
+        self._err_offset = 8 * self.n_slots
+        # array kinds given something else than an ndarray (a complex scalar by memory)
+        self._by_memory = any(
+            k == "array" and not isinstance(v.aval, RefType)
+            for k, v in zip(self.kinds, opt_fn.constvars + opt_fn.invars)
+        )
+        self._no_results = (
+            not opt_fn.outs
+            and out_tree.num_leaves == 0
+            and (pytree.unflatten(out_tree, []) is None)
+        )
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
         self._install(module, tier)
@@ -311,26 +324,34 @@ class NjitVariant:
     def __repr__(self):
         return f"<njit variant {self.id}: {self.signature}>"
 
-    # ------------------------------------------------------------ calling
-    def __call__(self, leaves, originals):
-        results = (ctypes.c_int64 * self.n_slots)()
-        err = (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS)()
-        # (a scalar the code takes by memory, a complex number, goes as a 0-d array)
-        args = [
-            np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
-            for x, k in zip(self.consts + tuple(leaves), self.kinds)
-        ]
-        if self._plain:
-            rc = self.cfunc(
-                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
-            )
-        else:
-            rc = self._call_holding_locks(args, results, err)
-        if rc:
-            self._raise(rc, err)
-        return pytree.unflatten(self.out_tree, self._results(results, originals))
+    python_baseline = True  # the views time the undecorated function (dispatch/baseline.py)
 
-    def _call_holding_locks(self, args, results, err):
+    # ------------------------------------------------------------ calling
+    def __call__(self, leaves, originals=None):
+        originals = leaves if originals is None else originals
+        # one buffer: the results' slots, then the raising site's details
+        buf = self._buf_type()
+        base = ctypes.addressof(buf)
+        err_at = base + self._err_offset
+        if self._by_memory:
+            # (a scalar the code takes by memory, a complex number, goes as a 0-d array)
+            args = [
+                np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
+                for x, k in zip(self.consts + tuple(leaves), self.kinds)
+            ]
+        else:
+            args = self.consts + tuple(leaves)
+        if self._plain:
+            rc = self.cfunc(*args, base, self._ctx_addr, err_at)
+        else:
+            rc = self._call_holding_locks(list(args), base, err_at)
+        if rc:
+            self._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
+        if self._no_results:
+            return None
+        return pytree.unflatten(self.out_tree, self._results(buf, originals))
+
+    def _call_holding_locks(self, args, results_at, err_at):
         locks = []
         if self.uses_legacy_rng:
             locks.append(np.random.mtrand._rand._bit_generator.lock)
@@ -342,9 +363,7 @@ class NjitVariant:
         for lk in locks:
             lk.acquire()
         try:
-            return self.cfunc(
-                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
-            )
+            return self.cfunc(*args, results_at, self._ctx_addr, err_at)
         finally:
             for lk in reversed(locks):
                 lk.release()
@@ -465,6 +484,14 @@ class NjitFunction(JitFunction):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self._env_names:
+            # the hit path: a quick key of the arguments' types -> the variant (filled by
+            # call_as, which stays the authority; dropped with the cache on clear or evict)
+            qk = _quick_key(args)
+            if qk is not None:
+                v = self._state.quick.get(qk)
+                if v is not None and (v.guard_fn is None or v.guard_fn(args)):
+                    return v(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
         return self.call_as(args, kwargs)
@@ -509,11 +536,29 @@ class NjitFunction(JitFunction):
         if variants is not None:
             for v in variants:
                 if v.guard_fn is None or v.guard_fn(leaves):
+                    if layouts is None:
+                        self._note_quick(args, kwargs, leaves, v)
                     return self._run(v, leaves)
         if not compile:
             raise LookupError(key)
         v = self._miss_nj(key, leaves, labels, tree)
+        # copies of this call's inputs, before it may change them: the views time the
+        # undecorated function on them (what compiling saves against running it in Python)
+        baseline.keep(v, self, tuple(bound), {})
         return self._run(v, leaves)
+
+    def _note_quick(self, args, kwargs, leaves, v):
+        if kwargs or len(leaves) != len(args) or any(type(x) is bool for x in args):
+            return
+        qk = _quick_key(args)
+        if qk is not None and len(self._state.quick) < 256:
+            self._state.quick[qk] = v
+
+    def key_of(self, args, kwargs):
+        """(the variant key of this call, its argument leaves) as call_as computes them."""
+        bound = self._bind(args, kwargs or {})
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        return self._key(leaves, self._labels(paths), None), leaves
 
     def _run(self, v, leaves):
         call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
@@ -773,6 +818,37 @@ def _finish_out(o):
 
 def _ident(label):
     return "".join(c if c.isalnum() or c == "_" else "_" for c in label)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+_SCALARS = (int, float, complex)
+
+
+def _quick_key(args):
+    """The arguments' types as a hashable key, or None for what only the general path takes
+    (a non-contiguous array, a tuple, an int beyond int64, a generator, ...). Equal quick keys
+    imply equal njit keys: contiguous arrays of one dtype, rank and writability, scalars of one
+    Python or NumPy type."""
+    out = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            fl = a.flags
+            if fl.c_contiguous:
+                out.append((a.dtype, a.ndim, "C", fl.writeable))
+            elif fl.f_contiguous:
+                out.append((a.dtype, a.ndim, "F", fl.writeable))
+            else:
+                return None
+        elif t in _SCALARS:
+            if t is int and not _I64_MIN <= a <= _I64_MAX:
+                return None
+            out.append(t)
+        elif isinstance(a, np.generic) and not isinstance(a, np.bool_):
+            out.append(t)
+        else:
+            return None
+    return tuple(out)
 
 
 def _flat_types(types_):
