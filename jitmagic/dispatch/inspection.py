@@ -176,6 +176,9 @@ class Lowered:
         if dialect == "traced":
             return str(self.ir)
         if dialect == "llvm":
+            own = getattr(self.jf, "llvm_text", None)  # a front end with its own lowering
+            if own is not None:
+                return own(self.optimized_ir)
             return pipeline.lower(self.optimized_ir, self.jf.name)[0]
         raise ValueError("dialect must be 'ir', 'traced' or 'llvm'")
 

@@ -753,6 +753,13 @@ class NjitFunction(JitFunction):
             fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
             return fn, self._optimize(fn)
 
+    def llvm_text(self, opt):
+        """The LLVM IR njit generates for an optimised IR (Lowered.as_text("llvm"))."""
+        layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
+        return lower_nj.lower_function(
+            opt, self.name, layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+        )[0]
+
     def _optimize(self, fn):
         if not self.opts.boundscheck:
             fn = bounds.uncheck_all(fn)
