@@ -602,8 +602,7 @@ _NUMPY_OVERRIDES = {
     "size": size,
     "ndim": ndim,
 }
-for _name in dir(np):
-    _obj = getattr(np, _name)
+for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
     if isinstance(_obj, np.ufunc):
         _NUMPY_OVERRIDES[_name] = _UFunc(_obj)
 for _name in (
