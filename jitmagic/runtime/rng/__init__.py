@@ -91,6 +91,8 @@ def module_ir() -> str:
 
 
 def _tables(m):
+    from jitmagic.runtime.rng import ziggurat  # (with the bodies: see module_ir)
+
     ki, wi, fi = ziggurat.normal_tables()
     ke, we, fe, _ = ziggurat.exponential_tables()
     out = {}
