@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import cmath
+import json
 import math
 import types
 
@@ -23,6 +24,7 @@ from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
+from jitmagic.runtime import callbacks
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
@@ -1008,13 +1010,108 @@ def _sum(seq, start=0):
     return total
 
 
-def _print(*args, **kwargs):
+class _ScalarType:
+    """np.float32, np.int64, ... in njit code: called on a traced number, a cast (as NumPy's
+    scalar constructors convert); used as a dtype, the dtype."""
+
+    def __init__(self, t):
+        self._t = t
+        self.dtype = np.dtype(t)
+        self.__name__ = t.__name__
+
+    def __call__(self, x=0, *args):
+        if args or not _traced(x):
+            return self._t(x, *args)
+        v = _val(x)
+        if v.aval.ndim:
+            return v.astype(self.dtype)
+        if self.dtype.kind in "iu" and v.aval.dtype.kind == "f":
+            v = np.trunc(v)  # int(x) of a float truncates, as np.int64(2.7) does
+        return bind("convert_element_type", v, new_dtype=self.dtype, weak_type=False)
+
+    def __getattr__(self, name):
+        return getattr(self._t, name)
+
+    def __repr__(self):
+        return repr(self._t)
+
+
+_SCALAR_TYPES = {
+    name: _ScalarType(getattr(np, name))
+    for name in (
+        "float16",
+        "float32",
+        "float64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "complex64",
+        "complex128",
+        "bool_",
+        "intp",
+        "uintp",
+        "double",
+        "single",
+        "longlong",
+        "ulonglong",
+        "intc",
+        "uintc",
+        "short",
+        "ushort",
+        "byte",
+        "ubyte",
+    )
+    if hasattr(np, name)
+}
+
+
+def _print(*args, sep=" ", end="\n", file=None, flush=False):
+    """print() in njit code: the values printed by Python when the code runs (in program
+    order), as Python prints them (a NumPy float32 as NumPy's str shows it)."""
     from jitmagic.errors import NjitUnsupportedError
 
-    raise NjitUnsupportedError(
-        "print() inside njit code is not supported yet: return the values, or print them "
-        "outside the compiled function"
-    )
+    if file is not None:
+        raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
+    parts, kinds, vals = [], "", []
+    for a in args:
+        if not _traced(a):
+            parts.append(["lit", builtins.str(a)])
+            continue
+        v = _val(a)
+        if v.aval.ndim:
+            raise NjitUnsupportedError(
+                "print() of an array inside njit code is not supported yet: print its elements "
+                "in a loop, or return the array and print it outside"
+            )
+        dt = v.aval.dtype
+        k = {"b": "b", "i": "q", "u": "u"}.get(dt.kind)
+        if dt.kind == "f":
+            k = "f" if dt == np.float32 else "d"
+            if dt.itemsize > 8:
+                k = None
+        if k is None:
+            raise NjitUnsupportedError(f"print() of a {dt} value inside njit code")
+        kinds += k
+        parts.append(["arg", builtins.len(vals)])
+        vals.append(v)
+    spec = json.dumps([parts, builtins.str(sep), builtins.str(end), builtins.bool(flush)])
+    bind("nj_pycall", *vals, name=f"print:{kinds or '-'}:{spec}")
+
+
+def _print_callback(full, *values):
+    _, _, spec = full.partition(":")
+    parts, sep, end, flush = json.loads(spec)
+    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    builtins.print(*items, sep=sep, end=end, flush=flush)
+    return 0
+
+
+callbacks.register("print", _print_callback)
 
 
 def _prange(*args):
@@ -1070,6 +1167,7 @@ def numba_module(real):
     return _Module(real, {"prange": _prange})
 
 
+_NUMPY_OVERRIDES.update(_SCALAR_TYPES)
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
