@@ -8,9 +8,10 @@ context, not in the machine code, which may come from the disk cache of another 
 
 `name` ("default_rng:q", "print:qd:...") selects a function registered here by its prefix;
 the rest of the name says how to read the 64-bit argument words (q: int64, u: uint64,
-d: float64, f: float32 passed as a float64, b: bool, n: None) and is passed to the maker with the decoded arguments. An exception is
-kept for the caller (take_exception) and *failed set to 1; the compiled code then returns
-status "raised" at a site whose exception class is PENDING.
+d: float64, f: float32 passed as a float64, b: bool, n: None) and is passed to the maker
+with the decoded arguments. An exception is kept for the caller (take_exception) and *failed
+set to 1; the compiled code then returns status "raised" at a site whose exception class is
+PENDING.
 
 Objects a callback makes for the duration of a call (a Generator made inside the function)
 are kept alive in a per-thread list that the caller empties when the call returns
