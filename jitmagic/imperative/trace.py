@@ -466,7 +466,7 @@ class TraceOps:
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
         present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns))
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -568,6 +568,7 @@ class TraceOps:
             body_fn=bb.fn,
             n_cond=cb.n_consts,
             n_body=bb.n_consts,
+            line=line,
         )
         return self._loop_results(outs, types, maybe)
 
