@@ -635,41 +635,59 @@ class NjitFunction(JitFunction):
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
         timer = pipeline.Timer()
-        ones = set()  # argument sizes compiled as 1: NumPy broadcasts them (guarded)
+        # argument sizes compiled as numbers (guarded): a size 1 that broadcasts, or every size
+        # when something in the function needs them concrete (np.linalg's routines, sorts)
+        fixed = {}
+        concrete_why = None
         for _ in range(8):
             examples = {}
             ctx = NjitContext(examples)
             try:
                 with shapes.using(ctx):
                     fn, out_tree, arg_layouts = self._trace_nj(
-                        leaves, labels, examples, tree, key[0], ones
+                        leaves, labels, examples, tree, key[0], fixed
                     )
+                    timer.mark("trace")
+                    opt = self._optimize(fn)
+                    timer.mark("passes")
+                    text, cg = lower_nj.lower_function(
+                        opt,
+                        self.name,
+                        arg_layouts,
+                        fastmath=self.opts.fastmath,
+                        nogil=self.opts.nogil,
+                    )
+                    timer.mark("llvm_ir")
                 break
             except shapes.StaticOne as e:
-                if set(e.symbols) <= ones:
+                if all(fixed.get(s) == 1 for s in e.symbols):
                     raise
-                ones |= set(e.symbols)
-        with shapes.using(ctx):
-            timer.mark("trace")
-            opt = self._optimize(fn)
-            timer.mark("passes")
-            text, cg = lower_nj.lower_function(
-                opt, self.name, arg_layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
-            )
-            timer.mark("llvm_ir")
+                fixed.update({s: 1 for s in e.symbols})
+            except Exception as e:  # (sizes a routine needs as numbers)
+                inconclusive = isinstance(e, shapes.InconclusiveDimensionError) or (
+                    "shape-generic trace" in str(e)
+                )
+                if not inconclusive or concrete_why is not None:
+                    raise
+                concrete_why = str(e).split(". The variant")[0]
+                fixed.update(_all_sizes(leaves, labels))
         guards = dict(ctx.guards)
-        one_dims = [
-            (k, d)
+        fixed_dims = [
+            (k, d, fixed[f"{_ident(labels[k])}_{d}"])
             for k, x in enumerate(leaves)
             if isinstance(x, np.ndarray)
             for d in range(x.ndim)
-            if f"{_ident(labels[k])}_{d}" in ones
+            if f"{_ident(labels[k])}_{d}" in fixed
         ]
         guard_fn = (
-            _guard_checker(guards, fn, leaves, one_dims, len(opt.consts))
-            if guards or one_dims
+            _guard_checker(guards, fn, leaves, fixed_dims, len(opt.consts))
+            if guards or fixed_dims
             else None
         )
+        if concrete_why is not None:
+            cg.notes.append(
+                f"compiled for these argument sizes (a new size compiles again): {concrete_why}"
+            )
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
         module, tier = pipeline.machine_code(
             self, text, info, 2, use_disk_cache=True if self.opts.cache else None
@@ -703,7 +721,7 @@ class NjitFunction(JitFunction):
             fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
         return fn, out_tree
 
-    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, ones=()):
+    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, fixed=None):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
@@ -716,8 +734,8 @@ class NjitFunction(JitFunction):
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
-                        if sym in ones:  # a size 1 that broadcasts (a guard checks it)
-                            shape.append(1)
+                        if fixed and sym in fixed:  # a size compiled as a number (guarded)
+                            shape.append(fixed[sym])
                             continue
                         examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
@@ -970,16 +988,25 @@ def _storm_text(jf, n, arg, kind):
     return f"{head}; {fix}"
 
 
-def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):
+def _all_sizes(leaves, labels):
+    return {
+        f"{_ident(lbl)}_{d}": int(n)
+        for x, lbl in zip(leaves, labels)
+        if isinstance(x, np.ndarray)
+        for d, n in enumerate(x.shape)
+    }
+
+
+def _guard_checker(guards, fn, leaves, fixed=(), n_consts=0):
     """A function of the call's leaves telling whether the variant's size guards hold
-    (`ones`: (leaf, axis) compiled as size 1)."""
+    (`fixed`: (leaf, axis, size) compiled as that size)."""
     names = {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
-    lines = [f"(L[{k}].shape[{d}] == 1)" for k, d in ones]
+    lines = [f"(L[{k}].shape[{d}] == {n})" for k, d, n in fixed]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"

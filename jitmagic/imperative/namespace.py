@@ -570,7 +570,21 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     return jnp.count_nonzero(_val(a), axis=axis, keepdims=keepdims)
 
 
+def ndindex(*shape):
+    if builtins.len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tracers.NjNdindex(shape)
+
+
+def ndenumerate(a):
+    if not _traced(a):
+        return np.ndenumerate(a)
+    return tracers.NjNdindex(a.shape, a)
+
+
 _NUMPY_OVERRIDES = {
+    "ndindex": ndindex,
+    "ndenumerate": ndenumerate,
     "meshgrid": meshgrid,
     "mgrid": mgrid,
     "ogrid": ogrid,

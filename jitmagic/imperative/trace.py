@@ -24,7 +24,14 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
-from jitmagic.imperative.tracers import NjRange, NjTracer, RefTracer, _promote, state
+from jitmagic.imperative.tracers import (
+    NjNdindex,
+    NjRange,
+    NjTracer,
+    RefTracer,
+    _promote,
+    state,
+)
 
 UNDEFINED = pyops.UNDEFINED
 _I64 = np.dtype(np.int64)
@@ -503,6 +510,8 @@ class TraceOps:
         if isinstance(iterable, (tuple, list)):
             # a sequence holding traced values: its items are known, so the loop is unrolled
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
+        if isinstance(iterable, NjNdindex):
+            return self._for_ndindex(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (range, NjRange)):
             return self.for_range(
                 iterable.start,
@@ -520,6 +529,28 @@ class TraceOps:
         return self.for_range(
             0, n, 1, lambda i, *c: body(arr[i], *c), init, names, line, extra_test
         )
+
+    def _for_ndindex(self, it, body, init, names, line, extra_test):
+        """for idx in np.ndindex(shape) (or idx, v in np.ndenumerate(a)): one counted loop
+        over the flat position, the index tuple made from it in C order."""
+        dims = [_index(d, "ndindex") for d in it.shape]
+        total = np.int64(1)
+        for d in dims:
+            total = total * d
+
+        def each(k, *c):
+            idx = []
+            rest = k
+            for d in reversed(dims[1:]):
+                idx.append(rest % d)
+                rest = rest // d
+            idx.append(rest)
+            idx = tuple(_weak_int(v) for v in reversed(idx))
+            if it.array is None:
+                return body(idx, *c)
+            return body((idx, it.array[idx]), *c)
+
+        return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
         if isinstance(iterable, (tuple, list)):
@@ -570,7 +601,7 @@ class TraceOps:
             n_body=bb.n_consts,
             line=line,
         )
-        return self._loop_results(outs, types, maybe)
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts, init)
 
     # -------------------------------------------------------- loop machinery
     def _for(self, lo, hi, st, body, init, names, line, parallel=False):
@@ -597,7 +628,7 @@ class TraceOps:
             line=line,
             parallel=parallel,
         )
-        return self._loop_results(outs, types, maybe)
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts + 1, init)
 
     def _counted_while(self, lo, hi, st, body, init, names, line, extra_test):
         """for i in range(...) with a break: a while loop carrying i."""
@@ -650,7 +681,10 @@ class TraceOps:
             + ", ".join(f"{_names(names, k)}: {t}" for k, t in enumerate(types))
         )
 
-    def _loop_results(self, outs, types, maybe):
+    def _loop_results(self, outs, types, maybe, body=None, carry_at=0, init=()):
+        """The loop's results as the user's variables. An array the body leaves as it was
+        (`s += x` updates it in place) is the array from before the loop: the same object,
+        whose memory the code knows (no reference of unknown memory carried out)."""
         outs = list(outs)
         n = len(types)
         result = []
@@ -658,6 +692,14 @@ class TraceOps:
         for k, (v, t) in enumerate(zip(outs[:n], types)):
             if isinstance(t, RefType):
                 v.__class__ = RefTracer
+                if (
+                    body is not None
+                    and k not in maybe
+                    and k < len(init)
+                    and isinstance(init[k], RefTracer)
+                    and body.outs[k] is body.invars[carry_at + k]
+                ):
+                    v = init[k]
             result.append(MaybeUndefined(v, next(flags)) if k in maybe else v)
         return tuple(result)
 

@@ -132,6 +132,18 @@ class NjTracer(Tracer):
         return bind("convert_element_type", x, new_dtype=x.aval.dtype, weak_type=True)
 
     @property
+    def flat(self):
+        """x.flat for iterating and reading in C order: a view of a C-contiguous array;
+        of another, a read-only copy (a write through it would not reach x)."""
+        if isinstance(self, RefTracer):
+            if self.ref.layout == "C" or self.ndim <= 1:
+                return self.ravel()
+            r = _new_ref(self.value().ravel())
+            r._var = r._var  # (a copy: marked read-only below)
+            return r
+        return Tracer.ravel(self)
+
+    @property
     def real(self):
         return self._part("real")
 
@@ -222,6 +234,14 @@ def _check_divisor(num, den, message):
         return
     nonzero = bind("ne", den, np.zeros((), den.dtype))
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
+
+
+class NjNdindex:
+    """np.ndindex(shape) / np.ndenumerate(a) in njit code: a loop over the index tuples of a
+    shape in C order (trace.TraceOps.for_iter compiles it as one counted loop)."""
+
+    def __init__(self, shape, array=None):
+        self.shape, self.array = tuple(shape), array
 
 
 class NjRange:
