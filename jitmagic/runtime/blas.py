@@ -15,7 +15,8 @@ its kernels when NumPy was imported, from an OPENBLAS_CORETYPE the process may h
 (this VM's environment forces Haswell's AVX2 kernels on an AVX-512 CPU, 1.65x slower per
 core), which nothing can change afterwards without racing NumPy's own calls. The private
 instance also keeps jitmagic's thread-count changes away from NumPy's calls.
-JITMAGIC_OPENBLAS_CORETYPE names the kernels for it instead (as OPENBLAS_CORETYPE would).
+JITMAGIC_OPENBLAS_CORETYPE names the kernels for it instead (as OPENBLAS_CORETYPE would);
+JITMAGIC_CPU_FEATURES=avx2 (runtime/isa.py) picks Haswell's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import os
 
 import llvmlite.binding as llvm
 import numpy as np
+
+from jitmagic.runtime import isa
 
 _found = {}
 # every routine generated code may call (see jitmagic.lower.blas and jitmagic.lower.lapack)
@@ -93,7 +96,8 @@ def _private_instance(path):
                 done += sent
         finally:
             os.close(src)
-        chosen = os.environ.get("JITMAGIC_OPENBLAS_CORETYPE")
+        # JITMAGIC_CPU_FEATURES=avx2 (runtime/isa.py) means the kernels of such a CPU
+        chosen = os.environ.get("JITMAGIC_OPENBLAS_CORETYPE") or isa.openblas_coretype()
         inherited = os.environ.get("OPENBLAS_CORETYPE")
         if chosen:
             os.environ["OPENBLAS_CORETYPE"] = chosen
@@ -125,3 +129,18 @@ def gemm_symbol(dtype):
     if dtype not in (np.float32, np.float64) or library() is None:
         return None
     return "scipy_cblas_dgemm64_" if dtype == np.float64 else "scipy_cblas_sgemm64_"
+
+
+def cblas_gemm(dtype):
+    """OpenBLAS's cblas_?gemm (ILP64) of the instance compiled code calls, as a ctypes function
+    taking (order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); None
+    without the library. For measuring it against jitmagic's (runtime/gemm_choice.py)."""
+    symbol = gemm_symbol(dtype)
+    if symbol is None:
+        return None
+    f = getattr(_found["handle"], symbol)
+    real = ctypes.c_double if dtype == np.float64 else ctypes.c_float
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    f.argtypes = [i32, i32, i32, i64, i64, i64, real, ptr, i64, ptr, i64, real, ptr, i64]
+    f.restype = None
+    return f

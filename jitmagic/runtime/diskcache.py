@@ -62,10 +62,12 @@ class Cache:
     and a directory (or key file) that fails the checks is neither read nor written.
 
     Refusals come back as `load`'s reason (for a disk_miss record), and the first one in each
-    directory in this process also as a warning text, taken with `take_warnings()`."""
+    directory in this process also as a warning text, taken with `take_warnings()` (unless
+    warn=False: a user who did not turn the disk cache on is not warned about it)."""
 
-    def __init__(self, directory: str = "", shared_key: str = ""):
+    def __init__(self, directory: str = "", shared_key: str = "", warn: bool = True):
         self.shared = bool(shared_key)
+        self._warn = warn  # False: refusals are reasons only, never warnings
         self.key = None  # the shared cache's HMAC key
         self.refused = None  # why nothing is loaded from or stored in this directory
         self._stat = None
@@ -93,7 +95,7 @@ class Cache:
 
     def _refuse(self, u: cachetrust.Untrusted, consequence: str) -> str:
         reason = f"{u.what}: {consequence}"
-        if cachetrust.first_warning(self.directory):
+        if self._warn and cachetrust.first_warning(self.directory):
             self._warnings.append(f"jitmagic: {reason}; compiling instead. {u.fix}")
         return reason
 

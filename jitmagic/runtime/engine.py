@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from jitmagic.errors import LoweringError
-from jitmagic.runtime import blas, bufpool, gemm, runstats, threadpool
+from jitmagic.runtime import blas, bufpool, gemm, isa, runstats, threadpool
 
 _lock = threading.RLock()
 _state = {}
@@ -38,7 +38,8 @@ def _init():
         except (RuntimeError, OSError):
             vecmath = False
         cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
+        level = isa.level()
+        features = isa.restrict(dict(llvm.get_host_cpu_features()), level)
         tm = _target_machine(cpu, features)
         # this one only builds pass pipelines and prints assembly: an engine takes ownership
         # of (and frees) the target machine it is given, so each engine gets its own
@@ -47,6 +48,7 @@ def _init():
             triple=llvm.get_process_triple(),
             cpu=cpu,
             features=features,
+            isa=level,
             vecmath=vecmath,
             layout=str(tm.target_data),
         )
@@ -77,6 +79,7 @@ def host_info() -> dict:
         "triple": s["triple"],
         "cpu": s["cpu"],
         "features": s["features"],
+        "isa": s["isa"],
         "vector_math": s["vecmath"],
         "llvm_version": ".".join(map(str, llvm.llvm_version_info)),
     }
@@ -136,25 +139,28 @@ def load_object(
     threadpool.install()
     with _lock:
         t0 = time.perf_counter()
-        engine, addr = _link(obj, entry)
+        engine, addr = link_object(obj, entry)
         t1 = time.perf_counter()
     return CompiledModule(
         engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0}
     )
 
 
-def _link(obj: bytes, entry: str):
-    """(engine, entry address) for object code: an MCJIT engine around an empty module links
+def link_object(obj: bytes, entry: str):
+    """(engine, entry address) for object code whose symbols are all linkable already (a
+    process-lifetime module's, runtime/native.py; load_object first installs what a variant's
+    may call). An MCJIT engine around an empty module links
     it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
     level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
     (_codegen_tm): a new target machine sets itself up again for its first function, about
     0.7 ms per variant."""
     s = _init()
-    mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
-    engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
-    addr = engine.get_function_address(entry)
+    with _lock:
+        mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
+        engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(entry)
     if not addr:
         raise LoweringError(f"entry point {entry} not found in the compiled object")
     return engine, addr
@@ -248,7 +254,7 @@ def compile_ir(
         _optimize(mod, tm, pipeline)
         t1 = time.perf_counter()
         obj = _codegen_tm(pipeline.codegen).emit_object(mod)
-        engine, addr = _link(obj, entry)
+        engine, addr = link_object(obj, entry)
         t2 = time.perf_counter()
     cm = CompiledModule(
         engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1}, pipeline

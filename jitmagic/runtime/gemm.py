@@ -21,9 +21,10 @@ shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 
-from jitmagic.runtime import bufpool, engine, threadpool
+from jitmagic.runtime import bufpool, engine, isa, threadpool
 from jitmagic.runtime import llvmtypes as _llvmtypes
 from jitmagic.runtime import native as runtime
 
@@ -45,9 +46,9 @@ _built = {}
 def _shape(features: str):
     """(vector bytes, MR, vectors per row of a tile): MR x (NV vectors) accumulators must fit
     the register file with room for the operands."""
-    if "+avx512f" in features:
+    if isa.has(features, "avx512f"):
         return 64, 8, 3  # 24 of 32 zmm registers hold C
-    if "+avx" in features:
+    if isa.has(features, "avx"):
         return 32, 6, 2  # 12 of 16 ymm
     return 16, 4, 2
 
@@ -789,9 +790,25 @@ def install(dtype: str) -> int:
                 threadpool.install()
                 text = ir_text(engine.host_info()["features"], dtype)
                 _built.update(
-                    runtime.build(text, (name,), f"gemm_{dtype}", link=(name,), opt=(1, 3))
+                    runtime.build(
+                        text, (name,), f"gemm_{dtype}", link=(name,), opt=(1, 3), persistent=True
+                    )
                 )
     return _built[name]
+
+
+_ENTRY = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    *([ctypes.c_int64] * 4 + [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_void_p])
+    + [ctypes.c_int64] * 3
+    + [ctypes.c_void_p]
+    + [ctypes.c_int64] * 3,
+)
+
+
+def entry(dtype: str):
+    """jm_gemm_<dtype> as a ctypes function (see _Gen.entry for its arguments)."""
+    return _ENTRY(install(dtype))
 
 
 def declare(module, dtype):
