@@ -3,11 +3,11 @@
 A float32/float64 dot_general whose operands are (batches of) matrices becomes one call to
 jitmagic's own GEMM (jitmagic.runtime.gemm) or to OpenBLAS's ?gemm, whichever
 jitmagic.runtime.gemm_choice finds faster for the product's size on this machine
-(config.gemm_library overrides it; OpenBLAS also takes over should ours find no memory for its
-packed operands); the choice heads the module's LLVM IR as a `; gemm ...` comment line, which
-cache_info shows. A matrix-vector product is a call to ?gemv; anything else (integers,
-complex, bool, odd layouts, empty dimensions) keeps the loop nest of the dot_general lowering
-(jitmagic.ops.linalg). Which products are GEMMs is decided by jitmagic.passes.products.plan.
+(config.gemm_library overrides it); the choice heads the module's LLVM IR as a `; gemm ...`
+comment line, which cache_info shows. A matrix-vector product is a call to ?gemv; anything
+else (integers, complex, bool, odd layouts, empty dimensions) keeps the loop nest of the
+dot_general lowering (jitmagic.ops.linalg). Which products are GEMMs is decided by
+jitmagic.passes.products.plan.
 """
 
 from __future__ import annotations
@@ -42,25 +42,22 @@ def _at_least_1(cg, x):
 def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     nbatch, m, n, k, ta, tb, shared = gemm
     t = F64 if dtype == np.float64 else F32
-    if shapes.is_one(m) or shapes.is_one(n):
+    if (shapes.is_one(m) or shapes.is_one(n)) and library.library() is not None:
         return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
-    fn = cg.module.globals.get(symbol) or ir.Function(
-        cg.module,
-        ir.FunctionType(
-            ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]
-        ),
-        symbol,
-    )
-    args = (cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+    args = (cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm)
     batch = "" if shapes.is_one(nbatch) else f"{nbatch} x "
     what = f"{np.dtype(dtype).name} {batch}({m}x{k}) @ ({k}x{n})"
     work = m * n * k
     if not shapes.is_symbolic(work):
-        library, why = choice.choose(dtype, work)
-        cg.note(f"gemm {what}: {library} ({why})")
-        return (_emit_openblas if library == "openblas" else _emit_own)(*args)
+        chosen, why = choice.choose(dtype, work)
+        if chosen == "openblas" and library.library() is None:
+            chosen, why = "jitmagic", "OpenBLAS failed to load"
+        cg.note(f"gemm {what}: {chosen} ({why})")
+        return (_emit_openblas if chosen == "openblas" else _emit_own)(*args)
     # sizes known at run time: the library of the product's size class, chosen there
     ranges = choice.ranges(dtype)
+    if any(lib == "openblas" for _, lib in ranges) and library.library() is None:
+        ranges = [(0, "jitmagic")]
     cg.note(f"gemm {what}: {_by_size(ranges)}")
     if len(ranges) == 1:
         return (_emit_openblas if ranges[0][1] == "openblas" else _emit_own)(*args)
@@ -87,9 +84,10 @@ def _by_size(ranges):
     )
 
 
-def _emit_own(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
-    """jitmagic's own GEMM (jitmagic.runtime.gemm); should it find no memory for its packed
-    operands, OpenBLAS, which needs none of ours, computes the product instead."""
+def _emit_own(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """jitmagic's own GEMM (jitmagic.runtime.gemm). Should it find no memory for its packed
+    operands, the call fails with MemoryError, as for any temporary: falling back to OpenBLAS
+    made every such variant load it (10-40 ms of a first call)."""
     nbatch, m, n, k, ta, tb, shared = gemm
     s = cg.size
     sai, sak = (1, m) if ta else (k, 1)
@@ -116,8 +114,9 @@ def _emit_own(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
             ir.Constant(I64, threads()),
         ],
     )
-    with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
-        _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+    ok = cg.func.append_basic_block("gemm_done")
+    b.cbranch(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), cg.oom_bb, ok)
+    b.position_at_end(ok)
 
 
 # below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
@@ -127,10 +126,17 @@ def _emit_own(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
 SMALL_GEMM = 1 << 21
 
 
-def _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
+def _emit_openblas(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     """One OpenBLAS call per batch entry, on one thread below SMALL_GEMM multiply-adds
     (decided at run time for a shape-generic variant)."""
     nbatch, m, n, k, ta, tb, shared = gemm
+    fn = cg.module.globals.get(symbol) or ir.Function(
+        cg.module,
+        ir.FunctionType(
+            ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]
+        ),
+        symbol,
+    )
     lda = m if ta else k
     ldb = k if tb else n
     b = cg.b

@@ -52,13 +52,22 @@ SYMBOLS = (
 )
 
 
+def _paths():
+    """NumPy's OpenBLAS files (looked for once; nothing loaded)."""
+    if "paths" not in _found:
+        libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+        _found["paths"] = sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*")))
+    return _found["paths"]
+
+
 def library():
-    """The path of NumPy's OpenBLAS once its routines are known to LLVM, or None."""
+    """The path of NumPy's OpenBLAS once its routines are known to LLVM, or None. Loading
+    the private instance costs 10-40 ms, so it is done when code that calls it is compiled
+    or linked, not before (a product jitmagic's GEMM computes does not call it)."""
     if "lib" in _found:
         return _found["lib"]
     _found["lib"] = None
-    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*"))):
+    for path in _paths():
         try:
             lib = _private_instance(path) or ctypes.CDLL(path, mode=os.RTLD_LOCAL)
             addresses = {
@@ -126,9 +135,27 @@ def corename():
 
 
 def gemm_symbol(dtype):
-    if dtype not in (np.float32, np.float64) or library() is None:
+    """The name of OpenBLAS's ?gemm for a float dtype (None for others, or without the
+    library); the library is not loaded here: library() before linking code that calls it."""
+    if dtype not in (np.float32, np.float64) or not _paths():
         return None
     return "scipy_cblas_dgemm64_" if dtype == np.float64 else "scipy_cblas_sgemm64_"
+
+
+def linked_by(obj: bytes):
+    """Load the library before linking object code `obj` that calls it."""
+    if b"scipy_cblas_" in obj or b"scipy_LAPACKE_" in obj or THREADS.encode() in obj:
+        library()
+
+
+def description() -> dict:
+    """What decides the speed of the instance compiled code calls, without loading it: the
+    library file and the kernels asked for (None: OpenBLAS's own choice for the CPU)."""
+    paths = _paths()
+    return {
+        "file": os.path.basename(paths[0]) if paths else None,
+        "kernels": os.environ.get("JITMAGIC_OPENBLAS_CORETYPE") or isa.openblas_coretype(),
+    }
 
 
 def cblas_gemm(dtype):
@@ -136,7 +163,7 @@ def cblas_gemm(dtype):
     taking (order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); None
     without the library. For measuring it against jitmagic's (runtime/gemm_choice.py)."""
     symbol = gemm_symbol(dtype)
-    if symbol is None:
+    if symbol is None or library() is None:
         return None
     f = getattr(_found["handle"], symbol)
     real = ctypes.c_double if dtype == np.float64 else ctypes.c_float

@@ -387,8 +387,14 @@ def _init():
             "set_handler": table,
             "capsule": id(capsule),
         }
+        # LLVM's -O0 and fast instruction selection: 2-3 ms, where -O1 took 15-25 ms of a
+        # process's first call (the code is a slot search under a lock, per large block)
         fns = runtime.build(
-            _ir(ctypes.addressof(st), api), _FUNCS, "pool", link=("jm_tmp_alloc", "jm_tmp_free")
+            _ir(ctypes.addressof(st), api),
+            _FUNCS,
+            "pool",
+            link=("jm_tmp_alloc", "jm_tmp_free"),
+            opt=(0, 0),
         )
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]

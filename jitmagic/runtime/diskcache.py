@@ -65,14 +65,16 @@ class Cache:
     directory in this process also as a warning text, taken with `take_warnings()` (unless
     warn=False: a user who did not turn the disk cache on is not warned about it)."""
 
-    def __init__(self, directory: str = "", shared_key: str = "", warn: bool = True):
+    def __init__(
+        self, directory: str = "", shared_key: str = "", warn: bool = True, subdir: str = ""
+    ):
         self.shared = bool(shared_key)
         self._warn = warn  # False: refusals are reasons only, never warnings
         self.key = None  # the shared cache's HMAC key
         self.refused = None  # why nothing is loaded from or stored in this directory
         self._stat = None
         self._warnings = []
-        configured = os.path.expanduser(directory or default_dir())
+        configured = os.path.join(os.path.expanduser(directory or default_dir()), subdir)
         # the resolved path is checked and then used for every access, so a symbolic link on
         # the way is followed once, here, and what it led to is what was checked
         self.directory = os.path.realpath(configured)
@@ -187,6 +189,18 @@ class Cache:
             os.path.join(self.directory, key + SUFFIX), data, 0o640 if self.shared else 0o600
         )
         _remove_stale_temporaries(self.directory)
+
+
+RUNTIME = "runtime"  # the subdirectory of process-lifetime modules and the GEMM calibration
+
+
+def runtime_cache(directory: str, shared_key: str, warn: bool) -> Cache | None:
+    """The cache's `runtime` subdirectory (runtime/native.py's modules, the GEMM calibration),
+    or None when the cache directory itself is refused: the variants' own loads say why, once
+    (a refusal of the subdirectory alone is its own warning, when warn)."""
+    if Cache(directory, shared_key, warn=False).refused:
+        return None
+    return Cache(directory, shared_key, warn=warn, subdir=RUNTIME)
 
 
 def _atomic_write(path, data: bytes, mode: int):

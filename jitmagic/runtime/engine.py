@@ -132,7 +132,7 @@ def load_object(
     obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = ""
 ) -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
-    blas.library()  # the BLAS/LAPACK routines cached code may call, known to LLVM
+    blas.linked_by(obj)  # the BLAS/LAPACK routines cached code may call, known to LLVM
     gemm.linked_by(obj)  # and jitmagic's own GEMM, when it calls it
     runstats.ensure_helpers()  # and the clock functions every entry point calls,
     bufpool.install()  # the temporaries' allocator and the thread pool
@@ -177,6 +177,9 @@ class Pipeline:
     slp: bool | None = None  # the straight-line (SLP) vectorizer (None: as vectorize)
     interleave: bool = True  # the loop vectorizer may interleave (unroll) vector loops
     name: str = ""
+    # these passes only (llvmlite's add_<name>_pass), instead of LLVM's -O pipeline: for code
+    # written as SSA by hand, where the pipeline has little left to do (see SSA_BY_HAND)
+    passes: tuple[str, ...] | None = None
 
     def tuning(self):
         """LLVM's pipeline tuning options for this pipeline."""
@@ -201,6 +204,11 @@ LIGHT = Pipeline(2, unroll=False, codegen=2, name="light")
 # slower on the suite (geomean; a cumulative sum 5x) until the tier-up replaces it
 QUICK = Pipeline(1, unroll=False, codegen=0, vectorize=True, slp=False, name="quick")
 TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
+# the GEMM (runtime/gemm.py): its kernel is SSA with explicit FMAs, so -O1's passes changed
+# nothing it runs (512 and 1000, both ISAs, within 1-3%) and took 30-50 ms of a process's
+# first product; SROA turns the loop counters' stack slots into registers; the code
+# generator's full instruction selection is what the kernel needs
+SSA_BY_HAND = Pipeline(0, codegen=3, passes=("sroa",), name="sroa")
 
 
 def _prepare(mod):
@@ -211,7 +219,12 @@ def _prepare(mod):
 
 def _optimize(mod, tm, pipeline):
     pb = llvm.create_pass_builder(tm, pipeline.tuning())
-    pm = pb.getModulePassManager()
+    if pipeline.passes is None:
+        pm = pb.getModulePassManager()
+    else:
+        pm = llvm.create_new_module_pass_manager()
+        for name in pipeline.passes:
+            getattr(pm, f"add_{name}_pass")()
     try:
         pm.run(mod, pb)
     finally:

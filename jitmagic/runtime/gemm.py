@@ -139,11 +139,12 @@ class _Fn:
 
 
 class _Gen:
-    def __init__(self, dtype, features):
+    def __init__(self, dtype, features, blocks=None):
         self.sfx = dtype
         self.t = {"f64": "double", "f32": "float"}[dtype]
         size = 8 if dtype == "f64" else 4
         vbytes, self.mr, self.nv = _shape(features)
+        self.kc, self.mc, self.nc = blocks or (KC, MC, NC)
         self.v = vbytes // size
         self.nr = self.nv * self.v
         self.size = size
@@ -502,13 +503,13 @@ class _Gen:
         bp = e.at(g("bbuf", "ptr"), e.mul(c0, kc))
         # buffers as large as this product needs: a fixed MC x KC one (819 KB) was a fresh
         # mmap per call for products with a short shared dimension (conv taps)
-        rows_here = e.min(MC, e.op(f"sub i64 {r1}, {r0}"))
+        rows_here = e.min(self.mc, e.op(f"sub i64 {r1}, {r0}"))
         abytes = e.mul(e.mul(e.add(rows_here, mr), kc), self.size)
         abuf = e.op(f"call ptr @jm_tmp_alloc(i64 {abytes})")
         got = e.op(f"icmp ne ptr {abuf}, null")
 
         def block(i):
-            mc = e.min(MC, e.op(f"sub i64 {r1}, {i}"))
+            mc = e.min(self.mc, e.op(f"sub i64 {r1}, {i}"))
             e(
                 f"call void {self.name('pack_a')}(ptr {abuf}, ptr {e.at(a_at, e.mul(i, sai))}, "
                 f"i64 {sai}, i64 {sak}, i64 {mc}, i64 {kc})"
@@ -521,7 +522,7 @@ class _Gen:
         failed = e.at("%ctx", self._CTX.index("failed"), "i64")
         e.branch(
             got,
-            lambda: e.loop(r0, r1, MC, block),
+            lambda: e.loop(r0, r1, self.mc, block),
             lambda: e(f"store atomic i64 1, ptr {failed} monotonic, align 8"),
         )
         e(f"call void @jm_tmp_free(ptr {abuf})")
@@ -541,10 +542,10 @@ class _Gen:
             put(name, f"%{name}")
         for name in ("a", "b", "c"):
             put(name, f"%{name}", "ptr")
-        nc_max = e.min(NC, "%n")
+        nc_max = e.min(self.nc, "%n")
         bbuf = e.op(
             f"call ptr @jm_tmp_alloc(i64 "
-            f"{e.mul(e.mul(e.add(nc_max, nr), e.min(KC, '%k')), self.size)})"
+            f"{e.mul(e.mul(e.add(nc_max, nr), e.min(self.kc, '%k')), self.size)})"
         )
         put("bbuf", bbuf, "ptr")
         put("failed", 0)
@@ -559,7 +560,7 @@ class _Gen:
         put("rows", rows)
 
         def block_n(jc):
-            nc = e.min(NC, e.op(f"sub i64 %n, {jc}"))
+            nc = e.min(self.nc, e.op(f"sub i64 %n, {jc}"))
             strips = e.ceil_div(nc, nr)
             tn_want = e.ceil_div(want, tm)
             tn = e.op(f"select i1 {par}, i64 {e.min(tn_want, strips)}, i64 1")
@@ -581,7 +582,7 @@ class _Gen:
 
             def block_k(pc):
                 put("pc", pc)
-                put("kc", e.min(KC, e.op(f"sub i64 %k, {pc}")))
+                put("kc", e.min(self.kc, e.op(f"sub i64 %k, {pc}")))
                 e.branch(
                     par,
                     lambda: e(
@@ -602,11 +603,11 @@ class _Gen:
                     ),
                 )
 
-            e.loop(0, "%k", KC, block_k)
+            e.loop(0, "%k", self.kc, block_k)
 
         e.branch(
             e.op(f"icmp ne ptr {bbuf}, null"),
-            lambda: e.loop(0, "%n", NC, block_n),
+            lambda: e.loop(0, "%n", self.nc, block_n),
             lambda: put("failed", 1),
         )
         e(f"call void @jm_tmp_free(ptr {bbuf})")
@@ -756,9 +757,10 @@ class _Gen:
         )
 
 
-def ir_text(features: str, dtype: str) -> str:
-    """The module of jm_gemm_<dtype> ("f64" or "f32") for a CPU with these LLVM features."""
-    g = _Gen(dtype, features)
+def ir_text(features: str, dtype: str, blocks=None) -> str:
+    """The module of jm_gemm_<dtype> ("f64" or "f32") for a CPU with these LLVM features;
+    blocks: (KC, MC, NC) instead of the defaults."""
+    g = _Gen(dtype, features, blocks)
     return "\n\n".join(
         [
             "declare ptr @jm_tmp_alloc(i64)",
@@ -767,12 +769,13 @@ def ir_text(features: str, dtype: str) -> str:
             f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
             f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
             f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
-            # the micro-kernel at full optimisation; packing for size (at O3 it compiled 3x
-            # slower and ran no faster)
+            # the micro-kernel and the packing through the full instruction selector (the
+            # module's pass pipeline is SROA only: engine.SSA_BY_HAND; at O3 the packing
+            # compiled 3x slower and ran no faster)
             "attributes #0 = { noinline nounwind }",
             "attributes #1 = { noinline nounwind optsize minsize }",
-            # and what runs once per block or per call, not optimised at all (LLVM's passes and
-            # its full instruction selector took ~60 ms for these alone)
+            # and what runs once per block or per call, not optimised at all (fast instruction
+            # selection: LLVM's passes and its full selector took ~60 ms for these alone)
             "attributes #2 = { noinline nounwind optnone }",
             g.module(),
         ]
@@ -780,8 +783,8 @@ def ir_text(features: str, dtype: str) -> str:
 
 
 def install(dtype: str) -> int:
-    """Build jm_gemm_<dtype> once per process (~70 ms: LLVM's share of a first product) and
-    make it known to LLVM by name; its address."""
+    """Build jm_gemm_<dtype> once per process (20-30 ms of LLVM; with the disk cache on, linked
+    from it in 1-2 ms) and make it known to LLVM by name; its address."""
     name = f"jm_gemm_{dtype}"
     if name not in _built:
         with _lock:
@@ -791,7 +794,12 @@ def install(dtype: str) -> int:
                 text = ir_text(engine.host_info()["features"], dtype)
                 _built.update(
                     runtime.build(
-                        text, (name,), f"gemm_{dtype}", link=(name,), opt=(1, 3), persistent=True
+                        text,
+                        (name,),
+                        f"gemm_{dtype}",
+                        link=(name,),
+                        opt=engine.SSA_BY_HAND,
+                        persistent=True,
                     )
                 )
     return _built[name]

@@ -93,7 +93,7 @@ def _key_text() -> str:
         {
             "what": "gemm calibration",
             "format": FORMAT,
-            "openblas": blas.corename(),
+            "openblas": blas.description(),
             "threads": threadpool.threads(),
             "sizes": SIZES,
             "tie": TIE,
@@ -103,7 +103,7 @@ def _key_text() -> str:
 
 
 def _cache():
-    return diskcache.Cache(
+    return diskcache.runtime_cache(
         config.disk_cache_dir, config.disk_cache_shared_key, warn=config.disk_cache
     )
 
@@ -117,6 +117,8 @@ def _load():
     """Results kept on disk for this host, when trusted and well formed."""
     _state["loaded"] = True
     cache = _cache()
+    if cache is None:
+        return
     body, _ = cache.load(diskcache.entry_key(_key_text()))
     _warn(cache)
     if body is None:
@@ -150,6 +152,8 @@ def _store():
     }
     body = json.dumps({"format": FORMAT, "results": results}, indent=1).encode()
     cache = _cache()
+    if cache is None:
+        return
     try:
         cache.store(
             diskcache.entry_key(_key_text()), body, {"gemm_calibration": json.loads(_key_text())}
@@ -174,8 +178,9 @@ def result(dtype, size: int) -> Result:
         known = _state["results"].get(key)
         if known is None or (known.busy() and not _state.get(("again", key)) and _quiet()):
             _state[("again", key)] = True  # once per process
-            _state["results"][key] = measure(key[0], size)
-            _store()
+            _state["results"][key] = found = measure(key[0], size)
+            if found.openblas_s < math.inf:  # (else the library failed to load)
+                _store()
         return _state["results"][key]
 
 
@@ -191,7 +196,7 @@ def choose(dtype, work: int) -> tuple[str, str]:
     size = size_class(work)
     if size is None:
         return "jitmagic", f"under {SMALL} multiply-adds"
-    if blas.cblas_gemm(dtype) is None:
+    if blas.gemm_symbol(dtype) is None:
         return "jitmagic", "no OpenBLAS"
     return result(dtype, size).library, f"measured, class {size}"
 
@@ -203,7 +208,7 @@ def ranges(dtype) -> list[tuple[int, str]]:
     if setting != "auto":
         return [(0, setting)]
     out = [(0, "jitmagic")]
-    if blas.cblas_gemm(dtype) is not None:
+    if blas.gemm_symbol(dtype) is not None:
         for size in SIZES:
             library = result(dtype, size).library
             if library != out[-1][1]:
@@ -232,6 +237,8 @@ def measure(dtype: str, size: int) -> Result:
     c = np.empty((size, size), np_dt)
     own = gemm.entry(dtype)
     openblas = blas.cblas_gemm(np_dt)
+    if openblas is None:
+        return Result(1.0, math.inf, 0.0)
     nt = threadpool.threads()
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     n = size

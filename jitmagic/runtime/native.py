@@ -5,10 +5,10 @@ Their machine code is called from every kernel, from NumPy's array deallocation 
 threads that outlive any one variant, so it must never be freed: the engine that holds it is
 kept by a reference nothing ever drops.
 
-A module whose text embeds no address of this process (the GEMM, the clock functions) may be
-`persistent`: with the disk cache on, its object code is stored there and a later process
-links it (1-2 ms) instead of compiling it again (the GEMM: 50-90 ms per dtype). Entries are
-read under the disk cache's trust rules (runtime/cachetrust.py), like a variant's.
+A module whose text embeds no address of this process (the GEMM) may be `persistent`: with the
+disk cache on, its object code is stored in the cache's `runtime` subdirectory and a later
+process links it (1-2 ms) instead of compiling it again (the GEMM: 20-30 ms per dtype).
+Entries are read under the disk cache's trust rules (runtime/cachetrust.py), like a variant's.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ def build(
 ) -> dict[str, int]:
     """Compile LLVM IR `text` once and return {name: address} of the functions `names`; those
     in `link` become known to LLVM's linker by name (kernels, and cached object code, call
-    them). opt: the (pass pipeline, code generator) levels. persistent: kept in (and loaded
-    from) the disk cache when it is on; whatever the text calls must be linkable first."""
+    them). opt: the (pass pipeline, code generator) levels, or an engine.Pipeline.
+    persistent: kept in (and loaded from) the disk cache when it is on; whatever the text
+    calls must be linkable first."""
     entry = f"jm_{tag}_table"
     body = "\n".join(
         f"  %a{i} = getelementptr ptr, ptr %table, i64 {i}\n  store ptr @{f}, ptr %a{i}"
@@ -47,7 +48,10 @@ def build(
     text += f"\ndefine void @{entry}(ptr %table) {{\n{body}\n  ret void\n}}\n"
     module = _from_disk(text, entry, tag, opt) if persistent else None
     if module is None:
-        module = engine.compile_ir(text, entry, opt_level=opt[0], codegen_opt=opt[1])
+        if isinstance(opt, engine.Pipeline):
+            module = engine.compile_ir(text, entry, pipeline=opt)
+        else:
+            module = engine.compile_ir(text, entry, opt_level=opt[0], codegen_opt=opt[1])
         if persistent:
             _to_disk(text, module, tag, opt)
     addrs = (ctypes.c_void_p * len(names))()
@@ -62,12 +66,12 @@ def build(
 def _cache():
     if not config.disk_cache:
         return None
-    return diskcache.Cache(config.disk_cache_dir, config.disk_cache_shared_key)
+    return diskcache.runtime_cache(config.disk_cache_dir, config.disk_cache_shared_key, True)
 
 
 def _key(text, opt):
     # the levels are not in the text, and make other code of it
-    return diskcache.entry_key(f"; native module, levels {opt[0]}/{opt[1]}\n{text}")
+    return diskcache.entry_key(f"; native module, {opt!r}\n{text}")
 
 
 def _warn(cache):
@@ -80,7 +84,7 @@ def _from_disk(text, entry, tag, opt):
     an entry that was refused or failed to link: the reason goes to `origin`)."""
     cache = _cache()
     if cache is None:
-        origin[tag] = "compiled (disk cache off)"
+        origin[tag] = "compiled (disk cache off or refused)"
         return None
     obj, why = cache.load(_key(text, opt))
     _warn(cache)
@@ -101,7 +105,9 @@ def _to_disk(text, module, tag, opt):
     if cache is None or not module.object_code:
         return
     try:
-        cache.store(_key(text, opt), module.object_code, {"native_module": tag, "levels": opt})
+        cache.store(
+            _key(text, opt), module.object_code, {"native_module": tag, "levels": repr(opt)}
+        )
     except OSError as e:
         warnings.warn(f"jitmagic: could not write the disk cache: {e}", stacklevel=4)
     _warn(cache)

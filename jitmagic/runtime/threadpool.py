@@ -287,7 +287,11 @@ def _init():
             return _pool
         st = _State()
         workers = threads() - 1 if _FUTEX else 0
-        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads", link=("jm_par",))
+        # LLVM's -O0 and fast instruction selection: 2-3 ms, where -O1 took 10-17 ms of a
+        # process's first call (a claim is one compare-and-swap per task either way)
+        fns = runtime.build(
+            _ir(ctypes.addressof(st), workers), _FUNCS, "threads", link=("jm_par",), opt=(0, 0)
+        )
         runtime.keep_forever(st)
         _pool.update(fns, state=st, workers=workers)
     return _pool
