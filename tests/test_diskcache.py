@@ -597,3 +597,49 @@ def test_bad_key_files_are_refused(tmp_path, case):
     assert c.load("e" * 64) == (None, c.refused)
     c.store("e" * 64, b"code", {})
     assert not list(cache.iterdir())
+
+
+GEMM = textwrap.dedent("""
+    import json, sys, numpy as np, jitmagic as jm
+    from jitmagic.runtime import native
+    jm.config.update(disk_cache=True, disk_cache_dir=sys.argv[1], gemm_library="jitmagic")
+    rng = np.random.default_rng(0)
+    a, b = rng.random((203, 301)), rng.random((301, 157))
+    f = jm.jit(lambda a, b: a @ b)
+    assert np.allclose(f(a, b), a @ b, rtol=1e-12)
+    g = jm.jit(lambda a, b: (a @ b.T).astype(np.float32) @ b.astype(np.float32)[:, :40])
+    c = g(a, a)
+    assert np.allclose(c, (a @ a.T).astype(np.float32) @ a.astype(np.float32)[:, :40], rtol=2e-5)
+    print(json.dumps({"origin": native.origin, "events": list(jm.events().kind)}))
+""")
+
+
+def test_the_gemm_module_is_loaded_after_a_restart(tmp_path):
+    # jitmagic's GEMM (runtime/gemm.py) is kept in the cache's runtime/ subdirectory: a new
+    # process links it instead of compiling it, and the variants that call it link too
+    cache = tmp_path / "c"
+    outs = []
+    for _ in range(2):
+        p = subprocess.run(
+            [sys.executable, "-c", GEMM, str(cache)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(p.stdout))
+    first, second = outs
+    assert first["origin"] == {
+        "gemm_f64": "compiled (not in the persistent cache)",
+        "gemm_f32": "compiled (not in the persistent cache)",
+    }
+    assert second["origin"] == {
+        "gemm_f64": "loaded from the disk cache",
+        "gemm_f32": "loaded from the disk cache",
+    }
+    assert first["events"] == ["disk_miss", "compile"] * 2
+    assert second["events"] == ["disk_hit", "compile"] * 2
+    runtime = sorted((cache / "runtime").glob("*.jmc"))
+    assert len(runtime) == 2 and {os.stat(p).st_mode & 0o777 for p in runtime} == {0o600}
+    assert len(list(cache.glob("*.jmc"))) == 2  # the variants, beside the subdirectory
