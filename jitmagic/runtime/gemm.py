@@ -22,6 +22,7 @@ shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 from jitmagic.runtime import bufpool, engine, isa, threadpool
@@ -31,8 +32,9 @@ from jitmagic.runtime import native as runtime
 # multiply-adds in all below which a call runs on one thread (a task of the pool costs a few
 # microseconds; ~0.02 ms of work on one core)
 PAR_MIN = 1 << 21
-# block sizes (in elements of the dtype: rows of C, shared dimension, columns of C), sized for
-# a 1 MB L2 and a 32 MB L3; measured in benchmarks/README.md
+# block sizes of the AVX-512 tile (in elements of the dtype: shared dimension, rows of C,
+# columns of C), for a 1 MB L2 and a 32 MB L3: KC 128-1024 x MC 64-384 ran within 5% of each
+# other there, larger KC faster (benchmarks/README.md, session 5); other tiles: _blocks
 KC, MC, NC = 512, 192, 3072
 # tasks per thread and block: 2, 4 and 8 ran within noise of each other on idle cores (1024:
 # 10.4-10.8 ms); more tasks leave less undone when the scheduler parks a thread mid-task (the
@@ -51,6 +53,47 @@ def _shape(features: str):
     if isa.has(features, "avx"):
         return 32, 6, 2  # 12 of 16 ymm
     return 16, 4, 2
+
+
+def _caches() -> tuple[int, int]:
+    """(L1 data, L2) bytes of one core, from Linux's description of CPU 0's caches; those of
+    an AVX2 server core (AMD Zen 2/3: 32 KB, 512 KB) where it cannot be read."""
+    l1, l2 = 32 << 10, 512 << 10
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        names = [d for d in os.listdir(base) if d.startswith("index")]
+    except OSError:
+        return l1, l2
+    for d in names:
+        try:
+            level, kind, size = (_read(os.path.join(base, d, f)) for f in ("level", "type", "size"))
+            n = int(size.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(size[-1:], 0)
+        except (OSError, ValueError):
+            continue
+        if (level, kind) == ("1", "Data"):
+            l1 = n
+        elif (level, kind) == ("2", "Unified"):
+            l2 = n
+    return l1, l2
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def _blocks(features: str, size: int, mr: int, nr: int) -> tuple[int, int, int]:
+    """(KC, MC, NC) for a tile of MR x NR values of `size` bytes. AVX-512: measured (KC, MC,
+    NC above). Narrower tiles, by the usual analytical model (as in BLIS): a KC x NR strip of
+    packed B fills about half of L1 (it is read once per MR rows of A), an MC x KC block of
+    packed A half of L2. On this machine's Zen 5 core (48 KB, 1 MB) that is KC 384 and MC 168
+    (float64) or 336 (float32); on a Zen 2/3 core (32 KB, 512 KB), 256 and 126 or 252."""
+    if isa.has(features, "avx512f"):
+        return KC, MC, NC
+    l1, l2 = _caches()
+    kc = max(128, min(512, l1 // 2 // (nr * size) // 8 * 8))
+    mc = max(mr, min(384, l2 // 2 // (kc * size) // mr * mr))
+    return kc, mc, NC
 
 
 class _Fn:
@@ -144,9 +187,9 @@ class _Gen:
         self.t = {"f64": "double", "f32": "float"}[dtype]
         size = 8 if dtype == "f64" else 4
         vbytes, self.mr, self.nv = _shape(features)
-        self.kc, self.mc, self.nc = blocks or (KC, MC, NC)
         self.v = vbytes // size
         self.nr = self.nv * self.v
+        self.kc, self.mc, self.nc = blocks or _blocks(features, size, self.mr, self.nr)
         self.size = size
         self.vt = f"<{self.v} x {self.t}>"
         self.zero = "0.0"
