@@ -164,7 +164,9 @@ def short_table(df):
     # a watched JIT's own compile phases (jm.watch adds them next to compile_ms)
     peer = [c for c in df.columns if c.endswith("_ms") and c not in CACHE_COLUMNS]
     at = SHORT_COLUMNS.index("compile_ms") + 1
-    return out[lead + SHORT_COLUMNS[:at] + peer + SHORT_COLUMNS[at:]]
+    # which library computes the products, when a variant has any
+    gemm = ["gemm"] if "gemm" in df and (df["gemm"].fillna("") != "").any() else []
+    return out[lead + SHORT_COLUMNS[:at] + peer + SHORT_COLUMNS[at:] + gemm]
 
 
 def _marked(x, bound, mark, fmt):
