@@ -52,7 +52,13 @@ def test_hit_after_restart_and_private_directory(tmp_path):
     assert stat.S_IMODE(os.stat(next(cache.glob("*.jmc"))).st_mode) == 0o600
     (second,) = run(cache)
     assert second.startswith("disk_hit|compile#")
-    assert len(list(cache.iterdir())) == 1 and len(list(cache.glob("*.jmc"))) == 1
+    # the variant's entry, and the runtime's modules (clock, pools, Ctrl-C handler) in their
+    # own subdirectory, private too
+    assert sorted(p.name for p in cache.iterdir() if p.suffix != ".jmc") == ["runtime"]
+    assert len(list(cache.glob("*.jmc"))) == 1
+    runtime = cache / "runtime"
+    assert stat.S_IMODE(os.stat(runtime).st_mode) == 0o700
+    assert {stat.S_IMODE(os.stat(p).st_mode) for p in runtime.iterdir()} == {0o600}
 
 
 def _rewrite_meta(entry, **changes):
@@ -389,10 +395,10 @@ def test_directory_or_parent_owned_by_another_uid_is_refused(tmp_path):
 @needs_root
 def test_entry_with_valid_checksum_owned_by_another_uid_is_refused_and_replaced(tmp_path, good):
     cache = _plant(tmp_path / "c", good)
-    for p in cache.iterdir():
+    for p in cache.glob("*.jmc"):
         os.chown(p, OTHER, OTHER)
     Run(cache).refused_once(f"belongs to uid {OTHER}, not to you", "not loaded")
-    for p in cache.iterdir():  # this process's own entries took their place
+    for p in cache.glob("*.jmc"):  # this process's own entries took their place
         st = p.stat()
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.geteuid(), 0o600)
     Run(cache).hit_twice()
@@ -400,10 +406,10 @@ def test_entry_with_valid_checksum_owned_by_another_uid_is_refused_and_replaced(
 
 def test_entry_writable_by_others_is_refused_and_replaced(tmp_path, good):
     cache = _plant(tmp_path / "c", good)
-    for p in cache.iterdir():
+    for p in cache.glob("*.jmc"):
         os.chmod(p, 0o666)
     Run(cache).refused_once(str(cache), "(mode 0666): not loaded", "writable by")
-    assert {stat.S_IMODE(p.stat().st_mode) for p in cache.iterdir()} == {0o600}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in cache.glob("*.jmc")} == {0o600}
     Run(cache).hit_twice()
 
 
@@ -616,7 +622,9 @@ GEMM = textwrap.dedent("""
 
 def test_the_gemm_module_is_loaded_after_a_restart(tmp_path):
     # jitmagic's GEMM (runtime/gemm.py) is kept in the cache's runtime/ subdirectory: a new
-    # process links it instead of compiling it, and the variants that call it link too
+    # process links it instead of compiling it (loading it does not re-enter its build, as
+    # engine.load_object -> gemm.linked_by -> install once did), and the variants that call
+    # it link too
     cache = tmp_path / "c"
     outs = []
     for _ in range(2):
@@ -630,16 +638,12 @@ def test_the_gemm_module_is_loaded_after_a_restart(tmp_path):
         assert p.returncode == 0, p.stderr
         outs.append(json.loads(p.stdout))
     first, second = outs
-    assert first["origin"] == {
-        "gemm_f64": "compiled (not in the persistent cache)",
-        "gemm_f32": "compiled (not in the persistent cache)",
-    }
-    assert second["origin"] == {
-        "gemm_f64": "loaded from the disk cache",
-        "gemm_f32": "loaded from the disk cache",
-    }
+    # the GEMMs and the clock, pools and Ctrl-C handler every kernel needs
+    modules = {"gemm_f64", "gemm_f32", "clock", "pool", "threads", "sigint"}
+    assert first["origin"] == dict.fromkeys(modules, "compiled (not in the persistent cache)")
+    assert second["origin"] == dict.fromkeys(modules, "loaded from the disk cache")
     assert first["events"] == ["disk_miss", "compile"] * 2
     assert second["events"] == ["disk_hit", "compile"] * 2
     runtime = sorted((cache / "runtime").glob("*.jmc"))
-    assert len(runtime) == 2 and {os.stat(p).st_mode & 0o777 for p in runtime} == {0o600}
+    assert len(runtime) == 6 and {os.stat(p).st_mode & 0o777 for p in runtime} == {0o600}
     assert len(list(cache.glob("*.jmc"))) == 2  # the variants, beside the subdirectory
