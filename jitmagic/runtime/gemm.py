@@ -11,8 +11,8 @@ KC rows by NC columns of op(B), that block is packed once into NR-column strips 
 parallel, shared by every thread); then each task takes a range of rows of C, packs KC
 columns of op(A) into MR-row strips (MC rows at a time, its own buffer), and runs the
 micro-kernel, which keeps an MR x NR tile of C in vector registers for the whole KC-long
-dot product. Edge tiles are stored row by row under a lane mask, so nothing outside C's m x n
-elements is read or written; packed strips are padded with zeros.
+dot product. Edge tiles go through a tile on the stack, element by element, so nothing outside
+C's m x n elements is read or written; packed strips are padded with zeros.
 
 One process-lifetime module (runtime/native.py) serves every kernel: `jm_gemm_f64` and
 `jm_gemm_f32`, batched, with strides, choosing threads at run time (so one entry point serves
@@ -199,14 +199,16 @@ class _Gen:
 
     def kernel(self):
         """C[h x w] (= or +=) packed A strip (kc x MR) times packed B strip (kc x NR), h <= MR,
-        w <= NR: the whole tile in vector registers, stored whole, or for an edge tile by rows
-        under a lane mask (nothing outside C's h x w corner is read or written)."""
+        w <= NR: the whole tile in vector registers, stored whole, or for an edge tile through
+        a tile on the stack, element by element (nothing outside C's h x w corner is read or
+        written)."""
         mr, nv, v, t, vt, sz = self.mr, self.nv, self.v, self.t, self.vt, self.size
         vs = f"v{v}{self.sfx}"
         L = [
             f"define internal void {self.name('kernel')}(ptr noalias %a, ptr noalias %b, "
             f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w) #0 {{",
             "entry:",
+            f"  %tile = alloca [{mr * self.nr} x {t}], align 64",
             "  br label %loop",
             "loop:",
             "  %k = phi i64 [0, %entry], [%k1, %loop]",
@@ -242,20 +244,20 @@ class _Gen:
             "  %more = icmp slt i64 %k1, %kc",
             "  br i1 %more, label %loop, label %out",
             "out:",
-        ]
-        for r in range(mr):  # (no inbounds: an edge tile's rows and lanes past C are masked)
-            L.append(f"  %row{r} = mul i64 {r}, %ldc")
-            for j in range(nv):
-                L += [
-                    f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
-                    f"  %q{r}_{j} = getelementptr {t}, ptr %c, i64 %o{r}_{j}",
-                ]
-        L += [
             f"  %hfull = icmp eq i64 %h, {mr}",
             f"  %wfull = icmp eq i64 %w, {self.nr}",
             "  %full = and i1 %hfull, %wfull",
             "  br i1 %full, label %whole, label %part",
             "whole:",
+        ]
+        for r in range(mr):
+            L.append(f"  %row{r} = mul i64 {r}, %ldc")
+            for j in range(nv):
+                L += [
+                    f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
+                    f"  %q{r}_{j} = getelementptr inbounds {t}, ptr %c, i64 %o{r}_{j}",
+                ]
+        L += [
             "  br i1 %add, label %accumulate, label %store",
             "store:",
         ]
@@ -272,42 +274,45 @@ class _Gen:
                     f"  %x{r}_{j} = fadd {vt} %w{r}_{j}, %n{r}_{j}",
                     f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {sz}",
                 ]
-        L += [
-            "  ret void",
-            "part:",
-            "  %w0 = insertelement <" + str(v) + " x i64> poison, i64 %w, i32 0",
-            f"  %ws = shufflevector <{v} x i64> %w0, <{v} x i64> poison, "
-            f"<{v} x i32> zeroinitializer",
-        ]
-        for j in range(nv):
-            lanes = ", ".join(f"i64 {j * v + q}" for q in range(v))
-            L.append(f"  %m{j} = icmp slt <{v} x i64> <{lanes}>, %ws")
-        L.append("  br label %prow0")
+        # an edge tile: the registers to a stack tile, then its h x w corner element by element
+        # (edge tiles are a few percent of a product's tiles, and this is a few percent of an
+        # edge tile's time; storing under lane masks took a third of the module's IR)
+        L += ["  ret void", "part:"]
         for r in range(mr):
-            L += [
-                f"prow{r}:",
-                f"  %in{r} = icmp slt i64 {r}, %h",
-                f"  br i1 %in{r}, label %pgo{r}, label %pdone",
-                f"pgo{r}:",
-                f"  br i1 %add, label %padd{r}, label %pput{r}",
-                f"pput{r}:",
-            ]
-            L += [
-                f"  call void @llvm.masked.store.{vs}.p0({vt} %n{r}_{j}, ptr align {sz} "
-                f"%q{r}_{j}, <{v} x i1> %m{j})"
-                for j in range(nv)
-            ]
-            L += [f"  br label %prow{r + 1}", f"padd{r}:"]
             for j in range(nv):
                 L += [
-                    f"  %pl{r}_{j} = call {vt} @llvm.masked.load.{vs}.p0(ptr align {sz} "
-                    f"%q{r}_{j}, <{v} x i1> %m{j}, {vt} zeroinitializer)",
-                    f"  %ps{r}_{j} = fadd {vt} %pl{r}_{j}, %n{r}_{j}",
-                    f"  call void @llvm.masked.store.{vs}.p0({vt} %ps{r}_{j}, ptr align {sz} "
-                    f"%q{r}_{j}, <{v} x i1> %m{j})",
+                    f"  %tp{r}_{j} = getelementptr inbounds {t}, ptr %tile, i64 {r * self.nr + j * v}",
+                    f"  store {vt} %n{r}_{j}, ptr %tp{r}_{j}, align {sz}",
                 ]
-            L.append(f"  br label %prow{r + 1}")
-        L += [f"prow{mr}:", "  br label %pdone", "pdone:", "  ret void", "}"]
+        L += [
+            "  br label %prow",
+            "prow:",
+            "  %pr = phi i64 [0, %part], [%pr1, %pnext]",
+            "  %crow = mul i64 %pr, %ldc",
+            f"  %trow = mul i64 %pr, {self.nr}",
+            "  br label %pcol",
+            "pcol:",
+            "  %pq = phi i64 [0, %prow], [%pq1, %pcol]",
+            "  %ti = add i64 %trow, %pq",
+            f"  %tq = getelementptr inbounds {t}, ptr %tile, i64 %ti",
+            f"  %x = load {t}, ptr %tq",
+            "  %ci = add i64 %crow, %pq",
+            f"  %cq = getelementptr {t}, ptr %c, i64 %ci",
+            f"  %old = load {t}, ptr %cq",  # inside C's h x w corner; used only when adding
+            f"  %sum = fadd {t} %old, %x",
+            f"  %y = select i1 %add, {t} %sum, {t} %x",
+            f"  store {t} %y, ptr %cq",
+            "  %pq1 = add i64 %pq, 1",
+            "  %qin = icmp slt i64 %pq1, %w",
+            "  br i1 %qin, label %pcol, label %pnext",
+            "pnext:",
+            "  %pr1 = add i64 %pr, 1",
+            "  %rin = icmp slt i64 %pr1, %h",
+            "  br i1 %rin, label %prow, label %pdone",
+            "pdone:",
+            "  ret void",
+            "}",
+        ]
         return "\n".join(L)
 
     def transpose8(self, e, row_at, out_at):
@@ -810,8 +815,6 @@ def ir_text(features: str, dtype: str, blocks=None) -> str:
             "declare void @jm_tmp_free(ptr)",
             "declare void @jm_par(ptr, ptr, i64)",
             f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
-            f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
-            f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
             # the micro-kernel and the packing through the full instruction selector (the
             # module's pass pipeline is SROA only: engine.SSA_BY_HAND; at O3 the packing
             # compiled 3x slower and ran no faster)
