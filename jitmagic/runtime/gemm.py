@@ -390,13 +390,17 @@ class _Gen:
 
             def turned():
                 def block(k0):
-                    for g in range(nr // 8):
-                        j = e.add(j0, g * 8)
+                    # the strip's NR / 8 groups of 8 columns, as a loop (unrolled, they were
+                    # most of the packing's code for the wide AVX-512 tiles)
+                    def group(g8):
+                        j = e.add(j0, g8)
                         self.transpose8(
                             e,
                             lambda r: e.at("%src", e.add(e.mul(e.add(j, r), "%sj"), k0)),
-                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g * 8)),
+                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g8)),
                         )
+
+                    e.loop(0, nr, 8, group)
 
                 e.loop(0, k_end, 8, block)
 
