@@ -149,11 +149,11 @@ def load_object(
 def link_object(obj: bytes, entry: str):
     """(engine, entry address) for object code whose symbols are all linkable already (a
     process-lifetime module's, runtime/native.py; load_object first installs what a variant's
-    may call). An MCJIT engine around an empty module links
-    it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
-    level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
-    (_codegen_tm): a new target machine sets itself up again for its first function, about
-    0.7 ms per variant."""
+    may call: a symbol nobody made linkable would be called at address 0). An MCJIT engine
+    around an empty module links it. Its target machine compiles nothing, so it is the
+    cheapest to make (a generic CPU at level 0: 0.1 ms less than the host's); the code
+    generator that made `obj` is a shared one (_codegen_tm): a new target machine sets itself
+    up again for its first function, about 0.7 ms per variant."""
     s = _init()
     with _lock:
         mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')

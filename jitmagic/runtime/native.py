@@ -5,10 +5,12 @@ Their machine code is called from every kernel, from NumPy's array deallocation 
 threads that outlive any one variant, so it must never be freed: the engine that holds it is
 kept by a reference nothing ever drops.
 
-A module whose text embeds no address of this process (the GEMM) may be `persistent`: with the
-disk cache on, its object code is stored in the cache's `runtime` subdirectory and a later
-process links it (1-2 ms) instead of compiling it again (the GEMM: 20-30 ms per dtype).
-Entries are read under the disk cache's trust rules (runtime/cachetrust.py), like a variant's.
+A module whose text embeds no address of this process (the GEMM, the clock, the buffer and
+thread pools, whose state lives in their own globals, the Ctrl-C handler) is `persistent`:
+with the disk cache on, its object code is stored in the cache's `runtime` subdirectory and a
+later process links it (0.5-2 ms) instead of compiling it again (the GEMM: 20-30 ms per dtype;
+the others 2-5 ms each, and the first compile of a process pays LLVM's own set-up). Entries
+are read under the disk cache's trust rules (runtime/cachetrust.py), like a variant's.
 """
 
 from __future__ import annotations
