@@ -54,7 +54,8 @@ BUDGET_S = 0.25  # past this, each block times one call
 LIBRARIES = ("jitmagic", "openblas")
 
 _lock = threading.Lock()
-_state: dict = {}  # "results": {(dtype, size): Result}, "loaded": bool
+# "results": {(dtype, size): Result}, "loaded": bool, "measured": {(dtype, size), ...}
+_state: dict = {}
 
 
 class Result:
@@ -178,8 +179,9 @@ def result(dtype, size: int) -> Result:
         if not _state.get("loaded"):
             _load()
         known = _state["results"].get(key)
-        if known is None or (known.busy() and not _state.get(("again", key)) and _quiet()):
-            _state[("again", key)] = True  # once per process
+        again = _state.setdefault("measured", set())  # classes measured by this process
+        if known is None or (known.busy() and key not in again and _quiet()):
+            again.add(key)
             _state["results"][key] = found = measure(key[0], size)
             if found.openblas_s < math.inf:  # (else the library failed to load)
                 _store()
