@@ -11,10 +11,11 @@ multiply-adds (m*n*k per product; the boundaries are the geometric midpoints). P
 SMALL multiply-adds (one thread, tens of microseconds) are jitmagic's and never measured.
 A class is measured the first time a product of it is compiled: a square product of the
 class's size, in the product's dtype, each library called as generated code calls it
-(jitmagic's on threads() threads, OpenBLAS's with its own), in alternating blocks; the best
-time of each decides, ties (within TIE) going to jitmagic's, whose threads take tasks one at
-a time (OpenBLAS's wait at a barrier per block when the cores are shared). One class costs
-about 0.02 s (256) to 0.25 s (1024, float64 on an AVX2 CPU).
+(jitmagic's on threads() threads, OpenBLAS's with its own), each in a block of calls once
+the other CPUs are idle (waiting at most SETTLE_S); the best time of each decides, ties
+(within TIE) going to jitmagic's, whose threads take tasks one at a time (OpenBLAS's wait at a
+barrier per block when the cores are shared). One class costs about 0.02 s (256) to 0.25 s
+(1024, float64 on an AVX2 CPU), and up to 0.6 s more on a busy machine.
 
 The results are kept in the cache directory's runtime/ subdirectory (config.disk_cache_dir)
 as an entry keyed by the host description: jitmagic's and LLVM's versions, the CPU and the
@@ -22,8 +23,8 @@ features compiled for (runtime/isa.py), OpenBLAS's library and kernels and the t
 so each machine measures once, even with the disk cache of machine code off (the entry holds
 timings, never code). It is read back under the disk cache's trust rules
 (runtime/cachetrust.py) and checked field by field; a refused directory means measuring once
-per process. A result measured while the machine was busy (load average at least the thread
-count) is measured again by the next process that needs it and finds the machine quiet.
+per process. A result measured while other threads were running (after waiting for them) is
+measured again by the next process that needs it and finds the CPUs idle.
 config.gemm_library = "jitmagic" or "openblas" overrides the choice and measures nothing.
 """
 
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import time
 import warnings
@@ -42,15 +42,16 @@ from jitmagic.core.config import config
 from jitmagic.errors import DiskCacheTrustWarning
 from jitmagic.runtime import blas, diskcache, gemm, threadpool
 
-FORMAT = 1
+FORMAT = 2  # 2: other threads running, where 1 had the load average
 SMALL = gemm.PAR_MIN  # multiply-adds below which a product is jitmagic's, unmeasured
 SIZES = (256, 512, 1024)
 # class c holds products of at least _LOWER[c] multiply-adds (the cube of 256 / sqrt 2, ...)
 _LOWER = {256: SMALL, 512: round(2**25.5), 1024: round(2**28.5)}
 TIE = 0.03  # OpenBLAS is chosen only when at least this much faster
-# per class: timed calls of each library per block (two blocks each)
+# per class: timed calls of each library, twice this
 _REPS = {256: 5, 512: 3, 1024: 2}
-BUDGET_S = 0.25  # past this, each block times one call
+BUDGET_S = 0.25  # past this, each library's block times one call
+SETTLE_S = 0.3  # the longest wait for the other CPUs to be idle before a library's block
 LIBRARIES = ("jitmagic", "openblas")
 
 _lock = threading.Lock()
@@ -59,21 +60,21 @@ _state: dict = {}
 
 
 class Result:
-    """One measured class: best times in seconds, the library chosen, and the machine's load
-    average when measured (a result measured on a busy machine is measured again by the next
-    process that needs it on a quieter one)."""
+    """One measured class: best times in seconds, the library chosen, and how many other
+    threads were running when it was measured (a result measured on a busy machine is
+    measured again by the next process that needs it and finds the machine idle)."""
 
-    def __init__(self, jitmagic_s: float, openblas_s: float, load: float):
-        self.jitmagic_s, self.openblas_s, self.load = jitmagic_s, openblas_s, load
+    def __init__(self, jitmagic_s: float, openblas_s: float, others: int):
+        self.jitmagic_s, self.openblas_s, self.others = jitmagic_s, openblas_s, others
         self.library = "openblas" if openblas_s < jitmagic_s * (1 - TIE) else "jitmagic"
 
     def busy(self) -> bool:
-        return self.load >= threadpool.threads()
+        return self.others > 0
 
     def describe(self) -> str:
         return (
             f"jitmagic {self.jitmagic_s * 1e3:.3g} ms, OpenBLAS {self.openblas_s * 1e3:.3g} ms"
-            + (f" (load {self.load:.1f})" if self.busy() else "")
+            + (f", {self.others} other threads running" if self.busy() else "")
         )
 
 
@@ -133,12 +134,14 @@ def _load():
             return
         for name, row in results.items():
             dtype, size = name.split(":")
-            figures = row["jitmagic_s"], row["openblas_s"], row["load"]
+            times, others = (row["jitmagic_s"], row["openblas_s"]), row["others"]
             if dtype not in ("f32", "f64") or int(size) not in SIZES:
                 continue
-            if not all(isinstance(t, float) and 0 <= t < 1e3 for t in figures):
+            if not all(isinstance(t, float) and 0 < t < 1e3 for t in times):
                 continue
-            _state["results"].setdefault((dtype, int(size)), Result(*figures))
+            if not isinstance(others, int) or not 0 <= others < 1 << 16:
+                continue
+            _state["results"].setdefault((dtype, int(size)), Result(*times, others))
     except (ValueError, KeyError, TypeError, AttributeError):
         return  # not ours, or from a broken writer: measured again and replaced
 
@@ -148,7 +151,7 @@ def _store():
         f"{d}:{s}": {
             "jitmagic_s": r.jitmagic_s,
             "openblas_s": r.openblas_s,
-            "load": r.load,
+            "others": r.others,
             "choice": r.library,
         }
         for (d, s), r in sorted(_state["results"].items())
@@ -189,7 +192,26 @@ def result(dtype, size: int) -> Result:
 
 
 def _quiet() -> bool:
-    return os.getloadavg()[0] < threadpool.threads()
+    return _others() == 0
+
+
+def _others() -> int:
+    """Threads running or ready to run now, besides the calling one: other processes', and
+    this process's own (NumPy's OpenBLAS threads spin for 50-200 ms after its products, on
+    the core a measured library's second thread would take). -1 where it cannot be read."""
+    try:
+        with open("/proc/loadavg") as f:
+            return max(0, int(f.read().split()[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _settle(limit_s: float) -> int:
+    """Wait (at most limit_s) for the other CPUs to be idle; the threads still running."""
+    end = time.perf_counter() + limit_s
+    while (n := _others()) > 0 and time.perf_counter() < end:
+        time.sleep(0.01)
+    return max(n, 0)
 
 
 def choose(dtype, work: int) -> tuple[str, str]:
@@ -242,7 +264,7 @@ def measure(dtype: str, size: int) -> Result:
     own = gemm.entry(dtype)
     openblas = blas.cblas_gemm(np_dt)
     if openblas is None:
-        return Result(1.0, math.inf, 0.0)
+        return Result(1.0, math.inf, 0)
     nt = threadpool.threads()
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     n = size
@@ -251,15 +273,17 @@ def measure(dtype: str, size: int) -> Result:
         "openblas": lambda: openblas(101, 111, 111, n, n, n, 1.0, pa, n, pb, n, 0.0, pc, n),
     }
     best = dict.fromkeys(LIBRARIES, math.inf)
-    load = os.getloadavg()[0]
+    others = 0
     end = time.perf_counter() + BUDGET_S
-    for block in range(2):
-        for name in LIBRARIES[block:] + LIBRARIES[:block]:
+    # jitmagic's first: OpenBLAS's threads keep spinning after its calls, on the core the
+    # other's second thread would take (jitmagic's sleep after 40 us)
+    for name in LIBRARIES:
+        others = max(others, _settle(SETTLE_S))
+        calls[name]()
+        for i in range(2 * _REPS[size]):
+            if i and time.perf_counter() > end:  # a slow machine: one timed call each
+                break
+            t0 = time.perf_counter()
             calls[name]()
-            for i in range(_REPS[size]):
-                if i and time.perf_counter() > end:  # a busy machine: one call each
-                    break
-                t0 = time.perf_counter()
-                calls[name]()
-                best[name] = min(best[name], time.perf_counter() - t0)
-    return Result(best["jitmagic"], best["openblas"], max(load, os.getloadavg()[0]))
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return Result(best["jitmagic"], best["openblas"], others)
