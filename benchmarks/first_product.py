@@ -33,6 +33,8 @@ JM = textwrap.dedent("""
     from jitmagic.dispatch import events
     cache, disk, dt, other = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4] == "1"
     jm.config.update(disk_cache=disk, disk_cache_dir=cache)
+    if sys.argv[5] != "auto":
+        jm.config.update(gemm_library=sys.argv[5])
     if other:
         jm.jit(lambda x: x * 2 + 1)(np.ones(3))
     a = np.random.rand(512, 512).astype(dt); b = np.random.rand(512, 512).astype(dt)
@@ -41,7 +43,7 @@ JM = textwrap.dedent("""
     assert np.allclose(r, a @ b, rtol=1e-4)
     row = f.cache_info().iloc[0]
     phases = {p: round(float(row[p + "_ms"]), 2) for p in events.PHASES}
-    print(json.dumps({"ms": (t1 - t0) * 1e3, "gemm": row["gemm"], "phases": phases}))
+    print(json.dumps({"ms": (t1 - t0) * 1e3, "gemm": row.get("gemm", ""), "phases": phases}))
 """)
 
 JAX = textwrap.dedent("""
@@ -61,12 +63,13 @@ JAX = textwrap.dedent("""
 """)
 
 
-def _sample(script, cache, disk, dtype, other):
+def _sample(script, cache, disk, dtype, other, tree=ROOT, gemm="auto"):
     # (run in the cache's parent, a directory of this run's own: the current directory is
     # the child's first import path)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run(
-        [sys.executable, "-c", script, cache, "1" if disk else "0", dtype, "1" if other else "0"],
+        [sys.executable, "-c", script, cache, "1" if disk else "0", dtype, "1" if other else "0"]
+        + [gemm],
         capture_output=True,
         text=True,
         env=env,
@@ -83,21 +86,39 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--after-other", action="store_true")
+    ap.add_argument(
+        "--gemm",
+        default="auto",
+        choices=("auto", "jitmagic", "openblas"),
+        help="config.gemm_library for jitmagic (auto: the calibration, measured beforehand)",
+    )
+    ap.add_argument(
+        "--before",
+        default="",
+        help="another jitmagic source tree (e.g. an exported older commit), sampled as well",
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         cache = os.path.join(tmp, "cache")
         # the calibration and (for the warm rows) every cache entry, made once
-        _sample(JM, cache, True, a.dtype, a.after_other)
+        _sample(JM, cache, True, a.dtype, a.after_other, ROOT, a.gemm)
         systems = {
-            "jitmagic, disk cache off": (JM, False),
-            "jitmagic, disk cache on (warm)": (JM, True),
-            "jax": (JAX, False),
+            "jitmagic, disk cache off": (JM, False, ROOT),
+            "jitmagic, disk cache on (warm)": (JM, True, ROOT),
+            "jax": (JAX, False, ROOT),
         }
+        if a.before:
+            old = os.path.join(tmp, "before")
+            _sample(JM, old, True, a.dtype, a.after_other, a.before, "auto")
+            systems["before, disk cache off"] = (JM, False, a.before)
+            systems["before, disk cache on (warm)"] = (JM, True, a.before)
         samples = {k: [] for k in systems}
         last = {}
         for _ in range(a.runs):
-            for name, (script, disk) in systems.items():
-                out = _sample(script, cache, disk, a.dtype, a.after_other)
+            for name, (script, disk, tree) in systems.items():
+                where = old if name.startswith("before") else cache
+                gemm = "auto" if name.startswith("before") else a.gemm
+                out = _sample(script, where, disk, a.dtype, a.after_other, tree, gemm)
                 samples[name].append(out["ms"])
                 last[name] = out
     print(

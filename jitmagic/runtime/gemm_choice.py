@@ -15,7 +15,7 @@ class's size, in the product's dtype, each library called as generated code call
 the other CPUs are idle (waiting at most SETTLE_S); the best time of each decides, ties
 (within TIE) going to jitmagic's, whose threads take tasks one at a time (OpenBLAS's wait at a
 barrier per block when the cores are shared). One class costs about 0.02 s (256) to 0.25 s
-(1024, float64 on an AVX2 CPU), and up to 0.6 s more on a busy machine.
+(1024, float64 on an AVX2 CPU), and up to 0.4 s more on a busy machine.
 
 The results are kept in the cache directory's runtime/ subdirectory (config.disk_cache_dir)
 as an entry keyed by the host description: jitmagic's and LLVM's versions, the CPU and the
@@ -51,7 +51,7 @@ TIE = 0.03  # OpenBLAS is chosen only when at least this much faster
 # per class: timed calls of each library, twice this
 _REPS = {256: 5, 512: 3, 1024: 2}
 BUDGET_S = 0.25  # past this, each library's block times one call
-SETTLE_S = 0.3  # the longest wait for the other CPUs to be idle before a library's block
+SETTLE_S = 0.2  # the longest wait for the other CPUs to be idle before a library's block
 LIBRARIES = ("jitmagic", "openblas")
 
 _lock = threading.Lock()
