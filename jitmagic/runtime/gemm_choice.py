@@ -14,8 +14,9 @@ class's size, in the product's dtype, each library called as generated code call
 (jitmagic's on threads() threads, OpenBLAS's with its own), each in a block of calls once
 the other CPUs are idle (waiting at most SETTLE_S); the best time of each decides, ties
 (within TIE) going to jitmagic's, whose threads take tasks one at a time (OpenBLAS's wait at a
-barrier per block when the cores are shared). One class costs about 0.02 s (256) to 0.25 s
-(1024, float64 on an AVX2 CPU), and up to 0.4 s more on a busy machine.
+barrier per block when the cores are shared). One class costs 0.05-0.3 s (BUDGET_S, waits
+included), past it one more call of each library (measured 0.45-0.7 s a class with 7-9 other
+threads running on this 2-core machine).
 
 The results are kept in the cache directory's runtime/ subdirectory (config.disk_cache_dir)
 as an entry keyed by the host description: jitmagic's and LLVM's versions, the CPU and the
@@ -50,8 +51,8 @@ _LOWER = {256: SMALL, 512: round(2**25.5), 1024: round(2**28.5)}
 TIE = 0.03  # OpenBLAS is chosen only when at least this much faster
 # per class: timed calls of each library, twice this
 _REPS = {256: 5, 512: 3, 1024: 2}
-BUDGET_S = 0.25  # past this, each library's block times one call
-SETTLE_S = 0.2  # the longest wait for the other CPUs to be idle before a library's block
+BUDGET_S = 0.3  # past this, each library's block times one call
+SETTLE_S = 0.2  # the longest wait for idle CPUs before a library's block (within the budget)
 LIBRARIES = ("jitmagic", "openblas")
 
 _lock = threading.Lock()
@@ -278,8 +279,9 @@ def measure(dtype: str, size: int) -> Result:
     # jitmagic's first: OpenBLAS's threads keep spinning after its calls, on the core the
     # other's second thread would take (jitmagic's sleep after 40 us)
     for name in LIBRARIES:
-        others = max(others, _settle(SETTLE_S))
-        calls[name]()
+        others = max(others, _settle(min(SETTLE_S, max(0.0, end - time.perf_counter()) / 2)))
+        if size < max(SIZES):  # a warm-up call: page faults, threads started (which a 1024
+            calls[name]()  # product outlasts: 10-80 ms a call)
         for i in range(2 * _REPS[size]):
             if i and time.perf_counter() > end:  # a slow machine: one timed call each
                 break
