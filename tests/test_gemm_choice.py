@@ -168,3 +168,15 @@ def test_a_real_measurement(dt):
     assert 0 < r.jitmagic_s < 1 and 0 < r.openblas_s < 1
     assert r.library in gemm_choice.LIBRARIES
     assert (r.library == "openblas") == (r.openblas_s < r.jitmagic_s * (1 - gemm_choice.TIE))
+
+
+def test_jit_cache_shows_the_library_only_for_products(calibrated):
+    from jitmagic.dispatch import inspection
+    from jitmagic.notebook.dashboard import cache_table
+
+    a = np.random.default_rng(5).random((520, 520))
+    product, plain = _jit(lambda a: a @ a), _jit(lambda a: a + 1.0)
+    product(a), plain(a)
+    short = inspection.short_table(cache_table([product]))
+    assert short["gemm"].iloc[0].startswith("float64 (520x520) @ (520x520): openblas (measured")
+    assert "gemm" not in inspection.short_table(cache_table([plain]))
