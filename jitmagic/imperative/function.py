@@ -631,6 +631,16 @@ class NjitFunction(JitFunction):
             st.history.append((key, labels))
             del st.history[:-64]
             events.record_compile(self, v, reasons, storm_text=_storm_text, stacklevel=4)
+            for note in v.notes:  # what the code does otherwise than asked, and why
+                if note.startswith("gemm "):
+                    continue  # (which library a product calls: shown in %jit_cache)
+                events.record(
+                    "warning",
+                    self,
+                    variant=v.id,
+                    signature=v.signature,
+                    message=f"{self.name} variant {v.id}: {note}",
+                )
             return v
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
@@ -669,7 +679,8 @@ class NjitFunction(JitFunction):
                 )
                 if not inconclusive or concrete_why is not None:
                     raise
-                concrete_why = str(e).split(". The variant")[0]
+                where = shapes.line_of(e)
+                concrete_why = f"a size is needed as a number at {where}" if where else str(e)
                 fixed.update(_all_sizes(leaves, labels))
         guards = dict(ctx.guards)
         fixed_dims = [
@@ -686,7 +697,7 @@ class NjitFunction(JitFunction):
         )
         if concrete_why is not None:
             cg.notes.append(
-                f"compiled for these argument sizes (a new size compiles again): {concrete_why}"
+                f"compiled for the sizes of this call (another size compiles again): {concrete_why}"
             )
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
         module, tier = pipeline.machine_code(
