@@ -15,8 +15,12 @@ import contextlib
 import ctypes
 import functools
 import inspect
+import linecache
+import os
+import re
 import threading
 import time
+import traceback
 import types
 import weakref
 
@@ -30,7 +34,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
-from jitmagic.errors import NjitUnsupportedError
+from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
@@ -739,10 +743,16 @@ class NjitFunction(JitFunction):
             args, _ = pytree.unflatten(tree, tracers)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
-            out = fun(*args)
-            out_leaves, out_tree, _ = pytree.flatten(out)
-            out_leaves = [_finish_out(o) for o in out_leaves]
-            fn = t.finish(out_leaves)
+            try:
+                out = fun(*args)
+                out_leaves, out_tree, _ = pytree.flatten(out)
+                out_leaves = [_finish_out(o) for o in out_leaves]
+                fn = t.finish(out_leaves)
+            except (NjitUnsupportedError, UnexpectedTracerError) as e:
+                located = _located(e, self.name, self.fun.__code__.co_filename)
+                if located is None:
+                    raise
+                raise located from None
         return fn, out_tree, layouts
 
     def _lower(self, args, kwargs):
@@ -986,6 +996,64 @@ def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):
         lines.append(test if want else f"(not {test})")
     code = "lambda L: " + (" and ".join(lines) or "True")
     return eval(code)
+
+
+# ---------------------------------------------------------------- errors while tracing
+
+
+def _inconclusive(e):
+    """The text of a shape-generic trace's failure (a size needed as a number: by the trace,
+    or by the lowering of an equation), or None for another error."""
+    while e is not None:
+        if isinstance(e, shapes.InconclusiveDimensionError):
+            return str(e).split(". The variant")[0].removeprefix("shape-generic trace: ")
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _located(e, fname, filename=None):
+    """An NjitUnsupportedError raised while the function was traced (a construct met when it
+    runs: print(), a Python list indexed by a traced value, ...), or a traced value that
+    escaped the loop or branch that made it (a Python list or dict filled inside a compiled
+    loop), as the NjitUnsupportedError naming the user's line it comes from; None when it
+    names one already or no line of the user's is on the traceback."""
+    if isinstance(e, NjitUnsupportedError) and e.lineno is not None:
+        return None
+    where = None
+    for fs in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(fs.filename)
+        if not path.startswith((PKG_DIR + os.sep, os.path.dirname(np.__file__) + os.sep)):
+            where = fs  # the innermost frame of the user's code
+    if where is None and isinstance(e, UnexpectedTracerError) and filename:
+        # escaped through the function's result: the loop or branch that made the value
+        m = re.search(r"'(?:for|while|if|ifexp)@(\d+)", str(e))
+        if m is not None:
+            line = int(m.group(1))
+            where = traceback.FrameSummary(
+                filename, line, fname, line=linecache.getline(filename, line)
+            )
+    if where is None:
+        return None
+    if isinstance(e, NjitUnsupportedError):
+        construct, text = e.construct, str(e)
+    else:
+        construct = "a Python object (list, dict, ...) holding values of a compiled loop or branch"
+        text = (
+            "a value computed inside a compiled loop or branch is used after it through a "
+            "Python object (a list appended to, a dict filled, an attribute): njit carries only "
+            "arrays, numbers and tuples out of loops and branches; fill a NumPy array instead"
+        )
+    src = (where.line or "").strip()
+    what = construct or f"line {where.lineno}"
+    msg = (
+        f"njit cannot compile {what} in function {fname!r} "
+        f'(File "{where.filename}", line {where.lineno})'
+        + (f":\n    {src}\n" if src else ".\n")
+        + text
+    )
+    return NjitUnsupportedError(
+        msg, construct=construct, lineno=where.lineno, filename=where.filename
+    )
 
 
 # ---------------------------------------------------------------- the namespace

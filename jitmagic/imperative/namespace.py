@@ -1014,7 +1014,8 @@ def _print(*args, **kwargs):
 
     raise NjitUnsupportedError(
         "print() inside njit code is not supported yet: return the values, or print them "
-        "outside the compiled function"
+        "outside the compiled function",
+        construct="print()",
     )
 
 

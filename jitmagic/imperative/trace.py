@@ -112,7 +112,8 @@ def type_of(v, where):
     except TypeError:
         raise NjitUnsupportedError(
             f"{where}: a {type(v).__name__} cannot be carried by a compiled loop or branch "
-            f"(only arrays and numbers can)"
+            f"(only arrays and numbers can)",
+            construct=f"a {type(v).__name__} changed in a compiled loop or branch",
         ) from None
 
 

@@ -184,20 +184,72 @@ class NjTracer(Tracer):
         raise NjitUnsupportedError(
             "the truth value of a traced value is needed outside njit's converted control "
             "flow (a helper that is not compiled, or a library function): compute it with "
-            "array operations (np.where) or move the branch into the njit function"
+            "array operations (np.where) or move the branch into the njit function",
+            construct="the truth value of a value known only when the code runs",
         )
 
     def __index__(self):
         raise NjitUnsupportedError(
             "a traced integer is used where Python needs a concrete int (a tuple index, a "
             "Python list, a library call): index arrays or tuples with it inside njit code, "
-            "or pass the value as an argument of a constant type"
+            "or pass the value as an argument of a constant type",
+            construct="a Python int needed from a value known only when the code runs",
+        )
+
+    def __hash__(self):
+        raise UnhashableTracedError(
+            "a value known only when the code runs cannot be a dict key or a set member "
+            "(njit compiles no dicts or sets of traced values): use arrays, e.g. a lookup "
+            "table indexed by the value",
+            construct="a traced value as a dict key or set member",
         )
 
     __int__ = __index__
 
     def value(self):
         return self
+
+
+class _ReadOnlyCopy(NjTracer):
+    """A copy standing where NumPy gives a view sharing the array's memory (a.view(dtype),
+    a.flat of an array that is not C-contiguous): it reads as the view does; writing into
+    it, which would change the array in NumPy, raises NjitUnsupportedError."""
+
+    __slots__ = ()
+
+    def __setitem__(self, idx, value):
+        raise NjitUnsupportedError(
+            "this array is a copy njit made where NumPy shares memory with another array (a "
+            "view as another dtype, .flat of an array that is not C-contiguous): writing "
+            "into it would not reach that array; write into the array itself",
+            construct="a write through a view njit can only copy",
+        )
+
+    def _no_inplace(self, other):
+        self.__setitem__(Ellipsis, other)
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = __imod__ = _no_inplace
+    __ipow__ = __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = _no_inplace
+
+    def fill(self, value):
+        self.__setitem__(Ellipsis, value)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        self.__setitem__(Ellipsis, None)
+
+
+class UnhashableTracedError(NjitUnsupportedError, TypeError):
+    """hash() of a traced value (a dict key, a set member): a TypeError, as for any unhashable
+    object, and the NjitUnsupportedError it is in njit code."""
+
+
+def _element(v, ks):
+    """v[k0, k1, ...] for int indices already checked to be in range (a negative one counts
+    from the end): sizes the running code knows need no decision here (the value path of
+    jitmagic.numpy would clamp the index, deciding how the size compares to it)."""
+    start = tuple(k if k >= 0 else n + k for k, n in zip(ks, v.shape))
+    x = bind("slice", v, start=start, limit=tuple(s + 1 for s in start), strides=(1,) * len(start))
+    return bind("squeeze", x, dimensions=tuple(range(len(start))))
 
 
 def _python_scalar(x):
