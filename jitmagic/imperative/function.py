@@ -638,6 +638,24 @@ class NjitFunction(JitFunction):
             return v
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
+        try:
+            return self._compile_sized(key, leaves, labels, info, reasons, tree, False)
+        except NjitUnsupportedError:
+            raise
+        except Exception as e:
+            if not any(isinstance(x, np.ndarray) and x.ndim for x in leaves):
+                raise
+            why = _inconclusive(e) or f"{type(e).__name__}: {e}"[:300]
+        # a library function that needs its operands' sizes as numbers (np.median,
+        # np.linalg.solve, np.convolve, ...) or fails on sizes only the running code knows:
+        # this variant is compiled for the arguments' sizes, and a call with other sizes
+        # compiles another (each guarded by its sizes)
+        reasons = list(reasons) + [
+            events.Reason("shape", None, None, None, f"compiled for the arguments' sizes: {why}")
+        ]
+        return self._compile_sized(key, leaves, labels, info, reasons, tree, True)
+
+    def _compile_sized(self, key, leaves, labels, info, reasons, tree, exact):
         timer = pipeline.Timer()
         ones = set()  # argument sizes compiled as 1: NumPy broadcasts them (guarded)
         for _ in range(8):
@@ -646,7 +664,7 @@ class NjitFunction(JitFunction):
             try:
                 with shapes.using(ctx):
                     fn, out_tree, arg_layouts = self._trace_nj(
-                        leaves, labels, examples, tree, key[0], ones
+                        leaves, labels, examples, tree, key[0], ones, exact
                     )
                 break
             except shapes.StaticOne as e:
@@ -663,12 +681,19 @@ class NjitFunction(JitFunction):
             timer.mark("llvm_ir")
         guards = dict(ctx.guards)
         one_dims = [
-            (k, d)
+            (k, d, 1)
             for k, x in enumerate(leaves)
             if isinstance(x, np.ndarray)
             for d in range(x.ndim)
             if f"{_ident(labels[k])}_{d}" in ones
         ]
+        if exact:
+            one_dims = [
+                (k, d, n)
+                for k, x in enumerate(leaves)
+                if isinstance(x, np.ndarray)
+                for d, n in enumerate(x.shape)
+            ]
         guard_fn = (
             _guard_checker(guards, fn, leaves, one_dims, len(opt.consts))
             if guards or one_dims
@@ -707,7 +732,7 @@ class NjitFunction(JitFunction):
             fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
         return fn, out_tree
 
-    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, ones=()):
+    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, ones=(), exact=False):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
@@ -722,6 +747,9 @@ class NjitFunction(JitFunction):
                         sym = f"{_ident(lbl)}_{d}"
                         if sym in ones:  # a size 1 that broadcasts (a guard checks it)
                             shape.append(1)
+                            continue
+                        if exact:  # compiled for this size (a guard checks it)
+                            shape.append(int(n))
                             continue
                         examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
@@ -982,14 +1010,15 @@ def _storm_text(jf, n, arg, kind):
 
 def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):
     """A function of the call's leaves telling whether the variant's size guards hold
-    (`ones`: (leaf, axis) compiled as size 1)."""
+    (`ones`: (leaf, axis, size) compiled as that size: 1, or every size of a variant compiled
+    for the arguments' sizes)."""
     names = {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
-    lines = [f"(L[{k}].shape[{d}] == 1)" for k, d in ones]
+    lines = [f"(L[{k}].shape[{d}] == {n})" for k, d, n in ones]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
