@@ -164,9 +164,10 @@ class NjitContext(shapes.GenericContext):
         if syms <= set(self.examples):
             return super().guard(diff, op)
         if op == "==":
-            answer = (
-                len([s for s in syms]) >= 2
-            )  # two sizes compared: alike; a size and a number: not
+            # two sizes compared (a difference of them): alike; a size and a number, or a sum
+            # of sizes and 0 (is it empty?): not
+            signs = {c > 0 for m, c in diff.terms if m}
+            answer = len(syms) >= 2 and signs == {True, False}
         else:
             answer = True
         t = current_trace()
