@@ -61,6 +61,10 @@ class NjTracer(Tracer):
             if _all_ints(items, self.ndim):
                 # one element: a value, no view needed; its indices checked as NumPy's
                 _check_value_indices(items, self.shape)
+                if any(isinstance(n, Dim) for n in self.shape) and not any(
+                    isinstance(i, Tracer) for i in items
+                ):
+                    return _element(self, [int(i) for i in items])
                 return Tracer.__getitem__(self, idx)
             # a slice of an array is a view of it in NumPy: writes through either show in both
             _promote(self)
