@@ -360,6 +360,18 @@ class TraceOps:
         return obj[index]
 
     def compare(self, op, a, b, line):
+        if op in ("In", "NotIn"):
+            # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
+            # would ask the truth of __contains__'s result while tracing)
+            if isinstance(b, Tracer):
+                found = b.__contains__(a)
+            elif isinstance(b, tuple) and _has_traced((a,) + b):
+                found = np.bool_(False)
+                for x in b:
+                    found = np.logical_or(found, _tuple_compare("Eq", (a,), (x,)))
+            else:
+                return pyops.compare(op, a, b, line)
+            return found if op == "In" else np.logical_not(found)
         if isinstance(a, tuple) and isinstance(b, tuple) and _has_traced(a + b):
             return _tuple_compare(op, a, b)
         return pyops.compare(op, a, b, line)
