@@ -523,6 +523,14 @@ class TraceOps:
         )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        compiled = getattr(iterable, "__jm_loop__", None)
+        if compiled is not None:
+            # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
+            # loop over its n items, item(i) the i-th
+            n, item = compiled()
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
+            )
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
