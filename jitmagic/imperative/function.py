@@ -1128,6 +1128,10 @@ def _njit_view(v, ops, seen):
         return namespace.math_module()
     if isinstance(v, types.ModuleType) and v.__name__ == "cmath":
         return namespace.cmath_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "random":
+        return namespace.python_random_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "time":
+        return namespace.time_module()
     try:
         mapped = namespace.BY_IDENTITY.get(v)
     except TypeError:

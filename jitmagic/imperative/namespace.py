@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 import cmath
 import math
+import random as _pyrandom
+import time as _time
 import types
 
 import numpy as np
@@ -1648,9 +1650,32 @@ def is_prange(v) -> bool:
     )
 
 
+def _isinstance(x, classinfo):
+    """isinstance on njit's values as Numba types them: a traced number is a Python float,
+    int, bool or complex when it stands for one (or a NumPy scalar of that kind, as np.float64
+    is a float), a NumPy type when it is that NumPy scalar, np.ndarray when it is an array."""
+    classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+    classes = tuple(_AS_TYPE.get(c, c) for c in classes if c is not None)
+    if not _traced(x):
+        return builtins.isinstance(x, classes)
+    a = _val(x).aval
+    if isinstance(x, RefTracer) or a.shape != ():
+        return any(builtins.issubclass(np.ndarray, c) for c in classes)
+    dt, weak = np.dtype(a.dtype), a.weak_type
+    # the Python object the value stands for: a Python number when weak, else a NumPy scalar
+    if weak:
+        kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dt.kind]
+        return any(builtins.issubclass(kind, c) for c in classes)
+    return any(builtins.issubclass(dt.type, c) for c in classes)
+
+
 _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a compiled loop)
 
+_AS_TYPE = {_float: float, _int: int, _bool: bool, _complex: complex}
+_AS_TYPE.update({t: t.__mro__[1] for t in _SCALAR_TYPES.values()})
+
 BUILTINS = {
+    "isinstance": _isinstance,
     "complex": _complex,
     "range": _range,
     "len": _len,
@@ -1677,6 +1702,47 @@ def math_module():
 
 def cmath_module():
     return _CMATH_MODULE
+
+
+def _frozen_call(module, name, instead):
+    def refuse(*args, **kwargs):
+        from jitmagic.errors import NjitUnsupportedError
+
+        raise NjitUnsupportedError(
+            f"{module}.{name}() is not compiled by njit: run while tracing, its value would be "
+            f"fixed when the function compiles and the same at every call; {instead}",
+            construct=f"{module}.{name}()",
+        )
+
+    refuse.__name__ = name
+    return refuse
+
+
+def _refusing_module(real, instead):
+    names = [
+        n
+        for n in dir(real)
+        if not n.startswith("_")
+        and callable(getattr(real, n))
+        and not isinstance(getattr(real, n), type)
+    ]
+    return _Module(real, {n: _frozen_call(real.__name__, n, instead) for n in names})
+
+
+_PY_RANDOM_MODULE = _refusing_module(
+    _pyrandom, "draw with np.random (NumPy's stream, drawn at each call) or pass the numbers in"
+)
+_TIME_MODULE = _refusing_module(_time, "time the call of the njit function from Python")
+
+
+def python_random_module():
+    """Python's `random` as njit code sees it: each function raises NjitUnsupportedError (its
+    draws would be made once, while tracing)."""
+    return _PY_RANDOM_MODULE
+
+
+def time_module():
+    return _TIME_MODULE
 
 
 def numba_module(real):
@@ -1761,5 +1827,13 @@ BY_IDENTITY = {
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )
+# `from random import random`, `from time import time`: refused as the modules' functions are
+for _mod, _view in ((_pyrandom, _PY_RANDOM_MODULE), (_time, _TIME_MODULE)):
+    for _k, _v in vars(_view).items():
+        if callable(_v) and not _k.startswith("_") and hasattr(_mod, _k):
+            try:
+                BY_IDENTITY[getattr(_mod, _k)] = _v
+            except TypeError:
+                pass
 
 __all__ = ["BUILTINS", "BY_IDENTITY", "numpy_module", "math_module", "NjTracer"]
