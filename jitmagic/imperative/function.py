@@ -15,8 +15,12 @@ import contextlib
 import ctypes
 import functools
 import inspect
+import linecache
+import os
+import re
 import threading
 import time
+import traceback
 import types
 import weakref
 
@@ -30,7 +34,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
-from jitmagic.errors import NjitUnsupportedError
+from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
@@ -160,9 +164,10 @@ class NjitContext(shapes.GenericContext):
         if syms <= set(self.examples):
             return super().guard(diff, op)
         if op == "==":
-            answer = (
-                len([s for s in syms]) >= 2
-            )  # two sizes compared: alike; a size and a number: not
+            # two sizes compared (a difference of them): alike; a size and a number, or a sum
+            # of sizes and 0 (is it empty?): not
+            signs = {c > 0 for m, c in diff.terms if m}
+            answer = len(syms) >= 2 and signs == {True, False}
         else:
             answer = True
         t = current_trace()
@@ -644,10 +649,32 @@ class NjitFunction(JitFunction):
             return v
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
+        try:
+            return self._compile_sized(key, leaves, labels, info, reasons, tree, False)
+        except NjitUnsupportedError:
+            raise
+        except Exception as e:
+            if not any(isinstance(x, np.ndarray) and x.ndim for x in leaves):
+                raise
+            first = e
+            why = _inconclusive(e) or f"{type(e).__name__}: {e}"[:300]
+        # a library function that needs its operands' sizes as numbers (np.median,
+        # np.linalg.solve, np.convolve, ...) or fails on sizes only the running code knows:
+        # this variant is compiled for the arguments' sizes, and a call with other sizes
+        # compiles another (each guarded by its sizes)
+        reasons = list(reasons) + [
+            events.Reason("shape", None, None, None, f"compiled for the arguments' sizes: {why}")
+        ]
+        try:
+            return self._compile_sized(key, leaves, labels, info, reasons, tree, True)
+        except Exception:
+            raise first from None  # (the sizes were not the problem: the first error says what is)
+
+    def _compile_sized(self, key, leaves, labels, info, reasons, tree, exact):
         timer = pipeline.Timer()
         # argument sizes compiled as numbers (guarded): a size 1 that broadcasts, or every size
         # when something in the function needs them concrete (np.linalg's routines, sorts)
-        fixed = {}
+        fixed = _all_sizes(leaves, labels) if exact else {}
         concrete_why = None
         for _ in range(8):
             examples = {}
@@ -768,10 +795,16 @@ class NjitFunction(JitFunction):
             args, _ = pytree.unflatten(tree, tracers)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
-            out = fun(*args)
-            out_leaves, out_tree, _ = pytree.flatten(out)
-            out_leaves = [_finish_out(o) for o in out_leaves]
-            fn = t.finish(out_leaves)
+            try:
+                out = fun(*args)
+                out_leaves, out_tree, _ = pytree.flatten(out)
+                out_leaves = [_finish_out(o) for o in out_leaves]
+                fn = t.finish(out_leaves)
+            except (NjitUnsupportedError, UnexpectedTracerError) as e:
+                located = _located(e, self.name, self.fun.__code__.co_filename)
+                if located is None:
+                    raise
+                raise located from None
         return fn, out_tree, layouts
 
     def _lower(self, args, kwargs):
@@ -1026,6 +1059,64 @@ def _guard_checker(guards, fn, leaves, fixed=(), n_consts=0):
     return eval(code)
 
 
+# ---------------------------------------------------------------- errors while tracing
+
+
+def _inconclusive(e):
+    """The text of a shape-generic trace's failure (a size needed as a number: by the trace,
+    or by the lowering of an equation), or None for another error."""
+    while e is not None:
+        if isinstance(e, shapes.InconclusiveDimensionError):
+            return str(e).split(". The variant")[0].removeprefix("shape-generic trace: ")
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _located(e, fname, filename=None):
+    """An NjitUnsupportedError raised while the function was traced (a construct met when it
+    runs: print(), a Python list indexed by a traced value, ...), or a traced value that
+    escaped the loop or branch that made it (a Python list or dict filled inside a compiled
+    loop), as the NjitUnsupportedError naming the user's line it comes from; None when it
+    names one already or no line of the user's is on the traceback."""
+    if isinstance(e, NjitUnsupportedError) and e.lineno is not None:
+        return None
+    where = None
+    for fs in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(fs.filename)
+        if not path.startswith((PKG_DIR + os.sep, os.path.dirname(np.__file__) + os.sep)):
+            where = fs  # the innermost frame of the user's code
+    if where is None and isinstance(e, UnexpectedTracerError) and filename:
+        # escaped through the function's result: the loop or branch that made the value
+        m = re.search(r"'(?:for|while|if|ifexp)@(\d+)", str(e))
+        if m is not None:
+            line = int(m.group(1))
+            where = traceback.FrameSummary(
+                filename, line, fname, line=linecache.getline(filename, line)
+            )
+    if where is None:
+        return None
+    if isinstance(e, NjitUnsupportedError):
+        construct, text = e.construct, str(e)
+    else:
+        construct = "a Python object (list, dict, ...) holding values of a compiled loop or branch"
+        text = (
+            "a value computed inside a compiled loop or branch is used after it through a "
+            "Python object (a list appended to, a dict filled, an attribute): njit carries only "
+            "arrays, numbers and tuples out of loops and branches; fill a NumPy array instead"
+        )
+    src = (where.line or "").strip()
+    what = construct or f"line {where.lineno}"
+    msg = (
+        f"njit cannot compile {what} in function {fname!r} "
+        f'(File "{where.filename}", line {where.lineno})'
+        + (f":\n    {src}\n" if src else ".\n")
+        + text
+    )
+    return NjitUnsupportedError(
+        msg, construct=construct, lineno=where.lineno, filename=where.filename
+    )
+
+
 # ---------------------------------------------------------------- the namespace
 
 
@@ -1068,6 +1159,10 @@ def _njit_view(v, ops, seen):
         return namespace.math_module()
     if isinstance(v, types.ModuleType) and v.__name__ == "cmath":
         return namespace.cmath_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "random":
+        return namespace.python_random_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "time":
+        return namespace.time_module()
     try:
         mapped = namespace.BY_IDENTITY.get(v)
     except TypeError:

@@ -14,6 +14,8 @@ import builtins
 import cmath
 import json
 import math
+import random as _pyrandom
+import time as _time
 import types
 
 import numpy as np
@@ -124,23 +126,49 @@ def _like_dtype(a, dtype):
     return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
 
 
+def _like_order(a, order, shape):
+    """The memory order of a new array *_like(a): NumPy keeps a Fortran-ordered a's order
+    (order 'K' or 'A'), as Numba does for its 'F' arrays."""
+    if order == "F":
+        return "F"
+    if (
+        order in ("K", "A")
+        and shape is None
+        and isinstance(a, RefTracer)
+        and a.ndim > 1
+        and a.ref.layout == "F"
+    ):
+        return "F"
+    return "C"
+
+
 def empty_like(a, dtype=None, order="K", subok=True, shape=None):
     return empty(
         np.shape(a) if shape is None and not _traced(a) else (shape or a.shape),
         _like_dtype(a, dtype),
+        _like_order(a, order, shape),
     )
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, 0, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape, 0, _like_dtype(a, dtype), _like_order(a, order, shape)
+    )
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, 1, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape, 1, _like_dtype(a, dtype), _like_order(a, order, shape)
+    )
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, fill_value, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape,
+        fill_value,
+        _like_dtype(a, dtype),
+        _like_order(a, order, shape),
+    )
 
 
 def arange(start, stop=None, step=None, dtype=None):
@@ -433,6 +461,11 @@ class _UFunc:
         self.nin, self.nout = uf.nin, uf.nout
 
     def __call__(self, *args, out=None, where=True, **kwargs):
+        if len(args) > self.nin:  # np.add(a, b, out) : the outputs given by position
+            if out is not None:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            args, pos = args[: self.nin], args[self.nin :]
+            out = pos[0] if len(pos) == 1 else tuple(pos)
         if out is None:
             return (
                 self._uf(*args, **kwargs)
@@ -464,6 +497,459 @@ def _reduction(name):
 
     reduce.__name__ = name
     return reduce
+
+
+# ---------------------------------------------------------------- take, clip
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take / a.take with NumPy's checks: an index out of range raises IndexError (read
+    through njit's indexing; jitmagic.numpy's take fills, as JAX's does)."""
+    from jitmagic.imperative.indexing import _tracer
+
+    if mode not in ("raise", None):
+        res = jnp.take(_val(a), _val(indices), axis=axis, mode=mode)
+    else:
+        r = _tracer(a)
+        idx = _val(indices) if _traced(indices) else np.asarray(indices)
+        if not _traced(idx) and idx.dtype.kind not in "iu":
+            raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64')")
+        if not _traced(idx) and idx.ndim:
+            idx = _new(idx)
+        if axis is None:
+            res = (
+                r if r.ndim == 1 else r.ravel() if r.ref.layout == "C" else _new(_val(r).ravel())
+            )[idx]
+        else:
+            res = r[(slice(None),) * (int(axis) % r.ndim) + (idx,)]
+    if out is None:
+        return res
+    set_value(out, res, casting=None)
+    return out
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    if "min" in kwargs or "max" in kwargs:
+        a_min, a_max = kwargs.pop("min", a_min), kwargs.pop("max", a_max)
+    res = np.clip(_val(a), _val(a_min), _val(a_max), **kwargs)
+    if out is None:
+        return res
+    set_value(out, res, casting="clip")
+    return out
+
+
+# ---------------------------------------------------------------- sizes that are values
+# (NumPy functions called with a size the running code computes: np.tri(n), np.hanning(n),
+# np.indices((n, m)), np.logspace(a, b, n); with Python ints they are jitmagic.numpy's)
+
+
+def _any_traced(*xs):
+    return any(_traced(x) or isinstance(x, Dim) for x in xs)
+
+
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    if not _any_traced(N, M, k):
+        return _new(jnp.tri(N, M, k, dtype))
+    M = N if M is None else M
+    r = empty((N, M), dtype)
+    rows = bind("iota", shape=tuple(r.shape), dimension=0, dtype=_I64)
+    cols = bind("iota", shape=tuple(r.shape), dimension=1, dtype=_I64)
+    below = bind("le", bind("sub", cols, rows), _int64(k))
+    set_value(r, bind("convert_element_type", below, new_dtype=_dtype_arg(dtype), weak_type=False))
+    return r
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    dims = tuple(dimensions)
+    if not _any_traced(*dims):
+        res = np.indices(dims, dtype, sparse)
+        return tuple(_new(x) for x in res) if sparse else _new(res)
+    if sparse:
+        raise NotImplementedError("np.indices(sparse=True) with traced sizes is not supported")
+    r = empty((len(dims),) + dims, dtype)
+    for axis in range(len(dims)):
+        io = bind("iota", shape=tuple(r.shape[1:]), dimension=axis, dtype=_I64)
+        set_value(
+            r[axis], bind("convert_element_type", io, new_dtype=_dtype_arg(dtype), weak_type=False)
+        )
+    return r
+
+
+def _window(name, M, formula):
+    """NumPy's window functions for a length the running code knows (NumPy's formulas on
+    n = arange(1 - M, M, 2), M as a float; one element is 1.0, none an empty array)."""
+    if not _any_traced(M):
+        return _new(getattr(np, name)(M))
+    m = _as_f64(M)
+    n = _val(arange(1.0 - m, m, 2.0))
+    vals = formula(n, m)
+    return _new(np.where(m == 1.0, 1.0, vals))
+
+
+def bartlett(M):
+    return _window("bartlett", M, lambda n, m: np.where(n <= 0, 1 + n / (m - 1), 1 - n / (m - 1)))
+
+
+def blackman(M):
+    return _window(
+        "blackman",
+        M,
+        lambda n, m: (
+            0.42 + 0.5 * np.cos(np.pi * n / (m - 1)) + 0.08 * np.cos(2.0 * np.pi * n / (m - 1))
+        ),
+    )
+
+
+def hamming(M):
+    return _window("hamming", M, lambda n, m: 0.54 + 0.46 * np.cos(np.pi * n / (m - 1)))
+
+
+def hanning(M):
+    return _window("hanning", M, lambda n, m: 0.5 + 0.5 * np.cos(np.pi * n / (m - 1)))
+
+
+def kaiser(M, beta):
+    if not _any_traced(M, beta):
+        return _new(np.kaiser(M, beta))
+    m = _as_f64(M)
+    n = _val(arange(0.0, m, 1.0))
+    alpha = (m - 1) / 2.0
+    b = _as_f64(beta)
+    vals = np.i0(b * np.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / np.i0(b)
+    return _new(np.where(m == 1.0, 1.0, vals))
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    if not _any_traced(num):
+        return _new(jnp.logspace(_val(start), _val(stop), num, endpoint, _val(base), dtype, axis))
+    y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    r = np.power(_val(base), _val(y))
+    return _new(r if dtype is None else Tracer.astype(r, _dtype_arg(dtype)))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if not _any_traced(num):
+        return _new(jnp.geomspace(_val(start), _val(stop), num, endpoint, dtype, axis))
+    a, b = _as_f64(start), _as_f64(stop)
+    bind(
+        "nj_require",
+        bind("and", bind("ne", a, np.float64(0)), bind("ne", b, np.float64(0))),
+        exc="ValueError",
+        message="Geometric sequence cannot include zero",
+    )
+    sign = np.sign(a)
+    a, b = a / sign, b / sign
+    r = logspace(np.log10(a), np.log10(b), num, endpoint=endpoint)
+    # the ends are start and stop exactly, as NumPy sets them
+    k = bind("convert_element_type", _iota_like(r), new_dtype=_I64, weak_type=False)
+    last = bind("sub", _int64(num), np.int64(1))
+    v = np.where(k == 0, a, _val(r))
+    if endpoint:
+        v = np.where(np.logical_and(k == last, last > 0), b, v)
+    v = v * sign
+    return _new(v if dtype is None else Tracer.astype(v, _dtype_arg(dtype)))
+
+
+def _tri_indices(n, k, m, upper):
+    m = n if m is None else m
+    if not _any_traced(n, k, m):
+        f = np.triu_indices if upper else np.tril_indices
+        return tuple(_new(x) for x in f(n, k, m))
+    return nonzero((triu if upper else tril)(ones((n, m), np.bool_), k))
+
+
+def triu_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, True)
+
+
+def tril_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, False)
+
+
+def triu_indices_from(arr, k=0):
+    if np.ndim(arr) != 2 if not _traced(arr) else arr.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return _tri_indices(arr.shape[-2], k, arr.shape[-1], True)
+
+
+def tril_indices_from(arr, k=0):
+    if np.ndim(arr) != 2 if not _traced(arr) else arr.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return _tri_indices(arr.shape[-2], k, arr.shape[-1], False)
+
+
+def triu(m, k=0):
+    if _any_traced(k):
+        v = _val(m)
+        rows = bind("iota", shape=tuple(v.shape[-2:]), dimension=0, dtype=_I64)
+        cols = bind("iota", shape=tuple(v.shape[-2:]), dimension=1, dtype=_I64)
+        return np.where(bind("ge", bind("sub", cols, rows), _int64(k)), v, np.zeros((), v.dtype))
+    return jnp.triu(_val(m), k)
+
+
+def tril(m, k=0):
+    if _any_traced(k):
+        v = _val(m)
+        rows = bind("iota", shape=tuple(v.shape[-2:]), dimension=0, dtype=_I64)
+        cols = bind("iota", shape=tuple(v.shape[-2:]), dimension=1, dtype=_I64)
+        return np.where(bind("le", bind("sub", cols, rows), _int64(k)), v, np.zeros((), v.dtype))
+    return jnp.tril(_val(m), k)
+
+
+# ---------------------------------------------------------------- iterators
+
+
+class _IndexLoop:
+    """np.ndindex / np.ndenumerate / np.nditer in njit code: a compiled loop over the flat
+    positions of a shape in C order, each unravelled (trace.for_iter calls __jm_loop__)."""
+
+    def __init__(self, shape, array=None, what="np.ndindex"):
+        self.shape, self.array, self.what = tuple(shape), array, what
+
+    def __jm_loop__(self):
+        sizes = [_int64(d) for d in self.shape]
+        n = np.int64(1)
+        for d in sizes:
+            n = n * d
+
+        def item(i):
+            idx, rest = [], i
+            for d in reversed(sizes):
+                idx.append(_weak(rest % d))
+                rest = rest // d
+            idx = tuple(reversed(idx))
+            if self.array is None:
+                return idx
+            x = self.array[idx] if idx else self.array[()]
+            return x if self.what == "np.nditer" else (idx, x)
+
+        return n, item
+
+    def __iter__(self):
+        from jitmagic.errors import NjitUnsupportedError
+
+        raise NjitUnsupportedError(
+            f"{self.what} is compiled as the iterable of a `for` loop only",
+            construct=f"{self.what} outside a `for` loop",
+        )
+
+
+def _weak(x):
+    return (
+        bind("convert_element_type", _val(x), new_dtype=_I64, weak_type=True) if _traced(x) else x
+    )
+
+
+def nditer(op, flags=None, op_flags=None, *args, **kwargs):
+    """np.nditer(a) as Numba supports it (the first argument): the elements in memory order
+    (C order, or F order for an F-contiguous array), read-only."""
+    from jitmagic.errors import NjitUnsupportedError
+    from jitmagic.imperative.indexing import _tracer
+
+    if flags or op_flags or args or kwargs:
+        raise NjitUnsupportedError(
+            "np.nditer with more than its first argument", construct="np.nditer(..., flags)"
+        )
+    r = _tracer(op)
+    layout = r.ref.layout if r.ndim > 1 else "C"
+    if layout == "F":
+        r = r.T
+    elif layout != "C":
+        raise NjitUnsupportedError(
+            "np.nditer of an array that is neither C- nor F-contiguous (its memory order is "
+            "known only when the code runs)",
+            construct="np.nditer of a non-contiguous array",
+        )
+    return _IndexLoop(r.shape, r, "np.nditer")
+
+
+# ---------------------------------------------------------------- sizes the data decides
+
+
+def bincount(x, weights=None, minlength=0):
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    xv = _val(x) if _traced(x) else np.asarray(x)
+    if xv.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if xv.dtype.kind not in "iub":
+        raise TypeError(
+            f"Cannot cast array data from dtype('{xv.dtype}') to dtype('int64') according "
+            f"to the rule 'safe'"
+        )
+    r = _tracer(x)
+    if weights is None:
+        return library.call(library.bincount_flat, r, minlength)
+    return library.call(library.bincount_weighted, r, _tracer(weights), minlength)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    r = _tracer(filt)
+    if r.ndim != 1:
+        raise NotImplementedError("np.trim_zeros of a multi-dimensional array in njit code")
+    t = trim.lower()
+    first, stop = library.call(library.trim_bounds, r, "f" in t, "b" in t)
+    return r[first:stop]
+
+
+def _flat1d(a):
+    return _val(a).ravel() if _traced(a) else np.ravel(a)
+
+
+def union1d(ar1, ar2):
+    return unique(jnp.concatenate((_flat1d(ar1), _flat1d(ar2))))
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("np.intersect1d(return_indices=True) in njit code")
+    a = _flat1d(ar1) if assume_unique else _val(unique(ar1))
+    b = _flat1d(ar2) if assume_unique else _val(unique(ar2))
+    aux = np.sort(jnp.concatenate((a, b)))
+    r = _new(aux)
+    same = _val(r[1:]) == _val(r[:-1])
+    return r[:-1][same]
+
+
+def setdiff1d(ar1, ar2, assume_unique=False):
+    u = _new(_flat1d(ar1)) if assume_unique else unique(ar1)
+    keep = np.logical_not(jnp.isin(_val(u), _flat1d(ar2)))
+    return u[keep]
+
+
+def setxor1d(ar1, ar2, assume_unique=False):
+    a = _flat1d(ar1) if assume_unique else _val(unique(ar1))
+    b = _flat1d(ar2) if assume_unique else _val(unique(ar2))
+    aux = _new(np.sort(jnp.concatenate((a, b))))
+    ne = _val(aux[1:]) != _val(aux[:-1])
+    t = np.ones((1,), bool)
+    flag = _new(jnp.concatenate((t, ne, t)))
+    return aux[np.logical_and(_val(flag[1:]), _val(flag[:-1]))]
+
+
+def delete(arr, obj, axis=None):
+    if not _traced(obj):
+        return jnp.delete(_val(arr), obj, axis)
+    from jitmagic.imperative.indexing import _tracer
+
+    r = _tracer(arr)
+    if axis is None:
+        r = r.ravel() if r.ndim != 1 else r
+        axis = 0
+    keep = ones(r.shape[axis], np.bool_)
+    keep[_val(obj)] = False
+    return r[(slice(None),) * (int(axis) % r.ndim) + (_val(keep),)]
+
+
+def fill_diagonal(a, val, wrap=False):
+    """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
+    below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
+    from jitmagic.errors import NjitUnsupportedError
+
+    if not isinstance(a, RefTracer):
+        raise TypeError("np.fill_diagonal's first argument must be an array")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2:
+        raise NjitUnsupportedError(
+            "np.fill_diagonal of an array of more than 2 dimensions",
+            construct="np.fill_diagonal of an n-d array",
+        )
+    n, m = (_int64(d) for d in a.shape)
+    total = n * m
+    end = total if wrap else np.minimum(m * m, total)
+    flat = _val(arange(np.int64(0), end, m + 1))
+    a[_new(flat // m), _new(flat % m)] = val
+
+
+# ---------------------------------------------------------------- NumPy's scalar types
+
+
+class _ScalarTypeMeta(type):
+    """np.float32 & co. as njit code sees them: the NumPy type itself (a dtype argument,
+    isinstance, np.iinfo), and called on a traced value, its conversion to that type."""
+
+    def __call__(cls, *args, **kwargs):
+        base = cls.__mro__[1]
+        if not args or not _traced(args[0]):
+            return base(*args, **kwargs)
+        x = _val(args[0])
+        dt = np.dtype(base)
+        if x.aval.shape != ():
+            return Tracer.astype(x, dt)
+        if dt.kind == "b":
+            return bind("ne", x, np.zeros((), x.aval.dtype))
+        src = x.aval.dtype
+        if dt.kind in "iu" and src.kind == "f":
+            x = _val(np.trunc(x))  # a float to an integer truncates, as np.int64(2.7) does
+        if x.aval.weak_type and src.kind in "iu" and dt.kind in "iu":
+            # a Python int: NumPy 2 raises when it does not fit, as np.uint8(300) does
+            info = np.iinfo(dt)
+            ok = np.logical_and(
+                bind("ge", x, np.int64(max(info.min, -(2**63)))),
+                bind("le", x, np.int64(min(info.max, 2**63 - 1))),
+            )
+            bind(
+                "nj_require",
+                ok,
+                x,
+                exc="OverflowError",
+                message=f"Python integer {{0}} out of bounds for {dt}",
+            )
+        return bind("convert_element_type", x, new_dtype=dt, weak_type=False)
+
+    def __instancecheck__(cls, x):
+        return isinstance(x, cls.__mro__[1])
+
+    def __subclasscheck__(cls, c):
+        return issubclass(c, cls.__mro__[1])
+
+
+def _scalar_type(t):
+    return _ScalarTypeMeta(t.__name__, (t,), {"__module__": "numpy"})
+
+
+_SCALAR_TYPES = {}
+for _name in (
+    "bool_",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "intc",
+    "uintc",
+    "intp",
+    "uintp",
+    "int_",
+    "uint",
+    "longlong",
+    "ulonglong",
+    "short",
+    "ushort",
+    "byte",
+    "ubyte",
+    "float32",
+    "float64",
+    "single",
+    "double",
+    "float_",
+    "complex64",
+    "complex128",
+    "csingle",
+    "cdouble",
+):
+    _t = getattr(np, _name, None)
+    if isinstance(_t, type) and issubclass(_t, np.generic):
+        _SCALAR_TYPES[_name] = _scalar_type(_t)
 
 
 # ---------------------------------------------------------------- the modules
@@ -617,6 +1103,33 @@ _NUMPY_OVERRIDES = {
     "shape": shape,
     "size": size,
     "ndim": ndim,
+    "take": take,
+    "clip": clip,
+    "tri": tri,
+    "triu": triu,
+    "tril": tril,
+    "indices": indices,
+    "bartlett": bartlett,
+    "blackman": blackman,
+    "hamming": hamming,
+    "hanning": hanning,
+    "kaiser": kaiser,
+    "logspace": logspace,
+    "geomspace": geomspace,
+    "triu_indices": triu_indices,
+    "tril_indices": tril_indices,
+    "triu_indices_from": triu_indices_from,
+    "tril_indices_from": tril_indices_from,
+    "nditer": nditer,
+    "bincount": bincount,
+    "trim_zeros": trim_zeros,
+    "union1d": union1d,
+    "intersect1d": intersect1d,
+    "setdiff1d": setdiff1d,
+    "setxor1d": setxor1d,
+    "delete": delete,
+    "fill_diagonal": fill_diagonal,
+    **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
     if isinstance(_obj, np.ufunc):
@@ -858,6 +1371,94 @@ def _math_isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
     return np.logical_or(a == b, np.logical_and(finite, diff <= tol))
 
 
+def _math_frexp(x):
+    if not _traced(x):
+        return math.frexp(x)
+    m, e = np.frexp(bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False))
+    return (
+        bind("convert_element_type", m, new_dtype=_F64, weak_type=True),
+        bind("convert_element_type", e, new_dtype=_I64, weak_type=True),
+    )
+
+
+def _math_ldexp(x, i):
+    if not (_traced(x) or _traced(i)):
+        return math.ldexp(x, i)
+    xf = (
+        bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+        if _traced(x)
+        else np.float64(x)
+    )
+    iv = _val(i)
+    if _traced(iv) and iv.aval.dtype.kind not in "iub" or isinstance(iv, float):
+        raise TypeError("Expected an int as second argument to ldexp.")
+    iv = (
+        bind("convert_element_type", iv, new_dtype=np.dtype(np.int32), weak_type=False)
+        if _traced(iv)
+        else np.int32(max(min(int(iv), 2**31 - 1), -(2**31)))
+    )
+    r = np.ldexp(xf, iv)
+    # Python raises where the result overflows (a finite x, an infinite result)
+    bind(
+        "nj_require",
+        bind("or", np.isfinite(r), bind("not", np.isfinite(xf))),
+        exc="OverflowError",
+        message="math range error",
+    )
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+
+def _math_exp2(x):
+    if not _traced(x):
+        return math.exp2(x)
+    xf = bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+    r = np.exp2(xf)
+    bind(
+        "nj_require",
+        bind("or", np.isfinite(r), bind("not", np.isfinite(xf))),
+        exc="OverflowError",
+        message="math range error",
+    )
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+
+def _math_nextafter(x, y):
+    if not (_traced(x) or _traced(y)):
+        return math.nextafter(x, y)
+    xf, yf = (
+        bind("convert_element_type", _val(v), new_dtype=_F64, weak_type=False)
+        if _traced(v)
+        else np.float64(v)
+        for v in (x, y)
+    )
+    return bind("convert_element_type", np.nextafter(xf, yf), new_dtype=_F64, weak_type=True)
+
+
+def _math_gcd(*xs):
+    if not any(_traced(x) for x in xs):
+        return math.gcd(*xs)
+    for x in xs:
+        v = _val(x)
+        if isinstance(v, float) or (_traced(v) and v.aval.dtype.kind not in "iub"):
+            raise TypeError(
+                f"'{type(v).__name__ if not _traced(v) else 'float'}' object cannot be "
+                f"interpreted as an integer"
+            )
+    r = np.int64(0)
+    for x in xs:
+        v = _val(x)
+        v = (
+            bind("convert_element_type", v, new_dtype=_I64, weak_type=False)
+            if _traced(v)
+            else np.int64(v)
+        )
+        r = np.gcd(r, v)
+    return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
+
+
+_MATH_OVERRIDES.update(
+    frexp=_math_frexp, ldexp=_math_ldexp, exp2=_math_exp2, nextafter=_math_nextafter, gcd=_math_gcd
+)
 _MATH_OVERRIDES.update(gamma=_math_gamma, fmod=_math_fmod, isclose=_math_isclose)
 _MATH_OVERRIDES.update(
     isnan=_math_isnan,
@@ -1024,66 +1625,6 @@ def _sum(seq, start=0):
     return total
 
 
-class _ScalarType:
-    """np.float32, np.int64, ... in njit code: called on a traced number, a cast (as NumPy's
-    scalar constructors convert); used as a dtype, the dtype."""
-
-    def __init__(self, t):
-        self._t = t
-        self.dtype = np.dtype(t)
-        self.__name__ = t.__name__
-
-    def __call__(self, x=0, *args):
-        if args or not _traced(x):
-            return self._t(x, *args)
-        v = _val(x)
-        if v.aval.ndim:
-            return v.astype(self.dtype)
-        if self.dtype.kind in "iu" and v.aval.dtype.kind == "f":
-            v = np.trunc(v)  # int(x) of a float truncates, as np.int64(2.7) does
-        return bind("convert_element_type", v, new_dtype=self.dtype, weak_type=False)
-
-    def __getattr__(self, name):
-        return getattr(self._t, name)
-
-    def __repr__(self):
-        return repr(self._t)
-
-
-_SCALAR_TYPES = {
-    name: _ScalarType(getattr(np, name))
-    for name in (
-        "float16",
-        "float32",
-        "float64",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "complex64",
-        "complex128",
-        "bool_",
-        "intp",
-        "uintp",
-        "double",
-        "single",
-        "longlong",
-        "ulonglong",
-        "intc",
-        "uintc",
-        "short",
-        "ushort",
-        "byte",
-        "ubyte",
-    )
-    if hasattr(np, name)
-}
-
-
 def _print(*args, sep=" ", end="\n", file=None, flush=False):
     """print() in njit code: the values printed by Python when the code runs (in program
     order), as Python prints them (a NumPy float32 as NumPy's str shows it)."""
@@ -1145,9 +1686,32 @@ def is_prange(v) -> bool:
     )
 
 
+def _isinstance(x, classinfo):
+    """isinstance on njit's values as Numba types them: a traced number is a Python float,
+    int, bool or complex when it stands for one (or a NumPy scalar of that kind, as np.float64
+    is a float), a NumPy type when it is that NumPy scalar, np.ndarray when it is an array."""
+    classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+    classes = tuple(_AS_TYPE.get(c, c) for c in classes if c is not None)
+    if not _traced(x):
+        return builtins.isinstance(x, classes)
+    a = _val(x).aval
+    if isinstance(x, RefTracer) or a.shape != ():
+        return any(builtins.issubclass(np.ndarray, c) for c in classes)
+    dt, weak = np.dtype(a.dtype), a.weak_type
+    # the Python object the value stands for: a Python number when weak, else a NumPy scalar
+    if weak:
+        kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dt.kind]
+        return any(builtins.issubclass(kind, c) for c in classes)
+    return any(builtins.issubclass(dt.type, c) for c in classes)
+
+
 _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a compiled loop)
 
+_AS_TYPE = {_float: float, _int: int, _bool: bool, _complex: complex}
+_AS_TYPE.update({t: t.__mro__[1] for t in _SCALAR_TYPES.values()})
+
 BUILTINS = {
+    "isinstance": _isinstance,
     "complex": _complex,
     "range": _range,
     "len": _len,
@@ -1174,6 +1738,47 @@ def math_module():
 
 def cmath_module():
     return _CMATH_MODULE
+
+
+def _frozen_call(module, name, instead):
+    def refuse(*args, **kwargs):
+        from jitmagic.errors import NjitUnsupportedError
+
+        raise NjitUnsupportedError(
+            f"{module}.{name}() is not compiled by njit: run while tracing, its value would be "
+            f"fixed when the function compiles and the same at every call; {instead}",
+            construct=f"{module}.{name}()",
+        )
+
+    refuse.__name__ = name
+    return refuse
+
+
+def _refusing_module(real, instead):
+    names = [
+        n
+        for n in dir(real)
+        if not n.startswith("_")
+        and callable(getattr(real, n))
+        and not isinstance(getattr(real, n), type)
+    ]
+    return _Module(real, {n: _frozen_call(real.__name__, n, instead) for n in names})
+
+
+_PY_RANDOM_MODULE = _refusing_module(
+    _pyrandom, "draw with np.random (NumPy's stream, drawn at each call) or pass the numbers in"
+)
+_TIME_MODULE = _refusing_module(_time, "time the call of the njit function from Python")
+
+
+def python_random_module():
+    """Python's `random` as njit code sees it: each function raises NjitUnsupportedError (its
+    draws would be made once, while tracing)."""
+    return _PY_RANDOM_MODULE
+
+
+def time_module():
+    return _TIME_MODULE
 
 
 def numba_module(real):
@@ -1259,5 +1864,13 @@ BY_IDENTITY = {
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )
+# `from random import random`, `from time import time`: refused as the modules' functions are
+for _mod, _view in ((_pyrandom, _PY_RANDOM_MODULE), (_time, _TIME_MODULE)):
+    for _k, _v in vars(_view).items():
+        if callable(_v) and not _k.startswith("_") and hasattr(_mod, _k):
+            try:
+                BY_IDENTITY[getattr(_mod, _k)] = _v
+            except TypeError:
+                pass
 
 __all__ = ["BUILTINS", "BY_IDENTITY", "numpy_module", "math_module", "NjTracer"]

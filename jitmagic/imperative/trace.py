@@ -119,7 +119,8 @@ def type_of(v, where):
     except TypeError:
         raise NjitUnsupportedError(
             f"{where}: a {type(v).__name__} cannot be carried by a compiled loop or branch "
-            f"(only arrays and numbers can)"
+            f"(only arrays and numbers can)",
+            construct=f"a {type(v).__name__} changed in a compiled loop or branch",
         ) from None
 
 
@@ -366,6 +367,18 @@ class TraceOps:
         return obj[index]
 
     def compare(self, op, a, b, line):
+        if op in ("In", "NotIn"):
+            # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
+            # would ask the truth of __contains__'s result while tracing)
+            if isinstance(b, Tracer):
+                found = b.__contains__(a)
+            elif isinstance(b, tuple) and _has_traced((a,) + b):
+                found = np.bool_(False)
+                for x in b:
+                    found = np.logical_or(found, _tuple_compare("Eq", (a,), (x,)))
+            else:
+                return pyops.compare(op, a, b, line)
+            return found if op == "In" else np.logical_not(found)
         if isinstance(a, tuple) and isinstance(b, tuple) and _has_traced(a + b):
             return _tuple_compare(op, a, b)
         return pyops.compare(op, a, b, line)
@@ -427,6 +440,18 @@ class TraceOps:
     def _cond(self, pred, then, orelse, init, names, line, what):
         p = truthy(pred, line)
         init = list(init)
+        fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
+        if fixed:
+            outs = self._cond(
+                p,
+                _narrow(then, init, fixed, 0),
+                _narrow(orelse, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                what,
+            )
+            return _widen(outs, init, fixed)
         in_types = [UNDEFINED if v is UNDEFINED else type_of(_strip(v), names) for v in init]
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
@@ -505,6 +530,14 @@ class TraceOps:
         )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        compiled = getattr(iterable, "__jm_loop__", None)
+        if compiled is not None:
+            # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
+            # loop over its n items, item(i) the i-th
+            n, item = compiled()
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
+            )
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
@@ -581,6 +614,16 @@ class TraceOps:
 
     def while_(self, cond, body, init, names, line):
         init = list(init)
+        fixed = _unchanged_refs(init, (body,), 0, (), f"while@{line}")
+        if fixed:
+            outs = self.while_(
+                _narrow(cond, init, fixed, 0, whole=True),
+                _narrow(body, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+            )
+            return _widen(outs, init, fixed)
         types = self._carried_types(
             lambda types: [_Body(body, types, f"while@{line}")], init, names, line
         )
@@ -610,6 +653,21 @@ class TraceOps:
         # prange runs split over threads in a parallel=True function (serially otherwise)
         parallel = bool(parallel and opts is not None and opts.parallel)
         i_type = ShapedArray((), _I64, False)
+        fixed = _unchanged_refs(init, (body,), 1, (i_type,), f"for@{line}")
+        if fixed:
+            # a whole array updated by every iteration (`y += x[i]`): Numba's array reduction;
+            # the iterations run in order (split over threads they would race on the array)
+            outs = self._for(
+                lo,
+                hi,
+                st,
+                _narrow(body, init, fixed, 1),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                False,
+            )
+            return _widen(outs, init, fixed)
         types = self._carried_types(
             lambda types: [_Body(body, [i_type] + types, f"for@{line}")], init, names, line
         )
@@ -702,6 +760,67 @@ class TraceOps:
                     v = init[k]
             result.append(MaybeUndefined(v, next(flags)) if k in maybe else v)
         return tuple(result)
+
+
+def _unchanged_refs(init, bodies, n_prefix, prefix_types, name):
+    """Positions of carried variables holding a reference (an array in memory) that every
+    body gives back as it came, the very array (`y += x`, `y[i] = v` change its contents,
+    not which array `y` is): the loop or branch need not carry them, its code writes into that
+    array where it is (a carried reference would make the construct's result an array whose
+    memory only the running code knows). Found by tracing each body once with those arrays
+    as they are outside; a body that fails to trace so carries them as before."""
+    cands = [k for k, v in enumerate(init) if isinstance(v, RefTracer)]
+    if not cands:
+        return []
+    same = set(cands)
+
+    def probe(fn):
+        def g(*a):
+            full = list(a[n_prefix:])
+            for k in cands:
+                full[k] = init[k]
+            outs = tuple(fn(*a[:n_prefix], *full))
+            same.difference_update(k for k in cands if outs[k] is not init[k])
+            return tuple(o for j, o in enumerate(outs) if j not in cands)
+
+        return g
+
+    in_types = list(prefix_types) + [
+        UNDEFINED if v is UNDEFINED else type_of(_strip(v), name) for v in init
+    ]
+    try:
+        for fn in bodies:
+            _Body(probe(fn), in_types, name)
+    except Exception:
+        return []  # (the construct's own trace raises it where it is)
+    return sorted(same)
+
+
+def _narrow(fn, init, fixed, n_prefix, whole=False):
+    """fn over the carried values without the `fixed` positions (their arrays are the outer
+    ones); its results likewise (`whole`: fn's result is not a tuple of carried values)."""
+
+    def g(*a):
+        full = list(a[n_prefix:])
+        for k in fixed:
+            full.insert(k, init[k])
+        outs = fn(*a[:n_prefix], *full)
+        if whole:
+            return outs
+        return tuple(o for j, o in enumerate(outs) if j not in fixed)
+
+    return g
+
+
+def _kept(seq, fixed):
+    return [v for k, v in enumerate(seq) if k not in fixed]
+
+
+def _widen(outs, init, fixed):
+    full = list(outs)
+    for k in fixed:
+        full.insert(k, init[k])
+    return tuple(full)
 
 
 def _maybe_positions(init, types):
