@@ -193,6 +193,13 @@ class NjitContext(shapes.GenericContext):
             and self.examples.get(d.symbols[0]) == 1
         )
 
+    def user_value(self, d):
+        """A size the user's code computes with beyond what sizes decide (3 % n, n & 1,
+        n / 2, float(n)): the int64 it is when the code runs, a Python int to the code (as
+        len() and .shape give), so n // 0 raises ZeroDivisionError as in Python."""
+        v = bind("dim_value", dim=d)
+        return bind("convert_element_type", v, new_dtype=_I64, weak_type=True)
+
     def user_compare(self, diff, op):
         """A comparison of sizes in the user's code (if n > 3:): decided when the code runs."""
         v = bind("dim_value", dim=diff)

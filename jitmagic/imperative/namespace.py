@@ -892,6 +892,8 @@ def _len(x):
 
 
 def _abs(x):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
 
 
@@ -903,6 +905,8 @@ def _pick(args, better):
         if _traced(seq):
             return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
         args = tuple(seq)
+    if any(isinstance(a, Dim) for a in args):  # sizes: compared when the code runs
+        args = tuple(_size_value(a) if isinstance(a, Dim) else a for a in args)
     if not any(_traced(a) for a in args):
         return (builtins.min if better == "lt" else builtins.max)(args)
     cmp = np.less if better == "lt" else np.greater
@@ -925,7 +929,16 @@ def _max(*args):
     return _pick(args, "gt")
 
 
+def _size_value(x):
+    """A symbolic size (len(a), a.shape[0]) as the int64 the code computes."""
+    from jitmagic.core.shapes import current
+
+    return current().user_value(x)
+
+
 def _int(x=0, base=None):
+    if isinstance(x, Dim) and base is None:
+        return _size_value(x)
     if base is not None or not _traced(x):
         return builtins.int(x) if base is None else builtins.int(x, base)
     x = _val(x)
@@ -947,6 +960,8 @@ def _complex(real=0.0, imag=0.0):
 
 
 def _float(x=0.0):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     if not _traced(x):
         return builtins.float(x)
     return bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=True)
