@@ -57,10 +57,12 @@ def worker(seed, start, stop, n_inputs, numba_every):
                     continue
                 rec["compared"] += 1
                 if problem:
-                    small = N.shrink(prog, s, problem)
                     rec["kind"] = N.category(problem)
+                    if rec["kind"].startswith("known: "):
+                        break  # counted, not shrunk again (its reproducer is a test)
                     if rec["kind"] not in KINDS:
                         rec["kind"] = "other"
+                    small = N.shrink(prog, s, problem)
                     rec["snippet"] = f"# program {k} of seed {seed}\n" + N.snippet(
                         small, s, problem
                     )
@@ -90,7 +92,8 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
             numba[": ".join(x for x in rec["numba"] if x)] += 1
         if "kind" in rec:
             counts[rec["kind"]] += 1
-            failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
+            if "snippet" in rec:
+                failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
 
     def crash(k, rc, err):
         counts["programs"] += 1
@@ -147,6 +150,7 @@ def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None
             print(
                 f"... {total['programs']} programs, {total['mismatch']} mismatches, "
                 f"{total['jitmagic raised']} jitmagic errors, {total['rejected']} rejected, "
+                f"{sum(v for k, v in total.items() if k.startswith('known'))} known, "
                 f"{total['crash']} crashes, {total['harness']} harness, {dt:.0f} s "
                 f"({total['programs'] / max(dt, 1e-9):.1f}/s)",
                 file=sys.stderr,
@@ -177,6 +181,9 @@ def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
         "programs": total["programs"],
         **{k: total[k] for k in ("crash", "harness", "other") + KINDS},
         **{k: v for k, v in sorted(total.items()) if k.startswith("inputs")},
+        "known bugs (programs; reproducers in tests/test_fuzz_njit.py)": {
+            k: v for k, v in sorted(total.items()) if k.startswith("known: ")
+        },
         "first_program": start,
         "inputs_per_program": n_inputs,
         "seed": seed,
