@@ -701,7 +701,7 @@ class NjitFunction(JitFunction):
             args, _ = pytree.unflatten(tree, tracers)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
-            out = fun(*args)
+            out = _returned(fun(*args))
             out_leaves, out_tree, _ = pytree.flatten(out)
             out_leaves = [_finish_out(o) for o in out_leaves]
             fn = t.finish(out_leaves)
@@ -989,9 +989,17 @@ def _inline(f, ops, seen):
     def call(*args, **kwargs):
         fun = conv.build(ops, build_namespace(f, ops, seen))
         with _inlining(f):
-            return fun(*args, **kwargs)
+            return _returned(fun(*args, **kwargs))
 
     return call
+
+
+def _returned(out):
+    """The value a converted function returns: `jm_retval` after an `if` that returns on one
+    side only is MaybeUndefined, yet defined wherever the return is reached."""
+    from jitmagic.imperative.trace import MaybeUndefined
+
+    return out.value if isinstance(out, MaybeUndefined) else out
 
 
 _active = threading.local()
