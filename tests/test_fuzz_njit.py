@@ -236,6 +236,21 @@ def test_a_size_of_one_known_only_at_run_time_broadcasts(case):
         agree(_bcast_strided, np.arange(6.0), 1)
 
 
+def _store_then_empty_max(x, y):
+    x[0] = 5.0
+    return y.max()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="x[0] = 5.0; y.max() of an empty y: the ValueError is raised before the store "
+    "happens (the reduction's zero-size check runs ahead of the statements before it; "
+    "the lowering, lower/imperative.py)",
+)
+def test_a_zero_size_reduction_raises_after_the_statements_before_it():
+    agree(_store_then_empty_max, np.zeros(3), np.zeros(0))
+
+
 def _aug_order(x, y):
     y[5] += x.min()
     return y
@@ -244,7 +259,8 @@ def _aug_order(x, y):
 @pytest.mark.xfail(
     strict=True,
     reason="y[5] += x.min(): Python loads y[5] (IndexError) before evaluating x.min() "
-    "(ValueError on an empty x); njit raises the right side's error first",
+    "(ValueError on an empty x); njit raises the right side's error first (the same "
+    "hoisted zero-size check as the test above)",
 )
 def test_augmented_assignment_loads_the_target_before_the_right_side():
     agree(_aug_order, np.zeros(0), np.zeros(3))
@@ -302,10 +318,23 @@ def _nested_return(y, z, d, n, k1, k0):
     return w0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TypeError: value of type MaybeUndefined cannot be used in a traced computation "
-    "(a return inside if/elif nested in an elif)",
-)
+def _return_unreachable_when_traced(x, y):
+    s0 = -0.0
+    f1 = np.float64(1.0)
+    for _ in range(len(y)):
+        if x.shape[0] == len(y):
+            pass
+        elif np.isnan(f1):
+            return s0
+    return s0
+
+
 def test_return_in_nested_elif_branches():
+    """Found by the fuzzer: a return in an elif (nested in another elif, or in a loop) whose
+    branch the trace decides never runs raised TypeError (MaybeUndefined / NoneType in a
+    traced computation): the loop carried the never-bound return value, and the function
+    returned it still wrapped."""
     agree(_nested_return, np.zeros(4, np.int64), np.zeros(0), np.array(1.0), 3, 1, 0)
+    agree(_nested_return, np.zeros(4, np.int64), np.zeros(2), np.array(-1.0), 3, 1, 0)
+    agree(_return_unreachable_when_traced, np.zeros(3), np.zeros(2))
+    agree(_return_unreachable_when_traced, np.zeros(2), np.zeros(2))
