@@ -1028,12 +1028,16 @@ def _names_bound(prog):
     return used <= bound
 
 
-def shrink(prog: Program, seed, problem, budget=120):
-    """Greedily smaller programs that still fail in the same category on the same inputs."""
+def shrink(prog: Program, seed, problem, budget=120, seconds=90):
+    """Greedily smaller programs that still fail in the same category on the same inputs
+    (at most `budget` candidates and `seconds`: a big program's Python run is slow)."""
+    import time
+
     want = category(problem)
+    deadline = time.monotonic() + seconds
 
     def fails(p):
-        if not _names_bound(p):
+        if not _names_bound(p) or time.monotonic() > deadline:
             return False
         try:
             q = run_case(p, seed)
