@@ -251,6 +251,21 @@ def test_a_zero_size_reduction_raises_after_the_statements_before_it():
     agree(_store_then_empty_max, np.zeros(3), np.zeros(0))
 
 
+def _unused_slice_max(x):
+    m = x[1:].max()  # noqa: F841
+    return 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LoweringError: could not lower equation 'nj_require' ... ('dim', 's1'): dead-code "
+    "elimination drops the unused reduction and the view that binds the slice's size, and "
+    "keeps the zero-size check that reads it (passes/simplify.dce, lower/imperative.py)",
+)
+def test_an_unused_reduction_of_a_slice_compiles():
+    agree(_unused_slice_max, np.arange(4.0))
+
+
 def _aug_order(x, y):
     y[5] += x.min()
     return y
