@@ -266,6 +266,22 @@ def test_an_unused_reduction_of_a_slice_compiles():
     agree(_unused_slice_max, np.arange(4.0))
 
 
+def _min_in_loop(y, m):
+    s = 0
+    for _ in range(m):
+        s += y.min()
+    return s
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="y.min() of an empty y inside a loop that runs 0 times raises ValueError: the "
+    "reduction (and its zero-size check) is hoisted out of the loop (the lowering)",
+)
+def test_a_zero_size_reduction_in_a_loop_that_never_runs():
+    agree(_min_in_loop, np.zeros(0, np.int64), 0)
+
+
 def _aug_order(x, y):
     y[5] += x.min()
     return y
