@@ -198,6 +198,13 @@ class NjitContext(shapes.GenericContext):
             and self.examples.get(d.symbols[0]) == 1
         )
 
+    def user_value(self, d):
+        """A size the user's code computes with beyond what sizes decide (3 % n, n & 1,
+        n / 2, float(n)): the int64 it is when the code runs, a Python int to the code (as
+        len() and .shape give), so n // 0 raises ZeroDivisionError as in Python."""
+        v = bind("dim_value", dim=d)
+        return bind("convert_element_type", v, new_dtype=_I64, weak_type=True)
+
     def user_compare(self, diff, op):
         """A comparison of sizes in the user's code (if n > 3:): decided when the code runs."""
         v = bind("dim_value", dim=diff)
@@ -796,7 +803,7 @@ class NjitFunction(JitFunction):
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
             try:
-                out = fun(*args)
+                out = _returned(fun(*args))
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)
@@ -1198,9 +1205,17 @@ def _inline(f, ops, seen):
     def call(*args, **kwargs):
         fun = conv.build(ops, build_namespace(f, ops, seen))
         with _inlining(f):
-            return fun(*args, **kwargs)
+            return _returned(fun(*args, **kwargs))
 
     return call
+
+
+def _returned(out):
+    """The value a converted function returns: `jm_retval` after an `if` that returns on one
+    side only is MaybeUndefined, yet defined wherever the return is reached."""
+    from jitmagic.imperative.trace import MaybeUndefined
+
+    return out.value if isinstance(out, MaybeUndefined) else out
 
 
 _active = threading.local()

@@ -1508,6 +1508,8 @@ def _len(x):
 
 
 def _abs(x):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
 
 
@@ -1519,6 +1521,8 @@ def _pick(args, better):
         if _traced(seq):
             return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
         args = tuple(seq)
+    if any(isinstance(a, Dim) for a in args):  # sizes: compared when the code runs
+        args = tuple(_size_value(a) if isinstance(a, Dim) else a for a in args)
     if not any(_traced(a) for a in args):
         return (builtins.min if better == "lt" else builtins.max)(args)
     cmp = np.less if better == "lt" else np.greater
@@ -1541,11 +1545,26 @@ def _max(*args):
     return _pick(args, "gt")
 
 
+def _size_value(x):
+    """A symbolic size (len(a), a.shape[0]) as the int64 the code computes."""
+    from jitmagic.core.shapes import current
+
+    return current().user_value(x)
+
+
 def _int(x=0, base=None):
+    if isinstance(x, Dim) and base is None:
+        return _size_value(x)
     if base is not None or not _traced(x):
         return builtins.int(x) if base is None else builtins.int(x, base)
     x = _val(x)
     if x.aval.dtype.kind == "f":
+        # Python's int() of a float: NaN and the infinities raise (their int64 bits are not
+        # a number Python could give)
+        bind("nj_require", bind("eq", x, x), exc="ValueError",
+             message="cannot convert float NaN to integer")  # fmt: skip
+        bind("nj_require", bind("ne", np.abs(x), np.array(np.inf, x.dtype)),
+             exc="OverflowError", message="cannot convert float infinity to integer")  # fmt: skip
         x = np.trunc(x)
     return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)
 
@@ -1563,6 +1582,8 @@ def _complex(real=0.0, imag=0.0):
 
 
 def _float(x=0.0):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     if not _traced(x):
         return builtins.float(x)
     return bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=True)
@@ -1788,6 +1809,56 @@ def numba_module(real):
 
 _NUMPY_OVERRIDES.update(_SCALAR_TYPES)
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
+
+
+class _ScalarType:
+    """np.float64, np.int64, ... as njit code sees them: called on a traced number (or a size)
+    it converts it as NumPy's constructor does (x.astype); everywhere else (dtype=, isinstance,
+    np.dtype(...), calls on constants) it is the NumPy type it stands for."""
+
+    def __init__(self, real):
+        self._real = real
+        self.dtype = np.dtype(real)
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and (_traced(args[0]) or isinstance(args[0], Dim)):
+            x = _size_value(args[0]) if isinstance(args[0], Dim) else _val(args[0])
+            if x.aval.shape == ():
+                return bind("convert_element_type", x, new_dtype=self.dtype, weak_type=False)
+            return x.astype(self.dtype)
+        return self._real(*args, **kwargs)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, self._real)
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, self._real)
+
+    def __eq__(self, other):
+        return self._real == (other._real if isinstance(other, _ScalarType) else other)
+
+    def __hash__(self):
+        return hash(self._real)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def __repr__(self):
+        return repr(self._real)
+
+
+_SCALAR_TYPES = {}
+for _name in (
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128", "intp", "uintp", "double", "single",
+    "longlong", "ulonglong", "byte", "ubyte", "short", "ushort", "intc", "uintc",
+    "cdouble", "csingle",
+):  # fmt: skip
+    _t = getattr(np, _name, None)
+    if isinstance(_t, type) and issubclass(_t, np.generic):
+        _SCALAR_TYPES[_name] = _ScalarType(_t)
+_NUMPY_OVERRIDES.update(_SCALAR_TYPES)
+
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
 
@@ -1861,6 +1932,7 @@ BY_IDENTITY = {
     for k, v in _NUMPY_OVERRIDES.items()
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
+BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )

@@ -627,6 +627,26 @@ class TraceOps:
         types = self._carried_types(
             lambda types: [_Body(body, types, f"while@{line}")], init, names, line
         )
+        gone = [k for k, t in enumerate(types) if t is UNDEFINED]
+        if gone:
+            # carried names no iteration binds (a `return` the trace found unreachable leaves
+            # jm_retval so): not carried, UNDEFINED after the loop as before it
+            keep = [k for k, t in enumerate(types) if t is not UNDEFINED]
+
+            def full(c):
+                vals = [UNDEFINED] * len(types)
+                for k, v in zip(keep, c):
+                    vals[k] = v
+                return vals
+
+            out = self.while_(
+                lambda *c: cond(*full(c)),
+                lambda *c: tuple(o for k, o in enumerate(body(*full(c))) if k not in gone),
+                [init[k] for k in keep],
+                tuple(_names(names, k) for k in keep),
+                line,
+            )
+            return tuple(full(out))
         maybe = _maybe_positions(init, types)
         w_cond, w_body, w_types, w_init = _with_flags(
             lambda *c: (truthy_or_bool(cond(*c), line),), body, init, types, maybe

@@ -46,6 +46,16 @@ def state():
 # ---------------------------------------------------------------- values
 
 
+def _sized(op):
+    """Tracer's operator `op` with a size operand taken as the Python int it is."""
+
+    def f(self, other):
+        return op(self, _size_operand(other))
+
+    f.__name__ = op.__name__
+    return f
+
+
 class NjTracer(Tracer):
     """A traced value of njit code."""
 
@@ -249,31 +259,43 @@ class NjTracer(Tracer):
     # Python's scalar semantics for Python numbers (weak scalars): the same results as NumPy's
     # except division by zero, which raises, and an int to a negative power, a float
     def __truediv__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "division by zero")
         return Tracer.__truediv__(self, other)
 
     def __rtruediv__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "division by zero")
         return Tracer.__rtruediv__(self, other)
 
     def __floordiv__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "integer division or modulo by zero")
         return Tracer.__floordiv__(self, other)
 
     def __rfloordiv__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "integer division or modulo by zero")
         return Tracer.__rfloordiv__(self, other)
 
     def __mod__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "integer modulo by zero")
         return Tracer.__mod__(self, other)
 
     def __rmod__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "integer modulo by zero")
         return Tracer.__rmod__(self, other)
 
     def __divmod__(self, other):
         return (self // other, self % other)
+
+    # (the other operators: a size operand is a Python int, see _size_operand)
+    for _op in ("add", "sub", "mul", "and", "or", "xor", "lshift", "rshift", "pow"):
+        for _name in (f"__{_op}__", f"__r{_op}__"):
+            locals()[_name] = _sized(getattr(Tracer, _name))
+    del _op, _name
 
     def __bool__(self):
         raise NjitUnsupportedError(
@@ -345,6 +367,19 @@ def _element(v, ks):
     start = tuple(k if k >= 0 else n + k for k, n in zip(ks, v.shape))
     x = bind("slice", v, start=start, limit=tuple(s + 1 for s in start), strides=(1,) * len(start))
     return bind("squeeze", x, dimensions=tuple(range(len(start))))
+
+
+def _size_operand(x):
+    """A size (len(a), a.shape[0]) as an operand of the user's arithmetic: the Python int it
+    is to the code, a weak int64 computed when the code runs (so k % len(a) raises
+    ZeroDivisionError for an empty a, and float32 * len(a) stays float32, as in NumPy)."""
+    if isinstance(x, Dim):
+        from jitmagic.core import shapes as _shapes
+
+        ctx = _shapes.current()
+        if ctx is not None and hasattr(ctx, "user_value"):
+            return ctx.user_value(x)
+    return x
 
 
 def _python_scalar(x):
