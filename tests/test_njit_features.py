@@ -421,3 +421,37 @@ def test_tuples_nested_differently_are_different_variants():
     log = jm.events()
     reason = log[log["qualname"] == "_nested_differently"]["reason"].iloc[-1]
     assert "structure changed" in reason
+
+
+def _apply_each(fn, a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = fn(a[i])
+    return out
+
+
+def _plain_step(x):
+    if x > 2:
+        return x * 2
+    return x - 1
+
+
+@jm.njit
+def _njit_inc(x):
+    return x + 1
+
+
+def test_functions_passed_as_arguments():
+    """Numba's first-class functions: an njit or plain function passed in is called inside
+    (inline); each function passed is its own variant, the miss says so."""
+    a = np.arange(6.0)
+    agree(_apply_each, _plain_step, a)
+    agree(_apply_each, _njit_inc, a)
+    f = jm.njit(_apply_each)
+    f(_plain_step, a)
+    f(_njit_inc, a)
+    f(_plain_step, a + 1)
+    assert len(f.variants) == 2
+    log = jm.events()
+    reason = log[log["qualname"] == "_apply_each"]["reason"].iloc[-1]
+    assert "another function passed" in reason

@@ -2425,8 +2425,6 @@ def functions_passed_inside_njit(nb):
 
 @program(
     lambda: 2,
-    xfail="an njit function passed as an argument from Python (apply(inc, 1)): njit keys "
-    "arguments by type and takes arrays, numbers and tuples only (TypeError)",
 )
 def functions_passed_from_python(nb):
     @nb.njit
