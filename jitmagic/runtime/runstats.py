@@ -124,7 +124,11 @@ def ensure_helpers():
         if _helpers:
             return
         names = ("jm_clock_start", "jm_clock_stop")
-        _helpers.update(runtime.build(_HELPERS_IR, names, "clock", link=names, persistent=True))
+        # fast instruction selection, as the quick tier's: a second code generator level in
+        # the process's first call cost its own set-up (~5 ms), for a clock read and counters
+        _helpers.update(
+            runtime.build(_HELPERS_IR, names, "clock", link=names, opt=(1, 0), persistent=True)
+        )
 
 
 def _helper(cg, name, argtys, ret):

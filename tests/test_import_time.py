@@ -1,0 +1,146 @@
+"""What `import jitmagic` loads, and what it leaves to the first use that needs it (issue 29):
+checked structurally, in fresh processes (sys.modules), never by timing. The times are
+benchmarks/import_first_call.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import jitmagic as jm
+
+ROOT = os.path.dirname(os.path.dirname(jm.__file__))
+# loaded by the first use that needs them, never by `import jitmagic`
+DEFERRED = (
+    "llvmlite.binding",  # LLVM's shared library: the first compile
+    "jitmagic.diagnostics.profile",  # f.profile()'s records and views
+    "jitmagic.lower.costs",
+    "jitmagic.runtime.roofs",
+    "jitmagic.notebook",  # the magics, with %load_ext jitmagic
+    "jitmagic.imperative",  # jm.njit
+    "jitmagic.numba",
+    "pandas",
+    "matplotlib",
+    "IPython",
+    "jax",
+    "numba",
+    "dask",
+    "scipy",
+    "subprocess",  # ctypes.util.find_library runs ldconfig: only the first eager erf
+)
+
+
+def _child(code):
+    """Run `code` in a fresh interpreter on this checkout; its last line of output, as JSON."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _loaded(after):
+    return (
+        "import json, sys\n"
+        f"{after}\n"
+        f"print(json.dumps([m for m in {DEFERRED!r} if m in sys.modules]))"
+    )
+
+
+def test_import_jitmagic_leaves_the_heavy_modules_unloaded():
+    assert _child(_loaded("import jitmagic")) == []
+
+
+def test_the_public_front_doors_import_without_them():
+    # what a user imports next to jitmagic: jnp, lax, the tree utilities, jm.shapes
+    code = _loaded(
+        "import jitmagic as jm, jitmagic.numpy as jnp\n"
+        "from jitmagic import lax, tree, tree_util\n"
+        "jm.shapes.Dim, jm.config.tracking, jm.events, jm.watch"
+    )
+    assert _child(code) == []
+
+
+def test_tracing_loads_no_llvm():
+    # make_ir and eager jnp on arrays trace and evaluate without the code generator's library
+    code = _loaded(
+        "import numpy as np, jitmagic as jm, jitmagic.numpy as jnp\n"
+        "assert 'mul' in str(jm.make_ir(lambda x: x * 2 + 1)(np.ones(3)))\n"
+        "assert np.allclose(jnp.sin(np.ones(3)), np.sin(np.ones(3)))"
+    )
+    assert _child(code) == []
+
+
+def test_the_first_call_loads_llvm_and_computes_the_right_numbers():
+    code = (
+        "import json, sys, numpy as np, jitmagic as jm\n"
+        "before = 'llvmlite.binding' in sys.modules\n"
+        "x = np.linspace(-3, 3, 7)\n"
+        "r = jm.jit(lambda x: np.sin(x) * 2 + 1)(x)\n"
+        "print(json.dumps([before, 'llvmlite.binding' in sys.modules,\n"
+        "                  bool(np.allclose(r, np.sin(x) * 2 + 1, rtol=1e-14))]))"
+    )
+    assert _child(code) == [False, True, True]
+
+
+def test_configuration_set_before_the_runtime_loads_is_honoured():
+    # tracking off before the first compile: the clock functions, compiled by that call, read
+    # the switch as it is then
+    code = (
+        "import json, numpy as np, jitmagic as jm\n"
+        "jm.config.update(tracking=False)\n"
+        "f = jm.jit(lambda x: x + 1)\n"
+        "for _ in range(3): f(np.ones(2))\n"
+        "jm.config.update(tracking=True)\n"
+        "for _ in range(2): f(np.ones(2))\n"
+        "print(json.dumps(int(f.cache_info().iloc[0]['calls'])))"
+    )
+    assert _child(code) == 2
+
+
+def test_profile_loads_its_view_on_first_use():
+    code = (
+        "import json, sys, numpy as np, jitmagic as jm\n"
+        "f = jm.jit(lambda x: np.sqrt(x) + 1)\n"
+        "f(np.ones(1000))\n"
+        "before = 'jitmagic.diagnostics.profile' in sys.modules\n"
+        "df = f.profile(np.ones(1000))\n"
+        "import pandas as pd\n"
+        "print(json.dumps([before, isinstance(df, pd.DataFrame), hasattr(df, 'profile')]))"
+    )
+    assert _child(code) == [False, True, True]
+
+
+def test_erf_eager_finds_libm_on_first_use():
+    code = (
+        "import json, math, sys, numpy as np\n"
+        "from jitmagic import lax\n"
+        "loaded = 'subprocess' in sys.modules\n"
+        "x = np.array([-1.0, 0.0, 0.5, 2.0])\n"
+        "got = np.asarray(lax.erf(x)).tolist()\n"
+        "print(json.dumps([loaded, got == [math.erf(v) for v in x]]))"
+    )
+    assert _child(code) == [False, True]
+
+
+def test_public_names_are_unchanged_by_lazy_loading():
+    code = (
+        "import json, jitmagic as jm, jitmagic.numpy as jnp\n"
+        "ns = {}\n"
+        "exec('from jitmagic.numpy import *', ns)\n"
+        "print(json.dumps([sorted(n for n in dir(jnp) if not n.startswith('_')),\n"
+        "                  sorted(n for n in ns if not n.startswith('_')),\n"
+        "                  all(hasattr(jm, n) for n in jm.__all__)]))"
+    )
+    names, star, ok = _child(code)
+    import jitmagic.numpy as jnp
+
+    assert ok
+    assert names == sorted(n for n in dir(jnp) if not n.startswith("_"))
+    assert set(star) >= {"sin", "sum", "where", "linalg", "polyval", "histogram", "float32"}
