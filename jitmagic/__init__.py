@@ -23,11 +23,11 @@ from jitmagic.dispatch.function import JitFunction, jit, make_ir
 
 
 def _profile_view(measurement):
-    # what f.profile() returns: the records, verdicts and DataFrame of diagnostics/profile.py,
-    # which registers itself as the view when imported (with the first profile, not here)
-    import jitmagic.diagnostics.profile  # noqa: F401
+    # what f.profile() returns: the records, verdicts and DataFrame of diagnostics/profile.py
+    # (pandas), imported with the first profile, when it also registers itself as the view
+    from jitmagic.diagnostics import profile
 
-    return _measuring.present(measurement)
+    return profile.run(measurement)
 
 
 _measuring.set_view(_profile_view)

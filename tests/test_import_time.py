@@ -144,3 +144,17 @@ def test_public_names_are_unchanged_by_lazy_loading():
     assert ok
     assert names == sorted(n for n in dir(jnp) if not n.startswith("_"))
     assert set(star) >= {"sin", "sum", "where", "linalg", "polyval", "histogram", "float32"}
+
+
+def test_profile_after_the_package_is_reloaded():
+    # %reload_ext jitmagic re-runs jitmagic/__init__.py, which registers the loading view
+    # again while the view's module is loaded already
+    code = (
+        "import importlib, json, numpy as np, pandas as pd, jitmagic as jm\n"
+        "f = jm.jit(lambda x: x * 3)\n"
+        "ok = [isinstance(f.profile(np.ones(64)), pd.DataFrame)]\n"
+        "importlib.reload(jm)\n"
+        "ok.append(isinstance(f.profile(np.ones(64)), pd.DataFrame))\n"
+        "print(json.dumps(ok))"
+    )
+    assert _child(code) == [True, True]
