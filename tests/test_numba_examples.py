@@ -17,7 +17,7 @@ Numba program must): each compiler gets them decorated with its own njit. `prang
 runs them) and Numba's under Numba.
 
 A construct njit does not compile (lists appended to, dicts keyed by computed values, strings
-grown in loops, try, generators, recursion, inner functions, print, ...) must raise
+grown in loops, try, generators, recursion, ...) must raise
 NjitUnsupportedError naming the construct and its line, never give a wrong result or run
 Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
 programs (`@program`: vectorize, guvectorize, explicit signatures, nogil threads, seeding)
@@ -914,7 +914,7 @@ def recursive_factorial(n):
     return factorial_rec(n)
 
 
-@example(args(3.0), unsupported="nested")
+@example(args(3.0))
 def inner_function_closure(x):
     def scaled(y):
         return x * y
@@ -922,7 +922,7 @@ def inner_function_closure(x):
     return scaled(2.0) + scaled(3.0)
 
 
-@example(args(3.0), unsupported="lambda")
+@example(args(3.0))
 def lambda_local(x):
     f = lambda y: y + x
     return f(1.0)
