@@ -224,6 +224,11 @@ TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
 # first product; SROA turns the loop counters' stack slots into registers; the code
 # generator's full instruction selection is what the kernel needs
 SSA_BY_HAND = Pipeline(0, codegen=3, passes=("sroa",), name="sroa")
+# small hand-written glue compiled in a process's first call (runtime/runstats.py's clock
+# functions): SROA alone instead of -O1's pipeline (~3 ms less of that call: the first -O1
+# pipeline sets itself up), and fast instruction selection, as the quick tier's (a second
+# code generator level costs its own set-up, ~5 ms); a clock read and four counter updates
+GLUE = Pipeline(0, codegen=0, passes=("sroa",), name="glue")
 
 
 def _prepare(mod):

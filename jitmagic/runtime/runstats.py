@@ -124,10 +124,9 @@ def ensure_helpers():
         if _helpers:
             return
         names = ("jm_clock_start", "jm_clock_stop")
-        # fast instruction selection, as the quick tier's: a second code generator level in
-        # the process's first call cost its own set-up (~5 ms), for a clock read and counters
+        # compiled in the process's first call, which also pays LLVM's set-up: engine.GLUE
         _helpers.update(
-            runtime.build(_HELPERS_IR, names, "clock", link=names, opt=(1, 0), persistent=True)
+            runtime.build(_HELPERS_IR, names, "clock", link=names, opt=engine.GLUE, persistent=True)
         )
 
 
