@@ -21,6 +21,10 @@ DEFERRED = (
     "jitmagic.notebook",  # the magics, with %load_ext jitmagic
     "jitmagic.imperative",  # jm.njit
     "jitmagic.numba",
+    "jitmagic.numpy._statistics",  # jnp's rarely used corners (jitmagic/numpy/__init__.py)
+    "jitmagic.numpy._polynomial",
+    "jitmagic.numpy._sets",
+    "jitmagic.numpy._index_tricks",
     "pandas",
     "matplotlib",
     "IPython",
@@ -158,3 +162,31 @@ def test_profile_after_the_package_is_reloaded():
         "print(json.dumps(ok))"
     )
     assert _child(code) == [True, True]
+
+
+def test_the_lazy_corners_of_jnp_are_listed_as_their_modules_define_them():
+    import importlib
+
+    import jitmagic.numpy as jnp
+
+    for module, names in jnp._LAZY_MODULES.items():
+        m = importlib.import_module(f"jitmagic.numpy.{module}")
+        assert sorted(names.split()) == sorted({*m.FUNCTIONS, *getattr(m, "OBJECTS", {})}), module
+
+
+def test_a_lazy_corner_loads_on_its_first_use_by_any_route():
+    code = (
+        "import json, sys, numpy as np, jitmagic as jm\n"
+        "loaded = lambda: 'jitmagic.numpy._sets' in sys.modules\n"
+        "seen = [loaded()]\n"
+        "x = np.array([3.0, 1.0, 3.0, 2.0])\n"
+        "r = jm.jit(lambda x: np.isin(x, np.array([1.0, 3.0])))(x)  # NumPy's own, on a tracer\n"
+        "seen += [loaded(), np.asarray(r).tolist() == np.isin(x, [1.0, 3.0]).tolist()]\n"
+        "import jitmagic.numpy as jnp\n"
+        "m = 'jitmagic.numpy._statistics'\n"
+        "seen += [m in sys.modules, float(jnp.median(x)) == float(np.median(x)), m in sys.modules]\n"
+        "from jitmagic.numpy import polyval, r_\n"
+        "seen += [float(polyval(np.array([1.0, 2.0]), 3.0)), np.asarray(r_[1, 2]).tolist()]\n"
+        "print(json.dumps(seen))"
+    )
+    assert _child(code) == [False, True, True, False, True, True, 5.0, [1, 2]]
