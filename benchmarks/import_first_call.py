@@ -16,15 +16,19 @@ compiled to bytecode first (as `pip install` does); `--source` leaves them as so
 process compiles what it imports (this machine's environment sets PYTHONDONTWRITEBYTECODE=1,
 so an editable checkout imports that way). The installed packages (NumPy, JAX, Numba,
 llvmlite) keep the bytecode they were installed with in both modes. Also printed: which of the
-modules `import jitmagic` should not load were loaded by it.
+modules `import jitmagic` should not load were loaded by it. `--importtime N`: also N runs
+of `python -X importtime -c "import jitmagic"` per jitmagic tree, and each module's least
+self time over them (the least disturbed figure), summed by package, with the largest.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import compileall
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -92,20 +96,55 @@ def _copy_tree(tree, dest, bytecode):
 
 
 def _sample(system, path, cwd):
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    env.pop("PYTHONPYCACHEPREFIX", None)
-    env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     p = subprocess.run(
         [sys.executable, "-c", CHILD, system, *DEFERRED],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(path),
         cwd=cwd,
         timeout=300,
     )
     if p.returncode:
         raise RuntimeError(f"{system}: {p.stderr[-2000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _env(path):
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _importtime(path, cwd, runs):
+    """{module: least self time (us)} over `runs` processes importing jitmagic."""
+    least = {}
+    for _ in range(runs):
+        p = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import jitmagic"],
+            capture_output=True,
+            text=True,
+            env=_env(path),
+            cwd=cwd,
+            timeout=300,
+        )
+        for m in re.finditer(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", p.stderr):
+            us, name = int(m.group(1)), m.group(2)
+            least[name] = min(least.get(name, us), us)
+    return least
+
+
+def _print_importtime(name, least):
+    groups = collections.Counter()
+    for mod, us in least.items():
+        top = mod.split(".")[0]
+        key = ".".join(mod.split(".")[:2]) if top == "jitmagic" else top
+        groups[key if top in ("jitmagic", "numpy", "llvmlite") else "(standard library)"] += us
+    total = sum(least.values()) / 1e3
+    print(f"  {name}: -X importtime, least self time per module, summed: {total:.1f} ms")
+    print("    " + ", ".join(f"{k} {v / 1e3:.1f}" for k, v in groups.most_common(14)))
+    top = sorted(least.items(), key=lambda kv: -kv[1])[:12]
+    print("    largest: " + ", ".join(f"{k} {v / 1e3:.2f}" for k, v in top))
 
 
 def _stats(v):
@@ -120,6 +159,7 @@ def main(argv=None):
     ap.add_argument("--source", action="store_true", help="jitmagic's modules not precompiled")
     ap.add_argument("--only", default="", help="jitmagic,before,jax,numba: some of")
     ap.add_argument("--json", default="", help="write the samples here")
+    ap.add_argument("--importtime", type=int, default=0, help="runs of -X importtime per tree")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         systems = {"jitmagic": ("jitmagic", _copy_tree(ROOT, f"{tmp}/now", not a.source))}
@@ -137,6 +177,11 @@ def main(argv=None):
             for name in names[r % len(names) :] + names[: r % len(names)]:
                 system, path = systems[name]
                 samples[name].append(_sample(system, path, tmp))
+        least = {
+            name: _importtime(path, tmp, a.importtime)
+            for name, (system, path) in systems.items()
+            if system == "jitmagic" and a.importtime
+        }
         load.append(os.getloadavg()[0])
     mode = "source (compiled by each process)" if a.source else "bytecode"
     print(
@@ -157,6 +202,8 @@ def main(argv=None):
         loaded = sorted({m for s in rows for m in s["deferred_loaded"]})
         if loaded and systems[name][0] == "jitmagic":
             print(f"  {'':10s} loaded by the import: {', '.join(loaded)}")
+    for name, times in least.items():
+        _print_importtime(name, times)
     if a.json:
         Path(a.json).write_text(json.dumps({"runs": a.runs, "load": load, "samples": samples}))
 
