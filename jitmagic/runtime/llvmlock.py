@@ -33,9 +33,9 @@ def binding():
 def _hold_llvmlite_lock(llvm):
     # llvmlite's own lock is taken by calls jitmagic does not make under LOCK too: an llvmlite
     # object's destructor (an engine or module collected in any thread) frees it under that
-    # lock. So the fork holds it as well, after LOCK and the locks registered before it (it is
-    # the innermost: nothing takes a jitmagic lock while holding it). It is a private member of
-    # llvmlite (ffi.lib._lock, a context manager); without it, only LOCK.
+    # lock. So the fork holds it as well, after LOCK (the order every compile takes them in).
+    # It is a private member of llvmlite (ffi.lib._lock, a context manager); without it, only
+    # LOCK. No llvmlite object exists before this runs, so none was freed unheld before.
     lock = getattr(getattr(llvm.ffi, "lib", None), "_lock", None)
     if lock is not None and hasattr(lock, "__enter__"):
         forksafe.hold_across_fork(lock, lock.__enter__, lambda: lock.__exit__(None, None, None))
