@@ -35,7 +35,7 @@ def _hold_llvmlite_lock(llvm):
     # object's destructor (an engine or module collected in any thread) frees it under that
     # lock. So the fork holds it as well, after LOCK (the order every compile takes them in).
     # It is a private member of llvmlite (ffi.lib._lock, a context manager); without it, only
-    # LOCK. No llvmlite object exists before this runs, so none was freed unheld before.
+    # LOCK. jitmagic makes no llvmlite object before this runs.
     lock = getattr(getattr(llvm.ffi, "lib", None), "_lock", None)
     if lock is not None and hasattr(lock, "__enter__"):
         forksafe.hold_across_fork(lock, lock.__enter__, lambda: lock.__exit__(None, None, None))
