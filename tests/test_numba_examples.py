@@ -2272,8 +2272,6 @@ def guvectorize_lazy(nb):
 
 @program(
     lambda: np.arange(5, dtype=np.int32),
-    xfail="a ufunc or gufunc made by jitmagic.numba cannot be called from njit code "
-    "(UnsupportedOperationError: the trace sees an unknown np.ufunc); NumPy's own ufuncs can",
 )
 def gufunc_called_from_njit(nb):
     @nb.guvectorize("(n)->(n)")
@@ -2293,8 +2291,6 @@ def gufunc_called_from_njit(nb):
 
 @program(
     lambda: np.arange(4.0) * 3 + 1,
-    xfail="a ufunc or gufunc made by jitmagic.numba cannot be called from njit code "
-    "(UnsupportedOperationError: the trace sees an unknown np.ufunc); NumPy's own ufuncs can",
 )
 def ufunc_called_from_njit(nb):
     @nb.vectorize(["float64(float64)"])
