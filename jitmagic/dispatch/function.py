@@ -481,6 +481,17 @@ class JitFunction:
                     message=f"{type(e).__name__}: {e}",
                 )
                 raise
+            except KeyboardInterrupt:
+                events.record(
+                    "interrupt",
+                    self,
+                    statics=info.statics,
+                    signature=info.signature(),
+                    reasons=reasons,
+                    message=f"{self.name}: compile interrupted (KeyboardInterrupt); nothing "
+                    f"was cached, the next call compiles again",
+                )
+                raise
             st.redefined = None
             st.cache[key] = variant
             st.history.append(info)
@@ -611,6 +622,7 @@ class JitFunction:
             "; ".join(r.text for r in reasons),
             tier,
             generic=spec,
+            owner=weakref.ref(self),
         )
 
     # ------------------------------------------------------------------ shape-generic variants

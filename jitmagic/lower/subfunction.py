@@ -241,7 +241,7 @@ def row(cg, buf, i, aval):
     if isinstance(buf, ScalarArg):
         return buf
     nbytes = aval.size * aval.dtype.itemsize
-    ptr = cg.b.gep(buf.ptr, [cg.b.mul(i, ir.Constant(I64, nbytes))], source_etype=I8)
+    ptr = cg.b.gep(buf.ptr, [cg.b.mul(i, cg.size(nbytes))], source_etype=I8)
     return Buffer(ptr, aval)
 
 
