@@ -93,8 +93,8 @@ def compile_tier(jf, text: str, tier: int):
     except LoweringError as e:
         raise LoweringError(
             f"{jf.name}: LLVM could not compile the code generated for it: {e}. This is a "
-            f"bug in jitmagic: please report it with the IR of the call "
-            f"({jf.name}.lower(*args).as_text()); the function's other variants still work"
+            f"bug in jitmagic: please report it with the IR of the call (the jitted "
+            f"function's .lower(*args).as_text()); its other variants still work"
         ) from e
 
 
