@@ -15,6 +15,7 @@ from jitmagic._version import __version__
 from jitmagic.core import shapes  # noqa: F401  (jm.shapes.Dim: the symbolic sizes of generic variants)
 from jitmagic.core.array import Array, block_until_ready
 from jitmagic.core.config import config
+from jitmagic.diagnostics import profile as _profile  # noqa: F401  (what f.profile() returns)
 from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tracker import events, explain, no_recompile
 from jitmagic.diagnostics.watch import watch
@@ -23,10 +24,14 @@ from jitmagic.dispatch.function import JitFunction, jit, make_ir
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
-    if name in ("lax", "tree", "tree_util"):
-        import importlib
+    import importlib
 
+    if name in ("lax", "tree", "tree_util", "numba", "imperative"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("njit", "NjitFunction"):  # NumPy's semantics: loaded with its first use
+        return getattr(importlib.import_module("jitmagic.imperative"), name)
+    if name == "dask":  # jm.dask.track(client): Dask itself is imported only by track()
+        return importlib.import_module("jitmagic.diagnostics.cluster")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")
 
 
@@ -44,6 +49,8 @@ def unload_ipython_extension(ipython):
 
 __all__ = [
     "jit",
+    "njit",
+    "NjitFunction",
     "make_ir",
     "Array",
     "block_until_ready",

@@ -67,6 +67,11 @@ class RecompilationError(JitError):
     """A compile happened inside `with jm.no_recompile():`."""
 
 
+class FrozenValueError(JitError, RuntimeError):
+    """jm.jit traced a call whose value changes from call to call (np.random.*, random.*,
+    time.time(), input()): compiled in, it would be the same on every call."""
+
+
 class TraceTooLargeError(JitError, RuntimeError):
     """A trace passed config.max_trace_equations: usually a Python loop being unrolled."""
 
@@ -75,7 +80,25 @@ class RecompilationStormWarning(UserWarning):
     """One function keeps recompiling."""
 
 
+class InPlaceUpdateWarning(UserWarning):
+    """Under jm.jit (JAX's semantics) `x += y` on an array argument makes a new array and
+    rebinds the name: the caller's array is not changed, where NumPy would have changed it.
+    Issued when the new value does not reach the function's outputs (it would be lost)."""
+
+
 class DiskCacheTrustWarning(UserWarning):
     """The disk cache refused a directory, key file or entry that someone else could have
     written (or that is unsigned in a shared cache); jitmagic compiled instead. Issued once per
     directory per process; the message names the path and the fix."""
+
+
+class NjitUnsupportedError(JitError, NotImplementedError):
+    """A Python construct `jitmagic.njit` cannot compile (try/with/yield/comprehension/...),
+    raised when the function is converted. `construct` names it; `lineno` and `filename`
+    locate it in the user's source; the message shows the line and what to write instead."""
+
+    def __init__(self, message, construct=None, lineno=None, filename=None):
+        super().__init__(message)
+        self.construct = construct
+        self.lineno = lineno
+        self.filename = filename

@@ -1,6 +1,16 @@
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_directory(tmp_path_factory):
+    """The GEMM calibration (jitmagic/runtime/gemm_choice.py) is kept in the cache directory
+    even with the disk cache off: a test session keeps its own (measured under the suite's
+    load) out of the user's."""
+    import jitmagic as jm
+
+    jm.config.update(disk_cache_dir=str(tmp_path_factory.mktemp("jitmagic-cache")))
+
+
 @pytest.fixture(scope="session")
 def ipshell():
     """The one real IPython shell of the test session (IPython allows one per process)."""
@@ -17,3 +27,15 @@ def _no_tier_up_across_tests():
     from jitmagic.dispatch import tiering
 
     tiering.settle()
+
+
+@pytest.fixture(autouse=True)
+def _config_restored():
+    """A test that changes jm.config (live notices, tracking, tiering, ...) changes it for
+    itself only: the next test starts from the same configuration."""
+    import jitmagic as jm
+
+    saved = jm.config.as_dict()
+    yield
+    if jm.config.as_dict() != saved:
+        jm.config.update(**saved)

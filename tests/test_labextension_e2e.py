@@ -112,6 +112,25 @@ LOAD_CELLS = [
 ]
 
 
+PROFILE_CELLS = [
+    "%load_ext jitmagic",  # 0
+    "import numpy as np\n"  # 1
+    "import jitmagic as jm\n"
+    "jm.config.update(profile_budget_s=0.3)\n\n"
+    "@jm.jit\n"
+    "def step(x, v, dt):\n"
+    "    a = -4.0 * x + np.sin(x)\n"
+    "    v = v + dt * a\n"
+    "    x = x + dt * v\n"
+    "    return x, v\n\n"
+    "x = np.random.rand(200_000)\n"
+    "v = np.zeros_like(x)\n"
+    "x, v = step(x, v, 0.01)",
+    "%jit_profile step(x, v, 0.01)",  # 2
+    "%jit_dashboard step",  # 3
+]
+
+
 def _missing(why):
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{why} (CI=true: the browser test must run)")
@@ -165,6 +184,7 @@ def lab(tmp_path_factory, chromium):
     (root / "jit.ipynb").write_text(json.dumps(_notebook(CELLS)))
     (root / "other.ipynb").write_text(json.dumps(_notebook(["1 + 1"])))
     (root / "load.ipynb").write_text(json.dumps(_notebook(LOAD_CELLS)))
+    (root / "profile.ipynb").write_text(json.dumps(_notebook(PROFILE_CELLS)))
     settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # no news/update toast over the status bar
@@ -719,10 +739,11 @@ def _check_default_width_and_load(lab, page):
     assert (
         "30 variants differing in n" in text and "n = 0, 1, 2, … 27, 28, 29 (30 values)" in text
     ), text
-    # toolbar 4, collapse-all 1, two per function, four per variant shown (3 of the long one),
-    # one for the folded storm: 22; the 30 unfolded cards alone were 120
+    # toolbar 4, collapse-all 1, two per function, five per variant shown (IR, LLVM, asm,
+    # diff, profile; 3 of the long one), one for the folded storm: 25; the 30 unfolded cards
+    # alone were 150
     stops = page.evaluate(TAB_STOPS_JS)
-    assert 0 < stops <= 24, stops
+    assert 0 < stops <= 27, stops
     assert panel.locator(".jp-JitPanel-kindFilter option[value='tier_up']").count() == 1
     page.screenshot(path=str(OUTPUT / "labextension-storm-250px-page.png"))
     panel.screenshot(path=str(OUTPUT / "labextension-storm-250px.png"))
@@ -835,4 +856,80 @@ def _check_default_width_and_load(lab, page):
     )
     one = _measures(page, "jitmagic:update")
     print(f"refresh with 1,000 functions: model change -> rendered {_stats(one)}")
+    assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors
+
+
+def test_profile_in_the_output_the_dashboard_and_the_panel(lab, page):
+    OUTPUT.mkdir(exist_ok=True)
+    try:
+        _check_profile(lab, page)
+    except BaseException:
+        page.screenshot(path=str(OUTPUT / "labextension-profile-failure.png"))
+        print(lab["log"].read_text()[-4000:])
+        raise
+
+
+def _check_profile(lab, page):
+    page.goto(f"{lab['base']}/lab/workspaces/profile/tree/profile.ipynb?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    _kernel_idle(page)
+    panel = page.locator("#jitmagic-panel")
+    _run(page, 0)
+    _status_is(page, 0, 0)
+    if not panel.is_visible():
+        page.locator(".jp-JitStatus").click()
+    panel.wait_for(state="visible", timeout=10_000)
+    _run(page, 1)
+    fn = panel.locator(".jp-JitPanel-function[data-name='step']")
+    fn.wait_for(timeout=30_000)
+
+    # %jit_profile: the function's source, each computing line with its share and its bound
+    _run(page, 2)
+    out = _cell(page, 2).locator(".jitmagic-profile")
+    out.wait_for(timeout=60_000)
+    text = out.inner_text()
+    for line in ("a = -4.0 * x + np.sin(x)", "v = v + dt * a", "x = x + dt * v"):
+        assert line in text, text
+    shares = out.locator("tr[title*='region']")
+    assert shares.count() >= 2
+    assert re.search(r"\d+(\.\d)?%", shares.first.inner_text())
+    _cell(page, 2).screenshot(path=str(OUTPUT / "labextension-profile-output.png"))
+
+    # the dashboard's roofline: a point per region with flops, its record on hover
+    _run(page, 3)
+    dash = _cell(page, 3).locator(".jp-JitDashboard")
+    dash.wait_for(timeout=30_000)
+    points = dash.locator(".jp-JitDashboard-point")
+    points.first.wait_for(timeout=10_000)
+    assert points.count() >= 2
+    points.first.hover()
+    tip = dash.locator(".jp-JitDashboard-tooltip")
+    tip.wait_for(state="visible", timeout=5_000)
+    assert "GFLOP/s" in tip.inner_text() and "flops/byte" in tip.inner_text()
+    dash.locator(".jp-JitDashboard-roofline").screenshot(
+        path=str(OUTPUT / "labextension-roofline.png")
+    )
+
+    # the panel: "profile" on the variant, run on its first call's inputs, shows the source
+    variant = fn.locator(".jp-JitPanel-variant").first
+    button = variant.locator("[data-action='profile']")
+    button.wait_for(timeout=10_000)
+    assert button.is_enabled()
+    button.click()
+    lines = variant.locator(".jp-JitProfile-line")
+    variant.locator(".jp-JitProfile-line.jp-mod-costly").first.wait_for(timeout=60_000)
+    code = [lines.nth(i).locator(".jp-JitProfile-code").inner_text() for i in range(lines.count())]
+    assert "    v = v + dt * a" in code, code
+    costly = variant.locator(".jp-JitProfile-line.jp-mod-costly")
+    assert costly.count() >= 2
+    tags = [costly.nth(i).locator(".jp-JitProfile-bound").inner_text() for i in range(2)]
+    assert all(tags), tags
+    # Enter on a line (keyboard): its regions' figures, the lines fused with it
+    first = costly.first
+    first.focus()
+    page.keyboard.press("Enter")
+    details = variant.locator(".jp-JitProfile-lineDetails")
+    details.wait_for(timeout=5_000)
+    assert "GB/s" in details.inner_text() and "elements" in details.inner_text()
+    variant.screenshot(path=str(OUTPUT / "labextension-profile-panel.png"))
     assert not [e for e in page.errors if "jitmagic" in e.lower()], page.errors

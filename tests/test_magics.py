@@ -1,5 +1,7 @@
 """The magics in a real IPython shell: namespace effects and the rich outputs they display."""
 
+import re
+
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
@@ -217,7 +219,9 @@ def test_jit_log_filters_and_exports(ip, tmp_path):
     assert "reason_kinds" in full.columns
     import pandas as pd
 
-    assert len(pd.read_csv(csv)) == 3 and len(pd.read_json(js)) == 3
+    # (a tier-up of `logged` may land between the two queries: the export holds what was shown)
+    assert list(full["kind"][:3]) == ["compile", "miss", "miss"]
+    assert len(pd.read_csv(csv)) == len(full) and len(pd.read_json(js)) == len(full)
 
 
 def test_jit_dashboard_bundle(ip, tmp_path):
@@ -360,5 +364,6 @@ def test_jit_log_and_jit_cache_show_every_record_whole(ip, monkeypatch):
     text = ip.display_formatter.formatters["text/plain"](cache)
     assert "..." not in text and text.count("exponentially_weighted_moving_average variant") == 3
     joined = " ".join(line.strip() for line in text.splitlines())
-    assert " · 1 call · " in joined and "1 calls" not in joined
+    # "1 calls" as a count of its own, not the end of a break-even such as "51321 calls"
+    assert " · 1 call · " in joined and re.search(r"(?<![\d,])1 calls", joined) is None
     assert "static argument 'dt' changed: 0.00937137 -> 0.0187427" in joined

@@ -173,7 +173,9 @@ def test_the_event_records_both_tiers_and_the_run_time_before_and_after():
     )
 
 
-def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant():
+def test_calls_from_other_threads_during_the_swap_all_see_a_whole_variant(monkeypatch):
+    # a loaded machine can make O3 look slower over 0.1 s; the revert is not what this tests
+    monkeypatch.setattr(tiering, "REVERT_RATIO", float("inf"))
     jm.config.update(tiered=True, tracking=True, tier_up_calls=10**9, tier_up_ms=1e9)
     f = jm.jit(lambda a, b: np.sqrt(a * a + b * b) + (a - b).sum())
     rng = np.random.default_rng(0)

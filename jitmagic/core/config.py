@@ -63,6 +63,15 @@ _SPEC = {
         "team's directory, group-writable) whose entries must carry an HMAC-SHA256 made with "
         "this key; unsigned or badly signed entries are refused",
     ),
+    "gemm_library": (
+        "auto",
+        str,
+        lambda v: v in ("auto", "jitmagic", "openblas"),
+        "what computes float32/float64 matrix products of 2^21 multiply-adds or more in "
+        "variants compiled from now on: auto (the faster of jitmagic's GEMM and OpenBLAS for "
+        "the product's size on this machine, measured once and kept in the cache "
+        "directory), jitmagic or openblas",
+    ),
     "max_trace_equations": (
         100_000,
         int,
@@ -113,6 +122,20 @@ _SPEC = {
         "session default of jm.jit(shapes=...): static (a variant per shape), auto "
         "(after a shape-only miss, compile a variant generic in the dimensions that "
         "changed) or dynamic (generic from the first call)",
+    ),
+    "profile_budget_s": (
+        1.0,
+        float,
+        lambda v: v > 0,
+        "time a profile (f.profile, %jit_profile) spends timing the call and its "
+        "instrumented twin in turns (at least 5 rounds each, 3 for long calls)",
+    ),
+    "profile_keep_bytes": (
+        64 << 20,
+        int,
+        lambda v: v >= 0,
+        "memory for the first inputs of the newest variants, kept for the panel's "
+        "profile button (0: none kept)",
     ),
     "watch": (
         "",

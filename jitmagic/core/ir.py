@@ -53,6 +53,9 @@ class Eqn:
     inputs: tuple  # of Atom: array data, positionally
     params: tuple  # sorted (name, value) pairs: axes, dtypes, shapes, sub-functions
     outvars: tuple  # of Var
+    # where in the user's code it was traced, innermost frame first (core.frames.user_lines;
+    # core.frames.resolve gives file, line and function); not printed: the text is a contract
+    loc: tuple = ()
 
     @property
     def kw(self) -> dict:

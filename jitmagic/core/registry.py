@@ -42,6 +42,11 @@ class Primitive:
     # array elements of work, for the compile tier: work(eqn, sizes) with sizes those of the
     # inputs then the outputs; by default their sum
     work: Callable | None = None
+    # takes references (core/refs.py) as inputs; every other primitive is given their values
+    takes_refs: bool = False
+    # reads or writes memory or other state, so it stays where the program put it: never
+    # removed, merged or moved by a pass, and values read from memory are computed before it
+    effect: bool = False
 
 
 PRIMITIVES: dict[str, Primitive] = {}
@@ -58,6 +63,8 @@ def register(
     reads_memory=False,
     writes_outputs=False,
     work=None,
+    takes_refs=False,
+    effect=False,
 ):
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} registered twice")
@@ -72,6 +79,8 @@ def register(
         reads_memory,
         writes_outputs,
         work,
+        takes_refs,
+        effect,
     )
     PRIMITIVES[name] = p
     return p

@@ -14,8 +14,9 @@ import numpy as np
 from jitmagic.core import dtypes
 from jitmagic.core.config import config
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.core.frames import user_frame
+from jitmagic.core.frames import user_frame, user_lines
 from jitmagic.core.ir import Eqn, Function, Lit, Var, make_params
+from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES, abstract_eval, eval_eager
 from jitmagic.core.shapes import Dim
 from jitmagic.errors import (
@@ -49,7 +50,15 @@ def current_trace():
 
 
 class Trace:
+    # the class of the tracers this trace makes: a front end with other semantics (njit's
+    # imperative code) gives its traces its own Tracer subclass; nested traces inherit it
+    tracer_type = None
+    ref_tracer_type = None  # the class of tracers of references (njit), if the front end has one
+
     def __init__(self, name: str, parent: Trace | None = None):
+        if parent is not None:
+            self.tracer_type = parent.tracer_type
+            self.ref_tracer_type = parent.ref_tracer_type
         self.name = name
         self.parent = parent
         self.eqns: list[Eqn] = []
@@ -61,6 +70,7 @@ class Trace:
         self._capture_ids: dict[int, Var] = {}
         self.sources: dict[Var, frozenset] = {}
         self.arg_avals: dict[str, ShapedArray] = {}
+        self.inplace: list = []  # (result var, argument, user frame) of `arg += ...` (jit)
         self.alive = True
         self.root = parent.root if parent is not None else self
         if parent is None:
@@ -73,7 +83,7 @@ class Trace:
         self.sources[v] = frozenset([label]) if label else frozenset()
         if label:
             self.arg_avals[label] = aval
-        return Tracer(self, v)
+        return self.make_tracer(v)
 
     def to_atom(self, x):
         if isinstance(x, Tracer):
@@ -135,8 +145,11 @@ class Trace:
     # -- equations
     def bind(self, prim, args, params):
         atoms = [self.to_atom(a) for a in args]
-        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         p = PRIMITIVES[prim]
+        if not p.takes_refs and any(isinstance(a.aval, RefType) for a in atoms):
+            # a reference given to a pure primitive is read here, in program order
+            atoms = [self._read(a) if isinstance(a.aval, RefType) else a for a in atoms]
+        out_avals = abstract_eval(prim, [a.aval for a in atoms], params)
         if (
             atoms
             and p.kind == "elementwise"
@@ -146,20 +159,31 @@ class Trace:
             # fold scalar arithmetic on literals now, so the IR shows 2.0 rather than a cast
             with np.errstate(all="ignore"):
                 val = p.impl(*[np.asarray(a.val) for a in atoms], **params)
-            return Tracer(self, Lit.of(val, out_avals[0]))
+            return self.tracer_type(self, Lit.of(val, out_avals[0]))
         outvars = tuple(Var(a) for a in out_avals)
-        self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars))
+        self.eqns.append(Eqn(prim, tuple(atoms), make_params(params), outvars, user_lines(2)))
         _count_eqn(self.root)
         src = frozenset().union(
             *(self.sources.get(a, frozenset()) for a in atoms if isinstance(a, Var))
         )
         for v in outvars:
             self.sources[v] = src
-        outs = [Tracer(self, v) for v in outvars]
+        outs = [self.make_tracer(v) for v in outvars]
         return outs if p.multiple_results else outs[0]
+
+    def make_tracer(self, v):
+        if self.ref_tracer_type is not None and isinstance(v.aval, RefType):
+            return self.ref_tracer_type(self, v)
+        return self.tracer_type(self, v)
+
+    def _read(self, ref_atom):
+        """The value of a reference now: a `ref_get` equation (its snapshot)."""
+        return self.to_atom(self.bind("ref_get", [self.tracer_type(self, ref_atom)], {}))
 
     def finish(self, outs) -> Function:
         atoms = tuple(self.to_atom(o) for o in outs)
+        if self.inplace:
+            _warn_lost_updates(self.inplace, atoms)
         fn = Function(
             tuple(self.constvars) + tuple(v for _, v in self.captured),
             tuple(self.invars),
@@ -168,6 +192,41 @@ class Trace:
             tuple(self.consts) + tuple(t for t, _ in self.captured),
         )
         return fn
+
+
+def note_inplace(x, result):
+    """`x op= y` under jit made `result`: noted when x is an argument of the function itself
+    (the caller's array), so that finishing the trace can warn if the result is lost."""
+    tr = x._trace
+    if tr.parent is not None or getattr(tr, "njit", None) is not None:
+        return
+    if not isinstance(result, Tracer) or x._var not in tr.invars:
+        return
+    label = next(iter(tr.sources.get(x._var, ())), "?")
+    tr.inplace.append((result._var, label, user_frame()))
+
+
+def _warn_lost_updates(records, atoms):
+    """`arg += ...` whose new value is not returned: NumPy would have changed the caller's
+    array, JAX's semantics change nothing the caller sees. Said once per line."""
+    import warnings
+
+    from jitmagic.errors import InPlaceUpdateWarning
+
+    reached = {id(a) for a in atoms}
+    for var, label, where in records:
+        if id(var) in reached or where is None:
+            continue
+        filename, lineno, text = where
+        warnings.warn_explicit(
+            f"in-place update of the argument {label!r} under jm.jit: `{text}` makes a new "
+            f"array (JAX's arrays are immutable) and the caller's {label!r} stays unchanged, "
+            f"where NumPy would have changed it. Return the new value, or compile the function "
+            f"with jm.njit to update the caller's array in place.",
+            InPlaceUpdateWarning,
+            filename,
+            lineno,
+        )
 
 
 _SAMPLE = 64  # one equation in this many is attributed to its user line
@@ -219,9 +278,16 @@ def _viewed(x):
 
 
 @contextmanager
-def new_trace(name: str):
+def new_trace(name: str, tracer_type=None, ref_tracer_type=None):
+    """A trace of its own, nested in the current one if any. tracer_type (ref_tracer_type):
+    the Tracer classes of a front end with its own semantics, for values (references);
+    inherited by the traces nested in this one."""
     stack = _stack()
     t = Trace(name, stack[-1] if stack else None)
+    if tracer_type is not None:
+        t.tracer_type = tracer_type
+    if ref_tracer_type is not None:
+        t.ref_tracer_type = ref_tracer_type
     stack.append(t)
     try:
         yield t
@@ -267,6 +333,7 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
     while root.parent is not None:
         root = root.parent
     fname = root.name.split(".")[-1] if root.name.isidentifier() or "." in root.name else "f"
+    imperative = getattr(root, "njit", None) is not None  # (njit's own trace: njit is no fix)
     if what in ("range", "int", "index"):
         flow = (
             "use lax.fori_loop(lower, upper, body, init) for a loop with a traced bound, "
@@ -289,7 +356,7 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
         f"Abstract tracer value encountered where a concrete value is expected: {call} "
         f"needs the value of a traced array {t.aval} {origin}.{loc}\n"
         f"While jit traces a function its array arguments have only a shape and a dtype, "
-        f"no value. Fix it in one of two ways:\n"
+        f"no value. Fix it in one of {'two' if imperative else 'three'} ways:\n"
         + (
             f"  1. mark the argument static, e.g. jm.jit({fname}, {static_hint}) "
             f"(compiles again for every new value), or\n"
@@ -298,7 +365,14 @@ def concretization_error(t: Tracer, what: str, cls=ConcretizationTypeError):
             f"pass it as a Python number and mark it static with jm.jit({fname}, "
             f"static_argnames=(...)) (compiles again for every new value), or\n"
         )
-        + f"  2. keep it traced and {flow}."
+        + f"  2. keep it traced and {flow}"
+        + (
+            "."
+            if imperative
+            else f", or\n  3. compile it with jm.njit({fname}) instead: NumPy's semantics, where "
+            f"Python loops and branches on values compile natively (one variant for every "
+            f"value) and in-place updates reach the caller's arrays."
+        )
     )
     return cls(msg)
 
@@ -392,6 +466,9 @@ class Tracer:
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced array {self.aval}")
+
+
+Trace.tracer_type = Tracer
 
 
 def bind(prim: str, *args, **params):

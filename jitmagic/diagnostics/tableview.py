@@ -190,7 +190,7 @@ class LogTable(RecordTable):
     """%jit_log: one event per record, newest last."""
 
     NOUN = "event"
-    HEAD = ("seq", "time", "kind", "function", "backend", "variant", "compile_ms")
+    HEAD = ("seq", "time", "kind", "function", "backend", "worker", "variant", "compile_ms")
     SUB = ("statics", "signature")
     TEXTS = ("reason", "message")
     HIDDEN = ("qualname",)
@@ -204,6 +204,8 @@ class LogTable(RecordTable):
             return f"{cell(column, v)} ms"
         if column == "backend":
             return "" if v == "jitmagic" else f"[{v}]"
+        if column == "worker":
+            return f"on {cell(column, v)}"
         return cell(column, v)
 
     def _texts(self, r):
@@ -241,3 +243,51 @@ class CacheTable(RecordTable):
         if column == "backend":
             return "" if v == "jitmagic" else f"[{v}]"
         return cell(column, v)
+
+
+class WorkerCacheTable(RecordTable):
+    """%jit_cache, the cluster's part: the workers' variants, folded per function and key
+    ("on 4 workers: 1 compiled it, 3 loaded it from the disk cache"), or one per worker."""
+
+    NOUN = "variant on the workers"
+    HEAD = ("function", "worker", "variant", "workers")
+    SUB = ("statics", "signature")
+    FACTS = {
+        "compile_ms": "compile {} ms",
+        "calls": _calls,
+        "run_ms_total": "run {} ms",
+        "kernel_us_median": "kernel {} µs",
+        "loaded_from": "loaded from the disk cache (compiled by {})",
+    }
+    TEXTS = ("reason",)
+
+    def _head_part(self, column, v):
+        if column == "variant":
+            return f"variant {cell(column, v)}"
+        if column == "worker":
+            return f"on {cell(column, v)}"
+        if column == "workers":
+            return f"— {cell(column, v)}"
+        return cell(column, v)
+
+
+class CacheTables:
+    """%jit_cache with a tracked cluster: this kernel's variants, then the workers'."""
+
+    def __init__(self, local: CacheTable, workers: WorkerCacheTable):
+        self.local, self.workers = local, workers
+
+    def __repr__(self):
+        return (
+            f"in this kernel:\n{self.local.to_text()}\n\n"
+            f"on the cluster's workers:\n{self.workers.to_text()}"
+        )
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self):
+        return (
+            f"<p><b>in this kernel</b></p>{self.local._repr_html_()}"
+            f"<p><b>on the cluster's workers</b></p>{self.workers._repr_html_()}"
+        )

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 
+from jitmagic.diagnostics import cluster
 from jitmagic.dispatch import baseline, inspection, tiering
+from jitmagic.dispatch import profile as profiling
 from jitmagic.dispatch.events import (  # noqa: F401  (jm.tracker's record API)
     PEER_PHASES,
     PHASES,
@@ -60,7 +62,7 @@ EVENT_COLUMNS = (
         "changed_args",
     ]
     + [f"{p}_ms" for p in PHASES + PEER_PHASES]
-    + ["compile_ms", "message", "backend", "tier1_ms", "run_before_us", "run_after_us"]
+    + ["compile_ms", "message", "backend", "tier1_ms", "run_before_us", "run_after_us", "worker"]
 )
 
 
@@ -90,6 +92,7 @@ def events(function=None):
                 e.message,
                 e.backend,
                 *_tier_figures(e),
+                e.worker,  # a Dask worker's record (diagnostics/cluster); None: this process
             ]
         )
     df = _frame(rows, EVENT_COLUMNS)
@@ -125,6 +128,7 @@ def snapshot():
 
 
 def _snapshot():
+    remote = cluster.folded()  # the workers' variants, folded per function and key
     funcs = []
     for jf in all_functions():
         variants = []
@@ -141,6 +145,9 @@ def _snapshot():
                     **_figures(v),
                     "last_reason": v.reason,
                     "tier": getattr(v, "tier", None),
+                    # the panel's "profile" button runs on the first call's kept inputs
+                    "profilable": getattr(jf, "backend", "jitmagic") == "jitmagic"
+                    and profiling.kept_inputs(v) is not None,
                 }
             )
         funcs.append(
@@ -150,7 +157,22 @@ def _snapshot():
                 "where": jf.where,
                 "fid": jf.fid,
                 "backend": getattr(jf, "backend", "jitmagic"),
+                "front": getattr(jf, "kind", "jit"),  # jitmagic's front door: jit or njit
                 "variants": variants,
+                "workers": [g for g in remote if g["fid"] == jf.fid],
+            }
+        )
+    # functions only tracked Dask workers have (diagnostics/cluster): their variants' records
+    for qualname in dict.fromkeys(g["qualname"] for g in remote if g["fid"] is None):
+        groups = [g for g in remote if g["fid"] is None and g["qualname"] == qualname]
+        funcs.append(
+            {
+                "name": groups[0]["function"],
+                "qualname": qualname,
+                "where": "",
+                "backend": "jitmagic",  # no fid: no function of this process
+                "variants": [],
+                "workers": groups,
             }
         )
     return {"functions": funcs, **counts()}

@@ -19,6 +19,7 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from jitmagic.core import forksafe
 from jitmagic.core.config import config
 from jitmagic.core.frames import PKG_DIR
 from jitmagic.errors import RecompilationError, RecompilationStormWarning
@@ -82,12 +83,17 @@ class Event:
     fid: int | None = None  # which function (its cache, shared by identical redefinitions)
     backend: str = "jitmagic"  # which JIT compiled: jitmagic, or a watched jax / numba
     run_us: dict = field(default_factory=dict)  # tier_up: kernel µs per call before
+    # the process the record comes from when it is not this one: a Dask worker's address
+    # (jitmagic/diagnostics/cluster), None for this process's own records
+    worker: str | None = None
+    front: str = "jit"  # jitmagic's front door that compiled: "jit" (JAX's) or "njit" (NumPy's)
 
     def to_dict(self):
         return {
             "seq": self.seq,
             "fid": self.fid,
             "backend": self.backend,
+            "front": self.front,
             "time": self.time,
             "kind": self.kind,
             "function": self.function,
@@ -100,12 +106,13 @@ class Event:
             "timings_ms": dict(self.timings_ms),
             "message": self.message,
             "run_us": dict(self.run_us),
+            "worker": self.worker,
         }
 
 
 # ---------------------------------------------------------------- the store
 
-_lock = threading.RLock()
+_lock = forksafe.rlock()
 _events: collections.deque = collections.deque(maxlen=config.max_events)
 _subscribers: list = []
 _seq = 0
@@ -131,19 +138,22 @@ def all_functions():
     return sorted(_functions, key=lambda f: (f.qualname, id(f)))
 
 
-def record(kind, jf=None, **fields) -> Event:
+def record(kind, jf=None, *, when=None, **fields) -> Event:
+    """Store a record of jf's (or of the function named by `function`, `qualname`, `where`)
+    and hand it to the subscribers. when: the time it happened, if not now (a worker's)."""
     global _seq
     with _lock:
         _seq += 1
         ev = Event(
             _seq,
-            time.time(),
+            time.time() if when is None else when,
             kind,
             function=jf.name if jf is not None else fields.pop("function", ""),
             qualname=jf.qualname if jf is not None else fields.pop("qualname", ""),
             where=jf.where if jf is not None else fields.pop("where", ""),
             fid=jf.fid if jf is not None else None,
             backend=getattr(jf, "backend", "jitmagic"),
+            front=getattr(jf, "kind", "jit") if jf is not None else fields.pop("front", "jit"),
             **fields,
         )
         _events.append(ev)
@@ -163,6 +173,33 @@ def counts_now() -> dict:
     """How many records of each kind were made (since the last clear_events)."""
     with _lock:
         return dict(_counts)
+
+
+def process_label() -> str:
+    """Which process makes this process's records, as another process names it: a Dask
+    worker's address once jitmagic's worker plugin set it, else host and pid."""
+    if _process["label"]:
+        return _process["label"]
+    dist = sys.modules.get("distributed")  # a Dask worker, even one not tracked
+    if dist is not None:
+        try:
+            return f"worker {dist.get_worker().address}"
+        except (ValueError, AttributeError):
+            pass
+    return f"{os.uname().nodename} pid {os.getpid()}"
+
+
+def set_process_label(label):
+    _process["label"] = label
+
+
+def set_storm_warnings(on: bool):
+    """Whether a storm here is also a RecompilationStormWarning: not in a tracked Dask worker,
+    whose storms the client reports (counted across the cluster)."""
+    _process["storm_warnings"] = bool(on)
+
+
+_process = {"label": None, "storm_warnings": True}
 
 
 def subscribers() -> list:
@@ -419,7 +456,8 @@ def record_compile(fn, variant, reasons, *, label=None, storm_text=None, stackle
     if culprit is not None:
         msg = (storm_text or storm_message)(fn, len(storm.misses), *culprit)
         record("storm", fn, variant=variant.id, reasons=reasons, message=msg)
-        warnings.warn(msg, RecompilationStormWarning, stacklevel=stacklevel + 1)
+        if _process["storm_warnings"]:
+            warnings.warn(msg, RecompilationStormWarning, stacklevel=stacklevel + 1)
 
 
 def storm_message(jf, n, arg, kind):

@@ -11,18 +11,28 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-import threading
 import weakref
 
 import numpy as np
 
-from jitmagic.core import pytree, shapes
+from jitmagic.core import forksafe, pytree, shapes
 from jitmagic.core.array import Array
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.core.tracing import trace_state as _tracing_state
-from jitmagic.dispatch import baseline, events, generic, identity, inspection, pipeline, tiering
+from jitmagic.dispatch import (
+    baseline,
+    events,
+    frozen,
+    generic,
+    identity,
+    inspection,
+    pickling,
+    pipeline,
+    tiering,
+)
+from jitmagic.dispatch import profile as profiling
 from jitmagic.dispatch.variant import Variant
 from jitmagic.runtime import native_call
 
@@ -67,7 +77,7 @@ class FunctionState:
         self.history: list = []  # KeyInfo of every compiled key, newest last
         self.storm = events.StormDetector()
         self.next_id = 0
-        self.lock = threading.RLock()
+        self.lock = forksafe.rlock()
         self.redefined = None  # a Reason for the next compile, after a redefinition
         # call patterns the native entry serves ((positional parts, keyword names, keyword
         # parts) -> variant, in arrival order; runtime/native_call.build), and the
@@ -84,7 +94,9 @@ class FunctionState:
 
 
 class JitFunction:
-    backend = "jitmagic"  # which JIT compiles it (watched jax/numba functions say theirs)
+    backend = "jitmagic"
+    kind = "jit"  # which front end: "jit" (JAX's semantics) or "njit" (NumPy's)
+    options_key = ()  # the front end's options that change the code (njit's)
 
     def __init__(
         self, fun, static_argnums=(), static_argnames=(), name=None, max_variants=None, shapes=None
@@ -111,7 +123,7 @@ class JitFunction:
         self._plain = not self.static_argnums and not self.static_argnames and not self._env_names
         self._globals = getattr(fun, "__globals__", {})
         self.fingerprint = identity.fingerprint(
-            fun, (self.static_argnums, sorted(self.static_argnames))
+            fun, (self.kind, self.static_argnums, sorted(self.static_argnames))
         )
         self.source = identity.source_lines(fun)
         self._state, redefined = identity.registry.adopt(self)
@@ -501,6 +513,7 @@ class JitFunction:
                 events.record("generalise", self, **variant.generalised)
             self._evict_if_needed()
             baseline.keep(variant, self, args, kwargs)  # measured when a view first asks
+            profiling.keep_inputs(variant)  # the same copies, for the panel's profile button
             tiering.watch(self, variant)
             return variant
 
@@ -565,7 +578,8 @@ class JitFunction:
             static_at = dict(s_pos)
             for i in range(len(s_pos) + len(d_pos_t)):
                 full.append(static_at[i] if i in static_at else next(it))
-            out = self.fun(*full, **d_kw_t, **dict(s_kw))
+            with frozen.watch(self.name, self.fun):
+                out = self.fun(*full, **d_kw_t, **dict(s_kw))
             out_leaves, out_tree, _ = pytree.flatten(out)
             fn = t.finish(out_leaves)
         return fn, out_tree, leaves
@@ -771,6 +785,31 @@ class JitFunction:
         fn, opt = self._lower(args, kwargs)
         return inspection.Lowered(self, fn, opt, self._key_info(args, kwargs).statics)
 
+    def profile(self, *args, **kwargs):
+        """Where this call's time goes: its variant (compiled first if there is none) run
+        through an instrumented twin, one row per region of the compiled code (each fused loop
+        nest, library call, control-flow loop, and the call's own overhead), with its source
+        lines, time and share, bytes and flops, and what bounds it against this machine's
+        measured limits. Returns a DataFrame; `.profile` on it holds the record, and in a
+        notebook it shows the annotated source (jitmagic.diagnostics.profile)."""
+        if current_trace() is not None:
+            raise RuntimeError(
+                f"{self.name}.profile() was called while a function is being traced: profile "
+                f"the outer jitted function instead"
+            )
+        return profiling.profile(self, args, kwargs)
+
+    def variant_for(self, args, kwargs):
+        """(variant, leaves, compiled now): the variant serving this call, compiled first (a
+        miss like any other, recorded) when there is none."""
+        key, leaves = self._key(args, kwargs)
+        variant = self._state.cache.get(key)
+        if variant is None and self._state.generic and (self.shapes or config.shapes) != "static":
+            variant = self._generic_hit(key)
+        if variant is not None:
+            return variant, leaves, False
+        return self._miss(key, args, kwargs, leaves), leaves, True
+
     def clear_cache(self):
         st = self._state
         with st.lock:
@@ -787,6 +826,22 @@ class JitFunction:
     def explain(self):
         events.explain(self)
 
+    # ------------------------------------------------------------------ pickling
+    def pickle_options(self) -> dict:
+        """The keyword arguments that rebuild this function from `fun` in another process
+        (dispatch/pickling.py); a subclass with options of its own adds them to this dict."""
+        return {
+            "static_argnums": self.static_argnums,
+            "static_argnames": tuple(sorted(self.static_argnames)),
+            "name": self.name,
+            "max_variants": self.max_variants,
+            "shapes": self.shapes,
+        }
+
+    def __reduce__(self):
+        # by reference when importable, else by value; never machine code (pickling.py)
+        return pickling.reduce(self)
+
     def __repr__(self):
         return f"<jitted function {self.qualname} ({len(self._state.cache)} variants)>"
 
@@ -794,6 +849,9 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+pickling.register(JitFunction)
 
 
 def _drop_class_call(cls, _ref):

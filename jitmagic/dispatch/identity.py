@@ -16,6 +16,8 @@ import types
 
 import numpy as np
 
+from jitmagic.core.config import config
+
 _SIMPLE = (int, float, str, bool, complex, type(None))
 
 
@@ -200,7 +202,17 @@ class Registry:
         """Returns (cache to use, redefinition reason or None)."""
         # wrappers with other options (shapes=, max_variants=) keep caches of their own: a
         # shared one would serve one wrapper's calls from variants made under the other's mode
-        key = (getattr(jf.fun, "__module__", None), jf.qualname, jf.shapes, jf.max_variants)
+        key = (
+            getattr(jf.fun, "__module__", None),
+            jf.qualname,
+            jf.shapes,
+            jf.max_variants,
+            jf.kind,  # jm.jit and jm.njit of one function compile different code
+            jf.options_key,  # and so do njit's options (fastmath=, boundscheck=, ...)
+            # the one setting that changes the code generated: a cell run again after
+            # config.gemm_library changed compiles with the library asked for
+            config.gemm_library,
+        )
         prev = self.entries.get(key)
         if prev is not None and prev["fingerprint"] == jf.fingerprint:
             return prev["state"], None

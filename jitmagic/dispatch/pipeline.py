@@ -48,31 +48,66 @@ class Timer:
         self._t = now
 
 
-def machine_code(jf, text: str, info, tier: int):
-    """(compiled module, its tier) for LLVM IR text. With the disk cache on, a trusted entry
-    is loaded (at the tier stored, the best compiled so far) and a compile is stored; each
-    hit, miss and refusal is a record of jf's (runtime/diskcache.py says what is trusted)."""
-    if not config.disk_cache:
+def machine_code(jf, text: str, info, tier: int, use_disk_cache=None):
+    """(compiled module, its tier) for LLVM IR text. With the disk cache on (config's, or
+    `use_disk_cache` for this function: njit's cache=True), a trusted entry is loaded (at the
+    tier stored, the best compiled so far) and a compile is stored; each hit, miss and
+    refusal is a record of jf's (runtime/diskcache.py says what is trusted). Another process
+    compiling the same entry (a pool's, a cluster's worker sharing the directory) is waited
+    for, and its entry loaded: compiled once, the records say where."""
+    if not (config.disk_cache if use_disk_cache is None else use_disk_cache):
         return compile_tier(jf, text, tier), tier
     cache = diskcache.Cache(config.disk_cache_dir, config.disk_cache_shared_key)
     key = diskcache.entry_key(text)
+    fields = dict(statics=info.statics, signature=info.signature())
     meta = {}
     obj, why = cache.load(key, meta)
+    _warnings(jf, cache)
+    if obj is None and why == diskcache.MISSING:
+        with cache.compiling(key) as waited:
+            obj, why = cache.load(key, meta)  # stored meanwhile by the process waited for
+            _warnings(jf, cache)
+            if obj is None:
+                return _compile_and_store(jf, cache, key, text, info, tier, why, fields)
+            module, why = _load(jf, obj, text, key, meta, fields, waited)
+            if module is not None:
+                return module, max(tier, meta.get("tier", 2))
+    elif obj is not None:
+        module, why = _load(jf, obj, text, key, meta, fields, 0.0)
+        if module is not None:
+            return module, max(tier, meta.get("tier", 2))
+    return _compile_and_store(jf, cache, key, text, info, tier, why, fields)
+
+
+def _warnings(jf, cache):
     for warning in cache.take_warnings():  # its first refusal in this process
         events.warn(jf, warning, DiskCacheTrustWarning)
-    fields = dict(statics=info.statics, signature=info.signature())
-    if obj is not None:
-        try:
-            module = engine.load_object(obj, codegen.ENTRY, text)
-            events.record(
-                "disk_hit",
-                jf,
-                message=f"{jf.name}: machine code loaded from the persistent cache ({key[:12]})",
-                **fields,
-            )
-            return module, max(tier, meta.get("tier", 2))
-        except Exception as e:
-            why = f"cached object failed to load ({e})"
+
+
+def _load(jf, obj, text, key, meta, fields, waited_s):
+    """(the entry's module, None), its `loaded_from` naming the process that compiled it; or
+    (None, why) when LLVM cannot link it."""
+    try:
+        module = engine.load_object(obj, codegen.ENTRY, text)
+    except Exception as e:
+        return None, f"cached object failed to load ({e})"
+    origin = meta.get("origin") or "another process"
+    module.loaded_from = origin
+    mine = origin == events.process_label()
+    waited = f" after waiting {waited_s * 1e3:.0f} ms for it" if waited_s >= 0.001 else ""
+    events.record(
+        "disk_hit",
+        jf,
+        message=f"{jf.name}: machine code loaded from the persistent cache ({key[:12]}"
+        + ("" if mine else f", compiled by {origin}")
+        + f"){waited}",
+        timings_ms={"wait": waited_s * 1e3} if waited else {},
+        **fields,
+    )
+    return module, None
+
+
+def _compile_and_store(jf, cache, key, text, info, tier, why, fields):
     events.record(
         "disk_miss",
         jf,
@@ -112,6 +147,7 @@ def store(jf, cache, key, module, signature, statics, tier):
                 "signature": signature,
                 "tier": tier,
                 "statics": {k: repr(v) for k, v in statics.items()},
+                "origin": events.process_label(),
             },
         )
     except OSError as e:

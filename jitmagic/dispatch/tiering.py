@@ -32,6 +32,7 @@ import threading
 import time
 import weakref
 
+from jitmagic.core import forksafe
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, Lit
 from jitmagic.core.registry import PRIMITIVES
@@ -41,11 +42,11 @@ from jitmagic.lower import codegen
 from jitmagic.runtime import engine, o3worker
 
 POLL_S = 0.05
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _pending: list = []  # (weakref to JitFunction, weakref to Variant)
 _thread = None
 _stopping = threading.Event()
-_busy = threading.Lock()  # held while a tier-up runs
+_busy = forksafe.lock()  # held while a tier-up runs
 _generation = 0  # bumped by settle(): tier-ups chosen before it are dropped
 _checking: list = []  # (weakref to JitFunction, weakref to Variant) after a tier-up
 CHECK_CALLS, CHECK_MS, CHECK_FOR_S = 20, 20.0, 120.0
@@ -64,8 +65,8 @@ def _shutdown():
 
 def _after_fork_in_child():
     """A forked child has no tier-up thread and must not share the parent's compiler pipes."""
-    global _thread, _lock, _client
-    _thread, _lock = None, threading.Lock()
+    global _thread, _client
+    _thread = None
     _pending.clear()
     _checking.clear()
     _client = o3worker.Client()

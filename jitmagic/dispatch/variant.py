@@ -48,6 +48,8 @@ class Variant:
         self.ir = ir_fn
         self.optimized_ir = opt_fn
         self.module = module
+        # the process that compiled the code when it came from the disk cache (pipeline._load)
+        self.loaded_from = getattr(module, "loaded_from", None)
         self.kinds = kinds
         self.out_tree = out_tree
         self.timings = timings
@@ -163,6 +165,15 @@ class Variant:
                 return unflatten(tree, outs)
 
         return fast
+
+    def output_allocators(self, leaves):
+        """Functions making the results of a call with these leaves, as the hit path makes
+        them (a profile times the allocation apart: dispatch/profile.py)."""
+        if self.generic is None:
+            return [_allocator(s, d) for s, d in self.out_specs]
+        shapes = self.generic.out_shapes(leaves)
+        dts = [d for _, d in self.out_specs]
+        return [functools.partial(bufpool.empty, s, d, array.Array) for s, d in zip(shapes, dts)]
 
     def leaf_call_python(self, *leaves):
         self._leaf_hits += 1

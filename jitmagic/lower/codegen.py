@@ -19,6 +19,7 @@ from jitmagic.core.ir import Function, Lit, Var, typecheck
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.errors import LoweringError
 from jitmagic.lower import fusion, parallel, reductions, vecmath
+from jitmagic.lower import profile as _profile
 from jitmagic.lower.rules import lowering
 from jitmagic.lower.scalar import (
     F64,
@@ -79,11 +80,15 @@ _UNROLL_REDUCED = 4
 class Codegen(ScalarOps):
     _epilogues: dict = {}  # see fusion.epilogues (set per build)
 
-    def __init__(self, fn: Function, name: str = "jitted", strided: bool = False):
+    def __init__(self, fn: Function, name: str = "jitted", strided: bool = False, profile=None):
         self.fn = fn
+        # the instrumented twin's clock reads around each region (lower/profile.py); OFF emits
+        # nothing
+        self.profile = profile if profile is not None else _profile.OFF
         self.name = name
         self.module = ir.Module(name=name)
         self.pure_functions = set()
+        self.notes = []  # comment lines heading the module's text (see note)
         self.producer = {v: e for e in fn.eqns for v in e.outvars}
         self.materialized = fusion.plan(fn)
         self.buffers = {}
@@ -115,6 +120,7 @@ class Codegen(ScalarOps):
         self.abort_target = func.append_basic_block("interrupted")
         interrupt.clear(self)
         timing = runstats.emit_start(self)
+        region = self.profile.begin(self, "entry")
         n_const = len(fn.constvars)
         self._load_symbols(ins, func.args)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
@@ -156,6 +162,7 @@ class Codegen(ScalarOps):
                 ):
                     self.buffers[v] = Buffer(self.malloc(v.aval, temps), v.aval)
         done_by_reductions = set(self._epilogues.values())
+        self.profile.end(self, region)
         for e in fn.eqns:
             if (
                 not any(v in self.materialized for v in e.outvars)
@@ -164,9 +171,13 @@ class Codegen(ScalarOps):
                 continue
             self.emit_eqn(e)
         for a, buf in pending_copies:
+            region = self.profile.begin(self, "copy", copied=a)
             self._emit_elementwise_kernel(a, buf)
+            self.profile.end(self, region)
+        region = self.profile.begin(self, "exit")
         for p in temps:
             self.release(p)
+        self.profile.end(self, region)
         runstats.emit_stop(self, timing)
         self.b.ret(ir.Constant(I32, 0))
         self.b.position_at_end(self.fail_bb)
@@ -303,9 +314,15 @@ class Codegen(ScalarOps):
     def index(self, i):
         return self.size(i)
 
+    def note(self, text: str):
+        """A comment line at the top of the module's LLVM IR, read by the views (which library
+        computes a product: `; gemm ...`, see lower/blas.py)."""
+        self.notes.append(text)
+
     def _text(self):
         info = engine.host_info()
-        return vecmath.annotate(
+        head = "".join(f"; {n}\n" for n in self.notes)
+        return head + vecmath.annotate(
             str(self.module), self.pure_functions, info["features"], info["vector_math"]
         )
 
@@ -597,7 +614,9 @@ class Codegen(ScalarOps):
         parallel, not those inside control-flow bodies."""
         self._eqn_depth = getattr(self, "_eqn_depth", 0) + 1
         try:
+            region = self.profile.begin(self, e)  # a region of the twin at the top level
             self._emit_eqn_at_depth(e)
+            self.profile.end(self, region)
         except LoweringError:
             raise
         except Exception as err:
@@ -980,12 +999,13 @@ def _reads_by_index(fn, v):
     return True
 
 
-def lower_function(fn: Function, name="jitted", strided=False):
+def lower_function(fn: Function, name="jitted", strided=False, profile=None):
     """(LLVM IR text, argument kinds); with strided=True also which inputs the entry point
-    reads through their strides (the others must be C-contiguous)."""
+    reads through their strides (the others must be C-contiguous). profile: a
+    lower.profile.Instrument, for the instrumented twin (it records the regions)."""
     flat = for_backend(fn)  # nested jit calls are inlined here, before lowering
     if flat is not fn:
         typecheck(flat)
-    cg = Codegen(flat, name, strided)
+    cg = Codegen(flat, name, strided, profile)
     text = cg.build()
     return (text, cg.kinds, cg.strided) if strided else (text, cg.kinds)

@@ -9,8 +9,6 @@ depends on a worker. The GIL is released for the whole native call.
 
 from __future__ import annotations
 
-import itertools
-
 import llvmlite.ir as ir
 
 from jitmagic.lower import codegen as _codegen
@@ -20,7 +18,6 @@ from jitmagic.runtime.threadpool import threads
 
 # below this many elements per kernel, starting threads costs more than it saves
 MIN_ELEMENTS = 1 << 18
-_ids = itertools.count()
 
 
 def worth_it(cg, elements, outer):
@@ -86,7 +83,11 @@ def run(cg, n_outer, emit_range, extra=()):
     8-byte slots, one per captured LLVM value."""
     symbolic = not isinstance(n_outer, int)  # a generic variant's size: chunks at run time
     nthreads = threads() if symbolic else min(threads(), n_outer)
-    k = next(_ids)
+    # numbered within the module, not the process: the same computation must give the same
+    # LLVM IR text whatever was compiled before it (the disk cache is addressed by that text)
+    k = 0
+    while f"jm_part{k}" in cg.module.globals:
+        k += 1
     slots = []  # outer LLVM values, in ctx order
 
     # ---- the outlined part
@@ -106,6 +107,8 @@ def run(cg, n_outer, emit_range, extra=()):
     ctx, lo, hi, t = part.args
 
     def load(v):
+        # (at the block's true end: other builders may have put allocas at its start)
+        eb.position_at_end(entry)
         vals = []
         for x in _parts(v):
             vals.append(eb.load(_slot(eb, ctx, len(slots)), typ=x.type))
@@ -116,6 +119,7 @@ def run(cg, n_outer, emit_range, extra=()):
     cg.buffers = _Captured(saved[2], load)
     emit_range(lo, hi, t, mapped_extra)
     cg.b.ret_void()
+    eb.position_at_end(entry)
     eb.branch(kernel)
     cg.func, cg.b, cg.buffers, cg.memo, cg.abort_target = saved
 
@@ -152,6 +156,13 @@ def run(cg, n_outer, emit_range, extra=()):
         if when is not None:  # not split: the calling thread's chunk is the whole range
             chunk = b.select(when, chunk, n)
             ntasks = b.select(when, k_, ir.Constant(I64, 1))
+        tasks = getattr(cg, "parallel_tasks", None)
+        if tasks is not None:  # a count chosen when the code runs (numba.set_num_threads)
+            chunk = b.sdiv(b.add(n, b.sub(tasks, ir.Constant(I64, 1))), tasks)
+            chunk = b.select(
+                b.icmp_signed("<", chunk, ir.Constant(I64, 1)), ir.Constant(I64, 1), chunk
+            )
+            ntasks = tasks
     else:
         c = -(-n_outer // nthreads)
         n, chunk, ntasks = (ir.Constant(I64, v) for v in (n_outer, c, -(-n_outer // c)))

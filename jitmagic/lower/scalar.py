@@ -51,6 +51,8 @@ class ScalarOps:
     def index(self, i):
         return ir.Constant(I64, int(i))
 
+    size = index  # (scalar code has no symbolic sizes)
+
     def inf_like(self, x):
         return ir.Constant(x.type, float("inf"))
 

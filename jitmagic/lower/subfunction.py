@@ -240,8 +240,8 @@ def row(cg, buf, i, aval):
     """The i-th slice along the leading axis of a contiguous buffer, as a buffer of aval."""
     if isinstance(buf, ScalarArg):
         return buf
-    nbytes = aval.size * aval.dtype.itemsize
-    ptr = cg.b.gep(buf.ptr, [cg.b.mul(i, cg.size(nbytes))], source_etype=I8)
+    nbytes = cg.size(aval.size * aval.dtype.itemsize)  # (a symbolic size in generic code)
+    ptr = cg.b.gep(buf.ptr, [cg.b.mul(i, nbytes)], source_etype=I8)
     return Buffer(ptr, aval)
 
 

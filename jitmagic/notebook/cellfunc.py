@@ -205,6 +205,7 @@ class CellFunction:
         exec(compile(mod, filename, "exec"), user_ns, ns)
         fun = ns[name]
         fun.__module__ = user_ns.get("__name__", "__main__")
+        fun.__jitmagic_cell__ = filename  # its source is the whole cell (profiles show it)
         statics = [n for n, k in inputs.items() if k == "static"]
         self.jitted = JitFunction(fun, static_argnames=statics, name=name)
 

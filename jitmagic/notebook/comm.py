@@ -15,6 +15,11 @@ Protocol (target name ``jitmagic``; every message is a dict with a ``type``):
                          "view": "ir"|"llvm"|"asm", "diff_from": k2 or null}
                                                                     one variant's code, or a diff
                         {"type": "clear_cache", "fid": .. or null}  as %jit_cache --clear
+                        {"type": "request_profile", "req": n, "fid": .., "variant": k}
+                                                                    profile a variant on the
+                                                                    inputs of its first call
+    kernel -> frontend  {"type": "profile", "req": n, "profile": {...} | "error": ...}
+                          the annotated source as data (diagnostics.profile_views.panel_data)
 
 ``start(ip)`` announces itself with one kernel-opened comm and registers the target so that a
 frontend which connects later (page reload, second tab) can open its own comm. Nothing is
@@ -38,6 +43,7 @@ import time
 
 from jitmagic._version import __version__
 from jitmagic.diagnostics import tracker
+from jitmagic.notebook import profiling
 
 TARGET = "jitmagic"
 BACKLOG = 200  # past events sent to a frontend when it subscribes
@@ -129,6 +135,10 @@ class _Bridge:
             self._send(c, {"type": "snapshot", "snapshot": _snapshot()})
         elif kind == "request_code":
             self._send(c, _code_answer(msg["content"]["data"]))
+        elif kind == "request_profile":
+            self._send(c, profiling.panel_answer(msg["content"]["data"], _function))
+            self._flush()  # the profile's event
+            self._broadcast({"type": "snapshot", "snapshot": _snapshot()})
         elif kind == "clear_cache":
             _clear(msg["content"]["data"].get("fid"))
             self._flush()

@@ -12,6 +12,7 @@ import base64
 import io
 import json
 
+from jitmagic.diagnostics import profile_views
 from jitmagic.dispatch.inspection import CACHE_COLUMNS
 
 THEMES = {
@@ -227,8 +228,9 @@ def _isna(v):
         return False
 
 
-def figure(cache, events, samples=(), theme="light", title=None):
-    """The dashboard: three panels over the cache table, the event log and run-time samples."""
+def figure(cache, events, samples=(), theme="light", title=None, profiles=()):
+    """The dashboard: three panels over the cache table, the event log and run-time samples,
+    and a roofline of the profiled regions when there are profiles."""
     from matplotlib.figure import Figure
 
     if theme not in THEMES:
@@ -236,11 +238,15 @@ def figure(cache, events, samples=(), theme="light", title=None):
     c = THEMES[theme]
     n = max(len(cache), 1)
     top = min(0.45 * min(n, _MAX_BARS) + 1.6, 6.5)
-    fig = Figure(figsize=(12.5, top + 3.6), dpi=80, facecolor=c["bg"], layout="constrained")
-    gs = fig.add_gridspec(2, 2, height_ratios=[top, 3.6])
+    profiles = list(profiles)
+    heights = [top, 3.6] + ([4.5] if profiles else [])
+    fig = Figure(figsize=(12.5, sum(heights)), dpi=80, facecolor=c["bg"], layout="constrained")
+    gs = fig.add_gridspec(len(heights), 2, height_ratios=heights)
     plot_compile_vs_run(fig.add_subplot(gs[0, 0]), cache, c)
     plot_break_even(fig.add_subplot(gs[0, 1]), cache, c)
     plot_timeline(fig.add_subplot(gs[1, :]), events, list(samples), c)
+    if profiles:
+        profile_views.plot_roofline(fig.add_subplot(gs[2, :]), profiles, profiles[-1].roofs, c)
     if title:
         fig.suptitle(title, color=c["fg"], fontsize=12, x=0.01, ha="left")
     return fig
@@ -295,6 +301,40 @@ def summary_text(cache, events):
     return "\n".join(lines)
 
 
+def roofline_data(profiles):
+    """The roofline for the JupyterLab renderer: the roofs to draw and a point per region with
+    flops ({"roofs": {"memory": [[name, GB/s, dashed]], "peak": [...]}, "points": [...]});
+    None without profiles."""
+    if not profiles:
+        return None
+    mem, top = profile_views.roof_lines(profiles[-1].roofs)
+    points = [
+        {
+            "label": label,
+            "intensity": x,
+            "gflops": y,
+            "bound": bound,
+            "share": share,
+            "function": fn,
+            "fid": next((p.fid for p in profiles if p.function == fn and p.variant == v), None),
+            "variant": v,
+            "region": r,
+            "verdict": next(
+                (
+                    row.verdict
+                    for p in profiles
+                    if p.function == fn and p.variant == v
+                    for row in p.rows
+                    if row.index == r
+                ),
+                "",
+            ),
+        }
+        for label, x, y, bound, share, fn, v, r in profile_views.roofline_points(profiles)
+    ]
+    return {"roofs": {"memory": mem, "peak": top}, "points": points}
+
+
 def json_safe(obj):
     return json.loads(json.dumps(obj, default=repr))
 
@@ -304,18 +344,28 @@ class Dashboard:
     the JupyterLab renderer (application/vnd.jitmagic.dashboard+json)."""
 
     def __init__(
-        self, cache, events, samples=(), functions=(), event_dicts=(), theme="light", title=None
+        self,
+        cache,
+        events,
+        samples=(),
+        functions=(),
+        event_dicts=(),
+        theme="light",
+        title=None,
+        profiles=(),
     ):
         self.cache, self.events, self.samples = cache, events, list(samples)
         self.theme, self.title = theme, title
+        self.profiles = list(profiles)
         self.data = json_safe(
             {
                 "functions": list(functions),
                 "events": list(event_dicts),
                 "samples": [list(p) for p in self.samples],
+                "roofline": roofline_data(self.profiles),
             }
         )
-        self.figure = figure(cache, events, self.samples, theme, title)
+        self.figure = figure(cache, events, self.samples, theme, title, self.profiles)
         self._png = png_bytes(self.figure)
 
     def save(self, path):

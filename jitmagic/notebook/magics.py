@@ -19,8 +19,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from jitmagic.core.config import config
-from jitmagic.diagnostics import tracker
-from jitmagic.diagnostics.tableview import CacheTable, LogTable
+from jitmagic.diagnostics import cluster, tracker
+from jitmagic.diagnostics import profile as profile_records
+from jitmagic.diagnostics.tableview import CacheTable, CacheTables, LogTable, WorkerCacheTable
 from jitmagic.diagnostics.watch.cells import peer_jit
 from jitmagic.diagnostics.watch.watched import WatchedFunction
 from jitmagic.dispatch import baseline
@@ -29,11 +30,11 @@ from jitmagic.dispatch.function import JitFunction
 from jitmagic.dispatch.function import jit as _jit
 from jitmagic.dispatch.inspection import pick, short_table
 from jitmagic.errors import JitError
-from jitmagic.notebook import cellfunc, dashboard
+from jitmagic.notebook import cellfunc, dashboard, profiling
 from jitmagic.notebook import comm as panel_comm
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package root
-_LINE_MAGICS = ("jit_cache", "jit_log", "jit_dashboard", "jit_config")
+_LINE_MAGICS = ("jit_cache", "jit_log", "jit_dashboard", "jit_config", "jit_profile")
 _CELL_MAGICS = ("jit",)
 _NOTICE_KINDS = ("compile", "miss", "storm", "evict")
 
@@ -105,8 +106,10 @@ def _notice_line(ev):
     why = "; ".join(r.text for r in ev.reasons) or ev.message
     statics = ", ".join(f"{k}={tracker.fmt_value(v)}" for k, v in ev.statics.items())
     name = ev.function if ev.backend == "jitmagic" else f"{ev.function} [{ev.backend}]"
+    if ev.worker is not None:
+        name += f" on {ev.worker}"
     return (
-        f"jit · compiled {name} variant {ev.variant}"
+        f"{ev.front} · compiled {name} variant {ev.variant}"
         + (f" ({statics})" if statics else "")
         + (f" in {ms:.1f} ms" if ms is not None else "")
         + f" — {why}"
@@ -295,13 +298,17 @@ def _parse(magic, line):
     return args
 
 
-def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None):
+def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None, njit=False):
     """Decorator applied to each top-level function of a %%jit cell."""
     import inspect
 
     def wrap(fun):
         if isinstance(fun, JitFunction) or getattr(fun, "backend", None) == backend:
             return fun
+        if njit:  # NumPy's semantics (jm.njit): in-place updates, loops and branches on values
+            from jitmagic.imperative import njit as njit_compile  # (loaded on first use)
+
+            return njit_compile(fun)
         try:
             params = inspect.signature(fun).parameters
         except (TypeError, ValueError):
@@ -359,6 +366,20 @@ class JitMagics(Magics):
         "(default: cell_ followed by the first outputs)",
     )
     @argument("--quiet", action="store_true", help="no live notices after this cell")
+    @argument(
+        "--njit",
+        action="store_true",
+        help="compile the cell's functions with jm.njit (NumPy's semantics: in-place updates "
+        "reach the caller, Python loops and branches on values compile natively) instead of "
+        "jm.jit (JAX's)",
+    )
+    @argument(
+        "--profile",
+        action="store_true",
+        help="profile instead of showing the result (as %%jit_profile): a cell without "
+        "functions is profiled as the function it compiles to, on this run's inputs; a cell "
+        "with functions profiles its last line, which must be a call of a jitted function",
+    )
     @argument(
         "--shapes",
         choices=("auto", "static", "dynamic"),
@@ -431,6 +452,23 @@ class JitMagics(Magics):
             raise UsageError(
                 f"%%jit --shapes is jitmagic's own option; drop it with --backend {args.backend}"
             )
+        if args.njit and (args.static_argnums or args.static_argnames or args.shapes):
+            raise UsageError(
+                "%%jit --njit: njit functions have no static arguments and no shapes= (a new "
+                "size never recompiles); drop --static-argnums/--static-argnames/--shapes"
+            )
+        if args.njit and args.backend != "jitmagic":
+            raise UsageError("%%jit --njit compiles with jitmagic: drop --backend")
+        if args.njit and not defs:
+            raise UsageError(
+                "%%jit --njit compiles the cell's functions: this cell defines none; put the "
+                "code in a def (or drop --njit to compile the cell itself with jm.jit)"
+            )
+        if args.profile and args.backend != "jitmagic":
+            raise UsageError(
+                f"%%jit --profile: profiling is not available for {args.backend}: it times the "
+                f"regions of jitmagic's own generated code; drop --backend to profile"
+            )
         if not defs and args.backend != "jitmagic":
             raise UsageError(
                 f"%%jit --backend {args.backend}: this cell defines no function; "
@@ -455,7 +493,7 @@ class JitMagics(Magics):
             deco = ast.parse(
                 f"__import__('jitmagic.notebook.magics', fromlist=['_'])._cell_jit("
                 f"{tuple(args.static_argnums)!r}, {tuple(args.static_argnames)!r}, "
-                f"{args.backend!r}, {args.shapes!r})",
+                f"{args.backend!r}, {args.shapes!r}, {args.njit!r})",
                 mode="eval",
             ).body
             line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -466,8 +504,16 @@ class JitMagics(Magics):
         last = None
         if isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
+        if args.profile and (last is None or not isinstance(last.body, ast.Call)):
+            raise UsageError(
+                "%%jit --profile: the cell's last line must be a call of a jitted function "
+                "(e.g. step(state)): that call is profiled"
+            )
         ns = self.shell.user_ns
         exec(compile(tree, filename, "exec"), ns)
+        if args.profile:
+            fn, a, kw = profiling.parse_call(ast.unparse(last), ns, "%%jit --profile")
+            return profiling.profile_call(fn, a, kw)
         if last is not None:
             return eval(compile(last, filename, "eval"), ns)
         return None
@@ -491,7 +537,11 @@ class JitMagics(Magics):
             while len(cells) > 64:
                 cells.pop(next(iter(cells)))
         cf.jitted.shapes = args.shapes
+        kw = {n: ns[n] for n in cf.inputs}  # this run's inputs, before outputs replace them
         out = cf(ns)
+        if args.profile:
+            ns.update({n: v for n, v in out.items() if n != cellfunc._LAST})
+            return profiling.profile_call(cf.jitted, (), kw)
         result = out.pop(cellfunc._LAST, None)
         ns.update(out)
         return result
@@ -517,6 +567,12 @@ class JitMagics(Magics):
     )
     @argument("--clear", action="store_true", help="drop the compiled variants")
     @argument(
+        "--workers",
+        action="store_true",
+        help="with a tracked Dask cluster (jm.dask.track): one row per worker and variant "
+        "instead of the workers' variants folded per function",
+    )
+    @argument(
         "--all-columns",
         action="store_true",
         help="every column: compile phases, kernel mean/min/total, numeric speedup and "
@@ -525,6 +581,10 @@ class JitMagics(Magics):
     @line_magic
     def jit_cache(self, line):
         """Table of every jitted function's compiled variants, or the code of one variant.
+
+        With a tracked Dask cluster (jm.dask.track), the workers' variants follow, folded per
+        function ("on 2 workers: 1 compiled it, 1 loaded it from the disk cache"; --workers:
+        one row each).
 
         Columns: function, variant, statics, signature, compile_ms, calls, kernel_us_median
         (the native code alone, median of the last 128 calls), call_us (the whole call as you
@@ -557,11 +617,17 @@ class JitMagics(Magics):
         if views or args.variant is not None:
             return self._code(fns[0], views[0] if views else "ir", args.variant)
         df = dashboard.cache_table(fns)
-        if df.empty:
+        if cluster.trackings():
+            cluster.refresh()
+        remote = cluster.cache_frame(fns[0] if args.name else None, per_worker=args.workers)
+        if df.empty and remote.empty:
             print("no compiled variants yet" + (f" for {args.name}" if args.name else ""))
         if not args.all_columns:
             df = short_table(df)
-        return CacheTable(_rounded(df))
+        table = CacheTable(_rounded(df))
+        if remote.empty:
+            return table
+        return CacheTables(table, WorkerCacheTable(_rounded(remote)))
 
     def _code_text(self, f, view, variant):
         try:
@@ -644,21 +710,22 @@ class JitMagics(Magics):
                     raise UsageError(f"%jit_log: cannot write {path}: {e.strerror}") from None
                 print(f"wrote {len(df)} event(s) to {path}")
         if not args.all_columns:
-            df = df[
-                [
-                    "seq",
-                    "time",
-                    "kind",
-                    "function",
-                    "backend",
-                    "variant",
-                    "statics",
-                    "signature",
-                    "reason",
-                    "compile_ms",
-                    "message",
-                ]
+            columns = [
+                "seq",
+                "time",
+                "kind",
+                "function",
+                "backend",
+                "variant",
+                "statics",
+                "signature",
+                "reason",
+                "compile_ms",
+                "message",
             ]
+            if df["worker"].notna().any():  # records from a tracked cluster's workers
+                columns.insert(4, "worker")
+            df = df[columns]
         return LogTable(_rounded(df).reset_index(drop=True))
 
     # ------------------------------------------------------------ %jit_dashboard
@@ -697,6 +764,7 @@ class JitMagics(Magics):
             [e.to_dict() for e in evs],
             theme=args.theme,
             title=f"jitmagic: {args.name}" if args.name else None,
+            profiles=[p for p in profile_records.latest() if p.fid in {f.fid for f in fns}],
         )
         if args.live:
             if args.name:
@@ -751,6 +819,7 @@ def load_ipython_extension(ip):
         unload_ipython_extension(ip)
     _session = _Session()
     ip.register_magics(JitMagics)
+    ip.register_magics(profiling.ProfileMagics)
     ip.events.register("pre_run_cell", _pre_run_cell)
     ip.events.register("post_run_cell", _post_run_cell)
     _session.unsubscribe = tracker.subscribe(_session.on_event)
@@ -775,6 +844,7 @@ def unload_ipython_extension(ip):
         for n in names:
             mm.magics[kind].pop(n, None)
     mm.registry.pop(JitMagics.__name__, None)
+    mm.registry.pop(profiling.ProfileMagics.__name__, None)
     for name, cb in (("pre_run_cell", _pre_run_cell), ("post_run_cell", _post_run_cell)):
         try:
             ip.events.unregister(name, cb)

@@ -7,9 +7,18 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.core.operands import convert
-from jitmagic.core.tracing import Tracer
+from jitmagic.core.tracing import Tracer, note_inplace
 from jitmagic.errors import UnsupportedOperationError
 from jitmagic.numpy import _indexing, _shape, _ufuncs
+
+
+def _inplace(op):
+    def f(self, other):
+        res = getattr(self, op)(other)
+        note_inplace(self, res)
+        return res
+
+    return f
 
 
 def _install(functions: dict):
@@ -41,6 +50,24 @@ def _install(functions: dict):
     T.__pow__ = _pow
     T.__matmul__ = lambda s, o: functions["matmul"](s, o)
     T.__rmatmul__ = lambda s, o: functions["matmul"](o, s)
+    # x += y: a new array (JAX's semantics), noted when x is an argument (tracing warns when
+    # the new value is then lost: NumPy would have changed the caller's array)
+    for name in (
+        "add",
+        "sub",
+        "mul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "pow",
+        "and",
+        "or",
+        "xor",
+        "lshift",
+        "rshift",
+        "matmul",
+    ):
+        setattr(T, f"__i{name}__", _inplace(f"__{name}__"))
     T.__divmod__ = lambda s, o: _ufuncs.apply_ufunc(np.divmod, s, o)
     for name, uf in [
         ("eq", np.equal),

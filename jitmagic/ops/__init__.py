@@ -8,10 +8,13 @@ from jitmagic.ops import (  # noqa: F401  (registration)
     dims,
     elementwise,
     elementwise_lax,
+    imperative,
     indexing,
     libm,
     linalg,
     ordering,
+    random,
     reductions,
+    refs,
     structural,
 )

@@ -206,6 +206,7 @@ def _while_emit(cg, eqn, outs, scratch):
     b.cbranch(pred, body, done)
     b.position_at_end(body)
     interrupt.check(cg)  # a while_loop whose condition never turns false stays stoppable
+    cg.profile.iteration(cg)  # the instrumented twin counts iterations (lower/profile.py)
     cg.memo = {}
     sf.emit_function(cg, bplan, bc + list(outs))
     sf.store_outputs(cg, bplan, outs, kw["body_fn"].invars[kw["n_body"] :])

@@ -19,14 +19,16 @@ def inline_calls(fn: Function, on_body=None) -> Function:
         ins = tuple(_subst(env, a) for a in e.inputs)
         if e.prim != "jit":
             params = tuple((k, _map_bodies(v, on_body)) for k, v in e.params)
-            eqns.append(Eqn(e.prim, ins, params, e.outvars))
+            eqns.append(Eqn(e.prim, ins, params, e.outvars, e.loc))
             continue
         sub = inline_calls(e.kw["jaxpr"], on_body)
         local = dict(zip(sub.invars, ins))
         for se in sub.eqns:
             outs = tuple(Var(v.aval) for v in se.outvars)
             local.update(zip(se.outvars, outs))
-            eqns.append(Eqn(se.prim, tuple(_subst(local, a) for a in se.inputs), se.params, outs))
+            ins = tuple(_subst(local, a) for a in se.inputs)
+            # the callee's lines, then the caller's line that called it
+            eqns.append(Eqn(se.prim, ins, se.params, outs, se.loc + e.loc))
         for v, a in zip(e.outvars, sub.outs):
             env[v] = _subst(local, a)
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))

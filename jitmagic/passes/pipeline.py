@@ -4,13 +4,22 @@ lowers (`for_backend`: nested calls inlined, then optimised again so code fuses 
 from __future__ import annotations
 
 from jitmagic.core.ir import Function
+from jitmagic.passes.bounds import version_loops
 from jitmagic.passes.inline import has_calls, inline_calls
 from jitmagic.passes.products import fold_transposes, gemm_form
 from jitmagic.passes.simplify import cse, dce, fold_constants, views_to_reshapes
 
 
 def optimize(fn: Function) -> Function:
-    return dce(views_to_reshapes(fold_transposes(gemm_form(cse(fold_constants(fn))))))
+    fn = dce(views_to_reshapes(fold_transposes(gemm_form(cse(fold_constants(fn))))))
+    if not _has_loops(fn):
+        return fn
+    # (the checks' arithmetic on literals folds; unused sizes go)
+    return dce(fold_constants(version_loops(fn)))
+
+
+def _has_loops(fn: Function) -> bool:
+    return any(e.prim in ("nj_for", "nj_while", "nj_cond") for e in fn.eqns)
 
 
 def for_backend(fn: Function) -> Function:

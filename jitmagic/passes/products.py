@@ -104,12 +104,18 @@ def fold_transposes(fn):
                 if root is not None:
                     flat = Var(ins[side].aval)
                     eqns.append(
-                        Eqn("reshape", (root,), (("new_sizes", tuple(flat.aval.shape)),), (flat,))
+                        Eqn(
+                            "reshape",
+                            (root,),
+                            (("new_sizes", tuple(flat.aval.shape)),),
+                            (flat,),
+                            e.loc,
+                        )
                     )
                     ins[side] = flat
             if ins != list(e.inputs):
                 kw = dict(e.kw, contract=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
-                e = Eqn(e.prim, tuple(ins), tuple(sorted(kw.items())), e.outvars)
+                e = Eqn(e.prim, tuple(ins), tuple(sorted(kw.items())), e.outvars, e.loc)
                 changed = True
         eqns.append(e)
         producer.update((v, e) for v in e.outvars)
@@ -146,10 +152,10 @@ def gemm_form(fn):
         def matrix(x, perm, shape):
             if list(perm) != list(range(len(perm))):
                 t = Var(x.aval.update(shape=tuple(x.aval.shape[d] for d in perm)))
-                eqns.append(Eqn("transpose", (x,), (("permutation", tuple(perm)),), (t,)))
+                eqns.append(Eqn("transpose", (x,), (("permutation", tuple(perm)),), (t,), e.loc))
                 x = t
             out = Var(x.aval.update(shape=tuple(shape)))
-            eqns.append(Eqn("reshape", (x,), (("new_sizes", tuple(shape)),), (out,)))
+            eqns.append(Eqn("reshape", (x,), (("new_sizes", tuple(shape)),), (out,), e.loc))
             return out
 
         nb = len(lb)
@@ -157,9 +163,15 @@ def gemm_form(fn):
         b = matrix(rhs, list(rb) + list(rc) + rf, bshape + [k, n])
         prod = Var(e.outvars[0].aval.update(shape=tuple(bshape + [m, n])))
         kw = {"contract": ((nb + 1,), (nb,)), "batch": (tuple(range(nb)), tuple(range(nb)))}
-        eqns.append(Eqn("dot_general", (a, b), tuple(sorted(kw.items())), (prod,)))
+        eqns.append(Eqn("dot_general", (a, b), tuple(sorted(kw.items())), (prod,), e.loc))
         eqns.append(
-            Eqn("reshape", (prod,), (("new_sizes", tuple(e.outvars[0].aval.shape)),), e.outvars)
+            Eqn(
+                "reshape",
+                (prod,),
+                (("new_sizes", tuple(e.outvars[0].aval.shape)),),
+                e.outvars,
+                e.loc,
+            )
         )
         changed = True
     return fn.replace(eqns=tuple(eqns)) if changed else fn

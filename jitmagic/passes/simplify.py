@@ -32,7 +32,7 @@ def fold_constants(fn: Function) -> Function:
                 val = p.impl(*[np.asarray(a.val) for a in ins], **e.kw)
             env[e.outvars[0]] = Lit.of(val, e.outvars[0].aval)
             continue
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
 
 
@@ -51,11 +51,13 @@ def _hashable(params):
 
 
 def cse(fn: Function) -> Function:
-    """Merge equations with the same primitive, inputs and parameters."""
+    """Merge equations with the same primitive, inputs and parameters (never two that read or
+    write memory: a store may lie between two reads of one array)."""
     env, seen, eqns = {}, {}, []
     for e in fn.eqns:
         ins = tuple(_subst(env, a) for a in e.inputs)
-        params = _hashable(e.params)
+        p = PRIMITIVES[e.prim]
+        params = None if (p.effect or p.takes_refs) else _hashable(e.params)
         key = None if params is None else (e.prim, tuple(map(_atom_key, ins)), params)
         if key is not None and key in seen:
             for old, new in zip(e.outvars, seen[key]):
@@ -63,16 +65,16 @@ def cse(fn: Function) -> Function:
             continue
         if key is not None:
             seen[key] = e.outvars
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))
 
 
 def dce(fn: Function) -> Function:
-    """Drop equations whose results nobody uses."""
+    """Drop equations whose results nobody uses (and that have no effect)."""
     live = {a for a in fn.outs if isinstance(a, Var)}
     kept = []
     for e in reversed(fn.eqns):
-        if any(v in live for v in e.outvars):
+        if any(v in live for v in e.outvars) or PRIMITIVES[e.prim].effect:
             kept.append(e)
             live.update(a for a in e.inputs if isinstance(a, Var))
     return fn.replace(eqns=tuple(reversed(kept)))
@@ -117,7 +119,9 @@ def views_to_reshapes(fn: Function) -> Function:
                 env[out] = src
                 continue
             if src in in_memory and out in read_in_memory:
-                eqns.append(Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),), e.outvars))
+                eqns.append(
+                    Eqn("reshape", ins, (("new_sizes", tuple(out.aval.shape)),), e.outvars, e.loc)
+                )
                 in_memory.add(out)
                 continue
         if (
@@ -127,5 +131,5 @@ def views_to_reshapes(fn: Function) -> Function:
             and src in in_memory
         ):
             in_memory.update(e.outvars)
-        eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+        eqns.append(Eqn(e.prim, ins, e.params, e.outvars, e.loc))
     return fn.replace(eqns=tuple(eqns), outs=tuple(_subst(env, a) for a in fn.outs))

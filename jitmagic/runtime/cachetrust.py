@@ -32,7 +32,8 @@ import hmac
 import os
 import pwd
 import stat
-import threading
+
+from jitmagic.core import forksafe
 
 _NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not hang
 SIGNATURE = b"jitmagic-hmac-sha256 "  # first line of a signed entry: this, key id, digest
@@ -278,7 +279,7 @@ def verify(key: bytes, data: bytes, path: str) -> bytes:
 # ---------------------------------------------------------------- one warning per directory
 
 _warned: set = set()
-_warned_lock = threading.Lock()
+_warned_lock = forksafe.lock()
 
 
 def first_warning(directory: str) -> bool:

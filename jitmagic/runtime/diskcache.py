@@ -8,7 +8,11 @@ features. Nothing is unpickled or executed on load: the object code is linked by
 after its SHA-256 matches the metadata, and only from a directory and a file nobody else could
 have written, or with a valid signature (cachetrust.py says who is trusted and why).
 
-Several processes may share one directory. An entry is written to a private temporary file and
+Several processes may share one directory (a pool's, a cluster's workers'). One that misses
+a key compiles it holding a lock on `.lock-<key>` (flock), so that the others wanting that key
+wait for its entry and load it instead of compiling it too; the lock dies with its holder, and
+only ever saves work: an entry is trusted for what it is, never for who held the lock. An entry
+is written to a private temporary file and
 renamed into place in one step, so a reader sees no entry or a whole one, never a half-written
 one or the metadata of one writer with the code of another (as two files could). A writer that
 dies before the rename leaves only its temporary file, which a later store removes.
@@ -16,11 +20,14 @@ dies before the rename leaves only its temporary file, which a later store remov
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 
 from jitmagic._version import __version__
 from jitmagic.runtime import cachetrust, engine
@@ -28,6 +35,8 @@ from jitmagic.runtime import cachetrust, engine
 FORMAT = 3  # 3: signed entries (a signature line first)
 SUFFIX = ".jmc"
 _STALE_TMP_S = 3600  # a temporary file this old belongs to a writer that died
+MISSING = "not in the persistent cache"
+WAIT_S = 120.0  # longest wait for another process compiling the same key
 
 
 def default_dir():
@@ -62,15 +71,19 @@ class Cache:
     and a directory (or key file) that fails the checks is neither read nor written.
 
     Refusals come back as `load`'s reason (for a disk_miss record), and the first one in each
-    directory in this process also as a warning text, taken with `take_warnings()`."""
+    directory in this process also as a warning text, taken with `take_warnings()` (unless
+    warn=False: a user who did not turn the disk cache on is not warned about it)."""
 
-    def __init__(self, directory: str = "", shared_key: str = ""):
+    def __init__(
+        self, directory: str = "", shared_key: str = "", warn: bool = True, subdir: str = ""
+    ):
         self.shared = bool(shared_key)
+        self._warn = warn  # False: refusals are reasons only, never warnings
         self.key = None  # the shared cache's HMAC key
         self.refused = None  # why nothing is loaded from or stored in this directory
         self._stat = None
         self._warnings = []
-        configured = os.path.expanduser(directory or default_dir())
+        configured = os.path.join(os.path.expanduser(directory or default_dir()), subdir)
         # the resolved path is checked and then used for every access, so a symbolic link on
         # the way is followed once, here, and what it led to is what was checked
         self.directory = os.path.realpath(configured)
@@ -93,7 +106,7 @@ class Cache:
 
     def _refuse(self, u: cachetrust.Untrusted, consequence: str) -> str:
         reason = f"{u.what}: {consequence}"
-        if cachetrust.first_warning(self.directory):
+        if self._warn and cachetrust.first_warning(self.directory):
             self._warnings.append(f"jitmagic: {reason}; compiling instead. {u.fix}")
         return reason
 
@@ -137,7 +150,7 @@ class Cache:
                 else cachetrust.unsigned_body(data)
             )
         except FileNotFoundError:
-            return None, "not in the persistent cache"
+            return None, MISSING
         except cachetrust.Untrusted as u:
             return None, self._refuse(u, "not loaded")
         except OSError as e:
@@ -160,6 +173,37 @@ class Cache:
         if meta_out is not None:
             meta_out.update(meta)
         return obj, None
+
+    @contextmanager
+    def compiling(self, key: str, wait_s: float = WAIT_S):
+        """Hold the key's compile lock while compiling it for this cache; yields the seconds
+        waited for another process that held it (which may have stored the entry meanwhile:
+        load again). Without a usable directory, or after wait_s, it yields without it."""
+        fd = None
+        if not self.refused:
+            try:
+                fd = os.open(
+                    os.path.join(self.directory, ".lock-" + key),
+                    os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o640 if self.shared else 0o600,
+                )
+            except OSError:
+                fd = None
+        t0 = time.monotonic()
+        try:
+            if fd is not None:
+                _flock(fd, wait_s)
+            yield time.monotonic() - t0
+        finally:
+            if fd is not None:
+                if os.path.exists(os.path.join(self.directory, key + SUFFIX)):
+                    # done: a later process finds the entry (one waiting on this file is let
+                    # go when it is closed, and loads the entry too)
+                    try:
+                        os.unlink(os.path.join(self.directory, ".lock-" + key))
+                    except OSError:
+                        pass
+                os.close(fd)  # lets go of the lock
 
     def store(self, key: str, obj: bytes, description: dict):
         """Writes the entry (signed in a shared cache), replacing any entry of that key, also
@@ -187,6 +231,34 @@ class Cache:
         _remove_stale_temporaries(self.directory)
 
 
+def _flock(fd, wait_s) -> bool:
+    """Take an exclusive flock on fd within wait_s seconds (polling: flock has no timeout)."""
+    deadline, pause = time.monotonic() + wait_s, 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return False  # a file system without locks: compile without waiting
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+RUNTIME = "runtime"  # the subdirectory of process-lifetime modules and the GEMM calibration
+
+
+def runtime_cache(directory: str, shared_key: str, warn: bool) -> Cache | None:
+    """The cache's `runtime` subdirectory (runtime/native.py's modules, the GEMM calibration),
+    or None when the cache directory itself is refused: the variants' own loads say why, once
+    (a refusal of the subdirectory alone is its own warning, when warn)."""
+    if Cache(directory, shared_key, warn=False).refused:
+        return None
+    return Cache(directory, shared_key, warn=warn, subdir=RUNTIME)
+
+
 def _atomic_write(path, data: bytes, mode: int):
     d = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")  # O_EXCL, mode 0600
@@ -207,7 +279,7 @@ def _atomic_write(path, data: bytes, mode: int):
 def _remove_stale_temporaries(directory):
     now = time.time()
     for name in os.listdir(directory):
-        if name.startswith(".tmp-"):
+        if name.startswith((".tmp-", ".lock-")):
             p = os.path.join(directory, name)
             try:
                 if now - os.stat(p).st_mtime > _STALE_TMP_S:

@@ -26,11 +26,10 @@ import ctypes
 import functools
 import weakref
 
-import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 
-from jitmagic.runtime import bufpool, engine
+from jitmagic.runtime import bufpool, engine, llvmlock
 from jitmagic.runtime.llvmtypes import F64, I32, I64, PTR
 
 NAME = "jm_dispatch"
@@ -181,7 +180,7 @@ def build(entries, slow, failed, array_type):
         # a named declaration resolved to the address (llvm.add_symbol), one name per target
         name = f"jm_at_{addr:x}"
         fn = mod.globals.get(name) or ir.Function(mod, ir.FunctionType(ret, argtys), name)
-        llvm.add_symbol(name, addr)
+        llvmlock.add_symbol(name, addr)
         return b.call(fn, vals)
 
     def field(obj, off, ty):

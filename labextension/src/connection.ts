@@ -12,8 +12,15 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 
 import { JitModel } from './model';
-import { CodeView, COMM_TARGET, FrontendMessage } from './protocol';
+import { CodeView, COMM_TARGET, FrontendMessage, IProfile } from './protocol';
 import { registry } from './registry';
+
+/** What the panel asks the kernel to profile: one variant, on its first call's inputs. */
+export interface IProfileRequest {
+  fid?: number;
+  qualname?: string;
+  variant: number;
+}
 
 /** What the panel asks the kernel for: one variant's code, or a diff of two. */
 export interface ICodeRequest {
@@ -42,22 +49,9 @@ export class KernelBridge implements IDisposable {
   }
 
   /** A variant's IR, LLVM IR or assembly (or a diff of two), fetched when asked for. */
-  requestCode(r: ICodeRequest, timeoutMs = 30000): Promise<string> {
-    if (!this._comm || this._comm.isDisposed) {
-      return Promise.reject(
-        new Error('jitmagic is not connected to this kernel')
-      );
-    }
-    const req = ++this._req;
-    return new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this._pending.delete(req);
-        reject(
-          new Error('the kernel did not answer (is a cell still running?)')
-        );
-      }, timeoutMs);
-      this._pending.set(req, { resolve, reject, timer });
-      this._send({
+  async requestCode(r: ICodeRequest, timeoutMs = 30000): Promise<string> {
+    const data = await this._request(
+      req => ({
         type: 'request_code',
         req,
         fid: r.fid,
@@ -65,7 +59,52 @@ export class KernelBridge implements IDisposable {
         variant: r.variant,
         view: r.view,
         diff_from: r.diffFrom
-      });
+      }),
+      timeoutMs
+    );
+    return String(data.text ?? '');
+  }
+
+  /**
+   * A profile of one variant, run by the kernel on the inputs of the variant's first call
+   * (a few seconds: the kernel times the call and its instrumented twin in turns).
+   */
+  async requestProfile(
+    r: IProfileRequest,
+    timeoutMs = 120000
+  ): Promise<IProfile> {
+    const data = await this._request(
+      req => ({
+        type: 'request_profile',
+        req,
+        fid: r.fid,
+        qualname: r.qualname,
+        variant: r.variant
+      }),
+      timeoutMs
+    );
+    return (data.profile ?? {}) as IProfile;
+  }
+
+  private _request(
+    make: (req: number) => FrontendMessage,
+    timeoutMs: number
+  ): Promise<any> {
+    if (!this._comm || this._comm.isDisposed) {
+      return Promise.reject(
+        new Error('jitmagic is not connected to this kernel')
+      );
+    }
+    const req = ++this._req;
+    return new Promise<any>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this._pending.delete(req);
+        reject(
+          new Error('the kernel did not answer (is a cell still running?)')
+        );
+      }, timeoutMs);
+      this._pending.set(req, { resolve, reject, timer });
+      this._send(make(req));
     });
   }
 
@@ -191,7 +230,7 @@ export class KernelBridge implements IDisposable {
     this._comm = comm;
     comm.onMsg = msg => {
       const data = msg.content.data as any;
-      if (data && data.type === 'code') {
+      if (data && (data.type === 'code' || data.type === 'profile')) {
         this._answer(data);
         return;
       }
@@ -223,7 +262,8 @@ export class KernelBridge implements IDisposable {
     }
   }
 
-  private _answer(data: { req?: number; text?: string; error?: string }): void {
+  /** The kernel's answer to a request (code or profile): settles its promise. */
+  private _answer(data: { req?: number; error?: string }): void {
     const p = this._pending.get(Number(data.req));
     if (!p) {
       return;
@@ -233,7 +273,7 @@ export class KernelBridge implements IDisposable {
     if (data.error) {
       p.reject(new Error(data.error));
     } else {
-      p.resolve(String(data.text ?? ''));
+      p.resolve(data);
     }
   }
 
@@ -249,7 +289,7 @@ export class KernelBridge implements IDisposable {
   private _pending = new Map<
     number,
     {
-      resolve: (t: string) => void;
+      resolve: (answer: any) => void;
       reject: (e: Error) => void;
       timer: ReturnType<typeof setTimeout>;
     }

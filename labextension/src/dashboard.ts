@@ -23,8 +23,9 @@ import {
 import { functionKey } from './model';
 import { IDashboard, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
 import { registry } from './registry';
+import { rooflineChart } from './roofline';
+import { SVG, svgEl, svgRoot as chartRoot } from './svg';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const WIDTH = 680;
 const LABEL = 190; // left gutter for labels
 const RIGHT = 110; // right gutter for values
@@ -140,6 +141,17 @@ export function renderDashboard(
   if (evs.length) {
     node.append(legend(evs));
     drawn += evs.length;
+  }
+  const points = (d.roofline?.points ?? []).filter(
+    p => !filter || p?.function === filter
+  );
+  if (d.roofline) {
+    section(
+      "Roofline: profiled regions under this machine's measured roofs",
+      points.length ? rooflineChart({ ...d.roofline, points }) : null,
+      'No profiled region with floating-point work (%jit_profile f(x)).'
+    );
+    drawn += points.length;
   }
   node.append(tooltip);
 
@@ -786,31 +798,7 @@ function legend(events: IJitEvent[]): HTMLElement {
 }
 
 function svgRoot(height: number): SVGSVGElement {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${WIDTH} ${height}`);
-  svg.setAttribute('width', '100%');
-  svg.setAttribute('class', 'jp-JitDashboard-chart');
-  svg.style.maxWidth = `${WIDTH}px`;
-  return svg;
-}
-
-function svgEl(
-  tag: string,
-  attrs: { [k: string]: string | number },
-  text?: string
-): SVGElement {
-  const node = document.createElementNS(SVG, tag);
-  for (const k of Object.keys(attrs)) {
-    node.setAttribute(k, String(attrs[k]));
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  if (attrs['data-tip']) {
-    node.setAttribute('role', 'img'); // screen readers get what the hover shows
-    node.setAttribute('aria-label', String(attrs['data-tip']));
-  }
-  return node;
+  return chartRoot(height, WIDTH);
 }
 
 function div(cls: string, text?: string): HTMLDivElement {

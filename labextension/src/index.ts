@@ -92,6 +92,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       panel.source = nb?.context.path ?? '';
       panel.onRefresh = bridge ? () => bridge.refresh() : null;
       panel.onCode = bridge ? r => bridge.requestCode(r) : null;
+      panel.onProfile = bridge ? r => bridge.requestProfile(r) : null;
       panel.onClear = bridge ? fid => bridge.clearCache(fid) : null;
       panel.onJump = nb ? where => jumpToCell(nb, where) : null;
       status.model = bridge?.model ?? null;

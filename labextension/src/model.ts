@@ -284,7 +284,7 @@ export class JitModel {
 
 /** How events and functions are matched: the function id when known, else its name. */
 export function functionKey(f: {
-  fid?: number;
+  fid?: number | null;
   qualname?: string;
   name?: string;
   function?: string;

@@ -11,7 +11,7 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { ICodeRequest } from './connection';
+import { ICodeRequest, IProfileRequest } from './connection';
 import {
   byWorker,
   eventFacts,
@@ -39,7 +39,15 @@ import {
   tierName
 } from './format';
 import { functionKey, JitModel } from './model';
-import { CodeView, IFunctionInfo, IJitEvent, IVariantInfo } from './protocol';
+import { IProfileState, renderProfile } from './profile';
+import {
+  CodeView,
+  IFunctionInfo,
+  IJitEvent,
+  IProfile,
+  IVariantInfo,
+  IWorkerVariants
+} from './protocol';
 import { IVariantRef } from './registry';
 
 const VIEWS: [CodeView, string][] = [
@@ -90,6 +98,8 @@ export class JitPanel extends Widget {
   onJump: ((where: string) => void) | null = null;
   /** Fetch a variant's code from the kernel. */
   onCode: ((r: ICodeRequest) => Promise<string>) | null = null;
+  /** Have the kernel profile a variant on the inputs of its first call. */
+  onProfile: ((r: IProfileRequest) => Promise<IProfile>) | null = null;
   /** Drop compiled variants (fid, or all when undefined), after the user confirmed. */
   onClear: ((fid?: number) => void) | null = null;
   /** Ask the user to confirm a destructive action; resolves true to go ahead. */
@@ -108,6 +118,7 @@ export class JitPanel extends Widget {
     this._model = model;
     this._openEvent = null;
     this._code.clear();
+    this._profiles.clear();
     this._cards.clear();
     this._selected = null;
     model?.changed.connect(this._schedule, this);
@@ -380,6 +391,9 @@ export class JitPanel extends Widget {
     const open = Array.from(this._code.entries()).filter(([ck]) =>
       ck.startsWith(`${key}:`)
     );
+    const profiles = Array.from(this._profiles.entries())
+      .filter(([ck]) => ck.startsWith(`${key}:`))
+      .map(([ck, st]) => [ck, st.profile, st.error, Array.from(st.open ?? [])]);
     const sel =
       this._selected && this._selected.key === key
         ? this._selected.variant
@@ -393,6 +407,7 @@ export class JitPanel extends Widget {
       this._collapsed.has(key),
       sel,
       open,
+      profiles,
       unfolded
     ]);
     const cached = this._cards.get(key);
@@ -447,6 +462,17 @@ export class JitPanel extends Widget {
     meta.append(
       el('span', 'jp-JitPanel-variantCount', plural(variants.length, 'variant'))
     );
+    const remote = workersOf(f);
+    if (remote.length) {
+      const w = el(
+        'span',
+        'jp-JitPanel-workerCount',
+        `+ ${plural(remote.length, 'variant')} on workers`
+      );
+      w.title =
+        'variants compiled or loaded on a tracked Dask cluster (jm.dask.track)';
+      meta.append(w);
+    }
     if (storm) {
       const badge = el('span', 'jp-JitPanel-storm', `storm: ${storm}`);
       badge.title = `recompilation storm: argument '${storm}' keeps changing`;
@@ -458,6 +484,11 @@ export class JitPanel extends Widget {
     if (backend !== 'jitmagic') {
       const b = el('span', 'jp-JitPanel-backend', backend);
       b.title = `compiled by ${backend}, watched by jitmagic`;
+      meta.append(b);
+    } else if (f.front === 'njit') {
+      const b = el('span', 'jp-JitPanel-backend', 'njit');
+      b.title =
+        "jitmagic.njit: NumPy's semantics (in-place updates, loops on values)";
       meta.append(b);
     }
     if (where) {
@@ -481,6 +512,9 @@ export class JitPanel extends Widget {
       }
     }
     box.append(list);
+    if (remote.length) {
+      box.append(renderWorkers(remote));
+    }
     return box;
   }
 
@@ -623,9 +657,16 @@ export class JitPanel extends Widget {
     if (others.length && typeof v.variant === 'number') {
       tools.append(this._diffSelect(f, key, v.variant, others, open));
     }
+    const prof = this._profiles.get(ck);
+    if ((f.backend ?? 'jitmagic') === 'jitmagic') {
+      tools.append(profileButton(v, !!prof));
+    }
     row.append(tools);
     if (open) {
       row.append(codeNode(open));
+    }
+    if (prof) {
+      row.append(renderProfile(prof));
     }
     return row;
   }
@@ -763,6 +804,30 @@ export class JitPanel extends Widget {
       // a re-render must not throw the keyboard user back to the top
       const again = this._body.querySelector(focusKey) as HTMLElement | null;
       again?.focus({ preventScroll: true });
+    }
+  }
+
+  private async _fetchProfile(f: IFunctionInfo, key: string, variant: number) {
+    const ck = `${key}:${variant}`;
+    const state: IProfileState = {};
+    this._profiles.set(ck, state);
+    this._render();
+    if (!this.onProfile) {
+      state.error = 'not connected to a kernel';
+      this._render();
+      return;
+    }
+    try {
+      state.profile = await this.onProfile({
+        fid: f.fid,
+        qualname: f.qualname || f.name,
+        variant
+      });
+    } catch (err) {
+      state.error = `could not profile: ${(err as Error).message ?? err}`;
+    }
+    if (this._profiles.get(ck) === state) {
+      this._render();
     }
   }
 
@@ -918,6 +983,45 @@ export class JitPanel extends Widget {
         }
         return;
       }
+      case 'profile': {
+        const box = b.closest('.jp-JitPanel-function') as HTMLElement | null;
+        const key = box?.dataset.key ?? '';
+        const f = m?.functions.find(f => functionKey(f) === key);
+        const variant = Number(
+          b.closest('.jp-JitPanel-variant')?.getAttribute('data-variant')
+        );
+        const ck = `${key}:${variant}`;
+        const shown = this._profiles.get(ck);
+        if (shown && (shown.profile || shown.error)) {
+          this._profiles.delete(ck); // a second click closes it
+          this._render();
+        } else if (!shown && f && isFinite(variant)) {
+          await this._fetchProfile(f, key, variant);
+        }
+        return;
+      }
+      case 'profile-line': {
+        const ck = `${
+          b.closest('.jp-JitPanel-function')?.getAttribute('data-key') ?? ''
+        }:${b.closest('.jp-JitPanel-variant')?.getAttribute('data-variant')}`;
+        const st = this._profiles.get(ck);
+        const line = Number(b.dataset.line);
+        if (st && isFinite(line)) {
+          const open = (st.open = st.open ?? new Set<number>());
+          if (open.has(line)) {
+            open.delete(line);
+          } else {
+            open.add(line);
+          }
+          this._render();
+          (
+            this._body.querySelector(
+              `.jp-JitProfile-line[data-line="${line}"]`
+            ) as HTMLElement | null
+          )?.focus({ preventScroll: true });
+        }
+        return;
+      }
       case 'clear-function': {
         const name = b.dataset.name ?? '?';
         if (
@@ -1055,11 +1159,66 @@ export class JitPanel extends Widget {
   private _unfolded = new Set<string>();
   private _byWorker = false;
   private _code = new Map<string, ICodeState>();
+  private _profiles = new Map<string, IProfileState>();
   private _cards = new Map<string, { signature: string; node: HTMLElement }>();
   private _selected: { key: string; variant: number | null } | null = null;
   private _frame = 0;
   private _pendingSince = 0;
   private _diffTimer = 0;
+}
+
+function workersOf(f: IFunctionInfo): IWorkerVariants[] {
+  return Array.isArray(f.workers) ? f.workers.filter(Boolean) : [];
+}
+
+/**
+ * The workers' variants of a function, one row per key folded over the workers: how many
+ * workers have it and how many loaded it from the disk cache; the workers in the tooltip.
+ */
+export function renderWorkers(groups: IWorkerVariants[]): HTMLElement {
+  const box = el('div', 'jp-JitPanel-workers');
+  box.append(el('div', 'jp-JitPanel-workersHead', 'on the workers'));
+  for (const g of groups) {
+    const row = el('div', 'jp-JitPanel-variant jp-JitPanel-workerVariant');
+    const head = el('div', 'jp-JitPanel-variantHead');
+    const st = statics(g.statics);
+    if (st) {
+      const node = el('span', 'jp-JitPanel-statics', readable(st));
+      node.title = st;
+      head.append(node);
+    }
+    head.append(el('span', 'jp-JitPanel-signature', g.signature || ''));
+    const stats = el('div', 'jp-JitPanel-variantStats');
+    const summary = stat(
+      'workers',
+      g.summary || plural((g.workers || []).length, 'worker')
+    );
+    summary.title = (g.workers || [])
+      .map(w =>
+        (g.loaded || []).includes(w)
+          ? `${w}: loaded from the disk cache`
+          : `${w}: compiled`
+      )
+      .join('\n');
+    stats.append(
+      summary,
+      stat('compile', `compile ${ms(g.compile_ms)}`),
+      stat(
+        'calls',
+        callsText(
+          typeof g.calls === 'number' ? g.calls : null,
+          null,
+          g.run_ms_total
+        )
+      )
+    );
+    row.append(head, stats);
+    if (g.reason) {
+      row.append(reasonNode(g.reason));
+    }
+    box.append(row);
+  }
+  return box;
 }
 
 function variantsOf(f: IFunctionInfo): IVariantInfo[] {
@@ -1155,6 +1314,24 @@ function codeNode(open: ICodeState): HTMLElement {
     pre.textContent = open.text;
   }
   return pre;
+}
+
+/** "profile": the kernel runs the variant's instrumented twin on its first call's inputs. */
+function profileButton(v: IVariantInfo, open: boolean): HTMLButtonElement {
+  const b = button(
+    'profile',
+    'profile',
+    "Profile this variant on the inputs of its first call: the source with each line's " +
+      'share of the time, and what bounds it'
+  );
+  b.setAttribute('aria-pressed', String(open));
+  if (v.profilable === false) {
+    b.disabled = true;
+    b.title =
+      "The inputs of this variant's first call were not kept (too large, or dropped for " +
+      'newer variants): run %jit_profile in a cell instead';
+  }
+  return b;
 }
 
 function reasonNode(text: string): HTMLElement {

@@ -80,15 +80,40 @@ export interface IVariantInfo {
   kernel_how?: string;
   call_how?: string;
   eager_how?: string;
+  /** the inputs of its first call are kept: the panel can profile it */
+  profilable?: boolean;
+}
+
+/**
+ * A tracked Dask cluster's variants of one function and key, folded over its workers
+ * (jitmagic/diagnostics/cluster): records of their statistics, not live variants.
+ */
+export interface IWorkerVariants {
+  statics?: { [name: string]: string };
+  signature?: string;
+  /** the workers (addresses) that have it, and those that loaded it from the disk cache */
+  workers?: string[];
+  loaded?: string[];
+  /** `on 2 workers: 1 compiled it, 1 loaded it from the disk cache` */
+  summary?: string;
+  compile_ms?: number | null;
+  calls?: number | null;
+  run_ms_total?: number | null;
+  reason?: string | null;
 }
 
 export interface IFunctionInfo {
+  /** absent for a function only a tracked cluster's workers have */
   fid?: number;
   backend?: string;
+  /** jitmagic's front door that compiled it: jit (JAX's semantics) or njit (NumPy's) */
+  front?: string;
   name?: string;
   qualname?: string;
   where?: string;
   variants?: IVariantInfo[];
+  /** the same function's variants on a tracked cluster's workers (jm.dask.track) */
+  workers?: IWorkerVariants[];
 }
 
 export interface ISnapshot {
@@ -108,6 +133,73 @@ export interface IDashboard {
   /** keep following the kernel through the panel's comm */
   live?: boolean;
   kernel_id?: string;
+  /** the profiled regions under the machine's measured roofs (null: nothing profiled) */
+  roofline?: IRoofline | null;
+}
+
+/** [name, GB/s or GFLOP/s, dashed] */
+export type Roof = [string, number, boolean];
+
+export interface IRooflinePoint {
+  label?: string;
+  /** flops per byte moved */
+  intensity?: number;
+  gflops?: number;
+  /** memory, compute, overhead, serial dependence, latency, neither */
+  bound?: string;
+  share?: number;
+  function?: string;
+  fid?: number | null;
+  variant?: number;
+  region?: number;
+  verdict?: string;
+}
+
+export interface IRoofline {
+  roofs?: { memory?: Roof[]; peak?: Roof[] };
+  points?: IRooflinePoint[];
+}
+
+/** One source line's part of a profile (jitmagic.diagnostics.profile_views.panel_data). */
+export interface IProfileLine {
+  line?: number;
+  share?: number;
+  bound?: string;
+  of_roof?: number | null;
+  roof?: string;
+  regions?: number[];
+  /** the figures of its regions, as the hover shows them */
+  tip?: string;
+}
+
+export interface IProfileRegion {
+  index?: number;
+  label?: string;
+  name?: string;
+  kind?: string;
+  time_us?: number;
+  share?: number;
+  bound?: string;
+  verdict?: string;
+  lines?: number[];
+  facts?: string[];
+  eqns?: string[];
+  via?: string[];
+}
+
+/** A profile of one call, as the panel draws it: the annotated source and the regions. */
+export interface IProfile {
+  function?: string;
+  variant?: number;
+  head?: string;
+  summary?: string;
+  source_start?: number;
+  source?: string[];
+  lines?: IProfileLine[];
+  regions?: IProfileRegion[];
+  notes?: string[];
+  roofs?: string;
+  measured?: string;
 }
 
 export type CodeView = 'ir' | 'llvm' | 'asm';
@@ -119,6 +211,7 @@ export const DASHBOARD_MIME = 'application/vnd.jitmagic.dashboard+json';
 export type KernelMessage =
   | { type: 'hello'; version?: string; kernel_id?: string }
   | { type: 'code'; req: number; text?: string; error?: string }
+  | { type: 'profile'; req: number; profile?: IProfile; error?: string }
   | { type: 'event'; event: IJitEvent }
   | {
       type: 'events';
@@ -146,4 +239,11 @@ export type FrontendMessage =
       /** a unified diff from this variant to `variant` */
       diff_from?: number;
     }
-  | { type: 'clear_cache'; fid?: number };
+  | { type: 'clear_cache'; fid?: number }
+  | {
+      type: 'request_profile';
+      req: number;
+      fid?: number;
+      qualname?: string;
+      variant: number;
+    };

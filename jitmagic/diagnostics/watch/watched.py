@@ -175,6 +175,17 @@ class WatchedFunction:
     def inspect_asm(self, variant=None):
         return self.adapter.ir_text(self, inspection.pick(self, variant), "asm")
 
+    def profile(self, *args, **kwargs):
+        """Profiles need jitmagic's own code generator (the regions and their clocks are its):
+        not available for a function another JIT compiles."""
+        raise NotImplementedError(
+            f"profiling is not available for {self.backend}: {self.name} is compiled by "
+            f"{self.backend}, and a profile times the regions of jitmagic's own generated code. "
+            f"Compile it with jm.jit to profile it, or use {self.backend}'s own profiler"
+            + (" (jax.profiler)" if self.backend == "jax" else "")
+            + "."
+        )
+
     def clear_cache(self):
         n = len(self._variants)
         note = self.adapter.clear(self)

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import ctypes
 import struct
-import threading
 from dataclasses import dataclass
 
 import numpy as np
+
+from jitmagic.core import forksafe
 
 # field offsets of NumPy's bitgen_t (numpy/random/bitgen.h, stable since NumPy 1.17)
 BITGEN_STATE, BITGEN_NEXT_UINT64, BITGEN_NEXT_UINT32, BITGEN_NEXT_DOUBLE = 0, 8, 16, 24
@@ -57,7 +58,7 @@ class LegacyLayout:
         return self.aug + 8
 
 
-_layout_lock = threading.Lock()
+_layout_lock = forksafe.lock()
 _layout: dict = {}
 
 

@@ -147,3 +147,30 @@ describe('KernelBridge', () => {
     expect(bridge.model.state).toBe('no-kernel');
   });
 });
+
+describe('KernelBridge.requestProfile', () => {
+  it('asks the kernel and resolves with its profile, or rejects with its error', async () => {
+    const kernel = new FakeKernel();
+    const bridge = new KernelBridge(session(kernel));
+    await flush();
+    const comm = kernel.announce();
+    const asked = bridge.requestProfile({
+      fid: 3,
+      qualname: 'step',
+      variant: 1
+    });
+    const sent = comm.sent.find(m => m.type === 'request_profile');
+    expect(sent).toMatchObject({ fid: 3, qualname: 'step', variant: 1 });
+    comm.receive({
+      type: 'profile',
+      req: sent.req,
+      profile: { function: 'step', variant: 1 }
+    });
+    await expect(asked).resolves.toEqual({ function: 'step', variant: 1 });
+    const failing = bridge.requestProfile({ variant: 9 });
+    const again = comm.sent.filter(m => m.type === 'request_profile').pop();
+    comm.receive({ type: 'profile', req: again.req, error: 'LookupError: no' });
+    await expect(failing).rejects.toThrow('LookupError: no');
+    bridge.dispose();
+  });
+});

@@ -8,7 +8,7 @@ import { DashboardRenderer } from '../mime';
 import { JitModel } from '../model';
 import { DASHBOARD_MIME, IDashboard } from '../protocol';
 import { registry } from '../registry';
-import { compileEvent, missEvent, snapshot } from './fixtures';
+import { compileEvent, missEvent, roofline, snapshot } from './fixtures';
 
 const measured: IDashboard = {
   functions: [
@@ -139,6 +139,42 @@ describe('renderDashboard', () => {
     (bar as any).dispatchEvent(new MouseEvent('click', { bubbles: true }));
     expect(picked).toEqual([{ fid: 3, name: 'scale', variant: 2 }]);
     registry.selectVariant = null;
+    node.remove();
+  });
+
+  it('draws the roofline of profiled regions, filtered by function, and selects on click', () => {
+    const node = document.createElement('div');
+    document.body.append(node);
+    const state: { filter?: string } = {};
+    renderDashboard(node, { ...measured, roofline }, state);
+    const titles = Array.from(
+      node.querySelectorAll('.jp-JitDashboard-title')
+    ).map(t => t.textContent);
+    expect(titles[titles.length - 1]).toBe(
+      "Roofline: profiled regions under this machine's measured roofs"
+    );
+    expect(node.querySelectorAll('.jp-JitDashboard-point').length).toBe(2);
+    const tooltip = node.querySelector(
+      '.jp-JitDashboard-tooltip'
+    ) as HTMLElement;
+    const point = node.querySelector(
+      ".jp-JitDashboard-point[data-bound='memory']"
+    )!;
+    point.dispatchEvent(new MouseEvent('mousemove', { bubbles: true }));
+    expect(tooltip.textContent).toContain('memory-bound: 77%');
+    const picked: any[] = [];
+    registry.selectVariant = ref => picked.push(ref);
+    point.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(picked).toEqual([{ fid: 1, name: 'step', variant: 1 }]);
+    registry.selectVariant = null;
+    state.filter = 'scale'; // no profiled region of scale: the section says so
+    renderDashboard(node, { ...measured, roofline }, state);
+    expect(node.querySelectorAll('.jp-JitDashboard-point').length).toBe(0);
+    expect(node.textContent).toContain(
+      'No profiled region with floating-point work'
+    );
+    renderDashboard(node, measured);
+    expect(node.textContent).not.toContain('Roofline');
     node.remove();
   });
 

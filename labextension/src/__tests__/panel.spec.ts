@@ -3,8 +3,8 @@ import { Widget } from '@lumino/widgets';
 import { JitModel } from '../model';
 import { JitPanel } from '../panel';
 import { JitStatus } from '../status';
-import { compileEvent, missEvent, snapshot } from './fixtures';
-import { ISnapshot } from '../protocol';
+import { compileEvent, missEvent, profile, snapshot } from './fixtures';
+import { IProfile, ISnapshot } from '../protocol';
 
 const twoFunctions: ISnapshot = {
   ...snapshot,
@@ -31,6 +31,57 @@ const twoFunctions: ISnapshot = {
 const frame = () => new Promise(r => requestAnimationFrame(() => r(null)));
 
 describe('JitPanel', () => {
+  it("shows a function's variants on a tracked cluster's workers, folded", async () => {
+    const panel = new JitPanel();
+    Widget.attach(panel, document.body);
+    const model = new JitModel();
+    panel.model = model;
+    model.handle({
+      type: 'snapshot',
+      snapshot: {
+        functions: [
+          {
+            name: 'normalise',
+            qualname: 'normalise',
+            variants: [],
+            workers: [
+              {
+                statics: {},
+                signature: 'chunk:f64[n], scale:f64[]~',
+                workers: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'],
+                loaded: ['tcp://127.0.0.1:2'],
+                summary:
+                  'on 2 workers: 1 compiled it, 1 loaded it from the disk cache',
+                compile_ms: 39.2,
+                calls: 98,
+                run_ms_total: 0.5,
+                reason: 'new function'
+              }
+            ]
+          }
+        ]
+      }
+    });
+    await frame();
+    const fn = panel.node.querySelector(
+      ".jp-JitPanel-function[data-name='normalise']"
+    )!;
+    expect(fn.querySelector('.jp-JitPanel-workerCount')!.textContent).toBe(
+      '+ 1 variant on workers'
+    );
+    const row = fn.querySelector('.jp-JitPanel-workerVariant')!;
+    const workers = row.querySelector("[data-stat='workers']") as HTMLElement;
+    expect(workers.textContent).toBe(
+      'on 2 workers: 1 compiled it, 1 loaded it from the disk cache'
+    );
+    expect(workers.title).toBe(
+      'tcp://127.0.0.1:1: compiled\ntcp://127.0.0.1:2: loaded from the disk cache'
+    );
+    expect(row.textContent).toContain('chunk:f64[n], scale:f64[]~');
+    expect(row.textContent).toContain('98 calls');
+    panel.dispose();
+  });
+
   it('lists functions, variants and events, and opens an event on click', async () => {
     const panel = new JitPanel();
     Widget.attach(panel, document.body);
@@ -355,6 +406,105 @@ describe('JitStatus', () => {
     expect(toggles).toBe(1);
     status.node.click();
     expect(click).toHaveBeenCalled();
+  });
+});
+
+describe('JitPanel profile', () => {
+  const profilable: ISnapshot = {
+    ...snapshot,
+    functions: [
+      {
+        ...snapshot.functions![0],
+        fid: 3,
+        variants: [
+          { ...snapshot.functions![0].variants![0], profilable: false },
+          { ...snapshot.functions![0].variants![1], profilable: true }
+        ]
+      },
+      {
+        fid: 9,
+        name: 'watched',
+        qualname: 'watched',
+        backend: 'jax',
+        variants: [{ variant: 1, signature: 'x:f32[3]' }]
+      }
+    ]
+  };
+
+  it('profiles a variant on request and shows its annotated source', async () => {
+    const panel = new JitPanel();
+    Widget.attach(panel, document.body);
+    const model = new JitModel();
+    panel.model = model;
+    model.handle({ type: 'snapshot', snapshot: profilable });
+    await frame();
+    const variant = (n: number) =>
+      panel.node.querySelector(
+        `.jp-JitPanel-function[data-name='scale'] .jp-JitPanel-variant[data-variant='${n}']`
+      )!;
+    const button = (n: number) =>
+      variant(n).querySelector("[data-action='profile']") as HTMLButtonElement;
+    // inputs not kept: the button says where to go instead
+    expect(button(1).disabled).toBe(true);
+    expect(button(1).title).toContain('%jit_profile');
+    // another JIT's function has nothing to profile
+    expect(
+      panel.node.querySelector(
+        ".jp-JitPanel-function[data-name='watched'] [data-action='profile']"
+      )
+    ).toBeNull();
+
+    const asked: any[] = [];
+    let answer: (p: IProfile) => void = () => undefined;
+    panel.onProfile = r => {
+      asked.push(r);
+      return new Promise<IProfile>(resolve => (answer = resolve));
+    };
+    button(2).click();
+    await frame();
+    expect(asked).toEqual([{ fid: 3, qualname: 'scale', variant: 2 }]);
+    expect(variant(2).textContent).toContain('profiling…');
+    button(2).click(); // while it runs, a second click does not ask again
+    await frame();
+    expect(asked.length).toBe(1);
+    answer(profile);
+    await Promise.resolve();
+    await frame();
+    expect(button(2).getAttribute('aria-pressed')).toBe('true');
+    const rows = variant(2).querySelectorAll('.jp-JitProfile-line');
+    expect(rows.length).toBe(5);
+    expect(variant(2).textContent).toContain('x = x + dt * v');
+
+    // Enter on a line opens its regions' figures; again closes them
+    const line = () =>
+      variant(2).querySelector(
+        ".jp-JitProfile-line[data-line='4']"
+      ) as HTMLElement;
+    line().focus();
+    line().dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })
+    );
+    await frame();
+    expect(line().getAttribute('aria-expanded')).toBe('true');
+    expect(document.activeElement).toBe(line());
+    expect(variant(2).textContent).toContain('fused with line 3');
+    line().click();
+    await frame();
+    expect(line().getAttribute('aria-expanded')).toBe('false');
+
+    button(2).click(); // a second click closes the profile
+    await frame();
+    expect(variant(2).querySelector('.jp-JitProfile')).toBeNull();
+
+    panel.onProfile = () => Promise.reject(new Error('LookupError: evicted'));
+    button(2).click();
+    await frame();
+    await Promise.resolve();
+    await frame();
+    expect(variant(2).querySelector('.jp-JitProfile-error')!.textContent).toBe(
+      'could not profile: LookupError: evicted'
+    );
+    panel.dispose();
   });
 });
 

@@ -1,0 +1,242 @@
+"""The constructs `jitmagic.njit` cannot convert, rejected with NjitUnsupportedError at
+conversion time: the message names the construct, the file and line, shows the line, and says
+what to write instead."""
+
+import ast
+import linecache
+import os
+
+from jitmagic.errors import NjitUnsupportedError
+
+__all__ = ["check_function", "unsupported"]
+
+_FILL = "preallocate an array with np.empty (or a list) and fill it in a loop"
+_HELPER = (
+    "move it to module level as a helper function (def), which njit compiles inline "
+    "when the njit function calls it"
+)
+
+
+def unsupported(construct, lineno, filename, fname, suggestion):
+    """The NjitUnsupportedError for `construct` at filename:lineno in function fname."""
+    src = linecache.getline(filename, lineno).strip() if lineno else ""
+    where = f'File "{filename}", line {lineno}' if lineno else f'File "{filename}"'
+    if filename.startswith("<") or not os.path.isabs(filename):
+        where = f"{filename}, line {lineno}"
+    msg = f"njit cannot compile {construct} in function {fname!r} ({where})"
+    if src:
+        msg += f":\n    {src}\n"
+    else:
+        msg += ".\n"
+    msg += suggestion[0].upper() + suggestion[1:]
+    if not msg.endswith("."):
+        msg += "."
+    return NjitUnsupportedError(msg, construct=construct, lineno=lineno, filename=filename)
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, filename, fname):
+        self.filename, self.fname = filename, fname
+        self.thunk = 0  # > 0 inside an operand the conversion turns into a thunk
+
+    def fail(self, construct, node, suggestion):
+        raise unsupported(
+            construct, getattr(node, "lineno", None), self.filename, self.fname, suggestion
+        )
+
+    # ---- statements -------------------------------------------------------------------
+    def visit_Try(self, node):
+        self.fail(
+            "`try`/`except`/`finally`",
+            node,
+            "test the condition with `if` and `raise` instead (njit supports raise, not "
+            "exception handling), or catch the exception around the call of the njit "
+            "function",
+        )
+
+    visit_TryStar = visit_Try
+
+    def visit_With(self, node):
+        self.fail(
+            "a `with` statement",
+            node,
+            "move the `with` block out of the njit function and call the njit function inside it",
+        )
+
+    def visit_AsyncWith(self, node):
+        self.fail(
+            "`async with`",
+            node,
+            "call the njit function from your async code instead: njit functions are synchronous",
+        )
+
+    visit_AsyncFor = visit_AsyncWith
+
+    def visit_AsyncFunctionDef(self, node):
+        self.fail(
+            "an `async def` function",
+            node,
+            "call the njit function from your async code instead: njit functions are synchronous",
+        )
+
+    def visit_Await(self, node):
+        self.fail(
+            "`await`",
+            node,
+            "call the njit function from your async code instead: njit functions are synchronous",
+        )
+
+    def visit_Global(self, node):
+        self.fail(
+            f"a `{type(node).__name__.lower()}` statement",
+            node,
+            "pass the value in as an argument and return the new value",
+        )
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Delete(self, node):
+        for t in node.targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del):
+                    self.fail(
+                        "`del` of a variable",
+                        node,
+                        "remove the `del` or assign the variable a new value "
+                        "(`del a[i]` on a container is fine)",
+                    )
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        self.fail(
+            "a class definition inside the function", node, "define the class at module level"
+        )
+
+    def visit_FunctionDef(self, node):
+        self.fail("a nested `def`", node, _HELPER)
+
+    def visit_Lambda(self, node):
+        self.fail("a `lambda`", node, _HELPER)
+
+    def visit_ListComp(self, node):
+        self.fail("a list comprehension", node, _FILL)
+
+    def visit_SetComp(self, node):
+        self.fail("a set comprehension", node, _FILL)
+
+    def visit_DictComp(self, node):
+        self.fail("a dict comprehension", node, _FILL)
+
+    def visit_GeneratorExp(self, node):
+        self.fail("a generator expression", node, _FILL)
+
+    def visit_Yield(self, node):
+        self.fail("`yield` (a generator function)", node, "return an array instead: " + _FILL)
+
+    visit_YieldFrom = visit_Yield
+
+    def visit_Match(self, node):
+        self.fail("a `match` statement", node, "use an if/elif chain")
+
+    def visit_Raise(self, node):
+        if node.exc is None:
+            self.fail(
+                "a bare `raise`",
+                node,
+                "there is no exception to re-raise in njit code: raise an exception "
+                "instance, e.g. `raise ValueError(...)`",
+            )
+        self.generic_visit(node)
+
+    def _no_starred_target(self, target, node):
+        for n in ast.walk(target):
+            if isinstance(n, ast.Starred):
+                self.fail(
+                    "a starred assignment target",
+                    node,
+                    "unpack with indexing and slicing instead, e.g. `a, b = t[0], t[1:]`",
+                )
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self._no_starred_target(t, node)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        self._no_starred_target(node.target, node)
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        self.thunk += 1
+        self.visit(node.test)
+        self.thunk -= 1
+        for s in node.body + node.orelse:
+            self.visit(s)
+
+    def visit_Assert(self, node):
+        self.visit(node.test)
+        if node.msg is not None:
+            self.thunk += 1
+            self.visit(node.msg)
+            self.thunk -= 1
+
+    # ---- expressions turned into thunks: no `:=` inside ------------------------------
+    def visit_BoolOp(self, node):
+        self.visit(node.values[0])
+        self.thunk += 1
+        for v in node.values[1:]:
+            self.visit(v)
+        self.thunk -= 1
+
+    def visit_IfExp(self, node):
+        self.visit(node.test)
+        self.thunk += 1
+        self.visit(node.body)
+        self.visit(node.orelse)
+        self.thunk -= 1
+
+    def visit_Compare(self, node):
+        chained = len(node.ops) > 1
+        self.thunk += chained
+        self.generic_visit(node)
+        self.thunk -= chained
+
+    def visit_NamedExpr(self, node):
+        if self.thunk:
+            self.fail(
+                "an assignment expression (`:=`) in a `while` condition, an operand of "
+                "`and`/`or`/`x if c else y`, a chained comparison or an assert message",
+                node,
+                "assign the value in a separate statement before it",
+            )
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id == "__jm":
+            self.fail("the name `__jm`", node, "rename it: njit reserves this name")
+
+
+def check_function(fdef, filename, fname, local_names):
+    """Raise NjitUnsupportedError for the first unsupported construct in fdef's body, or for
+    a local variable whose name njit reserves (`jm_...`)."""
+    c = _Checker(filename, fname)
+    for s in fdef.body:
+        c.visit(s)
+    args = fdef.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None and (a.arg == "__jm" or a.arg.startswith("jm_")):
+            c.fail(
+                f"the parameter name {a.arg!r}",
+                a,
+                "rename it: njit reserves `__jm` and the `jm_` prefix for its internal variables",
+            )
+    for name in local_names:
+        if name.startswith("jm_") or name == "__jm":
+            node = next(
+                (n for n in ast.walk(fdef) if isinstance(n, ast.Name) and n.id == name), fdef
+            )
+            c.fail(
+                f"the variable name {name!r}",
+                node,
+                "rename it: njit reserves the `jm_` prefix for its internal variables",
+            )

@@ -1,0 +1,990 @@
+"""The hooks the converted code calls (imperative/convert.py's contract), traced: a loop or a
+branch on a traced value becomes one njit equation (nj_for, nj_while, nj_cond) holding its
+bodies as sub-IRs, traced once; a branch on a Python value runs as Python runs it.
+
+Carried variables keep one type across iterations and branches: a Python int that becomes a
+float is a float throughout (NumPy's promotion of the two, as Numba unifies them); an array's
+dtype or rank that changes, or a value and a reference that meet, get the join or a clear error
+naming the variable and the line. A variable that is assigned on some paths only is carried
+with a flag; reading it where the flag is false raises UnboundLocalError, as Python would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+import numpy as np
+
+from jitmagic.core import dtypes
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.ir import Function, Var
+from jitmagic.core.refs import RefType
+from jitmagic.core.shapes import Dim
+from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
+from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative import pyops
+from jitmagic.imperative.tracers import (
+    NjNdindex,
+    NjRange,
+    NjTracer,
+    RefTracer,
+    _promote,
+    state,
+)
+
+UNDEFINED = pyops.UNDEFINED
+_I64 = np.dtype(np.int64)
+
+
+class NjitState:
+    """What one njit trace knows beyond its equations: fresh size symbols and their memo."""
+
+    def __init__(self):
+        self._ids = itertools.count(1)
+        self.memo = {}
+
+    def fresh(self, prefix="s"):
+        return f"{prefix}{next(self._ids)}"
+
+    def slice_length(self, n, spec, scalars):
+        """The length of a slice of an axis of n elements: an int when everything is known,
+        else a size symbol, the same one for the same slice of the same axis in one scope."""
+        if all(s is None or s[0] == "c" for s in spec) and isinstance(n, int):
+            start, stop, step = (None if s is None else s[1] for s in spec)
+            return len(range(*slice(start, stop, step).indices(n)))
+        if spec[0] is None and spec[1] is None and spec[2] in (None, ("c", 1)):
+            return n
+        key = (
+            id(current_trace()),
+            "slice",
+            n,
+            tuple(
+                s if s is None or s[0] == "c" else ("d", id(_var_of(scalars[s[1]]))) for s in spec
+            ),
+        )
+        d = self.memo.get(key)
+        if d is None:
+            d = self.memo[key] = Dim.symbol(self.fresh())
+        return d
+
+    def size_symbol(self, x):
+        """A traced size: the size expression it reads (x.shape[0] is a size already), an int
+        for a literal, or the name of a fresh symbol its equation binds."""
+        if isinstance(x, Tracer):
+            var = x._var
+            if not isinstance(var, Var):
+                return int(var.val)
+            e = _producer(var)
+            if e is not None and e.prim == "dim_value":
+                return e.kw["dim"]
+            key = (id(current_trace()), "size", id(var))
+            name = self.memo.get(key)
+            if name is None:
+                name = self.memo[key] = self.fresh()
+            return name
+        return int(x)
+
+
+def _var_of(x):
+    return x._var if isinstance(x, Tracer) else x
+
+
+def _producer(var):
+    t = current_trace()
+    for e in reversed(t.eqns):
+        if var in e.outvars:
+            return e
+    return None
+
+
+class MaybeUndefined:
+    """A variable bound on some paths only: its value where bound, and whether it is."""
+
+    def __init__(self, value, defined):
+        self.value = value
+        self.defined = defined
+
+
+# ---------------------------------------------------------------- types
+
+
+def type_of(v, where):
+    if isinstance(v, RefTracer):
+        return v._var.aval
+    if isinstance(v, (MaybeUndefined,)):
+        return type_of(v.value, where)
+    try:
+        return aval_of(v)
+    except TypeError:
+        raise NjitUnsupportedError(
+            f"{where}: a {type(v).__name__} cannot be carried by a compiled loop or branch "
+            f"(only arrays and numbers can)",
+            construct=f"a {type(v).__name__} changed in a compiled loop or branch",
+        ) from None
+
+
+def join(a, b, name, line):
+    """The type both a and b fit in, for a variable carried through a loop or a branch."""
+    if a == b:
+        return a
+    if isinstance(a, RefType) or isinstance(b, RefType):
+        ra = a if isinstance(a, RefType) else RefType(a.shape, a.dtype, "C")
+        rb = b if isinstance(b, RefType) else RefType(b.shape, b.dtype, "C")
+        if ra.dtype != rb.dtype or ra.ndim != rb.ndim:
+            raise TypeError(
+                f"variable '{name}' (line {line}) holds arrays of different types in a compiled "
+                f"loop or branch: {ra} and {rb}; make it one dtype and rank"
+            )
+        shape = tuple(
+            x if _same_dim(x, y) else Dim.symbol(current_trace().root.njit.fresh("c"))
+            for x, y in zip(ra.shape, rb.shape)
+        )
+        layout = ra.layout if ra.layout == rb.layout else "A"
+        return RefType(shape, ra.dtype, layout, ra.readonly or rb.readonly)
+    if a.shape != b.shape:
+        if len(a.shape) != len(b.shape) or not all(map(_same_dim, a.shape, b.shape)):
+            raise TypeError(
+                f"variable '{name}' (line {line}) changes shape in a compiled loop or branch: "
+                f"{a} and {b}; keep its shape, or make it an array filled in place"
+            )
+    if a.dtype == b.dtype:
+        return ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type)
+    dt, weak = dtypes.result_type(a, b)
+    return ShapedArray(a.shape, np.dtype(dt), weak)
+
+
+def _same_dim(x, y):
+    return x is y or (type(x) is type(y) and x == y)
+
+
+def cast_to(v, aval):
+    """v as a value or reference of type aval (carried types after a join)."""
+    if isinstance(aval, RefType):
+        if not isinstance(v, RefTracer):
+            v = _as_tracer(v)
+            _promote(v)
+        return v
+    if isinstance(v, RefTracer):
+        v = v.value()
+    a = aval_of(v)
+    if a.dtype == aval.dtype and a.weak_type == aval.weak_type:
+        return v
+    return bind("convert_element_type", v, new_dtype=aval.dtype, weak_type=aval.weak_type)
+
+
+def _as_tracer(v):
+    if isinstance(v, Tracer):
+        return v
+    return current_trace().tracer_type(current_trace(), current_trace().to_atom(v))
+
+
+def truthy(pred, line):
+    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    if isinstance(pred, RefTracer):
+        pred = pred.value()
+    a = aval_of(pred)
+    if a.shape != ():
+        # Python asks an array's truth when the `if` runs: checked there, not while tracing
+        # (the branch may never run)
+        size = a.size
+        n = bind("dim_value", dim=size) if isinstance(size, Dim) else np.int64(size)
+        for ok, message in (
+            (
+                bind("ne", n, np.int64(0)),
+                "The truth value of an empty array is ambiguous. Use "
+                "`array.size > 0` to check that an array is not empty.",
+            ),
+            (
+                bind("le", n, np.int64(1)),
+                "The truth value of an array with more than one "
+                "element is ambiguous. Use a.any() or a.all()",
+            ),
+        ):
+            if isinstance(ok, Tracer):
+                bind("nj_require", ok, exc="ValueError", message=message)
+            elif not ok:
+                bind("nj_raise", exc="ValueError", message=message)
+        if isinstance(size, int) and size != 1:
+            pred = np.zeros((), a.dtype)  # (never used: the code raised above)
+        else:
+            r = bind("ref_new", pred)
+            pred = bind("ref_load", r, *[np.int64(0)] * a.ndim)
+        a = aval_of(pred)
+    if a.dtype.kind == "b":
+        return pred
+    return bind("ne", pred, np.zeros((), a.dtype))
+
+
+def is_traced(x):
+    return isinstance(x, Tracer)
+
+
+def _concrete_bool(pred):
+    if isinstance(pred, MaybeUndefined):
+        raise NjitUnsupportedError("a condition on a variable that may not be assigned")
+    return not isinstance(pred, Tracer)
+
+
+# ---------------------------------------------------------------- tracing a body
+
+
+class _Body:
+    """A Python function traced once into a closed sub-IR: its inputs are `in_types`; captured
+    outer values become extra inputs (consts) placed first."""
+
+    def __init__(self, fn, in_types, name, out_casts=None):
+        self.undefined_out = []
+        with new_trace(name) as t:
+            ins = [t.new_arg(a, None) if a is not UNDEFINED else UNDEFINED for a in in_types]
+            ins = [_wrap_ref(x, a) for x, a in zip(ins, in_types)]
+            outs = fn(*ins)
+            if not isinstance(outs, tuple):
+                outs = (outs,)
+            outs = list(outs)
+            if out_casts is not None:
+                outs = [
+                    o if c is None or o is UNDEFINED else cast_to(_strip(o), c)
+                    for o, c in zip(outs, out_casts)
+                ]
+            self.raw_outs = outs
+            self.out_types = [None if o is UNDEFINED else type_of(_strip(o), name) for o in outs]
+            real = [_strip(o) for o in outs if o is not UNDEFINED]
+            self.undefined_out = [o is UNDEFINED for o in outs]
+            inner = t.finish([_to_atom_input(o) for o in real])
+        self.n_consts = len(inner.constvars)
+        self.consts = list(inner.consts)
+        self.fn = Function(
+            (), tuple(inner.constvars) + tuple(inner.invars), inner.eqns, inner.outs, ()
+        )
+
+
+def _wrap_ref(x, aval):
+    if isinstance(aval, RefType) and isinstance(x, Tracer) and not isinstance(x, RefTracer):
+        x.__class__ = RefTracer
+    return x
+
+
+def _strip(o):
+    return o.value if isinstance(o, MaybeUndefined) else o
+
+
+def _to_atom_input(o):
+    return o
+
+
+# ---------------------------------------------------------------- the hooks
+
+
+def _has_traced(xs):
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _scalar_items(t, what):
+    for x in t:
+        if not (
+            isinstance(x, (bool, int, float, complex, np.generic))
+            or (isinstance(x, Tracer) and x.aval.ndim == 0)
+        ):
+            raise NjitUnsupportedError(
+                f"{what} of a tuple holding {type(x).__name__} values with a traced index is "
+                f"not supported by njit: only tuples of numbers"
+            )
+
+
+def _tuple_at(t, index):
+    """t[i] for a tuple of numbers and an index the running code computes (IndexError when it
+    is out of range, negative from the end, as Python)."""
+    _scalar_items(t, "indexing")
+    i = _val(index)
+    if i.aval.ndim or i.aval.dtype.kind not in "iub":
+        raise TypeError("tuple indices must be integers or slices, not array")
+    n = np.int64(len(t))
+    i = bind("convert_element_type", i, new_dtype=_I64, weak_type=False)
+    bind(
+        "nj_require",
+        np.logical_and(i >= -n, i < n),
+        exc="IndexError",
+        message="tuple index out of range",
+    )
+    i = np.where(i < 0, i + n, i)
+    out = t[-1]
+    for k in range(len(t) - 2, -1, -1):
+        out = np.where(i == k, t[k], out)
+    return out
+
+
+def _tuple_compare(op, a, b):
+    _scalar_items(a + b, "comparing")
+    if op in ("Eq", "NotEq"):
+        eq = np.bool_(len(a) == len(b))
+        if len(a) == len(b):
+            for x, y in zip(a, b):
+                eq = np.logical_and(eq, x == y)
+        return eq if op == "Eq" else np.logical_not(eq)
+    if op in ("Gt", "GtE"):
+        return _tuple_compare("Lt" if op == "Gt" else "LtE", b, a)
+
+    def less(a, b, or_equal):
+        if not a or not b:
+            return np.bool_(len(a) < len(b) or (or_equal and len(a) == len(b)))
+        return np.logical_or(
+            a[0] < b[0], np.logical_and(a[0] == b[0], less(a[1:], b[1:], or_equal))
+        )
+
+    return less(a, b, op == "LtE")
+
+
+class TraceOps:
+    """convert.py's hooks for a traced function (see that module's contract)."""
+
+    UNDEFINED = UNDEFINED
+
+    # -------------------------------------------------------- reads
+    def check_defined(self, value, name, line):
+        if value is UNDEFINED:
+            raise UnboundLocalError(pyops._unbound(name))
+        if isinstance(value, MaybeUndefined):
+            bind(
+                "nj_require",
+                value.defined,
+                exc="UnboundLocalError",
+                message=pyops._unbound(name),
+            )
+            return value.value
+        return value
+
+    # -------------------------------------------------------- expressions
+    def module_view(self, value):
+        """What a name imported inside the function is to njit code (as its globals are)."""
+        from jitmagic.imperative.function import _njit_view
+
+        return _njit_view(value, self, {})
+
+    def getitem(self, obj, index, line):
+        if isinstance(obj, tuple) and isinstance(index, Tracer):
+            return _tuple_at(obj, index)
+        return obj[index]
+
+    def compare(self, op, a, b, line):
+        if op in ("In", "NotIn"):
+            # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
+            # would ask the truth of __contains__'s result while tracing)
+            if isinstance(b, Tracer):
+                found = b.__contains__(a)
+            elif isinstance(b, tuple) and _has_traced((a,) + b):
+                found = np.bool_(False)
+                for x in b:
+                    found = np.logical_or(found, _tuple_compare("Eq", (a,), (x,)))
+            else:
+                return pyops.compare(op, a, b, line)
+            return found if op == "In" else np.logical_not(found)
+        if isinstance(a, tuple) and isinstance(b, tuple) and _has_traced(a + b):
+            return _tuple_compare(op, a, b)
+        return pyops.compare(op, a, b, line)
+
+    def ifexp(self, pred, then, orelse, line):
+        if _concrete_bool(pred):
+            return then() if pred else orelse()
+        (out,) = self._cond(pred, lambda: (then(),), lambda: (orelse(),), (), (), line, "ifexp")
+        return out
+
+    def and_(self, a, b, line):
+        if _concrete_bool(a):
+            return b() if a else a
+        return self.ifexp(truthy(a, line), b, lambda: a, line)
+
+    def or_(self, a, b, line):
+        if _concrete_bool(a):
+            return a if a else b()
+        return self.ifexp(truthy(a, line), lambda: a, b, line)
+
+    def not_(self, x, line):
+        if _concrete_bool(x):
+            return not x
+        return bind("not", truthy(x, line))
+
+    # -------------------------------------------------------- statements
+    def raise_(self, exc, line):
+        cls = exc if isinstance(exc, type) else type(exc)
+        args = () if isinstance(exc, type) else exc.args
+        traced = [a for a in args if isinstance(a, Tracer)]
+        if traced:
+            vals = [
+                bind("convert_element_type", _val(a), new_dtype=_I64, weak_type=False)
+                for a in traced
+            ]
+            k = iter(range(len(traced)))
+            parts = ["{" + str(next(k)) + "}" if isinstance(a, Tracer) else str(a) for a in args]
+            message = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+        else:
+            vals, message = [], str(exc) if not isinstance(exc, type) else ""
+        bind("nj_raise", *vals, exc=_exc_name(cls), message=message)
+
+    def assert_(self, test, msg, line):
+        if _concrete_bool(test):
+            if not test:
+                raise AssertionError(msg() if msg is not None else None)
+            return
+        text = ""
+        if msg is not None:
+            m = msg()
+            text = m if isinstance(m, str) else str(m)
+        bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
+
+    def if_(self, pred, then, orelse, init, names, line):
+        if _concrete_bool(pred):
+            return pyops.if_(pred, then, orelse, init, names, line)
+        return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names, line, "if")
+
+    def _cond(self, pred, then, orelse, init, names, line, what):
+        p = truthy(pred, line)
+        init = list(init)
+        fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
+        if fixed:
+            outs = self._cond(
+                p,
+                _narrow(then, init, fixed, 0),
+                _narrow(orelse, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                what,
+            )
+            return _widen(outs, init, fixed)
+        in_types = [UNDEFINED if v is UNDEFINED else type_of(_strip(v), names) for v in init]
+        operands = [_strip(v) for v in init]
+        first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
+        n_out = len(first[0].out_types)
+        out_types, undefined = [], []
+        for k in range(n_out):
+            ta, tb = first[0].out_types[k], first[1].out_types[k]
+            name = names[k] if k < len(names) else "value"
+            if ta is None and tb is None:
+                out_types.append(None)
+                undefined.append("both")
+            elif ta is None or tb is None:
+                if not name.startswith("jm_"):
+                    raise NjitUnsupportedError(
+                        f"variable '{name}' is assigned in only one branch of the `{what}` at "
+                        f"line {line} and used after it: assign it before the `{what}` (or in "
+                        f"both branches)"
+                    )
+                out_types.append(ta or tb)
+                undefined.append("one")
+            else:
+                out_types.append(join(ta, tb, name, line))
+                undefined.append("no")
+        bodies = []
+        for k, (f, _prev) in enumerate(zip((orelse, then), first)):
+
+            def fill(*a, f=f, k=k):
+                outs = list(f(*a))
+                for j, t in enumerate(out_types):
+                    if outs[j] is UNDEFINED and t is not None:
+                        outs[j] = _placeholder(t)
+                return tuple(outs)
+
+            bodies.append(_Body(fill, in_types, f"{what}@{line}", out_casts=out_types))
+        # one operand list for both branches: the carried values, then each branch's captures
+        consts = bodies[0].consts + bodies[1].consts
+        fns = []
+        for k, body in enumerate(bodies):
+            fn = body.fn
+            nc = body.n_consts
+            own = list(fn.invars[:nc])
+            carried = list(fn.invars[nc:])
+            other = [Var(_aval_of_const(c)) for c in bodies[1 - k].consts]
+            invars = (own + other) if k == 0 else (other + own)
+            fns.append(fn.replace(invars=tuple(carried + invars)))
+        present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
+        outs = list(outs)
+        result, it = [], iter(outs)
+        for t in out_types:
+            if t is None:
+                result.append(UNDEFINED)
+                continue
+            v = next(it)
+            if isinstance(t, RefType):
+                v.__class__ = RefTracer
+            result.append(v)
+        # a value defined on one side only: its flag is the predicate's side
+        for k, u in enumerate(undefined):
+            if u == "one":
+                defined_then = first[1].out_types[k] is not None
+                flag = p if defined_then else bind("not", p)
+                result[k] = MaybeUndefined(result[k], flag)
+        return tuple(result)
+
+    # -------------------------------------------------------- loops
+    def for_range(
+        self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
+    ):
+        lo, hi, st = (_index(x, "range") for x in (start, stop, step))
+        if extra_test is not None:
+            return self._counted_while(lo, hi, st, body, init, names, line, extra_test)
+        # Python's loop variable is a Python int (weak: x32[i] * i stays float32)
+        return self._for(
+            lo, hi, st, lambda i, *c: body(_weak_int(i), *c), init, names, line, parallel
+        )
+
+    def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        compiled = getattr(iterable, "__jm_loop__", None)
+        if compiled is not None:
+            # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
+            # loop over its n items, item(i) the i-th
+            n, item = compiled()
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
+            )
+        if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
+            return pyops.for_iter(iterable, body, init, names, line, extra_test)
+        if isinstance(iterable, (tuple, list)):
+            # a sequence holding traced values: its items are known, so the loop is unrolled
+            return pyops.for_iter(iterable, body, init, names, line, extra_test)
+        if isinstance(iterable, NjNdindex):
+            return self._for_ndindex(iterable, body, init, names, line, extra_test)
+        if isinstance(iterable, (range, NjRange)):
+            return self.for_range(
+                iterable.start,
+                iterable.stop,
+                iterable.step,
+                body,
+                init,
+                names,
+                line,
+                extra_test,
+                parallel=getattr(iterable, "parallel", False),
+            )
+        arr = _as_iterable(iterable)
+        n = arr.shape[0]
+        return self.for_range(
+            0, n, 1, lambda i, *c: body(arr[i], *c), init, names, line, extra_test
+        )
+
+    def _for_ndindex(self, it, body, init, names, line, extra_test):
+        """for idx in np.ndindex(shape) (or idx, v in np.ndenumerate(a)): one counted loop
+        over the flat position, the index tuple made from it in C order."""
+        dims = [_index(d, "ndindex") for d in it.shape]
+        total = np.int64(1)
+        for d in dims:
+            total = total * d
+
+        def each(k, *c):
+            idx = []
+            rest = k
+            for d in reversed(dims[1:]):
+                idx.append(rest % d)
+                rest = rest // d
+            idx.append(rest)
+            idx = tuple(_weak_int(v) for v in reversed(idx))
+            if it.array is None:
+                return body(idx, *c)
+            return body((idx, it.array[idx]), *c)
+
+        return self.for_range(0, total, 1, each, init, names, line, extra_test)
+
+    def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
+        if isinstance(iterable, (tuple, list)):
+            return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
+        arr = _as_iterable(iterable)
+        n = arr.shape[0]
+        return self.for_range(
+            0, n, 1, lambda i, *c: body(i + start, arr[i], *c), init, names, line, extra_test
+        )
+
+    def for_zip(self, iterables, body, init, names, line, extra_test=None):
+        if all(isinstance(x, (tuple, list)) for x in iterables):
+            return pyops.for_zip(iterables, body, init, names, line, extra_test)
+        arrs = [_as_iterable(x) for x in iterables]
+        n = arrs[0].shape[0]
+        for a in arrs[1:]:
+            n = _min_size(n, a.shape[0])
+        return self.for_range(
+            0,
+            n,
+            1,
+            lambda i, *c: body(*[a[i] for a in arrs], *c),
+            init,
+            names,
+            line,
+            extra_test,
+        )
+
+    def while_(self, cond, body, init, names, line):
+        init = list(init)
+        fixed = _unchanged_refs(init, (body,), 0, (), f"while@{line}")
+        if fixed:
+            outs = self.while_(
+                _narrow(cond, init, fixed, 0, whole=True),
+                _narrow(body, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+            )
+            return _widen(outs, init, fixed)
+        types = self._carried_types(
+            lambda types: [_Body(body, types, f"while@{line}")], init, names, line
+        )
+        gone = [k for k, t in enumerate(types) if t is UNDEFINED]
+        if gone:
+            # carried names no iteration binds (a `return` the trace found unreachable leaves
+            # jm_retval so): not carried, UNDEFINED after the loop as before it
+            keep = [k for k, t in enumerate(types) if t is not UNDEFINED]
+
+            def full(c):
+                vals = [UNDEFINED] * len(types)
+                for k, v in zip(keep, c):
+                    vals[k] = v
+                return vals
+
+            out = self.while_(
+                lambda *c: cond(*full(c)),
+                lambda *c: tuple(o for k, o in enumerate(body(*full(c))) if k not in gone),
+                [init[k] for k in keep],
+                tuple(_names(names, k) for k in keep),
+                line,
+            )
+            return tuple(full(out))
+        maybe = _maybe_positions(init, types)
+        w_cond, w_body, w_types, w_init = _with_flags(
+            lambda *c: (truthy_or_bool(cond(*c), line),), body, init, types, maybe
+        )
+        cb = _Body(w_cond, w_types, f"while@{line}.cond")
+        bb = _Body(w_body, w_types, f"while@{line}", out_casts=w_types)
+        outs = bind(
+            "nj_while",
+            *cb.consts,
+            *bb.consts,
+            *w_init,
+            cond_fn=cb.fn,
+            body_fn=bb.fn,
+            n_cond=cb.n_consts,
+            n_body=bb.n_consts,
+            line=line,
+        )
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts, init)
+
+    # -------------------------------------------------------- loop machinery
+    def _for(self, lo, hi, st, body, init, names, line, parallel=False):
+        init = list(init)
+        opts = getattr(state(), "options", None)
+        # prange runs split over threads in a parallel=True function (serially otherwise)
+        parallel = bool(parallel and opts is not None and opts.parallel)
+        i_type = ShapedArray((), _I64, False)
+        fixed = _unchanged_refs(init, (body,), 1, (i_type,), f"for@{line}")
+        if fixed:
+            # a whole array updated by every iteration (`y += x[i]`): Numba's array reduction;
+            # the iterations run in order (split over threads they would race on the array)
+            outs = self._for(
+                lo,
+                hi,
+                st,
+                _narrow(body, init, fixed, 1),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                False,
+            )
+            return _widen(outs, init, fixed)
+        types = self._carried_types(
+            lambda types: [_Body(body, [i_type] + types, f"for@{line}")], init, names, line
+        )
+        maybe = _maybe_positions(init, types)
+        _, w_body, w_types, w_init = _with_flags(None, body, init, types, maybe, index=True)
+        bb = _Body(w_body, [i_type] + w_types, f"for@{line}", out_casts=w_types)
+        outs = bind(
+            "nj_for",
+            lo,
+            hi,
+            st,
+            *bb.consts,
+            *w_init,
+            body=bb.fn,
+            n_consts=bb.n_consts,
+            line=line,
+            parallel=parallel,
+        )
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts + 1, init)
+
+    def _counted_while(self, lo, hi, st, body, init, names, line, extra_test):
+        """for i in range(...) with a break: a while loop carrying i."""
+        pos = st if not isinstance(st, Tracer) else None
+
+        def cond(i, *c):
+            if pos is not None:
+                more = (i < hi) if pos > 0 else (i > hi)
+            else:
+                more = self.ifexp(st > 0, lambda: i < hi, lambda: i > hi, line)
+            return self.and_(more, lambda: extra_test(*c), line)
+
+        def step(i, *c):
+            out = body(_weak_int(i), *c)
+            return (i + st, *out)
+
+        i0 = _as_int64(lo)
+        out = self.while_(cond, step, (i0, *init), ("jm_range_i", *names), line)
+        return out[1:]
+
+    def _carried_types(self, trace, init, names, line):
+        """The carried types: the initial ones joined with what the body gives, until stable
+        (a Python int that becomes a float is a float from the start)."""
+        types = [
+            UNDEFINED if v is UNDEFINED else type_of(_strip(v), _names(names, k))
+            for k, v in enumerate(init)
+        ]
+        for _ in range(4):
+            body = trace(types)[0]
+            outs = body.out_types
+            new = []
+            changed = False
+            for k, (t, o) in enumerate(zip(types, outs)):
+                name = _names(names, k)
+                if o is None:
+                    if t is UNDEFINED:
+                        new.append(UNDEFINED)
+                        continue
+                    raise NjitUnsupportedError(
+                        f"variable '{name}' becomes unbound in the loop at line {line}"
+                    )
+                j = o if t is UNDEFINED else join(t, o, name, line)
+                changed |= t is UNDEFINED or j != t
+                new.append(j)
+            types = new
+            if not changed:
+                return types
+        raise TypeError(
+            f"the types of the variables carried by the loop at line {line} do not settle: "
+            + ", ".join(f"{_names(names, k)}: {t}" for k, t in enumerate(types))
+        )
+
+    def _loop_results(self, outs, types, maybe, body=None, carry_at=0, init=()):
+        """The loop's results as the user's variables. An array the body leaves as it was
+        (`s += x` updates it in place) is the array from before the loop: the same object,
+        whose memory the code knows (no reference of unknown memory carried out)."""
+        outs = list(outs)
+        n = len(types)
+        result = []
+        flags = iter(outs[n:])
+        for k, (v, t) in enumerate(zip(outs[:n], types)):
+            if isinstance(t, RefType):
+                v.__class__ = RefTracer
+                if (
+                    body is not None
+                    and k not in maybe
+                    and k < len(init)
+                    and isinstance(init[k], RefTracer)
+                    and body.outs[k] is body.invars[carry_at + k]
+                ):
+                    v = init[k]
+            result.append(MaybeUndefined(v, next(flags)) if k in maybe else v)
+        return tuple(result)
+
+
+def _unchanged_refs(init, bodies, n_prefix, prefix_types, name):
+    """Positions of carried variables holding a reference (an array in memory) that every
+    body gives back as it came, the very array (`y += x`, `y[i] = v` change its contents,
+    not which array `y` is): the loop or branch need not carry them, its code writes into that
+    array where it is (a carried reference would make the construct's result an array whose
+    memory only the running code knows). Found by tracing each body once with those arrays
+    as they are outside; a body that fails to trace so carries them as before."""
+    cands = [k for k, v in enumerate(init) if isinstance(v, RefTracer)]
+    if not cands:
+        return []
+    same = set(cands)
+
+    def probe(fn):
+        def g(*a):
+            full = list(a[n_prefix:])
+            for k in cands:
+                full[k] = init[k]
+            outs = tuple(fn(*a[:n_prefix], *full))
+            same.difference_update(k for k in cands if outs[k] is not init[k])
+            return tuple(o for j, o in enumerate(outs) if j not in cands)
+
+        return g
+
+    in_types = list(prefix_types) + [
+        UNDEFINED if v is UNDEFINED else type_of(_strip(v), name) for v in init
+    ]
+    try:
+        for fn in bodies:
+            _Body(probe(fn), in_types, name)
+    except Exception:
+        return []  # (the construct's own trace raises it where it is)
+    return sorted(same)
+
+
+def _narrow(fn, init, fixed, n_prefix, whole=False):
+    """fn over the carried values without the `fixed` positions (their arrays are the outer
+    ones); its results likewise (`whole`: fn's result is not a tuple of carried values)."""
+
+    def g(*a):
+        full = list(a[n_prefix:])
+        for k in fixed:
+            full.insert(k, init[k])
+        outs = fn(*a[:n_prefix], *full)
+        if whole:
+            return outs
+        return tuple(o for j, o in enumerate(outs) if j not in fixed)
+
+    return g
+
+
+def _kept(seq, fixed):
+    return [v for k, v in enumerate(seq) if k not in fixed]
+
+
+def _widen(outs, init, fixed):
+    full = list(outs)
+    for k in fixed:
+        full.insert(k, init[k])
+    return tuple(full)
+
+
+def _maybe_positions(init, types):
+    """Carried variables not bound before the loop (bound by its body): carried with a flag."""
+    return [k for k, (v, t) in enumerate(zip(init, types)) if v is UNDEFINED and t is not UNDEFINED]
+
+
+_TRUE, _FALSE = np.bool_(True), np.bool_(False)
+_BOOL = ShapedArray((), np.dtype(bool), False)
+
+
+def _with_flags(cond, body, init, types, maybe, index=False):
+    """The loop's cond and body over the carries plus one `defined` flag per variable in
+    `maybe`: the user's functions see MaybeUndefined(value, flag) there (a read checks it)."""
+    n = len(types)
+    w_types = [t for t in types] + [_BOOL] * len(maybe)
+    w_init = [_initial(v, t) for v, t in zip(init, types)] + [_FALSE] * len(maybe)
+
+    def view(c):
+        vals = list(c[:n])
+        for j, k in enumerate(maybe):
+            vals[k] = MaybeUndefined(vals[k], c[n + j])
+        return vals
+
+    def w_body(*args):
+        if index:
+            i, c = args[0], args[1:]
+            outs = body(i, *view(c))
+        else:
+            outs = body(*view(args))
+        flags = [outs[k].defined if isinstance(outs[k], MaybeUndefined) else _TRUE for k in maybe]
+        return (*outs, *flags)
+
+    def w_cond(*c):
+        return cond(*view(c))
+
+    return (w_cond if cond is not None else None), w_body, w_types, w_init
+
+
+def _names(names, k):
+    return names[k] if k < len(names) else f"#{k}"
+
+
+def _initial(v, t):
+    if t is UNDEFINED:
+        return None
+    if v is UNDEFINED:
+        return _placeholder(t)
+    return cast_to(_strip(v), t)
+
+
+def _placeholder(t):
+    """A value of type t standing where a variable is not bound yet (never read: a flag or
+    the control flow guards it)."""
+    if isinstance(t, RefType):
+        r = bind(
+            "ref_alloc", dtype=t.dtype, out_shape=tuple(0 for _ in t.shape), binds=(), layout="C"
+        )
+        r.__class__ = RefTracer
+        return r
+    return (
+        bind(
+            "broadcast_in_dim", np.zeros((), t.dtype), shape=tuple(t.shape), broadcast_dimensions=()
+        )
+        if t.shape
+        else _as_tracer(np.zeros((), t.dtype)[()] if not t.weak_type else t.dtype.type(0).item())
+    )
+
+
+def _aval_of_const(c):
+    if isinstance(c, Tracer):
+        return c._var.aval
+    return aval_of(c)
+
+
+def truthy_or_bool(x, line):
+    if isinstance(x, Tracer):
+        return truthy(x, line)
+    return bool(x)
+
+
+def _val(x):
+    return x.value() if isinstance(x, RefTracer) else x
+
+
+def _exc_name(cls):
+    return cls.__name__ if cls.__module__ == "builtins" else cls
+
+
+def _index(x, what):
+    """A range() argument: a Python int, a size, or a traced integer (as int64)."""
+    if isinstance(x, bool) or isinstance(x, (float, np.floating)):
+        raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+    if isinstance(x, (int, np.integer)):
+        return np.int64(x)
+    if isinstance(x, Dim):
+        return bind("dim_value", dim=x)
+    if isinstance(x, Tracer):
+        x = _val(x)
+        if x.aval.shape != () or x.aval.dtype.kind not in "iub":
+            raise TypeError(f"'{x.aval}' object cannot be interpreted as an integer")
+        return bind("convert_element_type", x, new_dtype=_I64, weak_type=False)
+    raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+
+
+def _as_int64(x):
+    return _as_tracer(x) if isinstance(x, Tracer) else _as_tracer(np.int64(x))
+
+
+def _weak_int(i):
+    if isinstance(i, Tracer) and not i.aval.weak_type:
+        return bind("convert_element_type", i, new_dtype=_I64, weak_type=True)
+    return i
+
+
+def _as_iterable(x):
+    if isinstance(x, (range, NjRange)):  # (zipped or enumerated): its values as an array
+        from jitmagic.imperative.namespace import arange
+
+        return arange(x.start, x.stop, x.step).value()
+    if isinstance(x, np.ndarray):
+        x = _as_tracer(x)
+    if not isinstance(x, Tracer):
+        raise NjitUnsupportedError(
+            f"njit cannot iterate over a {type(x).__name__} with a compiled loop: iterate over "
+            f"an array, a range, or a tuple"
+        )
+    if not x.shape:
+        raise TypeError("iteration over a 0-d array")
+    return x
+
+
+def _min_size(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    if isinstance(a, Dim) and isinstance(b, Dim) and a == b:
+        return a
+    x, y = _index(a, "zip"), _index(b, "zip")
+    return bind("min", x, y)
+
+
+__all__ = ["TraceOps", "NjitState", "MaybeUndefined", "NjTracer", "is_traced", "sys"]
+
+
+from jitmagic.imperative.tracers import TRANSPARENT as _TRANSPARENT  # noqa: E402
+
+_TRANSPARENT.add(TraceOps.getitem.__code__)

@@ -1,0 +1,1161 @@
+"""Lowering of njit's imperative IR: references (mutable arrays in memory), effects in program
+order, loops and branches whose bodies read and write memory, checks that raise Python's
+exceptions, and results made as NumPy arrays by the native code itself.
+
+The entry point of an njit variant:
+
+    i32 jm_entry(<one argument per input>, ptr results, ptr ctx, ptr errinfo)
+
+An array input (a reference, or a constant) is its PyArrayObject*; a weak Python scalar is
+passed by value as i64/f64. `ctx` holds what the code must not bake in (the machine code may be
+loaded from the disk cache in another process): ctx[0] is numpy.ndarray's type object, ctx[1]
+and ctx[2] the bitgen_t and Gaussian cache of NumPy's global RandomState (when the code draws
+from it: `uses_legacy_rng`), ctx[3] the Python callback dispatcher (runtime/callbacks) and
+ctx[4 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` gets one record
+per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the caller), or a
+reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
+the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
+or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values).
+
+Memory: a value's buffer is allocated where its equation runs (its size may be known only
+then: np.empty(n), a slice with traced bounds) and freed at the end of the scope it belongs to
+(the call, or one iteration of a loop). Arrays the results return are NumPy arrays made with
+bufpool's jm_new_array. Values read from a reference (`ref_get`) are computed lazily inside the
+loop that consumes them, except when an effect (a store, a loop that stores, a draw) lies
+between the read and a consumer: then the value is materialized where it was read (plan).
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from jitmagic.core import shapes
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.ir import Function, Lit, Var
+from jitmagic.core.refs import RefType
+from jitmagic.core.registry import PRIMITIVES
+from jitmagic.errors import LoweringError
+from jitmagic.lower import fusion
+from jitmagic.lower.codegen import (
+    ENTRY,
+    Buffer,
+    Codegen,
+    ScalarArg,
+    _broadcast_index,
+    _contiguous_strides,
+)
+from jitmagic.lower.rules import lowering
+from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, raw_store
+from jitmagic.runtime import bufpool, interrupt, runstats
+
+_I64 = np.dtype(np.int64)
+_I64_AVAL = ShapedArray((), _I64)
+_DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
+STATUS_RAISE = 16
+CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
+ERRINFO_SLOTS = 8
+
+
+class RefBuffer(Buffer):
+    """A reference in code: its element pointer, shape and strides (in elements: ints, size
+    expressions or LLVM values), the memory it belongs to (`root`: ("arg", k), ("alloc", id)
+    or None when not known) and, for an array made for the results, its PyObject* slot."""
+
+    def __init__(self, ptr, aval, strides, root=None, obj=None):
+        super().__init__(ptr, aval, strides)
+        self.root = root
+        self.obj = obj
+
+
+def value_aval(aval):
+    return aval.value() if isinstance(aval, RefType) else aval
+
+
+def strides_of(layout, shape):
+    if layout == "C":
+        return _contiguous_strides(shape)
+    if layout == "F":
+        return tuple(reversed(_contiguous_strides(tuple(reversed(shape)))))
+    return None
+
+
+# ---------------------------------------------------------------- what is computed where
+
+
+def plan(fn: Function) -> set:
+    """The variables materialized where their equation runs: the code generator's fusion plan
+    (jitmagic.lower.fusion), plus every value that reads a reference lazily and would otherwise
+    be computed after an effect that follows the read (NumPy computes each statement when it
+    runs: `t = a + 1; a[0] = 5; b[:] = t` must see the old `a`)."""
+    mat = fusion.plan(fn)
+    producer = {v: e for e in fn.eqns for v in e.outvars}
+    pos = {e: k for k, e in enumerate(fn.eqns)}
+    effects = [k for k, e in enumerate(fn.eqns) if _is_effect(e)]
+    if not effects:
+        return mat
+    mat |= {v for e in fn.eqns for v in e.outvars if isinstance(v.aval, RefType)}
+    while True:
+        added = False
+        for e in fn.eqns:
+            for v in e.outvars:
+                if v in mat or not _reads_refs(v, producer, mat):
+                    continue
+                d = pos[e]
+                last = max(_eval_positions(v, fn, producer, mat, pos), default=d)
+                if any(d < k < last for k in effects):
+                    mat.add(v)
+                    added = True
+        if not added:
+            return mat
+
+
+def _is_effect(e):
+    p = PRIMITIVES[e.prim]
+    return p.effect or e.prim.startswith("nj_")
+
+
+def _reads_refs(v, producer, mat):
+    """v's lazily computed tree reads a reference."""
+    seen, stack = set(), [v]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        e = producer.get(u)
+        if e is None:
+            continue
+        if e.prim == "ref_get":
+            return True
+        if u is not v and u in mat:
+            continue
+        stack.extend(a for a in e.inputs if isinstance(a, Var))
+    return False
+
+
+def _eval_positions(v, fn, producer, mat, pos):
+    """Where v's fused computation runs: each materialized equation (or the end, for an
+    output) that consumes v through lazily computed values."""
+    out = []
+    frontier, seen = [v], set()
+    consumers = {}
+    for e in fn.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                consumers.setdefault(a, []).append(e)
+    while frontier:
+        u = frontier.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u in fn.outs:
+            out.append(len(fn.eqns))
+        for e in consumers.get(u, ()):
+            if any(w in mat for w in e.outvars) or _is_effect(e):
+                out.append(pos[e])
+            else:
+                frontier.extend(e.outvars)
+    return out
+
+
+# ---------------------------------------------------------------- the code generator
+
+
+class NjitCodegen(Codegen):
+    """One njit variant's LLVM IR (see the module docstring for the entry's convention)."""
+
+    def __init__(self, fn: Function, name: str, arg_layouts, out_names=None):
+        super().__init__(fn, name)
+        self.arg_layouts = tuple(arg_layouts)  # per input: "C"/"F"/"A" for references, else None
+        self.reduce_groups, self.reduce_later = {}, set()
+        self._epilogues = {}
+        self.sites = []  # (exception class name, message template) per raising site
+        self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
+        self.uses_legacy_rng = False  # draws from NumPy's global RandomState
+        self.uses_callbacks = False  # calls Python (runtime/callbacks)
+        self.fastmath = ()
+        self.nogil = False
+        self.notes = []  # what the code does differently from what was asked, and why
+        # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
+        self.out_layout = []
+        self.scopes = []  # per open scope: the temporaries to free at its end
+        self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
+        self.subfunction_state = None
+
+    # ------------------------------------------------------------ entry
+    def build(self) -> str:
+        fn = self.fn
+        ins = fn.constvars + fn.invars
+        argtys = [PTR if k == "array" else (I64 if k == "i64" else F64) for k in self.kinds]
+        func = ir.Function(self.module, ir.FunctionType(I32, argtys + [PTR, PTR, PTR]), ENTRY)
+        self.func = func
+        self.results, self.ctx, self.errinfo = func.args[len(argtys) :]
+        entry = func.append_basic_block("entry")
+        self.fail_bb = func.append_basic_block("not_contiguous")
+        self.oom_bb = func.append_basic_block("out_of_memory")
+        self.error_bb = func.append_basic_block("raised")
+        self.b = ir.IRBuilder(entry)
+        self._slot_builder = ir.IRBuilder(entry)
+        self._temp_slots = {}
+        runstats.declare(self.module)
+        interrupt.declare(self.module)
+        self.abort_target = func.append_basic_block("interrupted")
+        interrupt.clear(self)
+        timing = runstats.emit_start(self)
+        n_const = len(fn.constvars)
+        self._load_symbols(ins, func.args)
+        for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
+            if isinstance(v.aval, RefType):
+                self.buffers[v] = self._ref_arg(arg, v.aval, i - n_const)
+            elif kind == "array":
+                self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=False), v.aval)
+            else:
+                self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        self.scopes.append([])
+        self.emit_region(fn)
+        self._emit_results(fn)
+        self._close_scope()
+        runstats.emit_stop(self, timing)
+        self.b.ret(ir.Constant(I32, 0))
+        self.b.position_at_end(self.fail_bb)
+        self.b.ret(ir.Constant(I32, 1))
+        for bb, rc in (
+            (self.oom_bb, 2),
+            (self.abort_target, interrupt.ABORTED),
+            (self.error_bb, STATUS_RAISE),
+        ):
+            self.b.position_at_end(bb)
+            for slot in self._temp_slots.values():
+                self.b.call(self.tmp_free(), [self.b.load(slot, typ=PTR)])
+            for slot in self.obj_slots:
+                self._decref(self.b.load(slot, typ=PTR))
+            self.b.ret(ir.Constant(I32, rc))
+        if self.fastmath:
+            _apply_fastmath(self.module, self.fastmath)
+        return self._text()
+
+    def _ref_arg(self, arg, aval, k):
+        """An array argument as a reference: data pointer, the shape's symbols (loaded by
+        _load_symbols) and strides: from the shape when the layout is known, else read."""
+        b = self.b
+        data = b.load(b.gep(arg, [ir.Constant(I64, _DATA)], source_etype=I8), typ=PTR)
+        layout = aval.layout
+        strides = strides_of(layout, aval.shape)
+        if strides is None:
+            sp = b.load(b.gep(arg, [ir.Constant(I64, _STRIDES)], source_etype=I8), typ=PTR)
+            item = ir.Constant(I64, aval.dtype.itemsize)
+            strides = tuple(
+                b.sdiv(
+                    b.load(b.gep(sp, [ir.Constant(I64, d)], source_etype=I64), typ=I64),
+                    item,
+                )
+                for d in range(aval.ndim)
+            )
+        return RefBuffer(data, aval.value(), strides, root=("arg", k))
+
+    # ------------------------------------------------------------ regions and scopes
+    def emit_region(self, fn: Function):
+        """Emit fn's equations at the builder's position (its inputs already bound)."""
+        mat = plan(fn)
+        for e in fn.eqns:
+            self.producer.update({v: e for v in e.outvars})
+        saved = self.materialized
+        self.materialized = set(saved) | mat
+        try:
+            for e in fn.eqns:
+                if not any(v in mat for v in e.outvars) and not _is_effect(e):
+                    continue
+                for v in e.outvars:
+                    if v in mat and v not in self.buffers and not isinstance(v.aval, RefType):
+                        self.buffers[v] = self.new_value_buffer(v.aval)
+                self.emit_eqn(e)
+        finally:
+            self.materialized = saved
+
+    def _emit_eqn_at_depth(self, e):
+        p = PRIMITIVES[e.prim]
+        if p.kind == "custom":
+            lowering(e.prim)(self, e, [self.buffers.get(v) for v in e.outvars])
+        else:
+            super()._emit_eqn_at_depth(e)
+
+    def new_value_buffer(self, aval):
+        """A buffer for a value computed here: a stack slot for a scalar (a register once
+        optimised), else memory freed at the end of the current scope."""
+        if aval.shape == ():
+            return self.scalar_slot(aval)
+        return Buffer(self.malloc(aval, self.scopes[-1]), aval)
+
+    def scalar_slot(self, aval):
+        sb = ir.IRBuilder(self.func.entry_basic_block)
+        sb.position_at_start(self.func.entry_basic_block)
+        arr = sb.alloca(ir.ArrayType(I64, 2))
+        slot = sb.alloca(PTR)
+        raw_store(sb, arr, slot)
+        return Buffer(sb.load(slot, typ=PTR), aval)
+
+    def open_scope(self):
+        self.scopes.append([])
+
+    def _close_scope(self):
+        for p in self.scopes.pop():
+            self.release(p)
+
+    close_scope = _close_scope
+
+    # ------------------------------------------------------------ symbols and checks
+    def bind_symbol(self, name, value):
+        self.buffers[("dim", name)] = ScalarArg(value, _I64_AVAL)
+
+    def site(self, exc, template):
+        self.sites.append((exc, template))
+        return len(self.sites) - 1
+
+    def raise_if(self, cond, exc, template, values=()):
+        """When cond (an i1) holds: raise exc(template.format(*values)) in the caller, the
+        values being i64s known here."""
+        b = self.b
+        k = self.site(exc, template)
+        bad = self.func.append_basic_block(f"raise{k}")
+        ok = self.func.append_basic_block(f"ok{k}")
+        b.cbranch(cond, bad, ok)
+        b.position_at_end(bad)
+        self._store_errinfo(k, values)
+        b.branch(self.error_bb)
+        b.position_at_end(ok)
+
+    def raise_now(self, exc, template, values=()):
+        """Raise unconditionally here; code emitted after it is unreachable."""
+        k = self.site(exc, template)
+        self._store_errinfo(k, values)
+        self.b.branch(self.error_bb)
+        self.b.position_at_end(self.func.append_basic_block("unreachable"))
+
+    def _store_errinfo(self, k, values):
+        b = self.b
+        b.store(ir.Constant(I64, k), b.gep(self.errinfo, [ir.Constant(I64, 0)], source_etype=I64))
+        for j, v in enumerate(values[: ERRINFO_SLOTS - 1]):
+            if v.type != I64:
+                v = b.sext(v, I64) if isinstance(v.type, ir.IntType) else b.bitcast(v, I64)
+            b.store(v, b.gep(self.errinfo, [ir.Constant(I64, j + 1)], source_etype=I64))
+
+    def checked_index(self, i, n, axis):
+        """i (an i64) as a position on an axis of size n: negative counts from the end; out of
+        range raises NumPy's IndexError."""
+        b = self.b
+        nv = self.size(n)
+        j = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, nv), i)
+        self.raise_if(
+            b.icmp_unsigned(">=", j, nv),
+            "IndexError",
+            "index {0} is out of bounds for axis " + str(axis) + " with size {1}",
+            [i, nv],
+        )
+        return j
+
+    # ------------------------------------------------------------ NumPy objects
+    def new_array(self, aval):
+        """A new NumPy array of aval's shape and dtype (sizes as they are now): its PyObject*
+        (kept in a slot dropped on an error exit) and a buffer over its data."""
+        b = self.b
+        dt = np.dtype(aval.dtype)
+        if dt not in self.ctx_dtypes:
+            self.ctx_dtypes.append(dt)
+        descr = self._ctx(CTX_DTYPES + self.ctx_dtypes.index(dt))
+        nd = max(aval.ndim, 1)
+        dims = b.alloca(ir.ArrayType(I64, nd))
+        for d, n in enumerate(aval.shape):
+            b.store(self.size(n), b.gep(dims, [ir.Constant(I64, 0), ir.Constant(I64, d)]))
+        fn = self.module.globals.get("jm_new_array") or ir.Function(
+            self.module, ir.FunctionType(PTR, [PTR, PTR, I32, PTR]), "jm_new_array"
+        )
+        bufpool.install()
+        gil = self._take_gil()
+        obj = b.call(fn, [self._ctx(0), descr, ir.Constant(I32, aval.ndim), dims])
+        self._drop_gil(gil)
+        ok = self.func.append_basic_block("array_ok")
+        b.cbranch(b.icmp_unsigned("==", b.ptrtoint(obj, I64), ir.Constant(I64, 0)), self.oom_bb, ok)
+        b.position_at_end(ok)
+        sb = self._slot_builder_at_entry()
+        slot = sb.alloca(PTR)
+        raw_store(sb, ir.Constant(PTR, None), slot)
+        raw_store(b, obj, slot)
+        self.obj_slots.append(slot)
+        data = b.load(b.gep(obj, [ir.Constant(I64, _DATA)], source_etype=I8), typ=PTR)
+        return obj, slot, data
+
+    def _slot_builder_at_entry(self):
+        sb = self._slot_builder
+        sb.position_at_start(self.func.entry_basic_block)
+        return sb
+
+    def _ctx(self, k):
+        b = self.b
+        return b.load(b.gep(self.ctx, [ir.Constant(I64, k)], source_etype=I64), typ=PTR)
+
+    def _take_gil(self):
+        """nogil code takes the GIL to make or drop a Python object (PyGILState_Ensure)."""
+        if not self.nogil:
+            return None
+        fn = self.module.globals.get("PyGILState_Ensure") or ir.Function(
+            self.module, ir.FunctionType(I32, []), "PyGILState_Ensure"
+        )
+        return self.b.call(fn, [])
+
+    def _drop_gil(self, state):
+        if state is None:
+            return
+        fn = self.module.globals.get("PyGILState_Release") or ir.Function(
+            self.module, ir.FunctionType(ir.VoidType(), [I32]), "PyGILState_Release"
+        )
+        self.b.call(fn, [state])
+
+    def _decref(self, obj):
+        """Py_DECREF of an object the code made (NULL: nothing), with the GIL held."""
+        fn = self.module.globals.get("Py_DecRef") or ir.Function(
+            self.module, ir.FunctionType(ir.VoidType(), [PTR]), "Py_DecRef"
+        )
+        b = self.b
+        isnull = b.icmp_unsigned("==", b.ptrtoint(obj, I64), ir.Constant(I64, 0))
+        with b.if_then(b.not_(isnull)):
+            gil = self._take_gil()
+            b.call(fn, [obj])
+            self._drop_gil(gil)
+
+    # ------------------------------------------------------------ results
+    def _emit_results(self, fn):
+        b = self.b
+        slot = 0
+        for a in fn.outs:
+            aval = a.aval
+            if isinstance(aval, RefType):
+                buf = self.buffers[a]
+                self.out_layout.append(("ref", aval.ndim, aval.dtype))
+                root = buf.root
+                if root is not None and root[0] == "arg":
+                    head = ir.Constant(I64, -1 - root[1])
+                elif buf.obj is not None:
+                    head = b.ptrtoint(b.load(buf.obj, typ=PTR), I64)
+                    b.store(ir.Constant(PTR, None), buf.obj)  # the caller owns it now
+                else:
+                    raise LoweringError("a returned reference whose memory is not known")
+                vals = [head, b.ptrtoint(buf.ptr, I64)]
+                vals += [self.size(n) for n in aval.shape]
+                item = ir.Constant(I64, aval.dtype.itemsize)
+                for s in buf.strides:
+                    sv = s if isinstance(s, ir.Value) else self.size(s)
+                    vals.append(b.mul(sv, item))
+                for v in vals:
+                    self._result(slot, v)
+                    slot += 1
+            elif aval.shape == ():
+                self.out_layout.append(("scalar", aval.dtype))
+                v = self.emit_value(a, [])
+                if aval.dtype.kind == "c":
+                    for part in v:
+                        self._result(slot, b.bitcast(self._widen(part), I64))
+                        slot += 1
+                else:
+                    self._result(slot, self._bits(v, aval.dtype))
+                    slot += 1
+            else:
+                self.out_layout.append(("array", aval.dtype))
+                obj, oslot, data = self.new_array(aval)
+                out = Buffer(data, aval)
+                self.loop_nest(
+                    aval.shape,
+                    lambda idx, a=a, out=out: self.store(out, idx, self.emit_value(a, idx)),
+                )
+                self._result(slot, b.ptrtoint(obj, I64))
+                b.store(ir.Constant(PTR, None), oslot)
+                slot += 1
+        self.n_result_slots = slot
+
+    def _result(self, k, v):
+        b = self.b
+        b.store(v, b.gep(self.results, [ir.Constant(I64, k)], source_etype=I64))
+
+    def _widen(self, v):
+        return self.b.fpext(v, F64) if v.type != F64 else v
+
+    def _bits(self, v, dt):
+        b = self.b
+        if dt.kind == "b":
+            return b.zext(v, I64)
+        if dt.kind in "iu":
+            if v.type.width < 64:
+                return b.zext(v, I64) if dt.kind == "u" else b.sext(v, I64)
+            return v
+        return b.bitcast(self._widen(v), I64)
+
+
+# ---------------------------------------------------------------- reference primitives
+
+
+def _operand_i64(cg, a):
+    return cg.cast(cg.emit_value(a, []), a.aval.dtype, _I64)
+
+
+def _checked_axes(e, nd):
+    """How each axis of a load/store is indexed: True (checked: IndexError, negative from the
+    end), "wrap" (negative from the end, unchecked: boundscheck=False) or False (as given:
+    passes/bounds.py proved it inside). `checked` is one mode for all axes, or one per axis."""
+    c = e.kw.get("checked", True)
+    return tuple(c) if isinstance(c, tuple) else (c,) * nd
+
+
+def _position(cg, i, n, axis, mode):
+    i = _operand_i64(cg, i)
+    if mode is True:
+        return cg.checked_index(i, n, axis)
+    if mode == "wrap":
+        b = cg.b
+        return b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, cg.size(n)), i)
+    return i
+
+
+def lower_load(cg, e, outs):
+    r, idx = e.inputs[0], e.inputs[1:]
+    buf = cg.buffers[r]
+    checked = _checked_axes(e, len(idx))
+    pos = [_position(cg, i, n, d, checked[d]) for d, (i, n) in enumerate(zip(idx, buf.aval.shape))]
+    cg.store(outs[0], [], cg.load(buf, pos))
+
+
+def lower_store(cg, e, outs):
+    r, idx, v = e.inputs[0], e.inputs[1:-1], e.inputs[-1]
+    buf = cg.buffers[r]
+    checked = _checked_axes(e, len(idx))
+    pos = [_position(cg, i, n, d, checked[d]) for d, (i, n) in enumerate(zip(idx, buf.aval.shape))]
+    cg.store(buf, pos, cg.emit_value(v, []))
+
+
+def lower_set(cg, e, outs):
+    """dest[...] = v, broadcast; when v reads memory that may overlap dest (arguments may
+    alias each other), v is computed into a temporary first, as NumPy's ufuncs do."""
+    r, v = e.inputs
+    dest = cg.buffers[r]
+    shape = dest.aval.shape
+    vshape = v.aval.shape
+
+    def write(target, src):
+        def body(idx):
+            cg.store(target, idx, src(idx))
+
+        cg.loop_nest(shape, body)
+
+    if isinstance(v, Lit) or not isinstance(v, Var):
+        val = cg.emit_value(v, [])
+        write(dest, lambda idx: val)
+        return
+    sources = _ref_sources(cg, v)
+    risky = [s for s in sources if _may_overlap(dest, s, r, v)]
+    if not risky:
+        write(dest, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+        return
+    b = cg.b
+    overlap = ir.Constant(I1, 0)
+    for s in risky:
+        overlap = b.or_(overlap, _overlaps(cg, dest, s))
+    with b.if_else(overlap) as (yes, no):
+        with yes:
+            local = []  # freed in this branch: its pointer exists only here
+            tmp = Buffer(cg.malloc(dest.aval, local), dest.aval)
+            write(tmp, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+            write(dest, lambda idx: cg.load(tmp, idx))
+            for p in local:
+                cg.release(p)
+        with no:
+            write(dest, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+
+
+def _ref_sources(cg, v):
+    """The references v's lazily computed tree reads (through ref_get)."""
+    out, seen, stack = [], set(), [v]
+    while stack:
+        u = stack.pop()
+        if not isinstance(u, Var) or u in seen:
+            continue
+        seen.add(u)
+        e = cg.producer.get(u)
+        if e is None or (u in cg.buffers and u is not v):
+            continue
+        if e.prim == "ref_get":
+            out.append(e.inputs[0])
+            continue
+        stack.extend(e.inputs)
+    return [cg.buffers[s] for s in out]
+
+
+def _may_overlap(dest, src, dest_var, v):
+    if src is dest:
+        return False  # the same view read elementwise where it is written (x += 1)
+    a, b = dest.root, src.root
+    if a is None or b is None:
+        return True
+    if a == b:
+        return True
+    return a[0] == "arg" and b[0] == "arg"  # two arguments may be views of one array
+
+
+def _overlaps(cg, x, y):
+    """Do the memory extents of two references intersect (empty ones never do)?"""
+    b = cg.b
+    lo1, hi1 = _extent(cg, x)
+    lo2, hi2 = _extent(cg, y)
+    return b.and_(b.icmp_signed("<", lo1, hi2), b.icmp_signed("<", lo2, hi1))
+
+
+def _extent(cg, buf):
+    b = cg.b
+    item = buf.aval.dtype.itemsize
+    base = b.ptrtoint(buf.ptr, I64)
+    lo, hi = base, b.add(base, ir.Constant(I64, item))
+    empty = ir.Constant(I1, 0)
+    for n, s in zip(buf.aval.shape, buf.strides):
+        nv = cg.size(n)
+        sv = s if isinstance(s, ir.Value) else cg.size(s)
+        empty = b.or_(empty, b.icmp_signed("<=", nv, ir.Constant(I64, 0)))
+        span = b.mul(b.mul(b.sub(nv, ir.Constant(I64, 1)), sv), ir.Constant(I64, item))
+        neg = b.icmp_signed("<", span, ir.Constant(I64, 0))
+        lo = b.add(lo, b.select(neg, span, ir.Constant(I64, 0)))
+        hi = b.add(hi, b.select(neg, ir.Constant(I64, 0), span))
+    return b.select(empty, ir.Constant(I64, 0), lo), b.select(empty, ir.Constant(I64, 0), hi)
+
+
+def lower_view(cg, e, outs):
+    """Basic indexing: an offset pointer, the kept axes' sizes and strides."""
+    r, scalars = e.inputs[0], e.inputs[1:]
+    buf = cg.buffers[r]
+    b = cg.b
+    out_aval = e.outvars[0].aval
+    ptr_off = ir.Constant(I64, 0)
+    shape, strides = [], []
+    fresh = iter(out_aval.shape)
+    axis = 0
+
+    def stride(d):
+        s = buf.strides[d]
+        return s if isinstance(s, ir.Value) else cg.size(s)
+
+    for entry in e.kw["index"]:
+        kind = entry[0]
+        if kind == "new":
+            shape.append(next(fresh))
+            strides.append(0)
+            continue
+        n = buf.aval.shape[axis]
+        if kind == "int":
+            i = cg.checked_index(_operand_i64(cg, scalars[entry[1]]), n, axis)
+            ptr_off = b.add(ptr_off, b.mul(i, stride(axis)))
+        else:
+            start, length, step = _slice(cg, entry[1:], scalars, cg.size(n))
+            ptr_off = b.add(ptr_off, b.mul(start, stride(axis)))
+            dim = next(fresh)
+            _bind_or_check(cg, dim, length)
+            shape.append(dim)
+            strides.append(b.mul(stride(axis), step))
+        axis += 1
+    for d in range(axis, buf.aval.ndim):
+        dim = next(fresh)
+        _bind_or_check(cg, dim, cg.size(buf.aval.shape[d]))
+        shape.append(dim)
+        strides.append(stride(d))
+    ptr = b.gep(buf.ptr, [ptr_off], source_etype=_etype(out_aval.dtype), inbounds=True)
+    cg.buffers[e.outvars[0]] = RefBuffer(
+        ptr, out_aval.value(), _static_strides(cg, out_aval, strides), buf.root, buf.obj
+    )
+
+
+def _static_strides(cg, out_aval, strides):
+    """The view's strides as the code generator best knows them: from the shape when the
+    layout says it is contiguous (loops then vectorize), else the computed values."""
+    known = strides_of(out_aval.layout, out_aval.shape)
+    return known if known is not None else tuple(strides)
+
+
+def _etype(dt):
+    from jitmagic.lower.scalar import storage_type
+
+    return (
+        storage_type(np.dtype(dt))
+        if np.dtype(dt).kind != "c"
+        else ir.ArrayType(
+            storage_type(np.dtype(np.float64 if np.dtype(dt) == np.complex128 else np.float32)), 2
+        )
+    )
+
+
+def _bind_or_check(cg, dim, value):
+    """A view's size: a fresh symbol gets its value here; a known size is what it must be."""
+    if (
+        shapes.is_symbolic(dim)
+        and len(dim.symbols) == 1
+        and dim == shapes.Dim.symbol(dim.symbols[0])
+        and ("dim", dim.symbols[0]) not in cg.buffers
+    ):
+        cg.bind_symbol(dim.symbols[0], value)
+
+
+def _slice(cg, spec, scalars, n):
+    """(start, length, step) of a slice on an axis of n elements, as Python computes them."""
+    b = cg.b
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+
+    def val(s, default):
+        if s is None:
+            return default
+        return ir.Constant(I64, s[1]) if s[0] == "c" else _operand_i64(cg, scalars[s[1]])
+
+    step = val(spec[2], one)
+    if spec[2] is not None and spec[2][0] == "d":
+        cg.raise_if(b.icmp_signed("==", step, zero), "ValueError", "slice step cannot be zero")
+    neg = b.icmp_signed("<", step, zero)
+    lower = b.select(neg, ir.Constant(I64, -1), zero)
+    upper = b.select(neg, b.sub(n, one), n)
+
+    def norm(x, dflt):
+        if x is None:
+            return dflt
+        x = val(x, None)
+        x = b.select(b.icmp_signed("<", x, zero), b.add(x, n), x)
+        x = b.select(b.icmp_signed("<", x, lower), lower, x)
+        return b.select(b.icmp_signed(">", x, upper), upper, x)
+
+    start = norm(spec[0], b.select(neg, upper, lower))
+    stop = norm(spec[1], b.select(neg, lower, upper))
+    # length: ceil((stop - start) / step) when positive, else 0
+    diff = b.sub(stop, start)
+    q = b.sdiv(b.add(diff, b.select(neg, b.add(step, one), b.sub(step, one))), step)
+    length = b.select(b.icmp_signed("<", q, zero), zero, q)
+    return start, length, step
+
+
+def lower_transpose(cg, e, outs):
+    (r,) = e.inputs
+    buf = cg.buffers[r]
+    perm = e.kw["perm"]
+    out_aval = e.outvars[0].aval
+    strides = [buf.strides[p] for p in perm]
+    cg.buffers[e.outvars[0]] = RefBuffer(
+        buf.ptr, out_aval.value(), _static_strides(cg, out_aval, strides), buf.root, buf.obj
+    )
+
+
+def lower_part(cg, e, outs):
+    """x.real / x.imag of a complex reference: the same memory, every other real."""
+    (r,) = e.inputs
+    buf = cg.buffers[r]
+    out_aval = e.outvars[0].aval
+    half = out_aval.dtype.itemsize
+    ptr = (
+        buf.ptr
+        if e.kw["part"] == "real"
+        else cg.b.gep(buf.ptr, [ir.Constant(I64, half)], source_etype=I8)
+    )
+    strides = [
+        s * 2 if not isinstance(s, ir.Value) else cg.b.mul(s, ir.Constant(I64, 2))
+        for s in buf.strides
+    ]
+    cg.buffers[e.outvars[0]] = RefBuffer(ptr, out_aval.value(), tuple(strides), buf.root, buf.obj)
+
+
+def lower_reshape(cg, e, outs):
+    r, dims = e.inputs[0], e.inputs[1:]
+    buf = cg.buffers[r]
+    out_aval = e.outvars[0].aval
+    for name, a in zip(e.kw["binds"], dims):
+        cg.bind_symbol(name, _operand_i64(cg, a))
+    total = ir.Constant(I64, 1)
+    for d in out_aval.shape:
+        total = cg.b.mul(total, cg.size(d))
+    cg.raise_if(
+        cg.b.icmp_signed("!=", total, cg.size(buf.aval.size)),
+        "ValueError",
+        "cannot reshape array of size {0} into a shape of {1} elements",
+        [cg.size(buf.aval.size), total],
+    )
+    cg.buffers[e.outvars[0]] = RefBuffer(
+        buf.ptr, out_aval.value(), strides_of("C", out_aval.shape), buf.root, buf.obj
+    )
+
+
+def lower_alloc(cg, e, outs):
+    """np.empty: fresh memory, a NumPy array when it is returned, else freed with its scope."""
+    out = e.outvars[0]
+    b = cg.b
+    for name, a in zip(e.kw["binds"], e.inputs):
+        v = _operand_i64(cg, a)
+        cg.raise_if(
+            b.icmp_signed("<", v, ir.Constant(I64, 0)),
+            "ValueError",
+            "negative dimensions are not allowed",
+        )
+        cg.bind_symbol(name, v)
+    cg.buffers[out] = _fresh_ref(cg, out)
+
+
+def _fresh_ref(cg, out):
+    aval = out.aval
+    val = aval.value()
+    if cg.escapes(out):
+        if len(cg.scopes) > 1:
+            raise LoweringError(
+                "an array made inside a loop or branch is returned or used after it: make it "
+                "before the loop (np.empty) and fill it inside"
+            )
+        obj, slot, data = cg.new_array(val)
+        return RefBuffer(data, val, strides_of("C", aval.shape), ("alloc", id(out)), slot)
+    ptr = cg.malloc(val, cg.scopes[-1])
+    return RefBuffer(ptr, val, strides_of("C", aval.shape), ("alloc", id(out)))
+
+
+def lower_new(cg, e, outs):
+    """np.array(v) / x.copy(): fresh memory holding v."""
+    (v,) = e.inputs
+    out = e.outvars[0]
+    buf = _fresh_ref(cg, out)
+    cg.buffers[out] = buf
+    shape = out.aval.shape
+    cg.loop_nest(shape, lambda idx: cg.store(buf, idx, cg.emit_value(v, idx)))
+
+
+def _escapes_fn(fn):
+    """The reference variables of fn whose memory the results return (directly or through
+    views, transposes and reshapes)."""
+    derived = {}
+    for e in fn.eqns:
+        if e.prim in ("ref_view", "ref_transpose", "ref_reshape"):
+            derived[e.outvars[0]] = e.inputs[0]
+    out = set()
+    for a in fn.outs:
+        while isinstance(a, Var):
+            out.add(a)
+            a = derived.get(a)
+    return out
+
+
+def _escapes(self, v):
+    if not hasattr(self, "_escaping"):
+        self._escaping = _escapes_fn(self.fn)
+    return v in self._escaping
+
+
+NjitCodegen.escapes = _escapes
+
+
+def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False):
+    """(LLVM IR text, the code generator) of an njit variant's optimised IR. `fastmath`: LLVM
+    fast-math flags for the function's floating-point operations (exactly those); `nogil`:
+    the caller releases the GIL, so the code takes it to make or drop Python objects."""
+    cg = NjitCodegen(fn, name, arg_layouts)
+    cg.fastmath = tuple(sorted(fastmath))
+    cg.nogil = nogil
+    text = cg.build()
+    return text, cg
+
+
+_FP_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fcmp", "fneg"}
+
+
+def _apply_fastmath(module, flags):
+    """The fast-math flags on every floating-point instruction of the module's functions
+    (not on calls: libm and the vector-math routines are chosen by the flags of their
+    callers' operations)."""
+    for f in module.functions:
+        for block in f.blocks:
+            for instr in block.instructions:
+                if getattr(instr, "opname", None) in _FP_OPS and hasattr(instr, "flags"):
+                    for fl in flags:
+                        if fl not in instr.flags:
+                            instr.flags.append(fl)
+
+
+# ---------------------------------------------------------------- control flow
+
+
+class _RefSlots:
+    """A reference carried by a loop or merged by a branch: its pointer, sizes and strides in
+    stack slots (registers once optimised), so each iteration may hold another array."""
+
+    def __init__(self, cg, aval):
+        sb = cg._slot_builder_at_entry()
+        self.aval = aval
+        self.ptr = sb.alloca(PTR)
+        self.dims = [sb.alloca(I64) for _ in aval.shape]
+        self.strides = [sb.alloca(I64) for _ in aval.shape]
+
+    def put(self, cg, buf):
+        b = cg.b
+        raw_store(b, buf.ptr, self.ptr)
+        for slot, n in zip(self.dims, buf.aval.shape):
+            b.store(cg.size(n), slot)
+        for slot, s in zip(self.strides, buf.strides):
+            b.store(s if isinstance(s, ir.Value) else cg.size(s), slot)
+
+    def get(self, cg, aval):
+        """The reference now, its size symbols (those of aval) bound to the sizes held."""
+        b = cg.b
+        for d, slot in zip(aval.shape, self.dims):
+            if shapes.is_symbolic(d) and len(d.symbols) == 1:
+                cg.bind_symbol(d.symbols[0], b.load(slot, typ=I64))
+        strides = tuple(b.load(slot, typ=I64) for slot in self.strides)
+        return RefBuffer(b.load(self.ptr, typ=PTR), aval.value(), strides, None)
+
+
+def _carry_storage(cg, outvars, outs):
+    return [
+        _RefSlots(cg, v.aval) if isinstance(v.aval, RefType) else buf
+        for v, buf in zip(outvars, outs)
+    ]
+
+
+def _put(cg, store, src_atom=None, src_buf=None):
+    """Write a value or reference into a carry's storage."""
+    if isinstance(store, _RefSlots):
+        store.put(cg, src_buf if src_buf is not None else cg.buffers[src_atom])
+        return
+    shape = store.aval.shape
+    if src_buf is not None:
+        cg.loop_nest(shape, lambda idx: cg.store(store, idx, cg.load(src_buf, idx)))
+    else:
+        cg.loop_nest(
+            shape,
+            lambda idx: cg.store(
+                store,
+                idx,
+                cg.emit_value(src_atom, _broadcast_index(idx, src_atom.aval.shape, shape)),
+            ),
+        )
+
+
+def _bind_carries(cg, invars, storage):
+    for v, st in zip(invars, storage):
+        cg.buffers[v] = st.get(cg, v.aval) if isinstance(st, _RefSlots) else st
+
+
+def _store_outputs(cg, fn, invars, storage):
+    """The body's results into the carries: scalars and references read before any is
+    written (a swap), arrays staged through a temporary when another carry reads them."""
+    b = cg.b
+    pending = []
+    for k, (a, st) in enumerate(zip(fn.outs, storage)):
+        if a is invars[k]:
+            continue  # passed through unchanged
+        if isinstance(st, _RefSlots):
+            src = cg.buffers[a]
+            pending.append((st, ("ref", src)))
+        elif st.aval.shape == ():
+            pending.append((st, ("scalar", cg.emit_value(a, []))))
+        else:
+            staged = isinstance(a, Var) and a in invars
+            if staged:
+                tmp = Buffer(cg.malloc(st.aval, cg.scopes[-1]), st.aval)
+                _put(cg, tmp, src_atom=a)
+                pending.append((st, ("array", tmp)))
+            else:
+                pending.append((st, ("atom", a)))
+    for st, (kind, x) in pending:
+        if kind == "ref":
+            st.put(cg, x)
+        elif kind == "scalar":
+            cg.store(st, [], x)
+        elif kind == "array":
+            _put(cg, st, src_buf=x)
+        else:
+            _put(cg, st, src_atom=x)
+    del b
+
+
+class _Scoped:
+    """A body's scope: its temporaries are freed and its size symbols forgotten at the end
+    (they do not dominate the code after it)."""
+
+    def __init__(self, cg):
+        self.cg = cg
+
+    def __enter__(self):
+        self.saved = {k: v for k, v in self.cg.buffers.items() if isinstance(k, tuple)}
+        self.cg.open_scope()
+        return self
+
+    def __exit__(self, *exc):
+        cg = self.cg
+        if exc[0] is None:
+            cg.close_scope()
+        else:
+            cg.scopes.pop()
+        for k in [k for k in cg.buffers if isinstance(k, tuple)]:
+            if k not in self.saved:
+                del cg.buffers[k]
+        cg.buffers.update(self.saved)
+        return False
+
+
+def _initialise(cg, storage, atoms):
+    for st, a in zip(storage, atoms):
+        if isinstance(st, _RefSlots):
+            st.put(cg, cg.buffers[a])
+        elif st.aval.shape == ():
+            cg.store(st, [], cg.emit_value(a, []))
+        else:
+            _put(cg, st, src_atom=a)
+
+
+def _finish(cg, outvars, storage):
+    for v, st in zip(outvars, storage):
+        if isinstance(st, _RefSlots):
+            cg.buffers[v] = st.get(cg, v.aval)
+
+
+POLL = 1 << 16  # a loop without a static trip count polls Ctrl-C once per this many iterations
+
+
+def trip_count(cg, lo_a, hi_a, step_a):
+    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0), or None when the step is a
+    literal 0 (then the code raises range()'s ValueError here)."""
+    b = cg.b
+    lo, hi = _operand_i64(cg, lo_a), _operand_i64(cg, hi_a)
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    if isinstance(step_a, Lit):
+        step_v = int(step_a.val)
+        if step_v == 0:
+            cg.raise_now("ValueError", "range() arg 3 must not be zero")
+            return None
+        step = ir.Constant(I64, step_v)
+        if step_v > 0:
+            span = b.sub(hi, lo) if step_v == 1 else b.sub(b.add(b.sub(hi, lo), step), one)
+        else:
+            span = b.sub(b.sub(b.sub(lo, hi), step), one)
+        n = span if step_v == 1 else b.sdiv(span, ir.Constant(I64, abs(step_v)))
+    else:
+        step = _operand_i64(cg, step_a)
+        cg.raise_if(b.icmp_signed("==", step, zero), "ValueError", "range() arg 3 must not be zero")
+        pos = b.icmp_signed(">", step, zero)
+        up = b.sdiv(b.sub(b.add(b.sub(hi, lo), step), one), step)
+        down = b.sdiv(b.add(b.sub(lo, hi), b.sub(b.neg(step), one)), b.neg(step))
+        n = b.select(pos, up, down)
+    n = b.select(b.icmp_signed("<", n, zero), zero, n)
+    return lo, step, n
+
+
+def lower_for(cg, e, outs):
+    """for i in range(lo, hi, step): the trip count computed once (step may be negative; 0
+    raises ValueError as range() does), iterations in a counted loop."""
+    kw = e.kw
+    body, nc = kw["body"], kw["n_consts"]
+    lo_a, hi_a, step_a = e.inputs[:3]
+    consts = e.inputs[3 : 3 + nc]
+    init = e.inputs[3 + nc :]
+    b = cg.b
+    counted = trip_count(cg, lo_a, hi_a, step_a)
+    if counted is None:
+        return
+    lo, step, n = counted
+    storage = _carry_storage(cg, e.outvars, outs)
+    _initialise(cg, storage, init)
+    i_in = body.invars[nc]
+    carry_in = body.invars[nc + 1 :]
+    const_bufs = [cg.buffers.get(a) if isinstance(a, Var) else None for a in consts]
+
+    def one_iteration(k):
+        i = (
+            b.add(lo, b.mul(k, step))
+            if not (isinstance(step_a, Lit) and int(step_a.val) == 1)
+            else b.add(lo, k)
+        )
+        with _Scoped(cg):
+            for v, a, buf in zip(body.invars[:nc], consts, const_bufs):
+                cg.buffers[v] = buf if buf is not None else ScalarArg(cg.emit_value(a, []), a.aval)
+            cg.buffers[i_in] = ScalarArg(cg.cast(i, _I64, i_in.aval.dtype), i_in.aval)
+            _bind_carries(cg, carry_in, storage)
+            cg.emit_region(body)
+            _store_outputs(cg, body, carry_in, storage)
+
+    cg.loop(n, one_iteration, poll_every=POLL)
+    _finish(cg, e.outvars, storage)
+
+
+def lower_while(cg, e, outs):
+    kw = e.kw
+    cond, body, ncc, nbc = kw["cond_fn"], kw["body_fn"], kw["n_cond"], kw["n_body"]
+    cconsts = e.inputs[:ncc]
+    bconsts = e.inputs[ncc : ncc + nbc]
+    init = e.inputs[ncc + nbc :]
+    b = cg.b
+    storage = _carry_storage(cg, e.outvars, outs)
+    _initialise(cg, storage, init)
+    counter = cg._slot_builder_at_entry().alloca(I64)
+    b.store(ir.Constant(I64, 0), counter)
+    head = cg.func.append_basic_block("while_head")
+    body_bb = cg.func.append_basic_block("while_body")
+    done = cg.func.append_basic_block("while_done")
+    b.branch(head)
+    b.position_at_end(head)
+    saved_memo, cg.memo = cg.memo, {}
+    with _Scoped(cg):
+        _bind_consts(cg, cond.invars[:ncc], cconsts)
+        _bind_carries(cg, cond.invars[ncc:], storage)
+        cg.emit_region(cond)
+        pred = cg.emit_value(cond.outs[0], [])
+        if cond.outs[0].aval.dtype.kind != "b":
+            pred = cg.cast(pred, cond.outs[0].aval.dtype, np.dtype(bool))
+    b.cbranch(pred, body_bb, done)
+    b.position_at_end(body_bb)
+    cg.memo = {}
+    # Ctrl-C: polled once per POLL iterations (a counter), so a tight loop stays tight
+    c = b.add(b.load(counter, typ=I64), ir.Constant(I64, 1))
+    b.store(c, counter)
+    with b.if_then(b.icmp_signed("==", b.and_(c, ir.Constant(I64, POLL - 1)), ir.Constant(I64, 0))):
+        interrupt.check(cg)
+    with _Scoped(cg):
+        _bind_consts(cg, body.invars[:nbc], bconsts)
+        _bind_carries(cg, body.invars[nbc:], storage)
+        cg.emit_region(body)
+        _store_outputs(cg, body, body.invars[nbc:], storage)
+    b.branch(head)
+    b.position_at_end(done)
+    cg.memo = saved_memo
+    _finish(cg, e.outvars, storage)
+
+
+def _bind_consts(cg, invars, atoms):
+    for v, a in zip(invars, atoms):
+        buf = cg.buffers.get(a) if isinstance(a, Var) else None
+        cg.buffers[v] = buf if buf is not None else ScalarArg(cg.emit_value(a, []), a.aval)
+
+
+def lower_cond(cg, e, outs):
+    """if pred: branch 1 else branch 0; each branch writes the results' storage."""
+    pred_a, ops = e.inputs[0], e.inputs[1:]
+    branches = e.kw["branches"]
+    b = cg.b
+    pred = cg.emit_value(pred_a, [])
+    if pred_a.aval.dtype.kind != "b":
+        pred = cg.cast(pred, pred_a.aval.dtype, np.dtype(bool))
+    storage = _carry_storage(cg, e.outvars, outs)
+    saved_memo = cg.memo
+    with b.if_else(pred) as (then, otherwise):
+        for block, fn in ((then, branches[1]), (otherwise, branches[0])):
+            with block:
+                cg.memo = {}
+                with _Scoped(cg):
+                    _bind_consts(cg, fn.invars, ops)
+                    cg.emit_region(fn)
+                    _store_outputs(cg, fn, [None] * len(fn.outs), storage)
+    cg.memo = saved_memo
+    _finish(cg, e.outvars, storage)
+
+
+def lower_require(cg, e, outs):
+    """raise exc(message) when the condition is false."""
+    cond = e.inputs[0]
+    vals = [_operand_i64(cg, a) for a in e.inputs[1:]]
+    ok = cg.emit_value(cond, [])
+    cg.raise_if(cg.b.not_(ok), e.kw["exc"], e.kw["message"], vals)
+
+
+def lower_raise(cg, e, outs):
+    vals = [_operand_i64(cg, a) for a in e.inputs]
+    cg.raise_now(e.kw["exc"], e.kw["message"], vals)

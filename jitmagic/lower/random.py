@@ -1,0 +1,181 @@
+"""Lowering of the random-number and callback primitives (ops/random.py) in njit code.
+
+Draws call runtime/rng's jm_rng_* functions by name (linked when the code is loaded); the
+uniform double, the commonest draw, is emitted inline as NumPy's loops do it (one indirect
+call of the bit generator's next_double). np.random.seed of the legacy MT19937 is written
+here (NumPy's mt19937_seed: 624 words from the seed, position at the end, Gaussian cache
+cleared), so seeding inside compiled code needs no Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import llvmlite.ir as ir
+import numpy as np
+
+from jitmagic.lower.imperative import CTX_CALLBACK, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS
+from jitmagic.lower.scalar import F64, I8, I32, I64, PTR
+from jitmagic.runtime import rng
+from jitmagic.runtime.callbacks import PENDING
+
+_LTYPE = {"d": F64, "q": I64, "i": I32, "p": PTR, "g": PTR}
+_DT = {"d": np.dtype(np.float64), "q": np.dtype(np.int64), "i": np.dtype(np.int32)}
+_MT_N = 624
+
+
+def _sig(fn):
+    ret, args = rng.SIGNATURES[fn][0].split(":")
+    return ret, args
+
+
+def _operand(cg, atom, kind):
+    v = cg.emit_value(atom, [])
+    dt = atom.aval.dtype
+    if kind in "pg":
+        return cg.b.inttoptr(cg.cast(v, dt, np.dtype(np.int64)), PTR)
+    return cg.cast(v, dt, _DT[kind])
+
+
+def lower_handle(cg, e, outs):
+    k = CTX_LEGACY_BITGEN if e.kw["which"] == "legacy" else CTX_LEGACY_GAUSS
+    cg.uses_legacy_rng = True
+    cg.store(outs[0], [], cg.b.ptrtoint(cg._ctx(k), I64))
+
+
+def lower_draw(cg, e, outs):
+    fn = e.kw["fn"]
+    ret, args = _sig(fn)
+    ops = [_operand(cg, a, k) for a, k in zip(e.inputs, args)]
+    if fn == "jm_rng_next_double":
+        v = rng.emit_next(cg.b, ops[0], "double")
+    else:
+        rng.install()
+        v = cg.b.call(rng.declare(cg.module, fn), ops)
+    cg.store(outs[0], [], cg.cast(v, _DT[ret], np.dtype(e.kw["dtype"])))
+
+
+def lower_fill(cg, e, outs):
+    """fn(h, [g], *params, n, out): n values into a C-contiguous reference."""
+    fn = e.kw["fn"]
+    ret, args = _sig(fn)
+    ref_pos = next(
+        i for i, a in enumerate(e.inputs) if a in cg.buffers and hasattr(cg.buffers[a], "root")
+    )
+    out = cg.buffers[e.inputs[ref_pos]]
+    scalars = [a for i, a in enumerate(e.inputs) if i != ref_pos]
+    n = cg.size(out.aval.size)
+    # the signature's operands: the bit generator (and Gaussian cache), the parameters, then
+    # the count and the output pointer; a function whose operands already hold its count
+    # (choice without replacement: pop, size, shuffle) gets only the pointer after them
+    vals = [_operand(cg, a, k) for a, k in zip(scalars, args[: len(scalars)])]
+    rng.install()
+    tail = [out.ptr] if len(scalars) + 1 == len(args) else [n, out.ptr]
+    rc = cg.b.call(rng.declare(cg.module, fn), vals + tail)
+    if ret == "i":  # the functions that allocate: 0, or -1 when out of memory
+        ok = cg.func.append_basic_block("filled")
+        cg.b.cbranch(cg.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), cg.oom_bb, ok)
+        cg.b.position_at_end(ok)
+
+
+def lower_seed(cg, e, outs):
+    """NumPy's RandomState.seed(s) for an MT19937 (s already checked to be a uint32)."""
+    b = cg.b
+    h, g, seed = e.inputs
+    bitgen = _operand(cg, h, "p")
+    gauss = _operand(cg, g, "p")
+    s0 = b.trunc(cg.cast(cg.emit_value(seed, []), seed.aval.dtype, np.dtype(np.int64)), I32)
+    state = b.load(bitgen, typ=PTR)  # bitgen_t.state: mt19937_state {uint32 key[624]; int pos}
+    entry = b.block
+    loop = cg.func.append_basic_block("mt_seed")
+    done = cg.func.append_basic_block("mt_seeded")
+    b.branch(loop)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    s = b.phi(I32)
+    i.add_incoming(ir.Constant(I64, 0), entry)
+    s.add_incoming(s0, entry)
+    b.store(s, b.gep(state, [i], source_etype=I32))
+    nxt = b.add(
+        b.mul(ir.Constant(I32, 1812433253), b.xor(s, b.lshr(s, ir.Constant(I32, 30)))),
+        b.add(b.trunc(i, I32), ir.Constant(I32, 1)),
+    )
+    i1 = b.add(i, ir.Constant(I64, 1))
+    i.add_incoming(i1, loop)
+    s.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_unsigned("<", i1, ir.Constant(I64, _MT_N)), loop, done)
+    b.position_at_end(done)
+    b.store(ir.Constant(I32, _MT_N), b.gep(state, [ir.Constant(I64, _MT_N)], source_etype=I32))
+    b.store(ir.Constant(I32, 0), gauss)  # has_gauss = 0, gauss = 0.0 (RandomState._reset_gauss)
+    b.store(ir.Constant(F64, 0.0), b.gep(gauss, [ir.Constant(I64, 8)], source_etype=I8))
+
+
+def lower_shuffle(cg, e, outs):
+    """Fisher-Yates along the first axis (NumPy's order of draws); rows move as blocks."""
+    h, r = e.inputs
+    buf = cg.buffers[r]
+    bitgen = _operand(cg, h, "p")
+    n = cg.size(buf.aval.shape[0])
+    item = buf.aval.dtype.itemsize
+    row = 1
+    for d in buf.aval.shape[1:]:
+        row = row * d
+    stride = cg.size(buf.strides[0]) if not isinstance(buf.strides[0], ir.Value) else buf.strides[0]
+    b = cg.b
+    rng.install()
+    rc = b.call(
+        rng.declare(cg.module, "jm_rng_shuffle"),
+        [
+            bitgen,
+            n,
+            buf.ptr,
+            b.mul(stride, ir.Constant(I64, item)),
+            b.mul(cg.size(row), ir.Constant(I64, item)),
+        ],
+    )
+    ok = cg.func.append_basic_block("shuffled")
+    b.cbranch(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), cg.oom_bb, ok)
+    b.position_at_end(ok)
+
+
+def lower_pycall(cg, e, outs):
+    """A Python callback by name (runtime/callbacks): its i64 result, or the exception it
+    raised, re-raised in the caller."""
+    b = cg.b
+    cg.uses_callbacks = True
+    name = e.kw["name"].encode() + b"\0"
+    gname = "jm_cb_" + hashlib.sha1(name).hexdigest()[:16]
+    g = cg.module.globals.get(gname)
+    if g is None:
+        typ = ir.ArrayType(I8, len(name))
+        g = ir.GlobalVariable(cg.module, typ, gname)
+        g.initializer = ir.Constant(typ, bytearray(name))
+        g.global_constant = True
+        g.linkage = "internal"
+    n = len(e.inputs)
+    sb = cg._slot_builder_at_entry()
+    words = sb.alloca(ir.ArrayType(I64, max(n, 1)))
+    failed = sb.alloca(I64)
+    for k, a in enumerate(e.inputs):
+        v = cg.emit_value(a, [])
+        dt = a.aval.dtype
+        if dt.kind == "f":
+            w = b.bitcast(cg.cast(v, dt, np.dtype(np.float64)), I64)
+        else:
+            w = cg.cast(v, dt, np.dtype(np.int64))
+        b.store(w, b.gep(words, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+    b.store(ir.Constant(I64, 0), failed)
+    fp = cg._ctx(CTX_CALLBACK)
+    fp.__class__ = _FunctionPointer  # (llvmlite calls a value through its function_type)
+    fp.fnty = ir.FunctionType(I64, [PTR, I64, PTR, PTR])
+    res = b.call(fp, [g, ir.Constant(I64, n), words, failed])
+    cg.raise_if(b.icmp_signed("!=", b.load(failed, typ=I64), ir.Constant(I64, 0)), PENDING, "")
+    cg.store(outs[0], [], res)
+
+
+class _FunctionPointer(ir.instructions.LoadInstr):
+    """A loaded function pointer that llvmlite can call (it carries the callee's type)."""
+
+    @property
+    def function_type(self):
+        return self.fnty

@@ -1,0 +1,320 @@
+"""numba.njit / numba.jit on jitmagic's njit: lazy compilation by argument types, or eager
+compilation from explicit signatures, with Numba's dispatch rules and error texts.
+
+    @njit                               compiled on each new combination of argument types
+    @njit(parallel=True, fastmath=True) the same, with Numba's options (imperative/options.py)
+    @njit("float64(float64[:], int64)") compiled now, for these types only; a call with other
+    @njit(["f8(f8)", "i8(i8)"])         types is converted when Numba would convert it (an
+                                        int for a float64 parameter), else TypeError
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitmagic.imperative.function import NjitFunction
+from jitmagic.numba import types as nt
+
+
+def _parse(sig):
+    """A signature string or object -> (return type or None, argument types)."""
+    if isinstance(sig, nt.Signature):
+        return sig.return_type, sig.args
+    if isinstance(sig, tuple):
+        return None, tuple(sig)
+    if isinstance(sig, str):
+        env = dict(nt.SCALARS)
+        env.update(
+            Array=nt.Array,
+            UniTuple=nt.UniTuple,
+            Tuple=nt.Tuple,
+            void=nt.SCALARS["void"],
+            none=nt.SCALARS["none"],
+            types=nt,
+        )
+        text = sig.strip()
+        try:
+            if text.startswith("("):
+                got = eval(text, {"__builtins__": {}}, env)
+                return None, got if isinstance(got, tuple) else (got,)
+            got = eval(text, {"__builtins__": {}}, env)
+        except Exception as e:
+            raise TypeError(f"cannot parse the signature {sig!r}: {e}") from None
+        if isinstance(got, nt.Signature):
+            return got.return_type, got.args
+        raise TypeError(f"{sig!r} is not a signature: write it as 'float64(float64[:], int64)'")
+    raise TypeError(f"a signature must be a string or a types signature, got {sig!r}")
+
+
+def _example(t):
+    """An argument of Numba type t (to compile a signature before any call)."""
+    if isinstance(t, nt.Array):
+        shape = (4,) * t.ndim
+        a = np.zeros(shape, t.dtype, order="F" if t.layout == "F" else "C")
+        if t.layout == "A" and t.ndim:
+            a = np.zeros((8,) * t.ndim, t.dtype)[(slice(None, None, 2),) * t.ndim]
+        if t.readonly:
+            a.flags.writeable = False
+        return a
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        return tuple(_example(e) for e in t.items)
+    if isinstance(t, nt.NoneType):
+        return None
+    if isinstance(t, nt.NumPyRandomGeneratorType):
+        return np.random.default_rng(0)
+    if isinstance(t, nt.Scalar):
+        return _convert(t, 0)
+    raise TypeError(f"jitmagic.numba cannot compile for the type {t}")
+
+
+def _convert(t, x):
+    """x as an argument of scalar type t, as Numba converts a call's scalars to the
+    signature's: an integer keeps its low bits (2**31 as int32 is -2**31), a float to an
+    integer type is truncated; an int beyond 64 bits raises OverflowError."""
+    dt = t.dtype
+    if isinstance(x, int) and not isinstance(x, bool):
+        if not -(2**63) <= x < (2**64 if dt == np.uint64 else 2**63):
+            raise OverflowError("int too big to convert")
+        x = np.uint64(x) if x >= 2**63 else np.int64(x)
+    if dt.kind in "iu" and isinstance(x, (float, np.floating)):
+        x = np.trunc(x)
+    with np.errstate(all="ignore"):
+        v = np.asarray(x).astype(dt)[()]
+    if dt == np.bool_:
+        return bool(v)
+    if dt == np.int64:
+        return int(v)
+    if dt == np.float64:
+        return float(v)
+    if dt == np.complex128:
+        return complex(v)
+    return v
+
+
+# how Numba rates the conversion of an argument to a parameter type (typeconv): the overload
+# with the fewest unsafe, then safe conversions, then promotions is called; a tie is ambiguous
+_EXACT, _PROMOTE, _SAFE, _UNSAFE = 0, 1, 2, 3
+
+
+def _scalar_rank(src, dst):
+    if src == dst:
+        return _EXACT
+    if src.kind == dst.kind and src.itemsize < dst.itemsize:
+        return _PROMOTE
+    if src.kind == "c" and dst.kind != "c":
+        return None  # a complex number is not converted to a real one
+    if src.kind == "b" or np.can_cast(src, dst, "safe"):
+        return _SAFE
+    if dst.kind == "b":
+        return None
+    return _UNSAFE
+
+
+def _rank(t, x):
+    """The conversion rank of argument x to parameter type t, or None when it cannot be
+    passed as one."""
+    if isinstance(t, nt.Scalar):
+        if isinstance(x, (np.ndarray,)) or not isinstance(
+            x, (bool, int, float, complex, np.generic)
+        ):
+            return None
+        if t.dtype is None or t.dtype.kind not in "biufc":
+            return None
+        return _scalar_rank(nt.typeof(x).dtype, t.dtype)
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        if not isinstance(x, tuple) or len(x) != len(t.items):
+            return None
+        ranks = [_rank(a, b) for a, b in zip(t.items, x)]
+        return None if None in ranks else max(ranks, default=_EXACT)
+    return _EXACT if _can_convert(t, x) else None
+
+
+def _rating(types_, args):
+    """(unsafe, safe, promote) conversions to call a signature with args, or None."""
+    if len(types_) != len(args):
+        return None
+    ranks = [_rank(t, x) for t, x in zip(types_, args)]
+    if None in ranks:
+        return None
+    return (ranks.count(_UNSAFE), ranks.count(_SAFE), ranks.count(_PROMOTE))
+
+
+def _can_convert(t, x):
+    """Whether x can be passed for a parameter of type t (scalars: Numba's conversions,
+    unsafe ones included; arrays: the same dtype and rank, a layout the type admits)."""
+    if isinstance(t, nt.Scalar):
+        return _rank(t, x) is not None
+    if isinstance(t, nt.Array):
+        if not isinstance(x, np.ndarray) or x.dtype != t.dtype or x.ndim != t.ndim:
+            return False
+        if t.layout == "C" and not x.flags.c_contiguous:
+            return False
+        if t.layout == "F" and not x.flags.f_contiguous:
+            return False
+        return not (x.flags.writeable is False and not t.readonly)
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        return (
+            isinstance(x, tuple)
+            and len(x) == len(t.items)
+            and all(_can_convert(a, b) for a, b in zip(t.items, x))
+        )
+    if isinstance(t, nt.NoneType):
+        return x is None
+    if isinstance(t, nt.NumPyRandomGeneratorType):
+        return isinstance(x, np.random.Generator)
+    return False
+
+
+def _prepare(t, x):
+    if isinstance(t, nt.Scalar):
+        return _convert(t, x)
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        return tuple(_prepare(a, b) for a, b in zip(t.items, x))
+    return x
+
+
+def _layouts(types_):
+    out = []
+    for t in types_:
+        if isinstance(t, nt.Array):
+            out.append(t.layout)
+        elif isinstance(t, (nt.UniTuple, nt.Tuple)):
+            out.extend(_layouts(t.items))
+        else:
+            out.append(None)
+    return out
+
+
+def _numba_type(t):
+    """A jitmagic njit key type as Numba's type."""
+    from jitmagic.imperative.function import ArrayType
+
+    if isinstance(t, ArrayType):
+        return nt.Array(nt.from_dtype(t.dtype), t.ndim, t.layout, t.readonly)
+    if t is bool:
+        return nt.SCALARS["boolean"]
+    if t is int:
+        return nt.SCALARS["int64"]
+    if t is float:
+        return nt.SCALARS["float64"]
+    if t is complex:
+        return nt.SCALARS["complex128"]
+    if t is None:
+        return nt.SCALARS["none"]
+    if isinstance(t, tuple) and t[0] == "scalar":
+        return nt.from_dtype(t[1])
+    if isinstance(t, tuple) and t[0] == "tuple":
+        items = tuple(_numba_type(e) for e in t[1])
+        return (
+            nt.UniTuple(items[0], len(items))
+            if items and len(set(items)) == 1
+            else (nt.Tuple(items))
+        )
+    if isinstance(t, tuple) and t[0] == "generator":
+        return nt.NumPyRandomGeneratorType()
+    return t
+
+
+class Dispatcher:
+    """A Numba-style compiled function (njit's NjitFunction inside: its variants, records and
+    views are jitmagic's)."""
+
+    def __init__(self, fn, signatures=(), options=None):
+        self.py_func = fn
+        self._nj = NjitFunction(fn, options or {})
+        self._explicit = []  # (return type, argument types), in the order given
+        for sig in signatures:
+            self.add_signature(sig)
+        self.__name__ = getattr(fn, "__name__", "dispatcher")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def add_signature(self, sig):
+        ret, args = _parse(sig)
+        ex = [_example(t) for t in args]
+        # compiled now (traced on example arguments of those types, not run)
+        self._nj.compile_only(tuple(ex), layouts=_layouts(args))
+        self._explicit.append((ret, tuple(args)))
+
+    @property
+    def signatures(self):
+        if self._explicit:
+            return [args for _, args in self._explicit]
+        return [tuple(_numba_type(t) for t in v.key[0]) for v in self._nj.variants]
+
+    @property
+    def nopython_signatures(self):
+        return [nt.Signature(r, a) for r, a in self._explicit]
+
+    def __call__(self, *args, **kwargs):
+        if not self._explicit or kwargs:
+            return self._nj(*args, **kwargs)
+        rated = [
+            (r, types_) for _, types_ in self._explicit if (r := _rating(types_, args)) is not None
+        ]
+        if rated:
+            best = min(r for r, _ in rated)
+            picks = list(dict.fromkeys(tuple(t) for r, t in rated if r == best))
+            if len(picks) > 1:
+                got = ", ".join(str(nt.typeof(x)) for x in args)
+                raise TypeError(
+                    f"Ambiguous overloading for {self.__name__!r} ({got}):\n"
+                    + "\n".join(f"({', '.join(map(str, p))},)" for p in picks)
+                )
+            types_ = picks[0]
+            conv = tuple(_prepare(t, x) for t, x in zip(types_, args))
+            return self._nj.call_as(conv, layouts=_layouts(types_))
+        got = ", ".join(str(nt.typeof(x)) for x in args)
+        raise TypeError(f"No matching definition for argument type(s) {got}")
+
+    def __get__(self, obj, cls=None):
+        return self if obj is None else self._nj.__get__(obj, cls)
+
+    def inspect_llvm(self, signature=None):
+        return {tuple(v.key[0]): v.module.llvm_ir for v in self._nj.variants}
+
+    def inspect_asm(self, signature=None):
+        return {tuple(v.key[0]): v.module.asm for v in self._nj.variants}
+
+    def inspect_types(self, *a, **k):
+        raise NotImplementedError(
+            "inspect_types (Numba's typed IR) has no jitmagic counterpart: use "
+            "jitmagic.inspect_ir(f, *args) for the IR, %jit_cache for the variants"
+        )
+
+    def __getattr__(self, name):
+        return getattr(self._nj, name)
+
+    def __repr__(self):
+        return f"CPUDispatcher({self.py_func!r})"
+
+
+def _decorate(args, options, who):
+    sigs = ()
+    fn = None
+    if args:
+        first = args[0]
+        if callable(first) and not isinstance(first, (str, nt.Type, nt.Signature)):
+            fn = first
+        elif isinstance(first, (list, tuple)) and not isinstance(first, nt.Type):
+            sigs = tuple(first) if isinstance(first, list) else (first,)
+        else:
+            sigs = (first,)
+        if len(args) > 1:
+            raise TypeError(f"{who}() takes at most one positional argument (the signatures)")
+    if fn is not None:
+        return Dispatcher(fn, sigs, options)
+    return lambda f: Dispatcher(f, sigs, options)
+
+
+def njit(*args, **options):
+    """numba.njit"""
+    if options.get("nopython") is False or options.get("forceobj"):
+        raise NotImplementedError("object mode is not supported by jitmagic")
+    return _decorate(args, options, "njit")
+
+
+def jit(*args, **options):
+    """numba.jit: nopython mode (Numba's default since 0.59); object mode raises."""
+    return _decorate(args, options, "jit")

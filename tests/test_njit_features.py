@@ -1,0 +1,401 @@
+"""jitmagic.njit beyond the corpus: its options, prange, bounds checks taken out of loops,
+broadcasting of size-1 arguments, and what jm.jit says where NumPy's semantics would differ.
+
+The oracle is the undecorated function (tests/oracle.py: results and every argument after
+the call); where the point is a Numba option with no Python counterpart (fastmath, nogil,
+parallel) the test says what it checks instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+from jitmagic.errors import FrozenValueError, InPlaceUpdateWarning
+
+
+def agree(fn, *args, compiled=None, **tol):
+    py = run_on_copies(fn, args)
+    got = run_on_copies(compiled or jm.njit(fn), args)
+    problems = compare_outcomes(py, got, **tol)
+    assert not problems, problems
+
+
+# ------------------------------------------------------------------ loops and bounds checks
+
+
+def stencil(a, b, steps):
+    n = a.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        for i in range(1, n - 1):
+            a[i] = (b[i - 1] + b[i] + b[i + 1]) / 3.0
+
+
+def shifted(a, k):
+    # a[i + k] leaves the array for k > 0: the loop writes until then, then IndexError
+    for i in range(a.shape[0]):
+        a[i] = a[i + k] * 2.0
+
+
+def wraps(a):
+    # a[i - 1] at i = 0 is a[-1], as in Python: the checked loop keeps that meaning
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i - 1]
+    return out
+
+
+def backwards(a):
+    s = 0.0
+    for i in range(a.shape[0] - 1, -1, -2):
+        s += a[i] * i
+    return s
+
+
+@pytest.mark.parametrize("n", [3, 17, 1000])
+def test_versioned_loops_agree_with_python(n):
+    rng = np.random.default_rng(n)
+    agree(stencil, rng.random(n), rng.random(n), 4)
+    agree(wraps, rng.random(n))
+    agree(backwards, rng.random(n))
+    agree(shifted, rng.random(n), 0)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_an_index_leaving_the_array_raises_after_the_earlier_writes(k):
+    a = np.arange(10.0)
+    agree(shifted, a, k)  # the same IndexError and the same partial writes as Python
+
+
+def test_the_unchecked_copy_of_a_loop_is_chosen_only_when_every_index_fits():
+    f = jm.njit(stencil)
+    a, b = np.random.rand(50), np.random.rand(50)
+    f(a, b, 1)
+    ir = str(f.variants[0].optimized_ir)
+    assert "checked=(False,)" in ir and "nj_cond" in ir  # both copies exist
+
+
+def test_boundscheck_false_still_counts_negative_indices_from_the_end():
+    def get(x, i):
+        return x[i]
+
+    x = np.arange(5.0)
+    assert jm.njit(get, boundscheck=False)(x, -1) == 4.0
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        jm.njit(get)(x, 7)
+
+
+# ------------------------------------------------------------------ broadcasting
+
+
+def add(a, b):
+    return a + b
+
+
+def iadd(a, b):
+    a += b
+
+
+def assign(x, y):
+    x[1:4] = y
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((3,), (1,)), ((1,), (3,)), ((2, 3), (1, 3)), ((2, 3), (3,)), ((4, 1), (1, 5)), ((3,), (2,))],
+)
+def test_size_one_arguments_broadcast_as_numpy(sa, sb):
+    rng = np.random.default_rng(0)
+    a, b = rng.random(sa), rng.random(sb)
+    f = jm.njit(add)
+    agree(add, a, b, compiled=f)
+    agree(iadd, a, b)
+    # one function serves both: equal sizes after size 1 (another variant, guarded)
+    agree(add, rng.random(sa), rng.random(sa), compiled=f)
+
+
+@pytest.mark.parametrize("m", [3, 1, 2, 5])
+def test_assignments_check_shapes_where_they_run(m):
+    agree(assign, np.zeros(6), np.arange(float(m)))
+
+
+# ------------------------------------------------------------------ options
+
+
+def total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+def test_fastmath_flags_are_applied_exactly_as_given():
+    x = np.random.rand(1000)
+    for opts, flags, absent in [
+        ({}, (), ("reassoc", "fast")),
+        ({"fastmath": True}, ("fast",), ()),
+        ({"fastmath": {"reassoc", "contract"}}, ("reassoc", "contract"), ("fast", "nnan")),
+    ]:
+        f = jm.njit(total, **opts)
+        assert np.isclose(f(x), x.sum())
+        text = f.variants[-1].module.llvm_ir
+        adds = [ln for ln in text.splitlines() if " fadd " in ln]
+        assert adds
+        for flag in flags:
+            assert all(flag in ln for ln in adds), flag
+        for flag in absent:
+            assert not any(f" {flag} " in ln for ln in adds), flag
+
+
+def test_error_model():
+    def div(a, b):
+        return a / b
+
+    with pytest.raises(ZeroDivisionError):
+        jm.njit(div)(1.0, 0.0)
+    assert jm.njit(div, error_model="numpy")(1.0, 0.0) == np.inf
+
+
+@pytest.mark.parametrize(
+    "options,error",
+    [
+        ({"forceobj": True}, NotImplementedError),
+        ({"nopython": False}, NotImplementedError),
+        ({"locals": {"a": 1}}, NotImplementedError),
+        ({"parallel": {"reduction": True}}, NotImplementedError),
+        ({"fastmath": {"bogus"}}, ValueError),
+        ({"inline": "sometimes"}, NotImplementedError),
+        ({"no_such_option": 1}, TypeError),
+    ],
+)
+def test_options_not_supported_raise_naming_them(options, error):
+    with pytest.raises(error, match=next(iter(options)) if error is not ValueError else "bogus"):
+        jm.njit(total, **options)
+
+
+def spin(x, reps):
+    s = 0.0
+    for _ in range(reps):
+        for i in range(x.shape[0]):
+            s += np.sin(x[i])
+    return np.full(2, s)
+
+
+def _ticks_during(f, x, reps):
+    """How far another Python thread gets while f(x, reps) runs."""
+    stop = threading.Event()
+    ticks = []
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+
+    t = threading.Thread(target=count)
+    t.start()
+    time.sleep(0.02)
+    start = len(ticks)
+    out = f(x, reps)
+    during = len(ticks) - start
+    stop.set()
+    t.join()
+    return during, out
+
+
+def test_nogil_releases_the_gil_during_the_call():
+    """With nogil=True another Python thread keeps running while the call computes; without
+    it the call holds the GIL (the other thread runs only in the handoffs around it)."""
+    x = np.random.rand(200_000)
+    held, free = jm.njit(spin), jm.njit(spin, nogil=True)
+    want = held(x, 1)[0]
+    assert free(x, 1)[0] == want
+    best = {}
+    for name, f in (("held", held), ("free", free)):
+        counts = []
+        for _ in range(3):
+            n, out = _ticks_during(f, x, 60)
+            assert np.isclose(out[0], 60 * want)
+            counts.append(n)
+        best[name] = max(counts) if name == "free" else min(counts)
+    assert best["free"] > 3 * max(best["held"], 1), best
+
+
+def test_cache_true_uses_the_disk_cache(tmp_path):
+    jm.config.update(disk_cache=False, disk_cache_dir=str(tmp_path))
+    f = jm.njit(total, cache=True)
+    f(np.arange(4.0))
+    assert any(tmp_path.rglob("*")), "nothing written to the disk cache"
+
+
+# ------------------------------------------------------------------ prange
+
+
+def psum(x):
+    import jitmagic.numba as nb
+
+    s = 0.0
+    m = -np.inf
+    for i in nb.prange(x.shape[0]):
+        s += x[i] * 2.0
+        m = max(m, x[i])
+    return s, m
+
+
+def pfill(a):
+    import jitmagic.numba as nb
+
+    for i in nb.prange(a.shape[0]):
+        a[i] = i * 2
+
+
+def pcarry(x):
+    import jitmagic.numba as nb
+
+    last = 0.0
+    for i in nb.prange(x.shape[0]):
+        last = x[i]  # not a reduction: the loop runs serially, and says so
+    return last
+
+
+def test_prange_splits_over_threads_with_numba_reduction_rules():
+    x = np.random.default_rng(1).random(1_000_003)
+    f = jm.njit(psum, parallel=True)
+    s, m = f(x)
+    assert np.isclose(s, (x * 2).sum(), rtol=1e-12) and m == x.max()
+    assert "jm_part" in f.variants[0].module.llvm_ir  # outlined for the thread pool
+    a = np.zeros(300_001)
+    jm.njit(pfill, parallel=True)(a)
+    np.testing.assert_array_equal(a, np.arange(300_001) * 2.0)
+
+
+def test_prange_without_parallel_is_range_and_a_non_reduction_runs_serially():
+    x = np.random.rand(1000)
+    agree(psum, x)  # parallel=False: the serial loop, Python's exact sums
+    f = jm.njit(pcarry, parallel=True)
+    assert f(x) == x[-1]
+    assert any("runs serially" in n for n in f.variants[0].notes)
+
+
+def test_an_exception_in_a_prange_chunk_is_the_calls():
+    import jitmagic.numba as nb
+
+    def bad(a):
+        for i in nb.prange(a.shape[0] + 3):
+            a[i] = 1.0
+
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 100000"):
+        jm.njit(bad, parallel=True)(np.zeros(100_000))
+
+
+def test_set_num_threads_is_read_when_the_loop_runs():
+    import jitmagic.numba as nb
+
+    x = np.random.rand(100_000)
+    f = jm.njit(psum, parallel=True)
+    full = f(x)[0]
+    try:
+        nb.set_num_threads(1)
+        assert nb.get_num_threads() == 1
+        one = f(x)[0]
+    finally:
+        nb.set_num_threads(
+            jm.numba.get_num_threads()
+            and __import__("jitmagic.runtime.threadpool", fromlist=["_"]).threads()
+        )
+    assert np.isclose(one, full) and len(f.variants) == 1
+    with pytest.raises(ValueError):
+        nb.set_num_threads(10_000)
+
+
+# ------------------------------------------------------------------ jm.jit stays honest
+
+
+def test_jit_concretization_error_offers_njit():
+    def branchy(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(jm.errors.ConcretizationTypeError, match=r"3\. compile it with jm\.njit"):
+        jm.jit(branchy)(1.0)
+    assert jm.njit(branchy)(-2.0) == 2.0
+
+
+def test_jit_warns_when_an_in_place_update_of_an_argument_is_lost():
+    def kernel(x1, a, y):
+        x1 += a @ y
+        return a.sum()
+
+    def returned(x1, a, y):
+        x1 += a @ y
+        return x1
+
+    a, y = np.ones((3, 3)), np.ones(3)
+    with pytest.warns(InPlaceUpdateWarning, match=r"x1 \+= a @ y"):
+        jm.jit(kernel)(np.zeros(3), a, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InPlaceUpdateWarning)
+        jm.jit(returned)(np.zeros(3), a, y)
+    x = np.zeros(3)
+    jm.njit(kernel)(x, a, y)
+    np.testing.assert_array_equal(x, [3.0, 3.0, 3.0])  # njit: the caller's array changed
+
+
+def test_jit_refuses_to_freeze_random_numbers_and_clocks():
+    import random
+
+    def noisy(n):
+        return np.random.rand(3) * n
+
+    def clock(x):
+        return x * time.time()
+
+    def pyrandom(x):
+        return x + random.random()
+
+    for f, what in [(noisy, "np.random.rand"), (clock, "time.time"), (pyrandom, "random.random")]:
+        with pytest.raises(FrozenValueError, match=what.replace(".", r"\.")):
+            jm.jit(f)(2.0)
+    np.random.seed(0)
+    a = jm.njit(noisy)(2.0)
+    b = jm.njit(noisy)(2.0)
+    assert not np.array_equal(a, b)  # njit: fresh numbers each call
+
+
+# ------------------------------------------------------------------ print and scalar types
+
+
+def chatty(x, n):
+    for i in range(n):
+        print("step", i, x[i], x[i] > 0.5, np.float32(x[i]), sep="|")
+    print("done", end="!\n")
+    return np.int32(n) + np.float64(0.5)
+
+
+def test_print_runs_in_program_order_as_python_prints(capsys):
+    x = np.array([0.25, 0.75, 1.0 / 3])
+    want = chatty(x, 3)
+    expected = capsys.readouterr().out
+    got = jm.njit(chatty)(x, 3)
+    assert capsys.readouterr().out == expected
+    assert got == want and type(got) is type(want)
+
+
+def test_print_of_an_array_says_it_is_not_supported():
+    def show(x):
+        print(x)
+
+    with pytest.raises(jm.errors.NjitUnsupportedError, match="print\\(\\) of an array"):
+        jm.njit(show)(np.zeros(2))
