@@ -230,24 +230,7 @@ class Variant:
         self.fault(interrupt.ABORTED)
 
     def fault(self, rc):
-        """Record a call that native code ended with status rc (out of memory, Ctrl-C): what
-        happened, and that nothing else did (the variant and the cache are as they were)."""
-        jf = self.owner() if self.owner is not None else None
-        if jf is None:
-            return
-        what = {
-            2: "could not allocate a temporary buffer (MemoryError)",
-            interrupt.ABORTED: "was interrupted (KeyboardInterrupt)",
-        }.get(rc, f"failed in native code (status {rc})")
-        events.record(
-            "interrupt" if rc == interrupt.ABORTED else "error",
-            jf,
-            variant=self.id,
-            statics=self.statics,
-            signature=self.signature,
-            message=f"{jf.name}: a call of variant {self.id} {what}; its temporaries are "
-            f"freed and its results discarded; the variant and the cache are unchanged",
-        )
+        record_fault(self, rc)
 
     def median_ns(self):
         """Median of the last (up to) 128 calls."""
@@ -298,6 +281,28 @@ class ExactShape:
         self.fast = Variant._make_fast_fn(self)
         self.fast.module = self.module  # keeps this code alive past a tier-up of the base
         self.fast.base = base
+
+
+def record_fault(variant, rc):
+    """Record a call of `variant` (this module's, or njit's) that native code ended with status
+    rc (out of memory, Ctrl-C): what happened, and that nothing else did (the variant and the
+    cache are as they were). The variant's `owner` is a weak reference to its function."""
+    jf = variant.owner() if variant.owner is not None else None
+    if jf is None:
+        return
+    what = {
+        2: "could not allocate a temporary buffer (MemoryError)",
+        interrupt.ABORTED: "was interrupted (KeyboardInterrupt)",
+    }.get(rc, f"failed in native code (status {rc})")
+    events.record(
+        "interrupt" if rc == interrupt.ABORTED else "error",
+        jf,
+        variant=variant.id,
+        statics=variant.statics,
+        signature=variant.signature,
+        message=f"{jf.name}: a call of variant {variant.id} {what}; its temporaries are "
+        f"freed and its results discarded; the variant and the cache are unchanged",
+    )
 
 
 def status_error(rc) -> BaseException:
