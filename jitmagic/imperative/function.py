@@ -529,15 +529,17 @@ class NjitFunction(JitFunction):
         """Compile the variant for these arguments' types (with `layouts` as in call_as)
         without running it; returns the variant."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants:
             return variants[0]
         return self._miss_nj(key, leaves, labels, tree)
 
-    def _key(self, leaves, labels, layouts):
+    def _key(self, leaves, labels, layouts, tree):
+        """(the leaves' types, the environment's, the arguments' structure): the structure
+        too, since f((1, 2), 3) and f(1, (2, 3)) have leaves of the same types."""
         types_ = [arg_type(x, lbl) for x, lbl in zip(leaves, labels)]
         if layouts is not None:
             types_ = [
@@ -546,7 +548,7 @@ class NjitFunction(JitFunction):
                 else t
                 for t, lay in zip(types_, layouts)
             ]
-        return (tuple(types_), self._env_key())
+        return (tuple(types_), self._env_key(), tree)
 
     def call_as(self, args, kwargs=None, layouts=None, compile=True):
         """A call whose array arguments may be compiled for a more general layout than theirs
@@ -554,9 +556,9 @@ class NjitFunction(JitFunction):
         signature (jitmagic.numba) serves every array its layout admits. compile=False:
         raise LookupError instead of compiling a new variant."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants is not None:
             for v in variants:
@@ -582,8 +584,8 @@ class NjitFunction(JitFunction):
     def key_of(self, args, kwargs):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
-        return self._key(leaves, self._labels(paths), None), leaves
+        leaves, tree, paths = _flatten_bound(bound)
+        return self._key(leaves, self._labels(paths), None, tree), leaves
 
     def _run(self, v, leaves):
         call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
@@ -773,7 +775,7 @@ class NjitFunction(JitFunction):
 
     def trace(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
         examples = {}
         with shapes.using(NjitContext(examples)):
@@ -830,7 +832,7 @@ class NjitFunction(JitFunction):
 
     def _lower(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         examples = {}
         with shapes.using(NjitContext(examples)):
             fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
@@ -850,7 +852,7 @@ class NjitFunction(JitFunction):
 
     def _key_info(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
         return events.KeyInfo(
             {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
@@ -904,6 +906,46 @@ def _finish_out(o):
     if o is None:
         raise NotImplementedError("returning None inside a tuple from an njit function")
     return o
+
+
+class _FunctionArg:
+    """A function passed to an njit function (Numba's first-class functions): a static part
+    of the call, keyed by identity, never a leaf; inside, it is called as njit code calls a
+    function (an njit one inline, a plain one converted and inlined)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+pytree.register(
+    pytree.Node(_FunctionArg, lambda x: ((), x.fn), lambda fn, children: _StaticFunction(fn))
+)
+
+
+class _StaticFunction:
+    """What the traced code gets for a function argument: calling it calls the function as
+    njit code calls one of its globals."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        from jitmagic.imperative.trace import TraceOps
+
+        return _njit_view(self.fn, TraceOps(), {})(*args, **kwargs)
+
+
+def _is_function(x):
+    return isinstance(x, (types.FunctionType, NjitFunction)) or (
+        callable(x) and hasattr(x, "py_func") and not isinstance(x, type)
+    )
+
+
+def _flatten_bound(bound):
+    """The call's leaves, structure and paths; functions passed are part of the structure."""
+    return pytree.flatten((tuple(_FunctionArg(b) if _is_function(b) else b for b in bound), {}))
 
 
 def _ident(label):
@@ -983,9 +1025,33 @@ def _explain(history, key, labels):
     if not history:
         return [events.Reason("new_function", None, None, None, "new function")]
     best = None
-    for old_key, _old_labels in reversed(history):
+    for old_key, old_labels in reversed(history):
         diffs = []
+        if old_key[2] != key[2] and list(old_labels) == list(labels):
+            diffs.append(
+                events.Reason(
+                    "static_value",
+                    None,
+                    None,
+                    None,
+                    "another function passed as an argument (each function passed compiles "
+                    "its own variant, as in Numba)",
+                )
+            )
+        elif old_key[2] != key[2]:
+            diffs.append(
+                events.Reason(
+                    "pytree",
+                    None,
+                    ", ".join(old_labels),
+                    ", ".join(labels),
+                    "the arguments' structure changed (tuples nested differently): "
+                    f"{', '.join(old_labels)} -> {', '.join(labels)}",
+                )
+            )
         for lbl, a, b in zip(labels, old_key[0], key[0]):
+            if old_key[2] != key[2]:
+                break
             if a != b:
                 diffs.append(
                     events.Reason(
