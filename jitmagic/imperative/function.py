@@ -34,6 +34,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
+from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
 from jitmagic.imperative import options as njit_options
@@ -221,6 +222,7 @@ class NjitVariant:
     kept = None
     baseline = None
     form = None
+    owner = None  # the NjitFunction (a weak reference): records of its faults name it
 
     def __init__(
         self,
@@ -238,8 +240,10 @@ class NjitVariant:
         tier,
         guards,
         guard_fn,
+        owner=None,
     ):
         self.id = vid
+        self.owner = owner
         self.key = key
         self.info = info
         self.statics = {}
@@ -353,10 +357,19 @@ class NjitVariant:
             ]
         else:
             args = self.consts + tuple(leaves)
-        if self._plain:
-            rc = self.cfunc(*args, base, self._ctx_addr, err_at)
-        else:
-            rc = self._call_holding_locks(list(args), base, err_at)
+        try:
+            if self._plain:
+                rc = self.cfunc(*args, base, self._ctx_addr, err_at)
+            else:
+                rc = self._call_holding_locks(list(args), base, err_at)
+            if rc in (2, interrupt.ABORTED):
+                record_fault(self, rc)
+        except KeyboardInterrupt:
+            # Ctrl-C stops the code (status 3), and Python's own SIGINT handler raises its
+            # KeyboardInterrupt at the first Python call after ctypes returns: record_fault's
+            # above, before it recorded anything; so the record is made here
+            record_fault(self, interrupt.ABORTED)
+            raise
         if rc:
             self._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
         if self._no_results:
@@ -757,6 +770,7 @@ class NjitFunction(JitFunction):
             tier,
             guards,
             guard_fn,
+            owner=weakref.ref(self),
         )
 
     def trace(self, args, kwargs):

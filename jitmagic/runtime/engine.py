@@ -273,7 +273,11 @@ def compile_ir(
 ) -> CompiledModule:
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
     such as runtime/native_call's entry points, where compile time is what counts).
-    pipeline, when given, replaces both levels (a tier of TIERS)."""
+    pipeline, when given, replaces both levels (a tier of TIERS).
+
+    Whatever LLVM refuses (text it cannot parse, a module its verifier rejects, an error while
+    optimising, emitting or linking, a symbol nothing defines) is a LoweringError saying at
+    which step; the caller adds which function it was compiling."""
     llvm = llvmlock.binding()
     if pipeline is None:
         pipeline = Pipeline(opt_level, codegen=codegen_opt)
@@ -286,17 +290,49 @@ def compile_ir(
             mod.verify()
         except RuntimeError as e:
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
+        _check_symbols(llvm_ir)
         _prepare(mod)
-        _optimize(mod, tm, pipeline)
-        t1 = time.perf_counter()
-        obj = _codegen_tm(pipeline.codegen).emit_object(mod)
-        engine, addr = link_object(obj, entry)
+        step = "optimising"
+        try:
+            _optimize(mod, tm, pipeline)
+            t1 = time.perf_counter()
+            step = "emitting machine code for"
+            obj = _codegen_tm(pipeline.codegen).emit_object(mod)
+            step = "linking"
+            engine, addr = link_object(obj, entry)
+        except RuntimeError as e:
+            raise LoweringError(f"LLVM failed {step} the generated module: {e}") from e
         t2 = time.perf_counter()
     cm = CompiledModule(
         engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1}, pipeline
     )
     cm.object_code = obj
     return cm
+
+
+_known_symbols: set = set()  # found once, found for good: libraries stay loaded, symbols added
+
+
+def _check_symbols(text: str):
+    """Every function the module text declares must be known to LLVM's linker (a loaded
+    library, or llvm.add_symbol): MCJIT links an unknown one as address 0 without a word, and
+    the first call of the code then crashes the process. (The text is scanned, not the parsed
+    module: walking a module's functions through llvmlite cost 0.1 ms per compile. What the
+    optimiser adds, vector math from a library it was told is loaded, is LLVM's own.)"""
+    llvm = llvmlock.binding()
+    at = text.find("declare ") if text.startswith("declare ") else text.find("\ndeclare ")
+    while at != -1:
+        end = text.find("\n", at + 1)
+        line = text[at : end if end != -1 else len(text)]
+        name = line[line.find("@") + 1 : line.find("(")].strip('"')
+        if name not in _known_symbols and not name.startswith("llvm."):
+            if not llvm.address_of_symbol(name):
+                raise LoweringError(
+                    f"generated code calls {name}, which no loaded library defines "
+                    f"(linked, it would crash the process when called)"
+                )
+            _known_symbols.add(name)
+        at = text.find("\ndeclare ", at + 1)
 
 
 def make_cfunc(address: int, argtypes, restype=ctypes.c_int32):
