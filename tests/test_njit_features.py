@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from oracle import compare_outcomes, run_on_copies
 
 import jitmagic as jm
-from jitmagic.errors import FrozenValueError, InPlaceUpdateWarning
+from jitmagic.errors import FrozenValueError, InPlaceUpdateWarning, NjitUnsupportedError
 
 
 def agree(fn, *args, compiled=None, **tol):
@@ -469,3 +469,44 @@ def _contiguous_copies(x):
 
 def test_ascontiguousarray_and_asfortranarray_copy_only_when_numpy_does():
     agree(_contiguous_copies, np.arange(6.0).reshape(2, 3))
+
+
+# ------------------------------------------------------------------ tuples carried
+
+
+def _closest(pts):
+    best = (0, np.inf)
+    for i in range(pts.shape[0]):
+        d = pts[i, 0] ** 2 + pts[i, 1] ** 2
+        if d < best[1]:
+            best = (i, d)
+    return best
+
+
+def _fib_pair(n, x):
+    state = (0.0, 1.0)
+    k = 0
+    while k < n and state[1] < x[0]:
+        state = (state[1], state[0] + state[1])
+        k += 1
+    pair = (x[1:], 0)
+    if state[0] > 3:
+        pair = (x[:-1] * 2, k)
+    return state, k, pair[0].sum(), pair[1]
+
+
+def _changes_shape(x):
+    t = (0.0, 0.0)
+    for v in x:
+        if v > 0.5:
+            t = (v, v, v)
+    return t
+
+
+def test_tuples_carried_by_loops_and_branches():
+    """Numba carries typed tuples through loops and branches: `best = (i, d)` in a loop."""
+    agree(_closest, np.random.default_rng(2).standard_normal((9, 2)))
+    agree(_fib_pair, 10, np.array([50.0, 1.0, 2.0, 3.0]))
+    agree(_fib_pair, 2, np.array([50.0, 1.0, 2.0, 3.0]))
+    with pytest.raises(NjitUnsupportedError, match="tuple of another shape"):
+        jm.njit(_changes_shape)(np.arange(3.0))

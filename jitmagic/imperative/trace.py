@@ -98,6 +98,75 @@ def _producer(var):
     return None
 
 
+# ---------------------------------------------------------------- tuples carried
+
+
+def _holds_tuples(init):
+    return any(isinstance(v, tuple) for v in init)
+
+
+def _flat_tuples(call, fns, init, names, line):
+    """A loop or branch carrying tuples (Numba's typed tuples: `best = (i, d)` updated in a
+    loop) as the hooks carry numbers and arrays: each tuple's elements carried one by one
+    (`best[0]`, `best[1]`), the user's functions given and giving back the tuples. fns:
+    [(function or None, leading arguments not carried, whether it returns the carried)]."""
+    from jitmagic.core import pytree
+
+    flat_init, flat_names, layout = [], [], []
+    for v, n in zip(init, names):
+        if isinstance(v, tuple):
+            leaves, td, paths = pytree.flatten(v)
+            layout.append((td, len(leaves)))
+            flat_init += leaves
+            flat_names += [f"{n}{p}" for p in paths]
+        else:
+            layout.append(None)
+            flat_init.append(v)
+            flat_names.append(n)
+
+    def unflat(flat):
+        out, k = [], 0
+        for slot in layout:
+            if slot is None:
+                out.append(flat[k])
+                k += 1
+            else:
+                td, m = slot
+                out.append(pytree.unflatten(td, list(flat[k : k + m])))
+                k += m
+        return out
+
+    def reflat(values):
+        out = []
+        for v, slot, n in zip(values, layout, names):
+            if slot is None:
+                out.append(v)
+                continue
+            leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
+            if td != slot[0]:
+                raise NjitUnsupportedError(
+                    f"variable '{n}' (line {line}) holds a tuple before a compiled loop or "
+                    f"branch and {'a tuple of another shape' if td is not None else 'no tuple'} "
+                    "after it: keep the same number of elements (and nesting)",
+                    construct="a tuple changing shape in a compiled loop or branch",
+                )
+            out += leaves
+        return tuple(out)
+
+    def wrap(fn, lead, returns):
+        if fn is None:
+            return None
+
+        def flat_fn(*args):
+            r = fn(*args[:lead], *unflat(args[lead:]))
+            return reflat(r) if returns else r
+
+        return flat_fn
+
+    out = call([wrap(f, lead, ret) for f, lead, ret in fns], flat_init, flat_names)
+    return tuple(unflat(list(out)))
+
+
 class MaybeUndefined:
     """A variable bound on some paths only: its value where bound, and whether it is."""
 
@@ -435,6 +504,14 @@ class TraceOps:
     def if_(self, pred, then, orelse, init, names, line):
         if _concrete_bool(pred):
             return pyops.if_(pred, then, orelse, init, names, line)
+        if _holds_tuples(init):
+            return _flat_tuples(
+                lambda fns, i, n: self.if_(pred, fns[0], fns[1], i, n, line),
+                [(then, 0, True), (orelse, 0, True)],
+                init,
+                names,
+                line,
+            )
         return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names, line, "if")
 
     def _cond(self, pred, then, orelse, init, names, line, what):
@@ -521,6 +598,16 @@ class TraceOps:
     def for_range(
         self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
     ):
+        if _holds_tuples(init):
+            return _flat_tuples(
+                lambda fns, i, n: self.for_range(
+                    start, stop, step, fns[0], i, n, line, fns[1], parallel
+                ),
+                [(body, 1, True), (extra_test, 0, False)],
+                init,
+                names,
+                line,
+            )
         lo, hi, st = (_index(x, "range") for x in (start, stop, step))
         if extra_test is not None:
             return self._counted_while(lo, hi, st, body, init, names, line, extra_test)
@@ -613,6 +700,14 @@ class TraceOps:
         )
 
     def while_(self, cond, body, init, names, line):
+        if _holds_tuples(init):
+            return _flat_tuples(
+                lambda fns, i, n: self.while_(fns[0], fns[1], i, n, line),
+                [(cond, 0, False), (body, 0, True)],
+                init,
+                names,
+                line,
+            )
         init = list(init)
         fixed = _unchanged_refs(init, (body,), 0, (), f"while@{line}")
         if fixed:
