@@ -196,6 +196,10 @@ class ScalarOps:
                 return b.fptrunc(q, F16), b.fptrunc(r, F16)
             return self._float_divmod(dt, x, y)
         zero, one = self.const(dt, 0), self.const(dt, 1)
+        if isinstance(y, ir.Constant) and isinstance(y.constant, int):
+            fast = self._divmod_by_constant(dt, x, y)
+            if fast is not None:
+                return fast
         if dt.kind == "u":
             isz = b.icmp_unsigned("==", y, zero)
             d = b.select(isz, one, y)
@@ -213,6 +217,34 @@ class ScalarOps:
         q = b.select(neg1, b.neg(x), q)
         r = b.select(neg1, zero, r)
         return b.select(isz, zero, q), b.select(isz, zero, r)
+
+    def _divmod_by_constant(self, dt, x, y):
+        """Floor division and modulo by a constant divisor, without the guards for 0 and -1
+        that a divisor known only at run time needs: a power of two is a shift and a mask
+        (floor semantics exactly, negative x included); another divisor is LLVM's
+        multiply-by-reciprocal with the sign fix-up. None: the general code (divisor 0)."""
+        b = self.b
+        bits = 8 * dt.itemsize
+        c = y.constant & ((1 << bits) - 1)
+        if c == 0:
+            return None
+        if dt.kind == "u":
+            if c & (c - 1) == 0:
+                k = c.bit_length() - 1
+                return b.lshr(x, self.const(dt, k)), b.and_(x, self.const(dt, c - 1))
+            return b.udiv(x, y), b.urem(x, y)
+        if c >= 1 << (bits - 1):
+            c -= 1 << bits  # the signed value
+        zero, one = self.const(dt, 0), self.const(dt, 1)
+        if c == -1:
+            return b.neg(x), zero  # (wraps at the minimum, as NumPy's int64 does)
+        if c > 0 and c & (c - 1) == 0:
+            k = c.bit_length() - 1
+            return b.ashr(x, self.const(dt, k)), b.and_(x, self.const(dt, c - 1))
+        q, r = b.sdiv(x, y), b.srem(x, y)
+        # floor: a remainder of the divisor's opposite sign moves one step down
+        wrong = b.icmp_signed("<" if c > 0 else ">", r, zero)
+        return b.select(wrong, b.sub(q, one), q), b.select(wrong, b.add(r, y), r)
 
     def _float_divmod(self, dt, a, b_):
         """NumPy's npy_divmod, branch-free."""
