@@ -47,6 +47,7 @@ from jitmagic.lower.codegen import (
 )
 from jitmagic.lower.rules import lowering
 from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, raw_store
+from jitmagic.passes import bounds
 from jitmagic.runtime import bufpool, interrupt, runstats
 
 _I64 = np.dtype(np.int64)
@@ -969,13 +970,15 @@ def _store_outputs(cg, fn, invars, storage):
 
 
 class _Scoped:
-    """A body's scope: its temporaries are freed and its size symbols forgotten at the end
-    (they do not dominate the code after it)."""
+    """A body's scope: its temporaries are freed, and its values and size symbols forgotten,
+    at the end (they do not dominate the code after it; a body lowered twice, as the two
+    copies of a versioned loop are, gets its own buffers in each)."""
 
     def __init__(self, cg):
         self.cg = cg
 
     def __enter__(self):
+        self.before = set(self.cg.buffers.keys())
         self.saved = {k: v for k, v in self.cg.buffers.items() if isinstance(k, tuple)}
         self.cg.open_scope()
         return self
@@ -986,9 +989,8 @@ class _Scoped:
             cg.close_scope()
         else:
             cg.scopes.pop()
-        for k in [k for k in cg.buffers if isinstance(k, tuple)]:
-            if k not in self.saved:
-                del cg.buffers[k]
+        for k in [k for k in cg.buffers.keys() if k not in self.before]:
+            del cg.buffers[k]
         cg.buffers.update(self.saved)
         return False
 
@@ -1009,13 +1011,82 @@ def _finish(cg, outvars, storage):
             cg.buffers[v] = st.get(cg, v.aval)
 
 
-POLL = 1 << 16  # a loop without a static trip count polls Ctrl-C once per this many iterations
+# Ctrl-C is polled about once per this much work (loop iterations, counted at run time)
+POLL = 1 << 16
+
+
+def _contains_loops(fn) -> bool:
+    """fn (a loop's body) runs a loop: an nj_for or nj_while, in it or in a branch."""
+    for e in fn.eqns:
+        if e.prim in ("nj_for", "nj_while"):
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(f, Function) and _contains_loops(f) for f in subs):
+                return True
+    return False
+
+
+def _ticks(cg):
+    """The function's work counter (a stack slot, a register once optimised): loop iterations
+    run since the last Ctrl-C poll. One per LLVM function (a prange part has its own)."""
+    slots = cg.__dict__.setdefault("_tick_slots", {})
+    slot = slots.get(cg.func)
+    if slot is None:
+        sb = cg._slot_builder_at_entry()
+        slot = slots[cg.func] = sb.alloca(I64)
+        sb.store(ir.Constant(I64, 0), slot)
+    return slot
+
+
+def add_work(cg, n):
+    """n more iterations of work (an innermost loop's trip count, added before it runs)."""
+    slot = _ticks(cg)
+    b = cg.b
+    b.store(b.add(b.load(slot, typ=I64), n), slot)
+
+
+def tick_and_poll(cg):
+    """One iteration of a loop that runs loops (or of a while loop): count it, and poll
+    Ctrl-C when POLL iterations of work have run since the last poll. A compare and a
+    predictable branch per iteration; the atomic load of the flag only once per POLL."""
+    slot = _ticks(cg)
+    b = cg.b
+    t = b.add(b.load(slot, typ=I64), ir.Constant(I64, 1))
+    b.store(t, slot)
+    # (the reset is a store in the rare branch, not a select: the count's chain from one
+    # iteration to the next stays one add long)
+    with b.if_then(b.icmp_signed(">=", t, ir.Constant(I64, POLL)), likely=False):
+        interrupt.check(cg)
+        b.store(ir.Constant(I64, 0), slot)
+
+
+def counted_loop(cg, n, body, fn_body, carried=(), start=None):
+    """cg.loop over an nj_for's iterations, polling Ctrl-C without slowing the loop down: a
+    loop that runs loops counts each iteration (tick_and_poll); an innermost loop adds its
+    trip count to the work and is strip-mined only for its polls after the first POLL
+    iterations (so a short inner loop has no poll and no extra code at all)."""
+    if _contains_loops(fn_body):
+
+        def polled(i, *acc):
+            tick_and_poll(cg)
+            return body(i, *acc)
+
+        return cg.loop(n, polled, carried, start=start)
+    add_work(cg, cg.size(n) if start is None else cg.b.sub(cg.size(n), start))
+    return cg.loop(n, body, carried, start=start, poll_every=POLL, poll_first=False)
 
 
 def trip_count(cg, lo_a, hi_a, step_a):
-    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0), or None when the step is a
-    literal 0 (then the code raises range()'s ValueError here)."""
+    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0; a Python int when the bounds
+    are literals), or None when the step is a literal 0 (then the code raises range()'s
+    ValueError here)."""
     b = cg.b
+    if all(isinstance(a, Lit) for a in (lo_a, hi_a, step_a)) and int(step_a.val) != 0:
+        # literal bounds (range(-1, 2)): a static trip count, so a short loop has no poll
+        lo_v, step_v = int(lo_a.val), int(step_a.val)
+        n_v = len(range(lo_v, int(hi_a.val), step_v))
+        return ir.Constant(I64, lo_v), ir.Constant(I64, step_v), n_v
     lo, hi = _operand_i64(cg, lo_a), _operand_i64(cg, hi_a)
     zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
     if isinstance(step_a, Lit):
@@ -1073,11 +1144,15 @@ def lower_for(cg, e, outs):
             cg.emit_region(body)
             _store_outputs(cg, body, carry_in, storage)
 
-    cg.loop(n, one_iteration, poll_every=POLL)
+    counted_loop(cg, n, one_iteration, body)
     _finish(cg, e.outvars, storage)
 
 
 def lower_while(cg, e, outs):
+    """while cond: body. Ctrl-C: a loop with an induction variable (bounds.induction: a
+    carried int stepped by one, which the condition bounds) is strip-mined on it, the bound
+    test comparing against the end of the current block of POLL iterations (no extra work per
+    iteration); any other while loop counts its iterations (tick_and_poll)."""
     kw = e.kw
     cond, body, ncc, nbc = kw["cond_fn"], kw["body_fn"], kw["n_cond"], kw["n_body"]
     cconsts = e.inputs[:ncc]
@@ -1086,38 +1161,198 @@ def lower_while(cg, e, outs):
     b = cg.b
     storage = _carry_storage(cg, e.outvars, outs)
     _initialise(cg, storage, init)
-    counter = cg._slot_builder_at_entry().alloca(I64)
-    b.store(ir.Constant(I64, 0), counter)
     head = cg.func.append_basic_block("while_head")
     body_bb = cg.func.append_basic_block("while_body")
     done = cg.func.append_basic_block("while_done")
+    scalar = _scalar_code(cond)
+    ind = bounds.induction(e) if scalar else None
+    guard = None
+    if ind is not None:
+        guard = _Blocks(cg, ind, storage, init[ind[0]], head, done)
     b.branch(head)
     b.position_at_end(head)
     saved_memo, cg.memo = cg.memo, {}
     with _Scoped(cg):
         _bind_consts(cg, cond.invars[:ncc], cconsts)
         _bind_carries(cg, cond.invars[ncc:], storage)
-        cg.emit_region(cond)
-        pred = cg.emit_value(cond.outs[0], [])
-        if cond.outs[0].aval.dtype.kind != "b":
-            pred = cg.cast(pred, cond.outs[0].aval.dtype, np.dtype(bool))
-    b.cbranch(pred, body_bb, done)
+        if scalar:
+            _emit_test(cg, cond, cond.outs[0], body_bb, done, {}, guard)
+            pred = None
+        else:
+            cg.emit_region(cond)
+            pred = _truth(cg, cond.outs[0])
+    if pred is not None:
+        b.cbranch(pred, body_bb, done)
     b.position_at_end(body_bb)
     cg.memo = {}
-    # Ctrl-C: polled once per POLL iterations (a counter), so a tight loop stays tight
-    c = b.add(b.load(counter, typ=I64), ir.Constant(I64, 1))
-    b.store(c, counter)
-    with b.if_then(b.icmp_signed("==", b.and_(c, ir.Constant(I64, POLL - 1)), ir.Constant(I64, 0))):
-        interrupt.check(cg)
+    if guard is None or not guard.used:
+        tick_and_poll(cg)  # Ctrl-C: once per POLL iterations of work
     with _Scoped(cg):
         _bind_consts(cg, body.invars[:nbc], bconsts)
         _bind_carries(cg, body.invars[nbc:], storage)
         cg.emit_region(body)
         _store_outputs(cg, body, body.invars[nbc:], storage)
     b.branch(head)
+    if guard is not None:
+        guard.finish()
     b.position_at_end(done)
     cg.memo = saved_memo
     _finish(cg, e.outvars, storage)
+
+
+class _Blocks:
+    """The strip-mining of a while loop on its induction variable k (stepped by `step`,
+    bounded by `k op bound`): the condition's bound test compares k with `limit`, the end of
+    the current block of at most POLL iterations, and when that test fails short of the true
+    bound, Ctrl-C is polled and the next block starts. The blocks' sizes are computed without
+    overflow (the distance to the bound is taken as unsigned once k is known to be before
+    it). Before the loop, the block's length counts as work for the loops around it."""
+
+    def __init__(self, cg, ind, storage, init, head, done):
+        self.cg = cg
+        self.k, self.step, self.op, bound, self.var = ind
+        self.storage, self.head, self.done = storage, head, done
+        self.bound = _bound_i64(cg, bound)  # (before the loop: invariant)
+        self.limit_slot = cg._slot_builder_at_entry().alloca(I64)
+        self.used = False
+        self.reblock = cg.func.append_basic_block("while_block_end")
+        first = self._limit(_operand_i64(cg, init))
+        add_work(cg, self._span)
+        cg.b.store(first, self.limit_slot)
+
+    def _limit(self, kv):
+        """The end of the block starting at kv: kv +- POLL when the bound is farther, else
+        the bound; its distance in iterations is kept in self._span (0 when none)."""
+        b = self.cg.b
+        up = self.step == 1
+        dist = b.sub(self.bound, kv) if up else b.sub(kv, self.bound)
+        before = b.icmp_signed(
+            {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.op], kv, self.bound
+        )
+        poll = ir.Constant(I64, POLL)
+        far = b.and_(before, b.icmp_unsigned(">", dist, poll))
+        step_to = b.add(kv, poll) if up else b.sub(kv, poll)
+        self._span = b.select(far, poll, b.select(before, dist, ir.Constant(I64, 0)))
+        return b.select(far, step_to, self.bound)
+
+    def test(self):
+        """The bound test as the loop makes it: k op limit."""
+        b = self.cg.b
+        self.used = True
+        kv = self.cg.load(self.storage[self.k], [])
+        limit = b.load(self.limit_slot, typ=I64)
+        pred = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.op]
+        return b.icmp_signed(pred, kv, limit)
+
+    def finish(self):
+        """The block's end: the true bound reached (the loop is done), or Ctrl-C polled and
+        the next block started."""
+        cg, b = self.cg, self.cg.b
+        b.position_at_end(self.reblock)
+        if not self.used:
+            b.unreachable()
+            return
+        limit = b.load(self.limit_slot, typ=I64)
+        at_bound = b.icmp_signed("==", limit, self.bound)
+        more = cg.func.append_basic_block("while_next_block")
+        b.cbranch(at_bound, self.done, more)
+        b.position_at_end(more)
+        interrupt.check(cg)
+        b.store(self._limit(cg.load(self.storage[self.k], [])), self.limit_slot)
+        b.branch(self.head)
+
+
+def _bound_i64(cg, bound):
+    """A bound of bounds.induction as an i64: a literal, an atom, or ("dim", size)."""
+    if isinstance(bound, int):
+        return ir.Constant(I64, bound)
+    if isinstance(bound, tuple):
+        return cg.size(bound[1])
+    return _operand_i64(cg, bound)
+
+
+def _truth(cg, atom):
+    v = cg.emit_value(atom, [])
+    if atom.aval.dtype.kind != "b":
+        v = cg.cast(v, atom.aval.dtype, np.dtype(bool))
+    return v
+
+
+def _scalar_code(fn):
+    """fn computes scalars only, with no loop and no effect but checks and branches of the
+    same kind: emitting it allocates nothing (nothing to free on the way out)."""
+    for q in fn.eqns:
+        if any(isinstance(v.aval, RefType) or v.aval.shape != () for v in q.outvars):
+            return False
+        if q.prim == "nj_cond":
+            if not all(_scalar_code(br) for br in q.kw["branches"]):
+                return False
+        elif _is_effect(q) and q.prim not in ("nj_require",):
+            return False
+    return True
+
+
+def _emit_test(cg, fn, atom, yes, no, known, guard=None):
+    """Branch to yes or no on the bool `atom` of fn (scalar code), emitting fn's equations:
+    Python's short-circuit `a and b` / `a or b` (an nj_cond giving one bool) and `not`
+    become control flow, as C compiles `&&`, so that each test is an exit of the loop of its
+    own and a flag that a break sets is seen to end the loop where it is set. `known`: the
+    bool variables whose value the path taken so far decides. `guard`: a while loop's
+    _Blocks, whose bound test (a conjunct of the condition) it makes when met here."""
+    b = cg.b
+    last = fn.eqns[-1] if fn.eqns else None
+    if guard is not None and atom is guard.var:
+        cg.emit_region(fn)
+        b.cbranch(guard.test(), yes, guard.reblock)
+        return
+    if isinstance(atom, Lit) or atom in known:
+        cg.emit_region(fn)
+        b.branch(yes if (bool(atom.val) if isinstance(atom, Lit) else known[atom]) else no)
+        return
+    if last is not None and last.outvars == (atom,) and atom.aval.dtype.kind == "b":
+        if last.prim == "not":
+            x = last.inputs[0]
+            if isinstance(x, Lit) or x.aval.dtype.kind == "b":
+                _emit_test(cg, fn.replace(eqns=fn.eqns[:-1], outs=(x,)), x, no, yes, known)
+                return
+        if last.prim == "nj_cond" and last.inputs[0].aval.dtype.kind == "b":
+            pred, ops = last.inputs[0], last.inputs[1:]
+            cg.emit_region(
+                fn.replace(
+                    eqns=fn.eqns[:-1], outs=tuple(a for a in last.inputs if isinstance(a, Var))
+                )
+            )
+            branches = last.kw["branches"]
+            if isinstance(pred, Lit) or pred in known:
+                taken = [bool(pred.val) if isinstance(pred, Lit) else known[pred]]
+            elif guard is not None and pred is guard.var and not branches[0].eqns:
+                # `bound and rest`: the bound failing ends the block (its false branch only
+                # gives False)
+                taken = [True]
+                blocks = [cg.func.append_basic_block("test_yes")]
+                b.cbranch(guard.test(), blocks[0], guard.reblock)
+                b.position_at_end(blocks[0])
+            else:
+                taken = [True, False]
+                blocks = [cg.func.append_basic_block("test_" + w) for w in ("yes", "no")]
+                b.cbranch(_truth(cg, pred), *blocks)
+            for j, val in enumerate(taken):
+                if len(taken) == 2:
+                    b.position_at_end(blocks[j])
+                br = branches[int(val)]
+                kn = dict(known)
+                for v, a in zip(br.invars, ops):
+                    if a is pred:
+                        kn[v] = val
+                    elif isinstance(a, Var) and a in known:
+                        kn[v] = known[a]
+                cg.memo = {}
+                with _Scoped(cg):
+                    _bind_consts(cg, br.invars, ops)
+                    _emit_test(cg, br, br.outs[0], yes, no, kn)
+            return
+    cg.emit_region(fn)
+    b.cbranch(_truth(cg, atom), yes, no)
 
 
 def _bind_consts(cg, invars, atoms):
