@@ -183,6 +183,7 @@ class NjitCodegen(Codegen):
         self.scopes = []  # per open scope: the temporaries to free at its end
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
+        self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -263,9 +264,13 @@ class NjitCodegen(Codegen):
             self.producer.update({v: e for v in e.outvars})
         saved = self.materialized
         self.materialized = set(saved) | mat
+        deferred = _deferrable_tests(fn)
         try:
             for e in fn.eqns:
                 if not any(v in mat for v in e.outvars) and not _is_effect(e):
+                    continue
+                if e in deferred:  # lowered as branches by the nj_cond that tests it
+                    self.deferred_tests[e.outvars[0]] = e
                     continue
                 for v in e.outvars:
                     if v in mat and v not in self.buffers and not isinstance(v.aval, RefType):
@@ -1361,11 +1366,58 @@ def _bind_consts(cg, invars, atoms):
         cg.buffers[v] = buf if buf is not None else ScalarArg(cg.emit_value(a, []), a.aval)
 
 
+def _deferrable_tests(fn):
+    """The equations of fn computing a bool by Python's short-circuit `a or b` / `a and b`
+    (an nj_cond of scalar code) used only as the condition of the `if` right after: that
+    `if` (lower_cond) lowers them as branches (_emit_test), not as a value it then tests."""
+    uses = {}
+    for q in fn.eqns:
+        for a in q.inputs:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    out = set()
+    for q, nxt in zip(fn.eqns, fn.eqns[1:]):
+        if (
+            q.prim == "nj_cond"
+            and len(q.outvars) == 1
+            and q.outvars[0].aval.dtype.kind == "b"
+            and q.outvars[0].aval.shape == ()
+            and nxt.prim == "nj_cond"
+            and nxt.inputs[0] is q.outvars[0]
+            and uses.get(q.outvars[0]) == 1
+            and q.outvars[0] not in fn.outs
+            and all(_scalar_code(br) for br in q.kw["branches"])
+        ):
+            out.add(q)
+    return out
+
+
 def lower_cond(cg, e, outs):
-    """if pred: branch 1 else branch 0; each branch writes the results' storage."""
+    """if pred: branch 1 else branch 0; each branch writes the results' storage. A pred
+    that is a short-circuit `a or b` / `a and b` (deferred by emit_region) becomes branches
+    to the two sides, as C compiles `if (a || b)`."""
     pred_a, ops = e.inputs[0], e.inputs[1:]
     branches = e.kw["branches"]
     b = cg.b
+    test = cg.deferred_tests.pop(pred_a, None) if isinstance(pred_a, Var) else None
+    if test is not None:
+        storage = _carry_storage(cg, e.outvars, outs)
+        saved_memo = cg.memo
+        sides = [cg.func.append_basic_block(n) for n in ("if_no", "if_yes")]
+        merge = cg.func.append_basic_block("if_end")
+        _emit_test(cg, Function((), (), (test,), (pred_a,)), pred_a, sides[1], sides[0], {})
+        for k in (1, 0):
+            b.position_at_end(sides[k])
+            cg.memo = {}
+            with _Scoped(cg):
+                _bind_consts(cg, branches[k].invars, ops)
+                cg.emit_region(branches[k])
+                _store_outputs(cg, branches[k], [None] * len(branches[k].outs), storage)
+            b.branch(merge)
+        b.position_at_end(merge)
+        cg.memo = saved_memo
+        _finish(cg, e.outvars, storage)
+        return
     pred = cg.emit_value(pred_a, [])
     if pred_a.aval.dtype.kind != "b":
         pred = cg.cast(pred, pred_a.aval.dtype, np.dtype(bool))

@@ -158,13 +158,18 @@ class ScalarOps:
         return b.bitcast(bits, F32)
 
     def _cvtt(self, x, src, bits):
-        """x86 truncating conversion: out of range and NaN give the minimum integer."""
+        """x86 truncating conversion: out of range and NaN give the minimum integer. One
+        test, |x| < 2**(bits-1) (x = -2**(bits-1) fails it and gets the minimum, which is
+        its value); the fptosi of an x out of range is poison, never selected. int(t) of a
+        t = trunc(y) converts y itself: fptosi truncates, and |trunc(y)| < 2**k exactly
+        when |y| < 2**k (the bound is an integer)."""
         b = self.b
-        lo, hi = self.const(src, -(2.0 ** (bits - 1))), self.const(src, 2.0 ** (bits - 1))
-        ok = b.and_(b.fcmp_ordered(">=", x, lo), b.fcmp_ordered("<", x, hi))
-        safe = b.select(ok, x, self.const(src, 0))
+        callee = getattr(getattr(x, "callee", None), "name", "")
+        if isinstance(x, ir.CallInstr) and callee.startswith("llvm.trunc."):
+            x = x.args[0]
+        ok = b.fcmp_ordered("<", self.math("fabs", src, x), self.const(src, 2.0 ** (bits - 1)))
         t = ir.IntType(bits)
-        return b.select(ok, b.fptosi(safe, t), ir.Constant(t, 1 << (bits - 1)))
+        return b.select(ok, b.fptosi(x, t), ir.Constant(t, 1 << (bits - 1)))
 
     def _float_to_int(self, x, src, dst):
         # NumPy's casts are C casts; on x86 small types go through a 32-bit conversion
