@@ -12,7 +12,7 @@ CHROMIUM := /usr/bin/chromium
 # the npm scripts run `jupyter labextension build`: the venv's JupyterLab
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: test demo bench clean labextension browser lint lint-ts
+.PHONY: test test-quick demo bench clean labextension browser lint lint-ts
 
 # a venv with what building the package needs (JupyterLab's extension builder, hatch plugins)
 $(BASE):
@@ -51,9 +51,17 @@ $(STAMP): pyproject.toml $(BASE) $(LABEXT)
 browser:
 	test -x $(CHROMIUM) || (apt-get update && apt-get install -y chromium)
 
+# the suite on two workers; one file's tests stay on one worker (shared shells, kernels)
 test: $(STAMP) browser lint
 	cd labextension && npm test
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
+
+# the edit-test loop (about a minute): the core of jit and njit, the magics, the tracker
+QUICK := tests/test_smoke.py tests/test_jit_semantics.py tests/test_ir_golden.py \
+	tests/test_njit_features.py tests/test_imperative_convert.py tests/test_magics.py \
+	tests/test_tracker.py tests/test_call_path.py tests/test_oracle.py
+test-quick: $(STAMP)
+	JM_RANDOM_PROGRAMS=300 $(PY) -m pytest -q -x -n 2 --dist loadfile $(QUICK)
 
 demo: $(STAMP)
 	$(PY) -m jitmagic.notebook.demos demo_notebooks demo_notebooks/html

@@ -246,6 +246,28 @@ def targets17(results):
     return out
 
 
+def targets29(results):
+    """Issue 29: every square product at most the best of NumPy and JAX, both dtypes (on an
+    AVX2-only CPU too: `make bench` as such a machine, benchmarks/README.md)."""
+    W = {w["name"]: w for w in results["workloads"]}
+    out = []
+    for name in ("matmul512", "matmul1024", "matmul512_f32", "matmul1024_f32"):
+        if name not in W:
+            continue
+        sy = W[name]["systems"]
+        peers = [median(sy.get(p)) for p in ("numpy", "jax") if median(sy.get(p))]
+        t = median(sy.get("jitmagic"))
+        r = t / min(peers) if t and peers else None
+        out.append(
+            {
+                "target": f"{name} ≤ 1.0x min(NumPy, JAX)",
+                "status": "MET" if r is not None and r <= 1.0 else "MISSED",
+                "measured": fmt_ratio(r) if r is not None else "not measured",
+            }
+        )
+    return out
+
+
 def targets_table(tgts, markdown=False):
     return _render(
         ["target", "status", "measured"],
@@ -480,6 +502,8 @@ def markdown(results):
         out += ["", targets_table(results["targets"], markdown=True)]
     if results.get("targets17"):
         out += ["", targets_table(results["targets17"], markdown=True)]
+    if results.get("targets29"):
+        out += ["", targets_table(results["targets29"], markdown=True)]
     if results.get("kernels"):
         text, knotes = kernels_table(results["kernels"], markdown=True)
         out += ["", text]

@@ -355,17 +355,19 @@ def run_workloads(scale=1.0):
             budget_s=8,
         ),
     ]
-    for n in (512, 1024):
-        a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-        ws.append(
-            Workload(
-                f"matmul{n}",
-                f"matmul {n}x{n} @ {n}x{n} float64",
-                "matmul",
-                array_impls(matmul, a, b, numba_fn=matmul_nb),
-                budget_s=6,
+    for dt, sfx in ((np.float64, ""), (np.float32, "_f32")):
+        for n in (512, 1024):
+            a = rng.standard_normal((n, n)).astype(dt)
+            b = rng.standard_normal((n, n)).astype(dt)
+            ws.append(
+                Workload(
+                    f"matmul{n}{sfx}",
+                    f"matmul {n}x{n} @ {n}x{n} {np.dtype(dt).name}",
+                    "matmul",
+                    array_impls(matmul, a, b, numba_fn=matmul_nb),
+                    budget_s=6,
+                )
             )
-        )
     ws += [
         Workload(
             "fori",

@@ -20,15 +20,16 @@ from jitmagic.diagnostics import tracker
 from jitmagic.diagnostics.tracker import events, explain, no_recompile
 from jitmagic.diagnostics.watch import watch
 from jitmagic.dispatch.function import JitFunction, jit, make_ir
-from jitmagic.imperative import NjitFunction, njit
 
 
 def __getattr__(name):
     # submodules that pull in more machinery load on first use
     import importlib
 
-    if name in ("lax", "tree", "tree_util"):
+    if name in ("lax", "tree", "tree_util", "numba", "imperative"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("njit", "NjitFunction"):  # NumPy's semantics: loaded with its first use
+        return getattr(importlib.import_module("jitmagic.imperative"), name)
     if name == "dask":  # jm.dask.track(client): Dask itself is imported only by track()
         return importlib.import_module("jitmagic.diagnostics.cluster")
     raise AttributeError(f"module 'jitmagic' has no attribute {name!r}")

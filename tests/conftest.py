@@ -1,6 +1,16 @@
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_directory(tmp_path_factory):
+    """The GEMM calibration (jitmagic/runtime/gemm_choice.py) is kept in the cache directory
+    even with the disk cache off: a test session keeps its own (measured under the suite's
+    load) out of the user's."""
+    import jitmagic as jm
+
+    jm.config.update(disk_cache_dir=str(tmp_path_factory.mktemp("jitmagic-cache")))
+
+
 @pytest.fixture(scope="session")
 def ipshell():
     """The one real IPython shell of the test session (IPython allows one per process)."""

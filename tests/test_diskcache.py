@@ -52,7 +52,13 @@ def test_hit_after_restart_and_private_directory(tmp_path):
     assert stat.S_IMODE(os.stat(next(cache.glob("*.jmc"))).st_mode) == 0o600
     (second,) = run(cache)
     assert second.startswith("disk_hit|compile#")
-    assert len(list(cache.iterdir())) == 1 and len(list(cache.glob("*.jmc"))) == 1
+    # the variant's entry, and the runtime's modules (clock, pools, Ctrl-C handler) in their
+    # own subdirectory, private too
+    assert sorted(p.name for p in cache.iterdir() if p.suffix != ".jmc") == ["runtime"]
+    assert len(list(cache.glob("*.jmc"))) == 1
+    runtime = cache / "runtime"
+    assert stat.S_IMODE(os.stat(runtime).st_mode) == 0o700
+    assert {stat.S_IMODE(os.stat(p).st_mode) for p in runtime.iterdir()} == {0o600}
 
 
 def _rewrite_meta(entry, **changes):
@@ -389,10 +395,10 @@ def test_directory_or_parent_owned_by_another_uid_is_refused(tmp_path):
 @needs_root
 def test_entry_with_valid_checksum_owned_by_another_uid_is_refused_and_replaced(tmp_path, good):
     cache = _plant(tmp_path / "c", good)
-    for p in cache.iterdir():
+    for p in cache.glob("*.jmc"):
         os.chown(p, OTHER, OTHER)
     Run(cache).refused_once(f"belongs to uid {OTHER}, not to you", "not loaded")
-    for p in cache.iterdir():  # this process's own entries took their place
+    for p in cache.glob("*.jmc"):  # this process's own entries took their place
         st = p.stat()
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.geteuid(), 0o600)
     Run(cache).hit_twice()
@@ -400,10 +406,10 @@ def test_entry_with_valid_checksum_owned_by_another_uid_is_refused_and_replaced(
 
 def test_entry_writable_by_others_is_refused_and_replaced(tmp_path, good):
     cache = _plant(tmp_path / "c", good)
-    for p in cache.iterdir():
+    for p in cache.glob("*.jmc"):
         os.chmod(p, 0o666)
     Run(cache).refused_once(str(cache), "(mode 0666): not loaded", "writable by")
-    assert {stat.S_IMODE(p.stat().st_mode) for p in cache.iterdir()} == {0o600}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in cache.glob("*.jmc")} == {0o600}
     Run(cache).hit_twice()
 
 
@@ -597,3 +603,48 @@ def test_bad_key_files_are_refused(tmp_path, case):
     assert c.load("e" * 64) == (None, c.refused)
     c.store("e" * 64, b"code", {})
     assert not list(cache.iterdir())
+
+
+GEMM = textwrap.dedent("""
+    import json, sys, numpy as np, jitmagic as jm
+    from jitmagic.runtime import native
+    jm.config.update(disk_cache=True, disk_cache_dir=sys.argv[1], gemm_library="jitmagic")
+    rng = np.random.default_rng(0)
+    a, b = rng.random((203, 301)), rng.random((301, 157))
+    f = jm.jit(lambda a, b: a @ b)
+    assert np.allclose(f(a, b), a @ b, rtol=1e-12)
+    g = jm.jit(lambda a, b: (a @ b.T).astype(np.float32) @ b.astype(np.float32)[:, :40])
+    c = g(a, a)
+    assert np.allclose(c, (a @ a.T).astype(np.float32) @ a.astype(np.float32)[:, :40], rtol=2e-5)
+    kinds = [k for k in jm.events().kind if k not in ("tier_up", "tier_down")]  # (background)
+    print(json.dumps({"origin": native.origin, "events": kinds}))
+""")
+
+
+def test_the_gemm_module_is_loaded_after_a_restart(tmp_path):
+    # jitmagic's GEMM (runtime/gemm.py) is kept in the cache's runtime/ subdirectory: a new
+    # process links it instead of compiling it (loading it does not re-enter its build, as
+    # engine.load_object -> gemm.linked_by -> install once did), and the variants that call
+    # it link too
+    cache = tmp_path / "c"
+    outs = []
+    for _ in range(2):
+        p = subprocess.run(
+            [sys.executable, "-c", GEMM, str(cache)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(p.stdout))
+    first, second = outs
+    # the GEMMs and the clock, pools and Ctrl-C handler every kernel needs
+    modules = {"gemm_f64", "gemm_f32", "clock", "pool", "threads", "sigint"}
+    assert first["origin"] == dict.fromkeys(modules, "compiled (not in the persistent cache)")
+    assert second["origin"] == dict.fromkeys(modules, "loaded from the disk cache")
+    assert first["events"] == ["disk_miss", "compile"] * 2
+    assert second["events"] == ["disk_hit", "compile"] * 2
+    runtime = sorted((cache / "runtime").glob("*.jmc"))
+    assert len(runtime) == 6 and {os.stat(p).st_mode & 0o777 for p in runtime} == {0o600}
+    assert len(list(cache.glob("*.jmc"))) == 2  # the variants, beside the subdirectory

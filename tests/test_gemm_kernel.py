@@ -16,7 +16,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from jitmagic.runtime import engine, gemm
+from jitmagic.runtime import engine, gemm, isa
 
 _SIG = ctypes.CFUNCTYPE(
     ctypes.c_int32,
@@ -42,6 +42,7 @@ def _entry(dt, features=None):
     # run here: the host's instructions are a superset
     key = (t, features)
     if key not in _OTHER:
+        gemm.install(t)  # and what it calls: the buffer pool, the thread pool
         from jitmagic.runtime import native as runtime
 
         text = gemm.ir_text(features, t)
@@ -92,7 +93,7 @@ def _check(a, b, nt, features=None):
 
 
 SIZES = [1, 2, MR - 1, MR, MR + 1, NR - 1, NR, NR + 1, 3 * NR + 5]
-KS = [1, 7, 8, 9, 31, gemm.KC - 1, gemm.KC, gemm.KC + 9]
+KS = [1, 7, 8, 9, 31, _G.kc - 1, _G.kc, _G.kc + 9]
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
@@ -121,8 +122,8 @@ def test_large_products_on_any_thread_count(nt):
     # 8 threads on a 2-core machine: tasks outnumber the pool, the caller takes them
     rng = np.random.default_rng(2)
     for m, n, k in [
-        (gemm.MC * 2 + 3, 301, gemm.KC * 2 + 1),
-        (17, gemm.NC + 31, 40),
+        (_G.mc * 2 + 3, 301, _G.kc * 2 + 1),
+        (17, _G.nc + 31, 40),
         (1000, 9, 700),
     ]:
         a, b = rng.random((1, m, k)), rng.random((k, n))
@@ -171,8 +172,8 @@ def test_tile_shapes_of_other_cpus(features, dt):
     for m, n, k in [
         (1, 1, 1),
         (g.mr + 1, g.nr - 1, 9),
-        (50, 3 * g.nr + 1, gemm.KC + 3),
-        (gemm.MC + 5, 70, 33),
+        (50, 3 * g.nr + 1, g.kc + 3),
+        (g.mc + 5, 70, 33),
     ]:
         for trans in ("nn", "tt"):
             a = (
@@ -186,3 +187,34 @@ def test_tile_shapes_of_other_cpus(features, dt):
                 else rng.random((k, n)).astype(dt)
             )
             _check(a, b, 2, features)
+
+
+@pytest.mark.skipif(
+    not isa.has(engine.host_info()["features"], "avx2"), reason="needs an AVX2 CPU to run on"
+)
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_the_avx2_tile_on_odd_sizes(dt):
+    # what JITMAGIC_CPU_FEATURES=avx2 builds (runtime/isa.py): the host's features without
+    # AVX-512, a 6 x 2-vector tile in 16 ymm registers; sizes off every edge, on 1 and 2
+    # threads, operands transposed both ways
+    import llvmlite.binding as llvm
+
+    features = isa.restrict(dict(llvm.get_host_cpu_features()), "avx2")
+    assert not isa.has(features, "avx512f") and isa.has(features, "fma")
+    g = gemm._Gen("f64" if dt == np.float64 else "f32", features)
+    assert (g.mr, g.nv, g.v) == (6, 2, 4 if dt == np.float64 else 8)
+    rng = np.random.default_rng(6)
+    for m, n, k in [(7, 9, 5), (37, 3 * g.nr + 5, 61), (g.mc + 7, 101, g.kc + 13), (301, 257, 97)]:
+        for trans in ("nn", "tn", "nt"):
+            a = (
+                rng.random((1, k, m)).astype(dt).transpose(0, 2, 1)
+                if trans[0] == "t"
+                else rng.random((1, m, k)).astype(dt)
+            )
+            b = (
+                rng.random((n, k)).astype(dt).T
+                if trans[1] == "t"
+                else rng.random((k, n)).astype(dt)
+            )
+            for nt in (1, 2):
+                _check(a, b, nt, features)

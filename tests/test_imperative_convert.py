@@ -1297,7 +1297,7 @@ class RecordingOps:
         return pyops.getitem(obj, index, line)
 
     def compare(self, op, a, b, line):
-        self._line("compare", line, lambda t: any(c in t for c in "<>=!"))
+        self._line("compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t)
         return pyops.compare(op, a, b, line)
 
     def and_(self, a, b, line):

@@ -372,3 +372,30 @@ def test_jit_refuses_to_freeze_random_numbers_and_clocks():
     a = jm.njit(noisy)(2.0)
     b = jm.njit(noisy)(2.0)
     assert not np.array_equal(a, b)  # njit: fresh numbers each call
+
+
+# ------------------------------------------------------------------ print and scalar types
+
+
+def chatty(x, n):
+    for i in range(n):
+        print("step", i, x[i], x[i] > 0.5, np.float32(x[i]), sep="|")
+    print("done", end="!\n")
+    return np.int32(n) + np.float64(0.5)
+
+
+def test_print_runs_in_program_order_as_python_prints(capsys):
+    x = np.array([0.25, 0.75, 1.0 / 3])
+    want = chatty(x, 3)
+    expected = capsys.readouterr().out
+    got = jm.njit(chatty)(x, 3)
+    assert capsys.readouterr().out == expected
+    assert got == want and type(got) is type(want)
+
+
+def test_print_of_an_array_says_it_is_not_supported():
+    def show(x):
+        print(x)
+
+    with pytest.raises(jm.errors.NjitUnsupportedError, match="print\\(\\) of an array"):
+        jm.njit(show)(np.zeros(2))

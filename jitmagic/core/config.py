@@ -63,6 +63,15 @@ _SPEC = {
         "team's directory, group-writable) whose entries must carry an HMAC-SHA256 made with "
         "this key; unsigned or badly signed entries are refused",
     ),
+    "gemm_library": (
+        "auto",
+        str,
+        lambda v: v in ("auto", "jitmagic", "openblas"),
+        "what computes float32/float64 matrix products of 2^21 multiply-adds or more in "
+        "variants compiled from now on: auto (the faster of jitmagic's GEMM and OpenBLAS for "
+        "the product's size on this machine, measured once and kept in the cache "
+        "directory), jitmagic or openblas",
+    ),
     "max_trace_equations": (
         100_000,
         int,

@@ -68,6 +68,9 @@ def _check_budget():
             raise BudgetExceeded(now - b[2], b[3])
 
 
+check_budget = _check_budget  # (Python code run against a deadline: dispatch/baseline.py)
+
+
 def eval_function(fn: Function, *args):
     """Run `fn` on `args` with NumPy; returns its outputs as fresh arrays. Each call is a
     function run for `deadline` (loop bodies come through here every iteration)."""

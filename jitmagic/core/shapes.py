@@ -115,30 +115,33 @@ class Dim:
 
     def __add__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_op(other, lambda a, b: a + b)
         p = self._poly()
         for m, c in _poly(other).items():
             p[m] = p.get(m, 0) + c
         return Dim._make(p)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        if not _is_dimlike(other):
+            return self._user_op(other, lambda a, b: a + b, True)
+        return self.__add__(other)
 
     def __neg__(self):
         return Dim._make({m: -c for m, c in self.terms})
 
     def __sub__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_op(other, lambda a, b: a - b)
         return self + (-other)
 
     def __rsub__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_op(other, lambda a, b: a - b, True)
         return (-self) + other
 
     def __mul__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_op(other, lambda a, b: a * b)
         p = {}
         for m1, c1 in self.terms:
             for m2, c2 in _poly(other).items():
@@ -146,9 +149,15 @@ class Dim:
                 p[m] = p.get(m, 0) + c1 * c2
         return Dim._make(p)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        if not _is_dimlike(other):
+            return self._user_op(other, lambda a, b: a * b, True)
+        return self.__mul__(other)
 
     def __floordiv__(self, other):
+        v = _user_operands(self, other, symbolic_ok=_positive_divisor(other))
+        if v is not None:
+            return v[0] // v[1]
         k = _positive_int(other, "//")
         if k is None:
             return NotImplemented
@@ -157,6 +166,9 @@ class Dim:
         return Dim._make({(_Op("floordiv", self, k),): 1})
 
     def __mod__(self, other):
+        v = _user_operands(self, other, symbolic_ok=_positive_divisor(other))
+        if v is not None:
+            return v[0] % v[1]
         k = _positive_int(other, "%")
         if k is None:
             return NotImplemented
@@ -165,10 +177,81 @@ class Dim:
         return Dim._make({(_Op("mod", self, k),): 1})
 
     def __rfloordiv__(self, other):
+        v = _user_operands(other, self)
+        if v is not None:
+            return v[0] // v[1]
         _undecidable(f"{other} // {self}", None)
 
     def __rmod__(self, other):
+        v = _user_operands(other, self)
+        if v is not None:
+            return v[0] % v[1]
         _undecidable(f"{other} % {self}", None)
+
+    def _user_cmp(self, other, op):
+        """A size compared with a float or a traced number in njit user code."""
+        import operator
+
+        v = _user_operands(self, other)
+        return NotImplemented if v is None else getattr(operator, op)(*v)
+
+    # -- operations sizes do not decide: in njit user code, int64 values computed when the
+    # code runs (3 % n, n & 1, n / 2); elsewhere a TypeError, as before
+    def _user_op(self, other, fn, reflected=False):
+        v = _user_operands(other, self) if reflected else _user_operands(self, other)
+        return NotImplemented if v is None else fn(*v)
+
+    def __truediv__(self, other):
+        return self._user_op(other, lambda a, b: a / b)
+
+    def __rtruediv__(self, other):
+        return self._user_op(other, lambda a, b: a / b, True)
+
+    def __and__(self, other):
+        return self._user_op(other, lambda a, b: a & b)
+
+    def __rand__(self, other):
+        return self._user_op(other, lambda a, b: a & b, True)
+
+    def __or__(self, other):
+        return self._user_op(other, lambda a, b: a | b)
+
+    def __ror__(self, other):
+        return self._user_op(other, lambda a, b: a | b, True)
+
+    def __xor__(self, other):
+        return self._user_op(other, lambda a, b: a ^ b)
+
+    def __rxor__(self, other):
+        return self._user_op(other, lambda a, b: a ^ b, True)
+
+    def __lshift__(self, other):
+        return self._user_op(other, lambda a, b: a << b)
+
+    def __rlshift__(self, other):
+        return self._user_op(other, lambda a, b: a << b, True)
+
+    def __rshift__(self, other):
+        return self._user_op(other, lambda a, b: a >> b)
+
+    def __rrshift__(self, other):
+        return self._user_op(other, lambda a, b: a >> b, True)
+
+    def __pow__(self, other):
+        return self._user_op(other, lambda a, b: a**b)
+
+    def __rpow__(self, other):
+        return self._user_op(other, lambda a, b: a**b, True)
+
+    def __invert__(self):
+        v = _user_operands(self, 0)
+        return NotImplemented if v is None else ~v[0]
+
+    def __abs__(self):
+        v = _user_operands(self, 0)
+        if v is None:
+            raise TypeError("bad operand type for abs(): 'Dim'")
+        return abs(v[0])
 
     def __divmod__(self, other):
         return self // other, self % other
@@ -179,42 +262,42 @@ class Dim:
     # -- comparisons: decided by bounds, else a guard (internal) or an error (user code)
     def __eq__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_cmp(other, "eq")
         if isinstance(other, Dim) and other.terms == self.terms:
             return True
         return _compare(self - other, "==", (self, "==", other))
 
     def __ne__(self, other):
         if not _is_dimlike(other):
-            return NotImplemented
+            return self._user_cmp(other, "ne")
         return not self.__eq__(other)
 
     def __ge__(self, other):
         return (
             _compare(self - other, ">=", (self, ">=", other))
             if _is_dimlike(other)
-            else NotImplemented
+            else self._user_cmp(other, "ge")
         )
 
     def __gt__(self, other):
         return (
             _compare(self - other - 1, ">=", (self, ">", other))
             if _is_dimlike(other)
-            else NotImplemented
+            else self._user_cmp(other, "gt")
         )
 
     def __le__(self, other):
         return (
             _compare(other - self, ">=", (self, "<=", other))
             if _is_dimlike(other)
-            else NotImplemented
+            else self._user_cmp(other, "le")
         )
 
     def __lt__(self, other):
         return (
             _compare(other - self - 1, ">=", (self, "<", other))
             if _is_dimlike(other)
-            else NotImplemented
+            else self._user_cmp(other, "lt")
         )
 
     def __hash__(self):
@@ -269,6 +352,23 @@ def _poly(x):
     if isinstance(x, Dim):
         return x._poly()
     return {(): int(x)}
+
+
+def _positive_divisor(x):
+    """Is x a positive Python int (a divisor sizes can take symbolically)?"""
+    return _is_dimlike(x) and not isinstance(x, Dim) and int(x) > 0
+
+
+def _user_operands(a, b, symbolic_ok=False):
+    """(a, b) with sizes as values the code computes, when the user's code in a front end
+    that computes sizes at run time (njit: ctx.user_value) combines a size in a way sizes do
+    not decide; None otherwise (and when symbolic_ok: sizes decide it)."""
+    if symbolic_ok:
+        return None
+    ctx = current()
+    if ctx is None or not hasattr(ctx, "user_value") or _internal_caller():
+        return None
+    return tuple(ctx.user_value(x) if isinstance(x, Dim) else x for x in (a, b))
 
 
 def _positive_int(x, op):

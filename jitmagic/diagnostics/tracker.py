@@ -157,6 +157,7 @@ def _snapshot():
                 "where": jf.where,
                 "fid": jf.fid,
                 "backend": getattr(jf, "backend", "jitmagic"),
+                "front": getattr(jf, "kind", "jit"),  # jitmagic's front door: jit or njit
                 "variants": variants,
                 "workers": [g for g in remote if g["fid"] == jf.fid],
             }

@@ -391,9 +391,52 @@ def _measure(variant, kept, budget, clock):
     return Baseline(call, eager)
 
 
+def _python_runner(variant, kept):
+    """(run, None) for an njit function: the undecorated function run by CPython and NumPy,
+    on fresh copies of the inputs each run (it may write its arguments), stopped at the
+    budget's deadline between two lines of it (a Python loop may run for minutes)."""
+    jf = kept.jf()
+    fun = jf.fun if jf is not None else None
+    if fun is None:
+        raise RuntimeError("the function is gone")
+
+    def run():
+        args, kwargs = _copy(kept.args), _copy(kept.kwargs)
+        with _deadline_between_lines():
+            fun(*args, **kwargs)
+
+    return run, None
+
+
+@contextmanager
+def _deadline_between_lines():
+    """interpreter.deadline for Python code: checked every 256 lines the code runs."""
+    import sys
+
+    if sys.gettrace() is not None:  # a debugger or coverage tracer: leave it alone
+        yield
+        return
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+            if count[0] & 255 == 0:
+                interpreter.check_budget()
+        return local
+
+    sys.settrace(lambda frame, event, arg: local)
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+
+
 def _eager_runner(variant, kept):
     """(run, warm-up): the optimised IR through interpreter.plan; the warm-up, the first run,
     writes the straight-line plan the others use."""
+    if getattr(variant, "python_baseline", False):
+        return _python_runner(variant, kept)
     fn = variant.optimized_ir
     leaves = [np.asarray(x, dtype=v.aval.dtype) for v, x in zip(fn.invars, kept.leaves)]
     fast = None

@@ -16,6 +16,8 @@ import types
 
 import numpy as np
 
+from jitmagic.core.config import config
+
 _SIMPLE = (int, float, str, bool, complex, type(None))
 
 
@@ -207,6 +209,9 @@ class Registry:
             jf.max_variants,
             jf.kind,  # jm.jit and jm.njit of one function compile different code
             jf.options_key,  # and so do njit's options (fastmath=, boundscheck=, ...)
+            # the one setting that changes the code generated: a cell run again after
+            # config.gemm_library changed compiles with the library asked for
+            config.gemm_library,
         )
         prev = self.entries.get(key)
         if prev is not None and prev["fingerprint"] == jf.fingerprint:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from jitmagic.core.config import config
 from jitmagic.dispatch import baseline, pipeline
 from jitmagic.dispatch.events import PHASES, fmt_value
-from jitmagic.runtime import runstats
+from jitmagic.runtime import gemm_choice, runstats
 
 CACHE_COLUMNS = (
     ["variant", "statics", "signature", "compile_ms"]
@@ -28,6 +30,7 @@ CACHE_COLUMNS = (
         "last_used",
         "reason",
         "tier",
+        "gemm",
     ]
 )
 
@@ -84,7 +87,29 @@ def variant_row(v):
         v.last_used_time(),
         v.reason,
         getattr(v, "tier", None),
+        products(v),
     ]
+
+
+def products(v) -> str:
+    """Which library computes each matrix product of a variant, and why: the `; gemm` lines
+    heading its LLVM IR (lower/blas.py), with the measurement behind a measured choice."""
+    module = getattr(v, "module", None)
+    out = []
+    for line in (module.llvm_ir if module is not None else "").splitlines():
+        if not line.startswith(";"):
+            break
+        if line.startswith("; gemm "):
+            out.append(line[len("; gemm ") :] + _measurement(line))
+    return "; ".join(out)
+
+
+def _measurement(line):
+    m = re.match(r"; gemm (float32|float64) .*measured, class (\d+)\)$", line)
+    if not m:
+        return ""
+    found = gemm_choice.measured().get((f"f{m.group(1)[-2:]}", int(m.group(2))))
+    return f" [{found.describe()}]" if found else ""
 
 
 def kernel_how(v):
@@ -139,7 +164,9 @@ def short_table(df):
     # a watched JIT's own compile phases (jm.watch adds them next to compile_ms)
     peer = [c for c in df.columns if c.endswith("_ms") and c not in CACHE_COLUMNS]
     at = SHORT_COLUMNS.index("compile_ms") + 1
-    return out[lead + SHORT_COLUMNS[:at] + peer + SHORT_COLUMNS[at:]]
+    # which library computes the products, when a variant has any
+    gemm = ["gemm"] if "gemm" in df and (df["gemm"].fillna("") != "").any() else []
+    return out[lead + SHORT_COLUMNS[:at] + peer + SHORT_COLUMNS[at:] + gemm]
 
 
 def _marked(x, bound, mark, fmt):
@@ -176,6 +203,9 @@ class Lowered:
         if dialect == "traced":
             return str(self.ir)
         if dialect == "llvm":
+            own = getattr(self.jf, "llvm_text", None)  # a front end with its own lowering
+            if own is not None:
+                return own(self.optimized_ir)
             return pipeline.lower(self.optimized_ir, self.jf.name)[0]
         raise ValueError("dialect must be 'ir', 'traced' or 'llvm'")
 

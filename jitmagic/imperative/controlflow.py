@@ -424,10 +424,14 @@ class Expressions(ast.NodeTransformer):
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) == 1:
-            # tuples compare element by element (lexicographically) on traced values too
-            if type(node.ops[0]).__name__ in _ORDERED and any(
-                isinstance(x, ast.Tuple) for x in (node.left, node.comparators[0])
+            # tuples compare element by element (lexicographically) on traced values too (a
+            # tuple written out, or held by a name, an attribute, an index, a call's result)
+            op = type(node.ops[0]).__name__
+            if (op in _ORDERED and not isinstance(node.left, ast.Constant)) or (
+                op in ("In", "NotIn")
             ):
+                if isinstance(node.comparators[0], ast.Constant):
+                    return node
                 return located(
                     hook(
                         "compare",

@@ -15,8 +15,12 @@ import contextlib
 import ctypes
 import functools
 import inspect
+import linecache
+import os
+import re
 import threading
 import time
+import traceback
 import types
 import weakref
 
@@ -28,9 +32,9 @@ from jitmagic.core.frames import PKG_DIR
 from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
-from jitmagic.dispatch import events, pipeline
+from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
-from jitmagic.errors import NjitUnsupportedError
+from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
@@ -160,9 +164,10 @@ class NjitContext(shapes.GenericContext):
         if syms <= set(self.examples):
             return super().guard(diff, op)
         if op == "==":
-            answer = (
-                len([s for s in syms]) >= 2
-            )  # two sizes compared: alike; a size and a number: not
+            # two sizes compared (a difference of them): alike; a size and a number, or a sum
+            # of sizes and 0 (is it empty?): not
+            signs = {c > 0 for m, c in diff.terms if m}
+            answer = len(syms) >= 2 and signs == {True, False}
         else:
             answer = True
         t = current_trace()
@@ -192,6 +197,13 @@ class NjitContext(shapes.GenericContext):
             and d.terms == Dim.symbol(d.symbols[0]).terms
             and self.examples.get(d.symbols[0]) == 1
         )
+
+    def user_value(self, d):
+        """A size the user's code computes with beyond what sizes decide (3 % n, n & 1,
+        n / 2, float(n)): the int64 it is when the code runs, a Python int to the code (as
+        len() and .shape give), so n // 0 raises ZeroDivisionError as in Python."""
+        v = bind("dim_value", dim=d)
+        return bind("convert_element_type", v, new_dtype=_I64, weak_type=True)
 
     def user_compare(self, diff, op):
         """A comparison of sizes in the user's code (if n > 3:): decided when the code runs."""
@@ -269,6 +281,19 @@ class NjitVariant:
             if isinstance(t, tuple) and t[0] == "generator"
         ]
         self._plain = not (self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks)
+        self._ctx_addr = ctypes.addressof(self._ctx)
+        self._buf_type = ctypes.c_int64 * (self.n_slots + lower_nj.ERRINFO_SLOTS)
+        self._err_offset = 8 * self.n_slots
+        # array kinds given something else than an ndarray (a complex scalar by memory)
+        self._by_memory = any(
+            k == "array" and not isinstance(v.aval, RefType)
+            for k, v in zip(self.kinds, opt_fn.constvars + opt_fn.invars)
+        )
+        self._no_results = (
+            not opt_fn.outs
+            and out_tree.num_leaves == 0
+            and (pytree.unflatten(out_tree, []) is None)
+        )
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
         self._install(module, tier)
@@ -311,26 +336,34 @@ class NjitVariant:
     def __repr__(self):
         return f"<njit variant {self.id}: {self.signature}>"
 
-    # ------------------------------------------------------------ calling
-    def __call__(self, leaves, originals):
-        results = (ctypes.c_int64 * self.n_slots)()
-        err = (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS)()
-        # (a scalar the code takes by memory, a complex number, goes as a 0-d array)
-        args = [
-            np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
-            for x, k in zip(self.consts + tuple(leaves), self.kinds)
-        ]
-        if self._plain:
-            rc = self.cfunc(
-                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
-            )
-        else:
-            rc = self._call_holding_locks(args, results, err)
-        if rc:
-            self._raise(rc, err)
-        return pytree.unflatten(self.out_tree, self._results(results, originals))
+    python_baseline = True  # the views time the undecorated function (dispatch/baseline.py)
 
-    def _call_holding_locks(self, args, results, err):
+    # ------------------------------------------------------------ calling
+    def __call__(self, leaves, originals=None):
+        originals = leaves if originals is None else originals
+        # one buffer: the results' slots, then the raising site's details
+        buf = self._buf_type()
+        base = ctypes.addressof(buf)
+        err_at = base + self._err_offset
+        if self._by_memory:
+            # (a scalar the code takes by memory, a complex number, goes as a 0-d array)
+            args = [
+                np.asarray(x) if k == "array" and not isinstance(x, np.ndarray) else x
+                for x, k in zip(self.consts + tuple(leaves), self.kinds)
+            ]
+        else:
+            args = self.consts + tuple(leaves)
+        if self._plain:
+            rc = self.cfunc(*args, base, self._ctx_addr, err_at)
+        else:
+            rc = self._call_holding_locks(list(args), base, err_at)
+        if rc:
+            self._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
+        if self._no_results:
+            return None
+        return pytree.unflatten(self.out_tree, self._results(buf, originals))
+
+    def _call_holding_locks(self, args, results_at, err_at):
         locks = []
         if self.uses_legacy_rng:
             locks.append(np.random.mtrand._rand._bit_generator.lock)
@@ -342,9 +375,7 @@ class NjitVariant:
         for lk in locks:
             lk.acquire()
         try:
-            return self.cfunc(
-                *args, ctypes.addressof(results), ctypes.addressof(self._ctx), ctypes.addressof(err)
-            )
+            return self.cfunc(*args, results_at, self._ctx_addr, err_at)
         finally:
             for lk in reversed(locks):
                 lk.release()
@@ -465,6 +496,14 @@ class NjitFunction(JitFunction):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self._env_names:
+            # the hit path: a quick key of the arguments' types -> the variant (filled by
+            # call_as, which stays the authority; dropped with the cache on clear or evict)
+            qk = _quick_key(args)
+            if qk is not None:
+                v = self._state.quick.get(qk)
+                if v is not None and (v.guard_fn is None or v.guard_fn(args)):
+                    return v(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
         return self.call_as(args, kwargs)
@@ -509,11 +548,29 @@ class NjitFunction(JitFunction):
         if variants is not None:
             for v in variants:
                 if v.guard_fn is None or v.guard_fn(leaves):
+                    if layouts is None:
+                        self._note_quick(args, kwargs, leaves, v)
                     return self._run(v, leaves)
         if not compile:
             raise LookupError(key)
         v = self._miss_nj(key, leaves, labels, tree)
+        # copies of this call's inputs, before it may change them: the views time the
+        # undecorated function on them (what compiling saves against running it in Python)
+        baseline.keep(v, self, tuple(bound), {})
         return self._run(v, leaves)
+
+    def _note_quick(self, args, kwargs, leaves, v):
+        if kwargs or len(leaves) != len(args) or any(type(x) is bool for x in args):
+            return
+        qk = _quick_key(args)
+        if qk is not None and len(self._state.quick) < 256:
+            self._state.quick[qk] = v
+
+    def key_of(self, args, kwargs):
+        """(the variant key of this call, its argument leaves) as call_as computes them."""
+        bound = self._bind(args, kwargs or {})
+        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        return self._key(leaves, self._labels(paths), None), leaves
 
     def _run(self, v, leaves):
         call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
@@ -586,45 +643,96 @@ class NjitFunction(JitFunction):
             st.history.append((key, labels))
             del st.history[:-64]
             events.record_compile(self, v, reasons, storm_text=_storm_text, stacklevel=4)
+            for note in v.notes:  # what the code does otherwise than asked, and why
+                if note.startswith("gemm "):
+                    continue  # (which library a product calls: shown in %jit_cache)
+                events.record(
+                    "warning",
+                    self,
+                    variant=v.id,
+                    signature=v.signature,
+                    message=f"{self.name} variant {v.id}: {note}",
+                )
             return v
 
     def _compile_nj(self, key, leaves, labels, info, reasons, tree):
+        try:
+            return self._compile_sized(key, leaves, labels, info, reasons, tree, False)
+        except NjitUnsupportedError:
+            raise
+        except Exception as e:
+            if not any(isinstance(x, np.ndarray) and x.ndim for x in leaves):
+                raise
+            first = e
+            why = _inconclusive(e) or f"{type(e).__name__}: {e}"[:300]
+        # a library function that needs its operands' sizes as numbers (np.median,
+        # np.linalg.solve, np.convolve, ...) or fails on sizes only the running code knows:
+        # this variant is compiled for the arguments' sizes, and a call with other sizes
+        # compiles another (each guarded by its sizes)
+        reasons = list(reasons) + [
+            events.Reason("shape", None, None, None, f"compiled for the arguments' sizes: {why}")
+        ]
+        try:
+            return self._compile_sized(key, leaves, labels, info, reasons, tree, True)
+        except Exception:
+            raise first from None  # (the sizes were not the problem: the first error says what is)
+
+    def _compile_sized(self, key, leaves, labels, info, reasons, tree, exact):
         timer = pipeline.Timer()
-        ones = set()  # argument sizes compiled as 1: NumPy broadcasts them (guarded)
+        # argument sizes compiled as numbers (guarded): a size 1 that broadcasts, or every size
+        # when something in the function needs them concrete (np.linalg's routines, sorts)
+        fixed = _all_sizes(leaves, labels) if exact else {}
+        concrete_why = None
         for _ in range(8):
             examples = {}
             ctx = NjitContext(examples)
             try:
                 with shapes.using(ctx):
                     fn, out_tree, arg_layouts = self._trace_nj(
-                        leaves, labels, examples, tree, key[0], ones
+                        leaves, labels, examples, tree, key[0], fixed
                     )
+                    timer.mark("trace")
+                    opt = self._optimize(fn)
+                    timer.mark("passes")
+                    text, cg = lower_nj.lower_function(
+                        opt,
+                        self.name,
+                        arg_layouts,
+                        fastmath=self.opts.fastmath,
+                        nogil=self.opts.nogil,
+                    )
+                    timer.mark("llvm_ir")
                 break
             except shapes.StaticOne as e:
-                if set(e.symbols) <= ones:
+                if all(fixed.get(s) == 1 for s in e.symbols):
                     raise
-                ones |= set(e.symbols)
-        with shapes.using(ctx):
-            timer.mark("trace")
-            opt = self._optimize(fn)
-            timer.mark("passes")
-            text, cg = lower_nj.lower_function(
-                opt, self.name, arg_layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
-            )
-            timer.mark("llvm_ir")
+                fixed.update({s: 1 for s in e.symbols})
+            except Exception as e:  # (sizes a routine needs as numbers)
+                inconclusive = isinstance(e, shapes.InconclusiveDimensionError) or (
+                    "shape-generic trace" in str(e)
+                )
+                if not inconclusive or concrete_why is not None:
+                    raise
+                where = shapes.line_of(e)
+                concrete_why = f"a size is needed as a number at {where}" if where else str(e)
+                fixed.update(_all_sizes(leaves, labels))
         guards = dict(ctx.guards)
-        one_dims = [
-            (k, d)
+        fixed_dims = [
+            (k, d, fixed[f"{_ident(labels[k])}_{d}"])
             for k, x in enumerate(leaves)
             if isinstance(x, np.ndarray)
             for d in range(x.ndim)
-            if f"{_ident(labels[k])}_{d}" in ones
+            if f"{_ident(labels[k])}_{d}" in fixed
         ]
         guard_fn = (
-            _guard_checker(guards, fn, leaves, one_dims, len(opt.consts))
-            if guards or one_dims
+            _guard_checker(guards, fn, leaves, fixed_dims, len(opt.consts))
+            if guards or fixed_dims
             else None
         )
+        if concrete_why is not None:
+            cg.notes.append(
+                f"compiled for the sizes of this call (another size compiles again): {concrete_why}"
+            )
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
         module, tier = pipeline.machine_code(
             self, text, info, 2, use_disk_cache=True if self.opts.cache else None
@@ -658,7 +766,7 @@ class NjitFunction(JitFunction):
             fn, out_tree, _ = self._trace_nj(leaves, labels, examples, tree)
         return fn, out_tree
 
-    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, ones=()):
+    def _trace_nj(self, leaves, labels, examples, tree, key_types=None, fixed=None):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
@@ -671,8 +779,8 @@ class NjitFunction(JitFunction):
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
-                        if sym in ones:  # a size 1 that broadcasts (a guard checks it)
-                            shape.append(1)
+                        if fixed and sym in fixed:  # a size compiled as a number (guarded)
+                            shape.append(fixed[sym])
                             continue
                         examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
@@ -694,10 +802,16 @@ class NjitFunction(JitFunction):
             args, _ = pytree.unflatten(tree, tracers)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
-            out = fun(*args)
-            out_leaves, out_tree, _ = pytree.flatten(out)
-            out_leaves = [_finish_out(o) for o in out_leaves]
-            fn = t.finish(out_leaves)
+            try:
+                out = _returned(fun(*args))
+                out_leaves, out_tree, _ = pytree.flatten(out)
+                out_leaves = [_finish_out(o) for o in out_leaves]
+                fn = t.finish(out_leaves)
+            except (NjitUnsupportedError, UnexpectedTracerError) as e:
+                located = _located(e, self.name, self.fun.__code__.co_filename)
+                if located is None:
+                    raise
+                raise located from None
         return fn, out_tree, layouts
 
     def _lower(self, args, kwargs):
@@ -707,6 +821,13 @@ class NjitFunction(JitFunction):
         with shapes.using(NjitContext(examples)):
             fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
             return fn, self._optimize(fn)
+
+    def llvm_text(self, opt):
+        """The LLVM IR njit generates for an optimised IR (Lowered.as_text("llvm"))."""
+        layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
+        return lower_nj.lower_function(
+            opt, self.name, layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+        )[0]
 
     def _optimize(self, fn):
         if not self.opts.boundscheck:
@@ -773,6 +894,37 @@ def _finish_out(o):
 
 def _ident(label):
     return "".join(c if c.isalnum() or c == "_" else "_" for c in label)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+_SCALARS = (int, float, complex)
+
+
+def _quick_key(args):
+    """The arguments' types as a hashable key, or None for what only the general path takes
+    (a non-contiguous array, a tuple, an int beyond int64, a generator, ...). Equal quick keys
+    imply equal njit keys: contiguous arrays of one dtype, rank and writability, scalars of one
+    Python or NumPy type."""
+    out = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            fl = a.flags
+            if fl.c_contiguous:
+                out.append((a.dtype, a.ndim, "C", fl.writeable))
+            elif fl.f_contiguous:
+                out.append((a.dtype, a.ndim, "F", fl.writeable))
+            else:
+                return None
+        elif t in _SCALARS:
+            if t is int and not _I64_MIN <= a <= _I64_MAX:
+                return None
+            out.append(t)
+        elif isinstance(a, np.generic) and not isinstance(a, np.bool_):
+            out.append(t)
+        else:
+            return None
+    return tuple(out)
 
 
 def _flat_types(types_):
@@ -887,22 +1039,89 @@ def _storm_text(jf, n, arg, kind):
     return f"{head}; {fix}"
 
 
-def _guard_checker(guards, fn, leaves, ones=(), n_consts=0):
+def _all_sizes(leaves, labels):
+    return {
+        f"{_ident(lbl)}_{d}": int(n)
+        for x, lbl in zip(leaves, labels)
+        if isinstance(x, np.ndarray)
+        for d, n in enumerate(x.shape)
+    }
+
+
+def _guard_checker(guards, fn, leaves, fixed=(), n_consts=0):
     """A function of the call's leaves telling whether the variant's size guards hold
-    (`ones`: (leaf, axis) compiled as size 1)."""
+    (`fixed`: (leaf, axis, size) compiled as that size)."""
     names = {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
-    lines = [f"(L[{k}].shape[{d}] == 1)" for k, d in ones]
+    lines = [f"(L[{k}].shape[{d}] == {n})" for k, d, n in fixed]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
         lines.append(test if want else f"(not {test})")
     code = "lambda L: " + (" and ".join(lines) or "True")
     return eval(code)
+
+
+# ---------------------------------------------------------------- errors while tracing
+
+
+def _inconclusive(e):
+    """The text of a shape-generic trace's failure (a size needed as a number: by the trace,
+    or by the lowering of an equation), or None for another error."""
+    while e is not None:
+        if isinstance(e, shapes.InconclusiveDimensionError):
+            return str(e).split(". The variant")[0].removeprefix("shape-generic trace: ")
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _located(e, fname, filename=None):
+    """An NjitUnsupportedError raised while the function was traced (a construct met when it
+    runs: print(), a Python list indexed by a traced value, ...), or a traced value that
+    escaped the loop or branch that made it (a Python list or dict filled inside a compiled
+    loop), as the NjitUnsupportedError naming the user's line it comes from; None when it
+    names one already or no line of the user's is on the traceback."""
+    if isinstance(e, NjitUnsupportedError) and e.lineno is not None:
+        return None
+    where = None
+    for fs in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(fs.filename)
+        if not path.startswith((PKG_DIR + os.sep, os.path.dirname(np.__file__) + os.sep)):
+            where = fs  # the innermost frame of the user's code
+    if where is None and isinstance(e, UnexpectedTracerError) and filename:
+        # escaped through the function's result: the loop or branch that made the value
+        m = re.search(r"'(?:for|while|if|ifexp)@(\d+)", str(e))
+        if m is not None:
+            line = int(m.group(1))
+            where = traceback.FrameSummary(
+                filename, line, fname, line=linecache.getline(filename, line)
+            )
+    if where is None:
+        return None
+    if isinstance(e, NjitUnsupportedError):
+        construct, text = e.construct, str(e)
+    else:
+        construct = "a Python object (list, dict, ...) holding values of a compiled loop or branch"
+        text = (
+            "a value computed inside a compiled loop or branch is used after it through a "
+            "Python object (a list appended to, a dict filled, an attribute): njit carries only "
+            "arrays, numbers and tuples out of loops and branches; fill a NumPy array instead"
+        )
+    src = (where.line or "").strip()
+    what = construct or f"line {where.lineno}"
+    msg = (
+        f"njit cannot compile {what} in function {fname!r} "
+        f'(File "{where.filename}", line {where.lineno})'
+        + (f":\n    {src}\n" if src else ".\n")
+        + text
+    )
+    return NjitUnsupportedError(
+        msg, construct=construct, lineno=where.lineno, filename=where.filename
+    )
 
 
 # ---------------------------------------------------------------- the namespace
@@ -930,6 +1149,11 @@ def build_namespace(fun, ops, seen=None):
 
 
 def _njit_view(v, ops, seen):
+    if isinstance(v, np.ndarray) and current_trace() is not None:
+        # a global array is a constant of the compiled code, as in Numba (read-only: frozen
+        # at compile time); read through njit's checked indexing
+        t = current_trace()
+        return t.tracer_type(t, t.to_atom(v))
     if v is np:
         return namespace.numpy_module()
     if v is np.random:
@@ -942,6 +1166,10 @@ def _njit_view(v, ops, seen):
         return namespace.math_module()
     if isinstance(v, types.ModuleType) and v.__name__ == "cmath":
         return namespace.cmath_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "random":
+        return namespace.python_random_module()
+    if isinstance(v, types.ModuleType) and v.__name__ == "time":
+        return namespace.time_module()
     try:
         mapped = namespace.BY_IDENTITY.get(v)
     except TypeError:
@@ -977,9 +1205,17 @@ def _inline(f, ops, seen):
     def call(*args, **kwargs):
         fun = conv.build(ops, build_namespace(f, ops, seen))
         with _inlining(f):
-            return fun(*args, **kwargs)
+            return _returned(fun(*args, **kwargs))
 
     return call
+
+
+def _returned(out):
+    """The value a converted function returns: `jm_retval` after an `if` that returns on one
+    side only is MaybeUndefined, yet defined wherever the return is reached."""
+    from jitmagic.imperative.trace import MaybeUndefined
+
+    return out.value if isinstance(out, MaybeUndefined) else out
 
 
 _active = threading.local()

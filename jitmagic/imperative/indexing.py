@@ -171,6 +171,8 @@ def gather(r, items):
         i, j = (_positions(x, r, a) for a, x in enumerate(items))
         _check_same_length(i, j)
         return library.call(library.take_points, r, i, j)
+    if sum(1 for i in items if _is_array(i)) > 1:
+        return _gather_many(r, items)
     view, axis, idx, contiguous = _split(r, items)
     shp = idx.aval.shape if isinstance(idx, Tracer) else np.shape(idx)
     pos = _positions(idx, view, axis)
@@ -184,6 +186,68 @@ def gather(r, items):
             back = _widen(back, len(shp))
     if back is not None and contiguous:
         out = transpose(out, back)
+    return out
+
+
+def _gather_many(r, items):
+    """r[items] with several integer arrays (and ints) in the index: NumPy's rule, the arrays
+    broadcast together to a shape B that replaces the axes they index, where the first of them
+    is when they are adjacent in the index, else first. The indexed axes are moved first and
+    flattened into one, each point's position in it computed from its indices (checked, negative
+    from the end), and the rows at those positions taken."""
+    from jitmagic.imperative.namespace import _new
+
+    if any(_is_array(i) and _dtype(i).kind == "b" for i in items):
+        raise NjitUnsupportedError(
+            "a boolean mask together with other arrays in one index is not supported by njit: "
+            "index with np.nonzero(mask) instead",
+            construct="a boolean mask with other index arrays",
+        )
+    adv = [n for n, i in enumerate(items) if _is_array(i) or _is_int_item(i)]
+    contiguous = max(adv) - min(adv) + 1 == len(adv)
+    basic = tuple(slice(None) if n in adv else i for n, i in enumerate(items))
+    view = view_of(r, basic) if any(i != slice(None) for i in basic) else r
+    # the view's axis of each advanced item (None items add axes before it)
+    axes, ax = [], 0
+    for n, i in enumerate(items):
+        if n in adv:
+            axes.append(ax)
+        if i is None or n in adv or isinstance(i, slice):
+            ax += 1
+    for i in items:
+        if i is Ellipsis:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+    rest = [a for a in range(view.ndim) if a not in axes]
+    front = transpose(view, tuple(axes) + tuple(rest)) if axes != list(range(len(axes))) else view
+    vals = []
+    for n in adv:
+        i = items[n]
+        v = i.value() if isinstance(i, RefTracer) else i
+        if not isinstance(v, Tracer):
+            v = np.asarray(v)
+        if _dtype(v).kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        vals.append(v.astype(np.int64) if isinstance(v, Tracer) else v.astype(np.int64))
+    shape_b = np.broadcast_shapes(*[tuple(v.shape) for v in vals])
+    flat = None
+    for v, a in zip(vals, axes):
+        n_ax = view.shape[a]
+        pos = _tracer(np.broadcast_to(v, shape_b).ravel() if shape_b else np.reshape(v, (1,)))
+        _require_in_bounds(pos, n_ax, a)
+        nv = bind("dim_value", dim=n_ax) if not isinstance(n_ax, int) else np.int64(n_ax)
+        p = pos.value()
+        p = np.where(p < 0, p + nv, p)
+        flat = p if flat is None else flat * nv + p
+    lead = 1
+    for a in axes:
+        lead = lead * view.shape[a]
+    rows = _new(front.value().reshape((lead,) + tuple(front.shape[len(axes) :])))
+    out = library.call(library.take_rows, rows, _tracer(flat))
+    out = out.reshape(tuple(shape_b) + tuple(front.shape[len(axes) :]))
+    if contiguous and axes[0] != 0:
+        nb, at = len(shape_b), axes[0]
+        perm = tuple(range(nb, nb + at)) + tuple(range(nb)) + tuple(range(nb + at, out.ndim))
+        out = transpose(out, perm)
     return out
 
 

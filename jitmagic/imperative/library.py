@@ -286,3 +286,47 @@ def choice_p_noreplace(p, n, found, size, draw):
                 seen[i] = True
                 found[n_uniq] = i
                 n_uniq += 1
+
+
+def bincount_flat(x, minlength):
+    """np.bincount of a 1-d integer array: the count of each value 0 .. max."""
+    n = minlength
+    for k in range(x.shape[0]):
+        if x[k] < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        if x[k] + 1 > n:
+            n = x[k] + 1
+    out = np.zeros(n, np.int64)
+    for k in range(x.shape[0]):
+        out[x[k]] += 1
+    return out
+
+
+def bincount_weighted(x, w, minlength):
+    """np.bincount(x, weights): the sum of the weights of each value (float64)."""
+    if w.shape[0] != x.shape[0]:
+        raise ValueError("The weights and list don't have the same length.")
+    n = minlength
+    for k in range(x.shape[0]):
+        if x[k] < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        if x[k] + 1 > n:
+            n = x[k] + 1
+    out = np.zeros(n, np.float64)
+    for k in range(x.shape[0]):
+        out[x[k]] += w[k]
+    return out
+
+
+def trim_bounds(x, front, back):
+    """(first, stop) of np.trim_zeros: the positions of the first nonzero element and one past
+    the last (front/back say which ends are trimmed)."""
+    first = 0
+    if front:
+        while first < x.shape[0] and x[first] == 0:
+            first += 1
+    stop = x.shape[0]
+    if back:
+        while stop > first and x[stop - 1] == 0:
+            stop -= 1
+    return first, stop

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import builtins
 import cmath
+import json
 import math
+import random as _pyrandom
+import time as _time
 import types
 
 import numpy as np
@@ -23,6 +26,7 @@ from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
+from jitmagic.runtime import callbacks
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
@@ -122,23 +126,49 @@ def _like_dtype(a, dtype):
     return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
 
 
+def _like_order(a, order, shape):
+    """The memory order of a new array *_like(a): NumPy keeps a Fortran-ordered a's order
+    (order 'K' or 'A'), as Numba does for its 'F' arrays."""
+    if order == "F":
+        return "F"
+    if (
+        order in ("K", "A")
+        and shape is None
+        and isinstance(a, RefTracer)
+        and a.ndim > 1
+        and a.ref.layout == "F"
+    ):
+        return "F"
+    return "C"
+
+
 def empty_like(a, dtype=None, order="K", subok=True, shape=None):
     return empty(
         np.shape(a) if shape is None and not _traced(a) else (shape or a.shape),
         _like_dtype(a, dtype),
+        _like_order(a, order, shape),
     )
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, 0, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape, 0, _like_dtype(a, dtype), _like_order(a, order, shape)
+    )
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, 1, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape, 1, _like_dtype(a, dtype), _like_order(a, order, shape)
+    )
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    return full(a.shape if shape is None else shape, fill_value, _like_dtype(a, dtype))
+    return full(
+        a.shape if shape is None else shape,
+        fill_value,
+        _like_dtype(a, dtype),
+        _like_order(a, order, shape),
+    )
 
 
 def arange(start, stop=None, step=None, dtype=None):
@@ -431,6 +461,11 @@ class _UFunc:
         self.nin, self.nout = uf.nin, uf.nout
 
     def __call__(self, *args, out=None, where=True, **kwargs):
+        if len(args) > self.nin:  # np.add(a, b, out) : the outputs given by position
+            if out is not None:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            args, pos = args[: self.nin], args[self.nin :]
+            out = pos[0] if len(pos) == 1 else tuple(pos)
         if out is None:
             return (
                 self._uf(*args, **kwargs)
@@ -462,6 +497,459 @@ def _reduction(name):
 
     reduce.__name__ = name
     return reduce
+
+
+# ---------------------------------------------------------------- take, clip
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take / a.take with NumPy's checks: an index out of range raises IndexError (read
+    through njit's indexing; jitmagic.numpy's take fills, as JAX's does)."""
+    from jitmagic.imperative.indexing import _tracer
+
+    if mode not in ("raise", None):
+        res = jnp.take(_val(a), _val(indices), axis=axis, mode=mode)
+    else:
+        r = _tracer(a)
+        idx = _val(indices) if _traced(indices) else np.asarray(indices)
+        if not _traced(idx) and idx.dtype.kind not in "iu":
+            raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64')")
+        if not _traced(idx) and idx.ndim:
+            idx = _new(idx)
+        if axis is None:
+            res = (
+                r if r.ndim == 1 else r.ravel() if r.ref.layout == "C" else _new(_val(r).ravel())
+            )[idx]
+        else:
+            res = r[(slice(None),) * (int(axis) % r.ndim) + (idx,)]
+    if out is None:
+        return res
+    set_value(out, res, casting=None)
+    return out
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    if "min" in kwargs or "max" in kwargs:
+        a_min, a_max = kwargs.pop("min", a_min), kwargs.pop("max", a_max)
+    res = np.clip(_val(a), _val(a_min), _val(a_max), **kwargs)
+    if out is None:
+        return res
+    set_value(out, res, casting="clip")
+    return out
+
+
+# ---------------------------------------------------------------- sizes that are values
+# (NumPy functions called with a size the running code computes: np.tri(n), np.hanning(n),
+# np.indices((n, m)), np.logspace(a, b, n); with Python ints they are jitmagic.numpy's)
+
+
+def _any_traced(*xs):
+    return any(_traced(x) or isinstance(x, Dim) for x in xs)
+
+
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    if not _any_traced(N, M, k):
+        return _new(jnp.tri(N, M, k, dtype))
+    M = N if M is None else M
+    r = empty((N, M), dtype)
+    rows = bind("iota", shape=tuple(r.shape), dimension=0, dtype=_I64)
+    cols = bind("iota", shape=tuple(r.shape), dimension=1, dtype=_I64)
+    below = bind("le", bind("sub", cols, rows), _int64(k))
+    set_value(r, bind("convert_element_type", below, new_dtype=_dtype_arg(dtype), weak_type=False))
+    return r
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    dims = tuple(dimensions)
+    if not _any_traced(*dims):
+        res = np.indices(dims, dtype, sparse)
+        return tuple(_new(x) for x in res) if sparse else _new(res)
+    if sparse:
+        raise NotImplementedError("np.indices(sparse=True) with traced sizes is not supported")
+    r = empty((len(dims),) + dims, dtype)
+    for axis in range(len(dims)):
+        io = bind("iota", shape=tuple(r.shape[1:]), dimension=axis, dtype=_I64)
+        set_value(
+            r[axis], bind("convert_element_type", io, new_dtype=_dtype_arg(dtype), weak_type=False)
+        )
+    return r
+
+
+def _window(name, M, formula):
+    """NumPy's window functions for a length the running code knows (NumPy's formulas on
+    n = arange(1 - M, M, 2), M as a float; one element is 1.0, none an empty array)."""
+    if not _any_traced(M):
+        return _new(getattr(np, name)(M))
+    m = _as_f64(M)
+    n = _val(arange(1.0 - m, m, 2.0))
+    vals = formula(n, m)
+    return _new(np.where(m == 1.0, 1.0, vals))
+
+
+def bartlett(M):
+    return _window("bartlett", M, lambda n, m: np.where(n <= 0, 1 + n / (m - 1), 1 - n / (m - 1)))
+
+
+def blackman(M):
+    return _window(
+        "blackman",
+        M,
+        lambda n, m: (
+            0.42 + 0.5 * np.cos(np.pi * n / (m - 1)) + 0.08 * np.cos(2.0 * np.pi * n / (m - 1))
+        ),
+    )
+
+
+def hamming(M):
+    return _window("hamming", M, lambda n, m: 0.54 + 0.46 * np.cos(np.pi * n / (m - 1)))
+
+
+def hanning(M):
+    return _window("hanning", M, lambda n, m: 0.5 + 0.5 * np.cos(np.pi * n / (m - 1)))
+
+
+def kaiser(M, beta):
+    if not _any_traced(M, beta):
+        return _new(np.kaiser(M, beta))
+    m = _as_f64(M)
+    n = _val(arange(0.0, m, 1.0))
+    alpha = (m - 1) / 2.0
+    b = _as_f64(beta)
+    vals = np.i0(b * np.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / np.i0(b)
+    return _new(np.where(m == 1.0, 1.0, vals))
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    if not _any_traced(num):
+        return _new(jnp.logspace(_val(start), _val(stop), num, endpoint, _val(base), dtype, axis))
+    y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    r = np.power(_val(base), _val(y))
+    return _new(r if dtype is None else Tracer.astype(r, _dtype_arg(dtype)))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if not _any_traced(num):
+        return _new(jnp.geomspace(_val(start), _val(stop), num, endpoint, dtype, axis))
+    a, b = _as_f64(start), _as_f64(stop)
+    bind(
+        "nj_require",
+        bind("and", bind("ne", a, np.float64(0)), bind("ne", b, np.float64(0))),
+        exc="ValueError",
+        message="Geometric sequence cannot include zero",
+    )
+    sign = np.sign(a)
+    a, b = a / sign, b / sign
+    r = logspace(np.log10(a), np.log10(b), num, endpoint=endpoint)
+    # the ends are start and stop exactly, as NumPy sets them
+    k = bind("convert_element_type", _iota_like(r), new_dtype=_I64, weak_type=False)
+    last = bind("sub", _int64(num), np.int64(1))
+    v = np.where(k == 0, a, _val(r))
+    if endpoint:
+        v = np.where(np.logical_and(k == last, last > 0), b, v)
+    v = v * sign
+    return _new(v if dtype is None else Tracer.astype(v, _dtype_arg(dtype)))
+
+
+def _tri_indices(n, k, m, upper):
+    m = n if m is None else m
+    if not _any_traced(n, k, m):
+        f = np.triu_indices if upper else np.tril_indices
+        return tuple(_new(x) for x in f(n, k, m))
+    return nonzero((triu if upper else tril)(ones((n, m), np.bool_), k))
+
+
+def triu_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, True)
+
+
+def tril_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, False)
+
+
+def triu_indices_from(arr, k=0):
+    if np.ndim(arr) != 2 if not _traced(arr) else arr.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return _tri_indices(arr.shape[-2], k, arr.shape[-1], True)
+
+
+def tril_indices_from(arr, k=0):
+    if np.ndim(arr) != 2 if not _traced(arr) else arr.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return _tri_indices(arr.shape[-2], k, arr.shape[-1], False)
+
+
+def triu(m, k=0):
+    if _any_traced(k):
+        v = _val(m)
+        rows = bind("iota", shape=tuple(v.shape[-2:]), dimension=0, dtype=_I64)
+        cols = bind("iota", shape=tuple(v.shape[-2:]), dimension=1, dtype=_I64)
+        return np.where(bind("ge", bind("sub", cols, rows), _int64(k)), v, np.zeros((), v.dtype))
+    return jnp.triu(_val(m), k)
+
+
+def tril(m, k=0):
+    if _any_traced(k):
+        v = _val(m)
+        rows = bind("iota", shape=tuple(v.shape[-2:]), dimension=0, dtype=_I64)
+        cols = bind("iota", shape=tuple(v.shape[-2:]), dimension=1, dtype=_I64)
+        return np.where(bind("le", bind("sub", cols, rows), _int64(k)), v, np.zeros((), v.dtype))
+    return jnp.tril(_val(m), k)
+
+
+# ---------------------------------------------------------------- iterators
+
+
+class _IndexLoop:
+    """np.ndindex / np.ndenumerate / np.nditer in njit code: a compiled loop over the flat
+    positions of a shape in C order, each unravelled (trace.for_iter calls __jm_loop__)."""
+
+    def __init__(self, shape, array=None, what="np.ndindex"):
+        self.shape, self.array, self.what = tuple(shape), array, what
+
+    def __jm_loop__(self):
+        sizes = [_int64(d) for d in self.shape]
+        n = np.int64(1)
+        for d in sizes:
+            n = n * d
+
+        def item(i):
+            idx, rest = [], i
+            for d in reversed(sizes):
+                idx.append(_weak(rest % d))
+                rest = rest // d
+            idx = tuple(reversed(idx))
+            if self.array is None:
+                return idx
+            x = self.array[idx] if idx else self.array[()]
+            return x if self.what == "np.nditer" else (idx, x)
+
+        return n, item
+
+    def __iter__(self):
+        from jitmagic.errors import NjitUnsupportedError
+
+        raise NjitUnsupportedError(
+            f"{self.what} is compiled as the iterable of a `for` loop only",
+            construct=f"{self.what} outside a `for` loop",
+        )
+
+
+def _weak(x):
+    return (
+        bind("convert_element_type", _val(x), new_dtype=_I64, weak_type=True) if _traced(x) else x
+    )
+
+
+def nditer(op, flags=None, op_flags=None, *args, **kwargs):
+    """np.nditer(a) as Numba supports it (the first argument): the elements in memory order
+    (C order, or F order for an F-contiguous array), read-only."""
+    from jitmagic.errors import NjitUnsupportedError
+    from jitmagic.imperative.indexing import _tracer
+
+    if flags or op_flags or args or kwargs:
+        raise NjitUnsupportedError(
+            "np.nditer with more than its first argument", construct="np.nditer(..., flags)"
+        )
+    r = _tracer(op)
+    layout = r.ref.layout if r.ndim > 1 else "C"
+    if layout == "F":
+        r = r.T
+    elif layout != "C":
+        raise NjitUnsupportedError(
+            "np.nditer of an array that is neither C- nor F-contiguous (its memory order is "
+            "known only when the code runs)",
+            construct="np.nditer of a non-contiguous array",
+        )
+    return _IndexLoop(r.shape, r, "np.nditer")
+
+
+# ---------------------------------------------------------------- sizes the data decides
+
+
+def bincount(x, weights=None, minlength=0):
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    xv = _val(x) if _traced(x) else np.asarray(x)
+    if xv.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if xv.dtype.kind not in "iub":
+        raise TypeError(
+            f"Cannot cast array data from dtype('{xv.dtype}') to dtype('int64') according "
+            f"to the rule 'safe'"
+        )
+    r = _tracer(x)
+    if weights is None:
+        return library.call(library.bincount_flat, r, minlength)
+    return library.call(library.bincount_weighted, r, _tracer(weights), minlength)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    r = _tracer(filt)
+    if r.ndim != 1:
+        raise NotImplementedError("np.trim_zeros of a multi-dimensional array in njit code")
+    t = trim.lower()
+    first, stop = library.call(library.trim_bounds, r, "f" in t, "b" in t)
+    return r[first:stop]
+
+
+def _flat1d(a):
+    return _val(a).ravel() if _traced(a) else np.ravel(a)
+
+
+def union1d(ar1, ar2):
+    return unique(jnp.concatenate((_flat1d(ar1), _flat1d(ar2))))
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("np.intersect1d(return_indices=True) in njit code")
+    a = _flat1d(ar1) if assume_unique else _val(unique(ar1))
+    b = _flat1d(ar2) if assume_unique else _val(unique(ar2))
+    aux = np.sort(jnp.concatenate((a, b)))
+    r = _new(aux)
+    same = _val(r[1:]) == _val(r[:-1])
+    return r[:-1][same]
+
+
+def setdiff1d(ar1, ar2, assume_unique=False):
+    u = _new(_flat1d(ar1)) if assume_unique else unique(ar1)
+    keep = np.logical_not(jnp.isin(_val(u), _flat1d(ar2)))
+    return u[keep]
+
+
+def setxor1d(ar1, ar2, assume_unique=False):
+    a = _flat1d(ar1) if assume_unique else _val(unique(ar1))
+    b = _flat1d(ar2) if assume_unique else _val(unique(ar2))
+    aux = _new(np.sort(jnp.concatenate((a, b))))
+    ne = _val(aux[1:]) != _val(aux[:-1])
+    t = np.ones((1,), bool)
+    flag = _new(jnp.concatenate((t, ne, t)))
+    return aux[np.logical_and(_val(flag[1:]), _val(flag[:-1]))]
+
+
+def delete(arr, obj, axis=None):
+    if not _traced(obj):
+        return jnp.delete(_val(arr), obj, axis)
+    from jitmagic.imperative.indexing import _tracer
+
+    r = _tracer(arr)
+    if axis is None:
+        r = r.ravel() if r.ndim != 1 else r
+        axis = 0
+    keep = ones(r.shape[axis], np.bool_)
+    keep[_val(obj)] = False
+    return r[(slice(None),) * (int(axis) % r.ndim) + (_val(keep),)]
+
+
+def fill_diagonal(a, val, wrap=False):
+    """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
+    below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
+    from jitmagic.errors import NjitUnsupportedError
+
+    if not isinstance(a, RefTracer):
+        raise TypeError("np.fill_diagonal's first argument must be an array")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2:
+        raise NjitUnsupportedError(
+            "np.fill_diagonal of an array of more than 2 dimensions",
+            construct="np.fill_diagonal of an n-d array",
+        )
+    n, m = (_int64(d) for d in a.shape)
+    total = n * m
+    end = total if wrap else np.minimum(m * m, total)
+    flat = _val(arange(np.int64(0), end, m + 1))
+    a[_new(flat // m), _new(flat % m)] = val
+
+
+# ---------------------------------------------------------------- NumPy's scalar types
+
+
+class _ScalarTypeMeta(type):
+    """np.float32 & co. as njit code sees them: the NumPy type itself (a dtype argument,
+    isinstance, np.iinfo), and called on a traced value, its conversion to that type."""
+
+    def __call__(cls, *args, **kwargs):
+        base = cls.__mro__[1]
+        if not args or not _traced(args[0]):
+            return base(*args, **kwargs)
+        x = _val(args[0])
+        dt = np.dtype(base)
+        if x.aval.shape != ():
+            return Tracer.astype(x, dt)
+        if dt.kind == "b":
+            return bind("ne", x, np.zeros((), x.aval.dtype))
+        src = x.aval.dtype
+        if dt.kind in "iu" and src.kind == "f":
+            x = _val(np.trunc(x))  # a float to an integer truncates, as np.int64(2.7) does
+        if x.aval.weak_type and src.kind in "iu" and dt.kind in "iu":
+            # a Python int: NumPy 2 raises when it does not fit, as np.uint8(300) does
+            info = np.iinfo(dt)
+            ok = np.logical_and(
+                bind("ge", x, np.int64(max(info.min, -(2**63)))),
+                bind("le", x, np.int64(min(info.max, 2**63 - 1))),
+            )
+            bind(
+                "nj_require",
+                ok,
+                x,
+                exc="OverflowError",
+                message=f"Python integer {{0}} out of bounds for {dt}",
+            )
+        return bind("convert_element_type", x, new_dtype=dt, weak_type=False)
+
+    def __instancecheck__(cls, x):
+        return isinstance(x, cls.__mro__[1])
+
+    def __subclasscheck__(cls, c):
+        return issubclass(c, cls.__mro__[1])
+
+
+def _scalar_type(t):
+    return _ScalarTypeMeta(t.__name__, (t,), {"__module__": "numpy"})
+
+
+_SCALAR_TYPES = {}
+for _name in (
+    "bool_",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "intc",
+    "uintc",
+    "intp",
+    "uintp",
+    "int_",
+    "uint",
+    "longlong",
+    "ulonglong",
+    "short",
+    "ushort",
+    "byte",
+    "ubyte",
+    "float32",
+    "float64",
+    "single",
+    "double",
+    "float_",
+    "complex64",
+    "complex128",
+    "csingle",
+    "cdouble",
+):
+    _t = getattr(np, _name, None)
+    if isinstance(_t, type) and issubclass(_t, np.generic):
+        _SCALAR_TYPES[_name] = _scalar_type(_t)
 
 
 # ---------------------------------------------------------------- the modules
@@ -568,7 +1056,21 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     return jnp.count_nonzero(_val(a), axis=axis, keepdims=keepdims)
 
 
+def ndindex(*shape):
+    if builtins.len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tracers.NjNdindex(shape)
+
+
+def ndenumerate(a):
+    if not _traced(a):
+        return np.ndenumerate(a)
+    return tracers.NjNdindex(a.shape, a)
+
+
 _NUMPY_OVERRIDES = {
+    "ndindex": ndindex,
+    "ndenumerate": ndenumerate,
     "meshgrid": meshgrid,
     "mgrid": mgrid,
     "ogrid": ogrid,
@@ -601,9 +1103,35 @@ _NUMPY_OVERRIDES = {
     "shape": shape,
     "size": size,
     "ndim": ndim,
+    "take": take,
+    "clip": clip,
+    "tri": tri,
+    "triu": triu,
+    "tril": tril,
+    "indices": indices,
+    "bartlett": bartlett,
+    "blackman": blackman,
+    "hamming": hamming,
+    "hanning": hanning,
+    "kaiser": kaiser,
+    "logspace": logspace,
+    "geomspace": geomspace,
+    "triu_indices": triu_indices,
+    "tril_indices": tril_indices,
+    "triu_indices_from": triu_indices_from,
+    "tril_indices_from": tril_indices_from,
+    "nditer": nditer,
+    "bincount": bincount,
+    "trim_zeros": trim_zeros,
+    "union1d": union1d,
+    "intersect1d": intersect1d,
+    "setdiff1d": setdiff1d,
+    "setxor1d": setxor1d,
+    "delete": delete,
+    "fill_diagonal": fill_diagonal,
+    **_SCALAR_TYPES,
 }
-for _name in dir(np):
-    _obj = getattr(np, _name)
+for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
     if isinstance(_obj, np.ufunc):
         _NUMPY_OVERRIDES[_name] = _UFunc(_obj)
 for _name in (
@@ -843,6 +1371,94 @@ def _math_isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
     return np.logical_or(a == b, np.logical_and(finite, diff <= tol))
 
 
+def _math_frexp(x):
+    if not _traced(x):
+        return math.frexp(x)
+    m, e = np.frexp(bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False))
+    return (
+        bind("convert_element_type", m, new_dtype=_F64, weak_type=True),
+        bind("convert_element_type", e, new_dtype=_I64, weak_type=True),
+    )
+
+
+def _math_ldexp(x, i):
+    if not (_traced(x) or _traced(i)):
+        return math.ldexp(x, i)
+    xf = (
+        bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+        if _traced(x)
+        else np.float64(x)
+    )
+    iv = _val(i)
+    if _traced(iv) and iv.aval.dtype.kind not in "iub" or isinstance(iv, float):
+        raise TypeError("Expected an int as second argument to ldexp.")
+    iv = (
+        bind("convert_element_type", iv, new_dtype=np.dtype(np.int32), weak_type=False)
+        if _traced(iv)
+        else np.int32(max(min(int(iv), 2**31 - 1), -(2**31)))
+    )
+    r = np.ldexp(xf, iv)
+    # Python raises where the result overflows (a finite x, an infinite result)
+    bind(
+        "nj_require",
+        bind("or", np.isfinite(r), bind("not", np.isfinite(xf))),
+        exc="OverflowError",
+        message="math range error",
+    )
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+
+def _math_exp2(x):
+    if not _traced(x):
+        return math.exp2(x)
+    xf = bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=False)
+    r = np.exp2(xf)
+    bind(
+        "nj_require",
+        bind("or", np.isfinite(r), bind("not", np.isfinite(xf))),
+        exc="OverflowError",
+        message="math range error",
+    )
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
+
+
+def _math_nextafter(x, y):
+    if not (_traced(x) or _traced(y)):
+        return math.nextafter(x, y)
+    xf, yf = (
+        bind("convert_element_type", _val(v), new_dtype=_F64, weak_type=False)
+        if _traced(v)
+        else np.float64(v)
+        for v in (x, y)
+    )
+    return bind("convert_element_type", np.nextafter(xf, yf), new_dtype=_F64, weak_type=True)
+
+
+def _math_gcd(*xs):
+    if not any(_traced(x) for x in xs):
+        return math.gcd(*xs)
+    for x in xs:
+        v = _val(x)
+        if isinstance(v, float) or (_traced(v) and v.aval.dtype.kind not in "iub"):
+            raise TypeError(
+                f"'{type(v).__name__ if not _traced(v) else 'float'}' object cannot be "
+                f"interpreted as an integer"
+            )
+    r = np.int64(0)
+    for x in xs:
+        v = _val(x)
+        v = (
+            bind("convert_element_type", v, new_dtype=_I64, weak_type=False)
+            if _traced(v)
+            else np.int64(v)
+        )
+        r = np.gcd(r, v)
+    return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
+
+
+_MATH_OVERRIDES.update(
+    frexp=_math_frexp, ldexp=_math_ldexp, exp2=_math_exp2, nextafter=_math_nextafter, gcd=_math_gcd
+)
 _MATH_OVERRIDES.update(gamma=_math_gamma, fmod=_math_fmod, isclose=_math_isclose)
 _MATH_OVERRIDES.update(
     isnan=_math_isnan,
@@ -892,6 +1508,8 @@ def _len(x):
 
 
 def _abs(x):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
 
 
@@ -903,6 +1521,8 @@ def _pick(args, better):
         if _traced(seq):
             return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
         args = tuple(seq)
+    if any(isinstance(a, Dim) for a in args):  # sizes: compared when the code runs
+        args = tuple(_size_value(a) if isinstance(a, Dim) else a for a in args)
     if not any(_traced(a) for a in args):
         return (builtins.min if better == "lt" else builtins.max)(args)
     cmp = np.less if better == "lt" else np.greater
@@ -925,11 +1545,26 @@ def _max(*args):
     return _pick(args, "gt")
 
 
+def _size_value(x):
+    """A symbolic size (len(a), a.shape[0]) as the int64 the code computes."""
+    from jitmagic.core.shapes import current
+
+    return current().user_value(x)
+
+
 def _int(x=0, base=None):
+    if isinstance(x, Dim) and base is None:
+        return _size_value(x)
     if base is not None or not _traced(x):
         return builtins.int(x) if base is None else builtins.int(x, base)
     x = _val(x)
     if x.aval.dtype.kind == "f":
+        # Python's int() of a float: NaN and the infinities raise (their int64 bits are not
+        # a number Python could give)
+        bind("nj_require", bind("eq", x, x), exc="ValueError",
+             message="cannot convert float NaN to integer")  # fmt: skip
+        bind("nj_require", bind("ne", np.abs(x), np.array(np.inf, x.dtype)),
+             exc="OverflowError", message="cannot convert float infinity to integer")  # fmt: skip
         x = np.trunc(x)
     return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)
 
@@ -947,6 +1582,8 @@ def _complex(real=0.0, imag=0.0):
 
 
 def _float(x=0.0):
+    if isinstance(x, Dim):
+        x = _size_value(x)
     if not _traced(x):
         return builtins.float(x)
     return bind("convert_element_type", _val(x), new_dtype=_F64, weak_type=True)
@@ -1009,13 +1646,48 @@ def _sum(seq, start=0):
     return total
 
 
-def _print(*args, **kwargs):
+def _print(*args, sep=" ", end="\n", file=None, flush=False):
+    """print() in njit code: the values printed by Python when the code runs (in program
+    order), as Python prints them (a NumPy float32 as NumPy's str shows it)."""
     from jitmagic.errors import NjitUnsupportedError
 
-    raise NjitUnsupportedError(
-        "print() inside njit code is not supported yet: return the values, or print them "
-        "outside the compiled function"
-    )
+    if file is not None:
+        raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
+    parts, kinds, vals = [], "", []
+    for a in args:
+        if not _traced(a):
+            parts.append(["lit", builtins.str(a)])
+            continue
+        v = _val(a)
+        if v.aval.ndim:
+            raise NjitUnsupportedError(
+                "print() of an array inside njit code is not supported yet: print its elements "
+                "in a loop, or return the array and print it outside"
+            )
+        dt = v.aval.dtype
+        k = {"b": "b", "i": "q", "u": "u"}.get(dt.kind)
+        if dt.kind == "f":
+            k = "f" if dt == np.float32 else "d"
+            if dt.itemsize > 8:
+                k = None
+        if k is None:
+            raise NjitUnsupportedError(f"print() of a {dt} value inside njit code")
+        kinds += k
+        parts.append(["arg", builtins.len(vals)])
+        vals.append(v)
+    spec = json.dumps([parts, builtins.str(sep), builtins.str(end), builtins.bool(flush)])
+    bind("nj_pycall", *vals, name=f"print:{kinds or '-'}:{spec}")
+
+
+def _print_callback(full, *values):
+    _, _, spec = full.partition(":")
+    parts, sep, end, flush = json.loads(spec)
+    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    builtins.print(*items, sep=sep, end=end, flush=flush)
+    return 0
+
+
+callbacks.register("print", _print_callback)
 
 
 def _prange(*args):
@@ -1035,9 +1707,32 @@ def is_prange(v) -> bool:
     )
 
 
+def _isinstance(x, classinfo):
+    """isinstance on njit's values as Numba types them: a traced number is a Python float,
+    int, bool or complex when it stands for one (or a NumPy scalar of that kind, as np.float64
+    is a float), a NumPy type when it is that NumPy scalar, np.ndarray when it is an array."""
+    classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+    classes = tuple(_AS_TYPE.get(c, c) for c in classes if c is not None)
+    if not _traced(x):
+        return builtins.isinstance(x, classes)
+    a = _val(x).aval
+    if isinstance(x, RefTracer) or a.shape != ():
+        return any(builtins.issubclass(np.ndarray, c) for c in classes)
+    dt, weak = np.dtype(a.dtype), a.weak_type
+    # the Python object the value stands for: a Python number when weak, else a NumPy scalar
+    if weak:
+        kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dt.kind]
+        return any(builtins.issubclass(kind, c) for c in classes)
+    return any(builtins.issubclass(dt.type, c) for c in classes)
+
+
 _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a compiled loop)
 
+_AS_TYPE = {_float: float, _int: int, _bool: bool, _complex: complex}
+_AS_TYPE.update({t: t.__mro__[1] for t in _SCALAR_TYPES.values()})
+
 BUILTINS = {
+    "isinstance": _isinstance,
     "complex": _complex,
     "range": _range,
     "len": _len,
@@ -1066,12 +1761,104 @@ def cmath_module():
     return _CMATH_MODULE
 
 
+def _frozen_call(module, name, instead):
+    def refuse(*args, **kwargs):
+        from jitmagic.errors import NjitUnsupportedError
+
+        raise NjitUnsupportedError(
+            f"{module}.{name}() is not compiled by njit: run while tracing, its value would be "
+            f"fixed when the function compiles and the same at every call; {instead}",
+            construct=f"{module}.{name}()",
+        )
+
+    refuse.__name__ = name
+    return refuse
+
+
+def _refusing_module(real, instead):
+    names = [
+        n
+        for n in dir(real)
+        if not n.startswith("_")
+        and callable(getattr(real, n))
+        and not isinstance(getattr(real, n), type)
+    ]
+    return _Module(real, {n: _frozen_call(real.__name__, n, instead) for n in names})
+
+
+_PY_RANDOM_MODULE = _refusing_module(
+    _pyrandom, "draw with np.random (NumPy's stream, drawn at each call) or pass the numbers in"
+)
+_TIME_MODULE = _refusing_module(_time, "time the call of the njit function from Python")
+
+
+def python_random_module():
+    """Python's `random` as njit code sees it: each function raises NjitUnsupportedError (its
+    draws would be made once, while tracing)."""
+    return _PY_RANDOM_MODULE
+
+
+def time_module():
+    return _TIME_MODULE
+
+
 def numba_module(real):
     """`numba` (or jitmagic.numba) as njit code sees it: prange is njit's."""
     return _Module(real, {"prange": _prange})
 
 
+_NUMPY_OVERRIDES.update(_SCALAR_TYPES)
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
+
+
+class _ScalarType:
+    """np.float64, np.int64, ... as njit code sees them: called on a traced number (or a size)
+    it converts it as NumPy's constructor does (x.astype); everywhere else (dtype=, isinstance,
+    np.dtype(...), calls on constants) it is the NumPy type it stands for."""
+
+    def __init__(self, real):
+        self._real = real
+        self.dtype = np.dtype(real)
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and (_traced(args[0]) or isinstance(args[0], Dim)):
+            x = _size_value(args[0]) if isinstance(args[0], Dim) else _val(args[0])
+            if x.aval.shape == ():
+                return bind("convert_element_type", x, new_dtype=self.dtype, weak_type=False)
+            return x.astype(self.dtype)
+        return self._real(*args, **kwargs)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, self._real)
+
+    def __subclasscheck__(self, cls):
+        return issubclass(cls, self._real)
+
+    def __eq__(self, other):
+        return self._real == (other._real if isinstance(other, _ScalarType) else other)
+
+    def __hash__(self):
+        return hash(self._real)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def __repr__(self):
+        return repr(self._real)
+
+
+_SCALAR_TYPES = {}
+for _name in (
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128", "intp", "uintp", "double", "single",
+    "longlong", "ulonglong", "byte", "ubyte", "short", "ushort", "intc", "uintc",
+    "cdouble", "csingle",
+):  # fmt: skip
+    _t = getattr(np, _name, None)
+    if isinstance(_t, type) and issubclass(_t, np.generic):
+        _SCALAR_TYPES[_name] = _ScalarType(_t)
+_NUMPY_OVERRIDES.update(_SCALAR_TYPES)
+
 _NUMPY_MODULE = _Module(np, _NUMPY_OVERRIDES)
 _MATH_MODULE = _Module(math, {k: v for k, v in _MATH_OVERRIDES.items() if v is not None})
 
@@ -1145,8 +1932,17 @@ BY_IDENTITY = {
     for k, v in _NUMPY_OVERRIDES.items()
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
+BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )
+# `from random import random`, `from time import time`: refused as the modules' functions are
+for _mod, _view in ((_pyrandom, _PY_RANDOM_MODULE), (_time, _TIME_MODULE)):
+    for _k, _v in vars(_view).items():
+        if callable(_v) and not _k.startswith("_") and hasattr(_mod, _k):
+            try:
+                BY_IDENTITY[getattr(_mod, _k)] = _v
+            except TypeError:
+                pass
 
 __all__ = ["BUILTINS", "BY_IDENTITY", "numpy_module", "math_module", "NjTracer"]

@@ -131,6 +131,8 @@ _COMPARE = {
     "GtE": lambda a, b: a >= b,
     "Eq": lambda a, b: a == b,
     "NotEq": lambda a, b: a != b,
+    "In": lambda a, b: a in b,
+    "NotIn": lambda a, b: a not in b,
 }
 
 

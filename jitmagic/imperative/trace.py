@@ -24,7 +24,14 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
-from jitmagic.imperative.tracers import NjRange, NjTracer, RefTracer, _promote, state
+from jitmagic.imperative.tracers import (
+    NjNdindex,
+    NjRange,
+    NjTracer,
+    RefTracer,
+    _promote,
+    state,
+)
 
 UNDEFINED = pyops.UNDEFINED
 _I64 = np.dtype(np.int64)
@@ -112,7 +119,8 @@ def type_of(v, where):
     except TypeError:
         raise NjitUnsupportedError(
             f"{where}: a {type(v).__name__} cannot be carried by a compiled loop or branch "
-            f"(only arrays and numbers can)"
+            f"(only arrays and numbers can)",
+            construct=f"a {type(v).__name__} changed in a compiled loop or branch",
         ) from None
 
 
@@ -359,6 +367,18 @@ class TraceOps:
         return obj[index]
 
     def compare(self, op, a, b, line):
+        if op in ("In", "NotIn"):
+            # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
+            # would ask the truth of __contains__'s result while tracing)
+            if isinstance(b, Tracer):
+                found = b.__contains__(a)
+            elif isinstance(b, tuple) and _has_traced((a,) + b):
+                found = np.bool_(False)
+                for x in b:
+                    found = np.logical_or(found, _tuple_compare("Eq", (a,), (x,)))
+            else:
+                return pyops.compare(op, a, b, line)
+            return found if op == "In" else np.logical_not(found)
         if isinstance(a, tuple) and isinstance(b, tuple) and _has_traced(a + b):
             return _tuple_compare(op, a, b)
         return pyops.compare(op, a, b, line)
@@ -420,6 +440,18 @@ class TraceOps:
     def _cond(self, pred, then, orelse, init, names, line, what):
         p = truthy(pred, line)
         init = list(init)
+        fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
+        if fixed:
+            outs = self._cond(
+                p,
+                _narrow(then, init, fixed, 0),
+                _narrow(orelse, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                what,
+            )
+            return _widen(outs, init, fixed)
         in_types = [UNDEFINED if v is UNDEFINED else type_of(_strip(v), names) for v in init]
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
@@ -466,7 +498,7 @@ class TraceOps:
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
         present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns))
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -498,11 +530,21 @@ class TraceOps:
         )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        compiled = getattr(iterable, "__jm_loop__", None)
+        if compiled is not None:
+            # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
+            # loop over its n items, item(i) the i-th
+            n, item = compiled()
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
+            )
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
             # a sequence holding traced values: its items are known, so the loop is unrolled
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
+        if isinstance(iterable, NjNdindex):
+            return self._for_ndindex(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (range, NjRange)):
             return self.for_range(
                 iterable.start,
@@ -520,6 +562,28 @@ class TraceOps:
         return self.for_range(
             0, n, 1, lambda i, *c: body(arr[i], *c), init, names, line, extra_test
         )
+
+    def _for_ndindex(self, it, body, init, names, line, extra_test):
+        """for idx in np.ndindex(shape) (or idx, v in np.ndenumerate(a)): one counted loop
+        over the flat position, the index tuple made from it in C order."""
+        dims = [_index(d, "ndindex") for d in it.shape]
+        total = np.int64(1)
+        for d in dims:
+            total = total * d
+
+        def each(k, *c):
+            idx = []
+            rest = k
+            for d in reversed(dims[1:]):
+                idx.append(rest % d)
+                rest = rest // d
+            idx.append(rest)
+            idx = tuple(_weak_int(v) for v in reversed(idx))
+            if it.array is None:
+                return body(idx, *c)
+            return body((idx, it.array[idx]), *c)
+
+        return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
         if isinstance(iterable, (tuple, list)):
@@ -550,9 +614,39 @@ class TraceOps:
 
     def while_(self, cond, body, init, names, line):
         init = list(init)
+        fixed = _unchanged_refs(init, (body,), 0, (), f"while@{line}")
+        if fixed:
+            outs = self.while_(
+                _narrow(cond, init, fixed, 0, whole=True),
+                _narrow(body, init, fixed, 0),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+            )
+            return _widen(outs, init, fixed)
         types = self._carried_types(
             lambda types: [_Body(body, types, f"while@{line}")], init, names, line
         )
+        gone = [k for k, t in enumerate(types) if t is UNDEFINED]
+        if gone:
+            # carried names no iteration binds (a `return` the trace found unreachable leaves
+            # jm_retval so): not carried, UNDEFINED after the loop as before it
+            keep = [k for k, t in enumerate(types) if t is not UNDEFINED]
+
+            def full(c):
+                vals = [UNDEFINED] * len(types)
+                for k, v in zip(keep, c):
+                    vals[k] = v
+                return vals
+
+            out = self.while_(
+                lambda *c: cond(*full(c)),
+                lambda *c: tuple(o for k, o in enumerate(body(*full(c))) if k not in gone),
+                [init[k] for k in keep],
+                tuple(_names(names, k) for k in keep),
+                line,
+            )
+            return tuple(full(out))
         maybe = _maybe_positions(init, types)
         w_cond, w_body, w_types, w_init = _with_flags(
             lambda *c: (truthy_or_bool(cond(*c), line),), body, init, types, maybe
@@ -568,8 +662,9 @@ class TraceOps:
             body_fn=bb.fn,
             n_cond=cb.n_consts,
             n_body=bb.n_consts,
+            line=line,
         )
-        return self._loop_results(outs, types, maybe)
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts, init)
 
     # -------------------------------------------------------- loop machinery
     def _for(self, lo, hi, st, body, init, names, line, parallel=False):
@@ -578,6 +673,21 @@ class TraceOps:
         # prange runs split over threads in a parallel=True function (serially otherwise)
         parallel = bool(parallel and opts is not None and opts.parallel)
         i_type = ShapedArray((), _I64, False)
+        fixed = _unchanged_refs(init, (body,), 1, (i_type,), f"for@{line}")
+        if fixed:
+            # a whole array updated by every iteration (`y += x[i]`): Numba's array reduction;
+            # the iterations run in order (split over threads they would race on the array)
+            outs = self._for(
+                lo,
+                hi,
+                st,
+                _narrow(body, init, fixed, 1),
+                _kept(init, fixed),
+                _kept(names, fixed),
+                line,
+                False,
+            )
+            return _widen(outs, init, fixed)
         types = self._carried_types(
             lambda types: [_Body(body, [i_type] + types, f"for@{line}")], init, names, line
         )
@@ -596,7 +706,7 @@ class TraceOps:
             line=line,
             parallel=parallel,
         )
-        return self._loop_results(outs, types, maybe)
+        return self._loop_results(outs, types, maybe, bb.fn, bb.n_consts + 1, init)
 
     def _counted_while(self, lo, hi, st, body, init, names, line, extra_test):
         """for i in range(...) with a break: a while loop carrying i."""
@@ -649,7 +759,10 @@ class TraceOps:
             + ", ".join(f"{_names(names, k)}: {t}" for k, t in enumerate(types))
         )
 
-    def _loop_results(self, outs, types, maybe):
+    def _loop_results(self, outs, types, maybe, body=None, carry_at=0, init=()):
+        """The loop's results as the user's variables. An array the body leaves as it was
+        (`s += x` updates it in place) is the array from before the loop: the same object,
+        whose memory the code knows (no reference of unknown memory carried out)."""
         outs = list(outs)
         n = len(types)
         result = []
@@ -657,8 +770,77 @@ class TraceOps:
         for k, (v, t) in enumerate(zip(outs[:n], types)):
             if isinstance(t, RefType):
                 v.__class__ = RefTracer
+                if (
+                    body is not None
+                    and k not in maybe
+                    and k < len(init)
+                    and isinstance(init[k], RefTracer)
+                    and body.outs[k] is body.invars[carry_at + k]
+                ):
+                    v = init[k]
             result.append(MaybeUndefined(v, next(flags)) if k in maybe else v)
         return tuple(result)
+
+
+def _unchanged_refs(init, bodies, n_prefix, prefix_types, name):
+    """Positions of carried variables holding a reference (an array in memory) that every
+    body gives back as it came, the very array (`y += x`, `y[i] = v` change its contents,
+    not which array `y` is): the loop or branch need not carry them, its code writes into that
+    array where it is (a carried reference would make the construct's result an array whose
+    memory only the running code knows). Found by tracing each body once with those arrays
+    as they are outside; a body that fails to trace so carries them as before."""
+    cands = [k for k, v in enumerate(init) if isinstance(v, RefTracer)]
+    if not cands:
+        return []
+    same = set(cands)
+
+    def probe(fn):
+        def g(*a):
+            full = list(a[n_prefix:])
+            for k in cands:
+                full[k] = init[k]
+            outs = tuple(fn(*a[:n_prefix], *full))
+            same.difference_update(k for k in cands if outs[k] is not init[k])
+            return tuple(o for j, o in enumerate(outs) if j not in cands)
+
+        return g
+
+    in_types = list(prefix_types) + [
+        UNDEFINED if v is UNDEFINED else type_of(_strip(v), name) for v in init
+    ]
+    try:
+        for fn in bodies:
+            _Body(probe(fn), in_types, name)
+    except Exception:
+        return []  # (the construct's own trace raises it where it is)
+    return sorted(same)
+
+
+def _narrow(fn, init, fixed, n_prefix, whole=False):
+    """fn over the carried values without the `fixed` positions (their arrays are the outer
+    ones); its results likewise (`whole`: fn's result is not a tuple of carried values)."""
+
+    def g(*a):
+        full = list(a[n_prefix:])
+        for k in fixed:
+            full.insert(k, init[k])
+        outs = fn(*a[:n_prefix], *full)
+        if whole:
+            return outs
+        return tuple(o for j, o in enumerate(outs) if j not in fixed)
+
+    return g
+
+
+def _kept(seq, fixed):
+    return [v for k, v in enumerate(seq) if k not in fixed]
+
+
+def _widen(outs, init, fixed):
+    full = list(outs)
+    for k in fixed:
+        full.insert(k, init[k])
+    return tuple(full)
 
 
 def _maybe_positions(init, types):

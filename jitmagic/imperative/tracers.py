@@ -46,6 +46,16 @@ def state():
 # ---------------------------------------------------------------- values
 
 
+def _sized(op):
+    """Tracer's operator `op` with a size operand taken as the Python int it is."""
+
+    def f(self, other):
+        return op(self, _size_operand(other))
+
+    f.__name__ = op.__name__
+    return f
+
+
 class NjTracer(Tracer):
     """A traced value of njit code."""
 
@@ -61,6 +71,10 @@ class NjTracer(Tracer):
             if _all_ints(items, self.ndim):
                 # one element: a value, no view needed; its indices checked as NumPy's
                 _check_value_indices(items, self.shape)
+                if any(isinstance(n, Dim) for n in self.shape) and not any(
+                    isinstance(i, Tracer) for i in items
+                ):
+                    return _element(self, [int(i) for i in items])
                 return Tracer.__getitem__(self, idx)
             # a slice of an array is a view of it in NumPy: writes through either show in both
             _promote(self)
@@ -131,6 +145,97 @@ class NjTracer(Tracer):
         x = x.value() if isinstance(x, RefTracer) else x
         return bind("convert_element_type", x, new_dtype=x.aval.dtype, weak_type=True)
 
+    # ---- attributes and methods Numba supports that the value tracer lacks
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def flags(self):
+        """A 1-d (or 0-d) array's flags; those of a computed array of more dimensions depend
+        on the memory order NumPy picks for it, which njit does not follow."""
+        if self.ndim > 1:
+            raise NjitUnsupportedError(
+                "the .flags of an array computed by an expression (NumPy picks its memory "
+                "order from its operands'): read the flags of an argument, or of an array made "
+                "with np.empty/np.zeros/np.*_like",
+                construct="the .flags of a computed array",
+            )
+        return _Flags(_new_ref(self))
+
+    @property
+    def flat(self):
+        """a.flat: the elements in C order; indexing and iterating it read them, writing
+        into it writes a (a view of a C-contiguous array; of any other, only reading)."""
+        r = self if isinstance(self, RefTracer) else _new_ref(self)
+        if r.ndim <= 1 or r.ref.layout == "C":
+            return r.ravel() if r.ndim != 1 else r
+        flat = r.value().ravel()
+        flat.__class__ = _ReadOnlyCopy
+        return flat
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        from jitmagic.imperative.namespace import take
+
+        return take(self, indices, axis, out, mode)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(_val_of(self), repeats, axis)
+
+    def argsort(self, axis=-1, kind=None, order=None):
+        return np.argsort(_val_of(self), axis=axis, kind=kind, order=order)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(_val_of(self), _val_of(v), side=side, sorter=sorter)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(_val_of(self), offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(_val_of(self), offset, axis1, axis2, dtype, out)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        from jitmagic.imperative.namespace import _reduction
+
+        return _reduction("cumsum")(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        from jitmagic.imperative.namespace import _reduction
+
+        return _reduction("cumprod")(self, axis=axis, dtype=dtype, out=out)
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        from jitmagic.imperative.namespace import clip
+
+        return clip(self, min, max, out=out, **kwargs)
+
+    def view(self, dtype=None):
+        """a.view(dtype) of the same item size: the bits read as that dtype. NumPy's view shares
+        the memory; this one is a copy that can only be read (writing into it raises)."""
+        if dtype is None:
+            return self
+        from jitmagic.imperative.namespace import _dtype_arg
+
+        dt = _dtype_arg(dtype)
+        if dt.itemsize != self.dtype.itemsize:
+            raise NjitUnsupportedError(
+                f"a.view({dt}) of a {self.dtype} array changes the item size: njit reads "
+                f"views of the same item size only",
+                construct=f"a view as {dt} of a {self.dtype} array",
+            )
+        v = bind("bitcast_convert_type", _val_of(self), new_dtype=dt)
+        if v.aval.shape == ():
+            return v
+        v.__class__ = _ReadOnlyCopy
+        return v
+
+    def __contains__(self, x):
+        return np.any(_val_of(self) == _val_of(x))
+
     @property
     def real(self):
         return self._part("real")
@@ -154,50 +259,127 @@ class NjTracer(Tracer):
     # Python's scalar semantics for Python numbers (weak scalars): the same results as NumPy's
     # except division by zero, which raises, and an int to a negative power, a float
     def __truediv__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "division by zero")
         return Tracer.__truediv__(self, other)
 
     def __rtruediv__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "division by zero")
         return Tracer.__rtruediv__(self, other)
 
     def __floordiv__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "integer division or modulo by zero")
         return Tracer.__floordiv__(self, other)
 
     def __rfloordiv__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "integer division or modulo by zero")
         return Tracer.__rfloordiv__(self, other)
 
     def __mod__(self, other):
+        other = _size_operand(other)
         _check_divisor(self, other, "integer modulo by zero")
         return Tracer.__mod__(self, other)
 
     def __rmod__(self, other):
+        other = _size_operand(other)
         _check_divisor(other, self, "integer modulo by zero")
         return Tracer.__rmod__(self, other)
 
     def __divmod__(self, other):
         return (self // other, self % other)
 
+    # (the other operators: a size operand is a Python int, see _size_operand)
+    for _op in ("add", "sub", "mul", "and", "or", "xor", "lshift", "rshift", "pow"):
+        for _name in (f"__{_op}__", f"__r{_op}__"):
+            locals()[_name] = _sized(getattr(Tracer, _name))
+    del _op, _name
+
     def __bool__(self):
         raise NjitUnsupportedError(
             "the truth value of a traced value is needed outside njit's converted control "
             "flow (a helper that is not compiled, or a library function): compute it with "
-            "array operations (np.where) or move the branch into the njit function"
+            "array operations (np.where) or move the branch into the njit function",
+            construct="the truth value of a value known only when the code runs",
         )
 
     def __index__(self):
         raise NjitUnsupportedError(
             "a traced integer is used where Python needs a concrete int (a tuple index, a "
             "Python list, a library call): index arrays or tuples with it inside njit code, "
-            "or pass the value as an argument of a constant type"
+            "or pass the value as an argument of a constant type",
+            construct="a Python int needed from a value known only when the code runs",
+        )
+
+    def __hash__(self):
+        raise UnhashableTracedError(
+            "a value known only when the code runs cannot be a dict key or a set member "
+            "(njit compiles no dicts or sets of traced values): use arrays, e.g. a lookup "
+            "table indexed by the value",
+            construct="a traced value as a dict key or set member",
         )
 
     __int__ = __index__
 
     def value(self):
         return self
+
+
+class _ReadOnlyCopy(NjTracer):
+    """A copy standing where NumPy gives a view sharing the array's memory (a.view(dtype),
+    a.flat of an array that is not C-contiguous): it reads as the view does; writing into
+    it, which would change the array in NumPy, raises NjitUnsupportedError."""
+
+    __slots__ = ()
+
+    def __setitem__(self, idx, value):
+        raise NjitUnsupportedError(
+            "this array is a copy njit made where NumPy shares memory with another array (a "
+            "view as another dtype, .flat of an array that is not C-contiguous): writing "
+            "into it would not reach that array; write into the array itself",
+            construct="a write through a view njit can only copy",
+        )
+
+    def _no_inplace(self, other):
+        self.__setitem__(Ellipsis, other)
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = __imod__ = _no_inplace
+    __ipow__ = __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = _no_inplace
+
+    def fill(self, value):
+        self.__setitem__(Ellipsis, value)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        self.__setitem__(Ellipsis, None)
+
+
+class UnhashableTracedError(NjitUnsupportedError, TypeError):
+    """hash() of a traced value (a dict key, a set member): a TypeError, as for any unhashable
+    object, and the NjitUnsupportedError it is in njit code."""
+
+
+def _element(v, ks):
+    """v[k0, k1, ...] for int indices already checked to be in range (a negative one counts
+    from the end): sizes the running code knows need no decision here (the value path of
+    jitmagic.numpy would clamp the index, deciding how the size compares to it)."""
+    start = tuple(k if k >= 0 else n + k for k, n in zip(ks, v.shape))
+    x = bind("slice", v, start=start, limit=tuple(s + 1 for s in start), strides=(1,) * len(start))
+    return bind("squeeze", x, dimensions=tuple(range(len(start))))
+
+
+def _size_operand(x):
+    """A size (len(a), a.shape[0]) as an operand of the user's arithmetic: the Python int it
+    is to the code, a weak int64 computed when the code runs (so k % len(a) raises
+    ZeroDivisionError for an empty a, and float32 * len(a) stays float32, as in NumPy)."""
+    if isinstance(x, Dim):
+        from jitmagic.core import shapes as _shapes
+
+        ctx = _shapes.current()
+        if ctx is not None and hasattr(ctx, "user_value"):
+            return ctx.user_value(x)
+    return x
 
 
 def _python_scalar(x):
@@ -222,6 +404,14 @@ def _check_divisor(num, den, message):
         return
     nonzero = bind("ne", den, np.zeros((), den.dtype))
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
+
+
+class NjNdindex:
+    """np.ndindex(shape) / np.ndenumerate(a) in njit code: a loop over the index tuples of a
+    shape in C order (trace.TraceOps.for_iter compiles it as one counted loop)."""
+
+    def __init__(self, shape, array=None):
+        self.shape, self.array = tuple(shape), array
 
 
 class NjRange:
@@ -381,6 +571,29 @@ class RefTracer(NjTracer):
         """The array's contents now (a snapshot)."""
         return bind("ref_get", self)
 
+    @property
+    def strides(self):
+        """The strides of a C- or F-contiguous array, from its sizes (those of any other
+        layout are known only to the running code)."""
+        layout = self.ref.layout if self.ndim > 1 else "C"
+        if layout not in ("C", "F"):
+            raise NjitUnsupportedError(
+                "the strides of an array that is neither C- nor F-contiguous (njit does not "
+                "read strides at run time)",
+                construct="the .strides of a non-contiguous array",
+            )
+        dims = list(self.shape) if layout == "C" else list(self.shape)[::-1]
+        out, step = [], self.dtype.itemsize
+        for d in reversed(dims):
+            out.append(step)
+            step = step * d
+        out = out[::-1] if layout == "C" else out
+        return tuple(_as_number(x) for x in out)
+
+    @property
+    def flags(self):
+        return _Flags(self)
+
     def __repr__(self):
         return f"TracedRef<{self._var.aval}>"
 
@@ -500,6 +713,45 @@ class RefTracer(NjTracer):
     def __array_function__(self, func, types, args, kwargs):
         res = Tracer.__array_function__(self, func, types, args, kwargs)
         return self.value() if res is self else res
+
+
+def _as_number(x):
+    return bind("dim_value", dim=x) if isinstance(x, Dim) else x
+
+
+class _Flags:
+    """a.flags as Numba supports it: c_contiguous, f_contiguous, contiguous (an array whose
+    layout the key does not fix raises: its strides are known only to the running code)."""
+
+    def __init__(self, r):
+        layout = r.ref.layout
+        if layout not in ("C", "F") and r.ndim > 1:
+            raise NjitUnsupportedError(
+                "the .flags of an array that is neither C- nor F-contiguous (njit does not read "
+                "strides at run time)",
+                construct="the .flags of a non-contiguous array",
+            )
+        # NumPy: an array is also contiguous in the other order when at most one of its
+        # sizes differs from 1 (or it is empty)
+        sizes = [_as_number(d) for d in r.shape]
+        if r.ndim <= 1:
+            other = True
+        else:
+            big = sum(
+                (bind("ne", d, np.int64(1)) if isinstance(d, Tracer) else (d != 1)) * 1
+                for d in sizes
+            )
+            empty = 1
+            for d in sizes:
+                empty = empty * d
+            other = np.logical_or(big <= 1, empty == 0)
+        c = True if layout == "C" or r.ndim <= 1 else other
+        f = True if layout == "F" else other
+        self.c_contiguous = c
+        self.f_contiguous = f
+        self.contiguous = c
+        self.writeable = not r.ref.readonly
+        self.aligned = True
 
 
 # ---------------------------------------------------------------- indexing helpers

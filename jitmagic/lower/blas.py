@@ -1,10 +1,12 @@
 """Matrix products as library calls.
 
 A float32/float64 dot_general whose operands are (batches of) matrices becomes one call to
-jitmagic's own GEMM (jitmagic.runtime.gemm; OpenBLAS's ?gemm when blas.GEMM = "openblas", or
-should ours find no memory for its packed operands), and a matrix-vector product a call to
-?gemv; anything else (integers, complex, bool, odd layouts, empty dimensions) keeps the loop
-nest of the dot_general lowering (jitmagic.ops.linalg). Which products are GEMMs is decided by
+jitmagic's own GEMM (jitmagic.runtime.gemm) or to OpenBLAS's ?gemm, whichever
+jitmagic.runtime.gemm_choice finds faster for the product's size on this machine
+(config.gemm_library overrides it); the choice heads the module's LLVM IR as a `; gemm ...`
+comment line, which cache_info shows. A matrix-vector product is a call to ?gemv; anything
+else (integers, complex, bool, odd layouts, empty dimensions) keeps the loop nest of the
+dot_general lowering (jitmagic.ops.linalg). Which products are GEMMs is decided by
 jitmagic.passes.products.plan.
 """
 
@@ -16,6 +18,7 @@ import numpy as np
 from jitmagic.core import shapes
 from jitmagic.runtime import blas as library
 from jitmagic.runtime import gemm as own_gemm
+from jitmagic.runtime import gemm_choice as choice
 from jitmagic.runtime.llvmtypes import F32, F64, I32, I64, PTR
 from jitmagic.runtime.threadpool import threads
 
@@ -39,30 +42,59 @@ def _at_least_1(cg, x):
 def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
     nbatch, m, n, k, ta, tb, shared = gemm
     t = F64 if dtype == np.float64 else F32
-    if shapes.is_one(m) or shapes.is_one(n):
+    if (shapes.is_one(m) or shapes.is_one(n)) and library.library() is not None:
         return _emit_gemv(cg, symbol.replace("gemm", "gemv"), t, lhs_buf, rhs_buf, out_buf, gemm)
-    fn = cg.module.globals.get(symbol) or ir.Function(
-        cg.module,
-        ir.FunctionType(
-            ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]
-        ),
-        symbol,
+    args = (cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm)
+    batch = "" if shapes.is_one(nbatch) else f"{nbatch} x "
+    what = f"{np.dtype(dtype).name} {batch}({m}x{k}) @ ({k}x{n})"
+    work = m * n * k
+    if not shapes.is_symbolic(work):
+        chosen, why = choice.choose(dtype, work)
+        if chosen == "openblas" and library.library() is None:
+            chosen, why = "jitmagic", "OpenBLAS failed to load"
+        cg.note(f"gemm {what}: {chosen} ({why})")
+        return (_emit_openblas if chosen == "openblas" else _emit_own)(*args)
+    # sizes known at run time: the library of the product's size class, chosen there
+    ranges = choice.ranges(dtype)
+    if any(lib == "openblas" for _, lib in ranges) and library.library() is None:
+        ranges = [(0, "jitmagic")]
+    cg.note(f"gemm {what}: {_by_size(ranges)}")
+    if len(ranges) == 1:
+        return (_emit_openblas if ranges[0][1] == "openblas" else _emit_own)(*args)
+    b, w = cg.b, cg.size(work)
+    use_openblas = ir.Constant(ir.IntType(1), 0)
+    for (lo, lib), nxt in zip(ranges, [*ranges[1:], None]):
+        if lib == "openblas":
+            inside = b.icmp_signed(">=", w, ir.Constant(I64, lo))
+            if nxt is not None:
+                inside = b.and_(inside, b.icmp_signed("<", w, ir.Constant(I64, nxt[0])))
+            use_openblas = b.or_(use_openblas, inside)
+    with b.if_else(use_openblas) as (theirs, ours):
+        with theirs:
+            _emit_openblas(*args)
+        with ours:
+            _emit_own(*args)
+
+
+def _by_size(ranges):
+    if len(ranges) == 1:
+        return f"{ranges[0][1]} at every size"
+    return "by size at run time: " + ", ".join(
+        f"{lib} from {lo} multiply-adds" for lo, lib in ranges
     )
-    if GEMM not in ("jitmagic", "openblas"):
-        raise NotImplementedError(
-            f"blas.GEMM = {GEMM!r}: the products are 'jitmagic' "
-            "(jitmagic.runtime.gemm) or 'openblas'"
-        )
-    if GEMM == "openblas":
-        return _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
-    # jitmagic's own (jitmagic.runtime.gemm); should it find no memory for its packed operands,
-    # OpenBLAS, which needs none of ours, computes the product instead
+
+
+def _emit_own(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
+    """jitmagic's own GEMM (jitmagic.runtime.gemm). Should it find no memory for its packed
+    operands, the call fails with MemoryError, as for any temporary: falling back to OpenBLAS
+    made every such variant load it (10-40 ms of a first call)."""
+    nbatch, m, n, k, ta, tb, shared = gemm
     s = cg.size
     sai, sak = (1, m) if ta else (k, 1)
     sbk, sbj = (1, k) if tb else (n, 1)
     b = cg.b
     rc = b.call(
-        own_gemm.declare(cg.module, dtype),
+        own_gemm.declare(cg.module, np.float64 if t == F64 else np.float32),
         [
             s(nbatch),
             s(m),
@@ -82,8 +114,9 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
             ir.Constant(I64, threads()),
         ],
     )
-    with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
-        _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm)
+    ok = cg.func.append_basic_block("gemm_done")
+    b.cbranch(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), cg.oom_bb, ok)
+    b.position_at_end(ok)
 
 
 # below this many multiply-adds per product (~0.05 ms on one core), OpenBLAS's threads cost more
@@ -91,16 +124,19 @@ def emit(cg, symbol, dtype, lhs_buf, rhs_buf, out_buf, gemm):
 # took 768 ms with OpenBLAS's 2 threads and 101 ms with one, on the loaded 2-core VM. Below
 # this many in all, one thread does the whole batch.
 SMALL_GEMM = 1 << 21
-# "jitmagic": products of float32/float64 matrices run jitmagic's own GEMM (jitmagic.runtime.gemm),
-# threads of its pool; "openblas": OpenBLAS's ?gemm with its own threads (for comparison:
-# benchmarks/gemm_threads.py). Measured in benchmarks/README.md (issue 17, GEMM).
-GEMM = "jitmagic"
 
 
-def _emit_openblas(cg, fn, t, lhs_buf, rhs_buf, out_buf, gemm):
+def _emit_openblas(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     """One OpenBLAS call per batch entry, on one thread below SMALL_GEMM multiply-adds
     (decided at run time for a shape-generic variant)."""
     nbatch, m, n, k, ta, tb, shared = gemm
+    fn = cg.module.globals.get(symbol) or ir.Function(
+        cg.module,
+        ir.FunctionType(
+            ir.VoidType(), [I32, I32, I32, I64, I64, I64, t, PTR, I64, PTR, I64, t, PTR, I64]
+        ),
+        symbol,
+    )
     lda = m if ta else k
     ldb = k if tb else n
     b = cg.b

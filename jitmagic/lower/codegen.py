@@ -88,6 +88,7 @@ class Codegen(ScalarOps):
         self.name = name
         self.module = ir.Module(name=name)
         self.pure_functions = set()
+        self.notes = []  # comment lines heading the module's text (see note)
         self.producer = {v: e for e in fn.eqns for v in e.outvars}
         self.materialized = fusion.plan(fn)
         self.buffers = {}
@@ -281,9 +282,15 @@ class Codegen(ScalarOps):
     def index(self, i):
         return self.size(i)
 
+    def note(self, text: str):
+        """A comment line at the top of the module's LLVM IR, read by the views (which library
+        computes a product: `; gemm ...`, see lower/blas.py)."""
+        self.notes.append(text)
+
     def _text(self):
         info = engine.host_info()
-        return vecmath.annotate(
+        head = "".join(f"; {n}\n" for n in self.notes)
+        return head + vecmath.annotate(
             str(self.module), self.pure_functions, info["features"], info["vector_math"]
         )
 

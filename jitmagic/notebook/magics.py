@@ -30,7 +30,6 @@ from jitmagic.dispatch.function import JitFunction
 from jitmagic.dispatch.function import jit as _jit
 from jitmagic.dispatch.inspection import pick, short_table
 from jitmagic.errors import JitError
-from jitmagic.imperative import njit as njit_compile
 from jitmagic.notebook import cellfunc, dashboard, profiling
 from jitmagic.notebook import comm as panel_comm
 
@@ -307,6 +306,8 @@ def _cell_jit(static_argnums, static_argnames, backend="jitmagic", shapes=None, 
         if isinstance(fun, JitFunction) or getattr(fun, "backend", None) == backend:
             return fun
         if njit:  # NumPy's semantics (jm.njit): in-place updates, loops and branches on values
+            from jitmagic.imperative import njit as njit_compile  # (loaded on first use)
+
             return njit_compile(fun)
         try:
             params = inspect.signature(fun).parameters

@@ -13,6 +13,8 @@ with Numba's semantics and jitmagic's visibility (every variant, miss and compil
     literal_unroll       a tuple iterated with the loop unrolled (tuples are unrolled anyway)
     set_num_threads,     the number of threads prange loops use
     get_num_threads
+    set_parallel_chunksize, get_parallel_chunksize, parallel_chunksize
+                         Numba's chunk size hint (kept; prange splits one chunk per thread)
 
 What jitmagic does not do (object mode, objmode blocks, cfunc, typed containers,
 generated_jit) raises NotImplementedError naming it.
@@ -22,7 +24,15 @@ from __future__ import annotations
 
 from jitmagic.numba import types
 from jitmagic.numba.dispatcher import jit, njit
-from jitmagic.numba.parallel import get_num_threads, get_thread_id, prange, set_num_threads
+from jitmagic.numba.parallel import (
+    get_num_threads,
+    get_parallel_chunksize,
+    get_thread_id,
+    parallel_chunksize,
+    prange,
+    set_num_threads,
+    set_parallel_chunksize,
+)
 from jitmagic.numba.types import *  # noqa: F403  (float64, int64, ... as Numba exports them)
 from jitmagic.numba.types import typeof
 from jitmagic.numba.ufuncs import guvectorize, vectorize
@@ -80,6 +90,9 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "get_thread_id",
+    "set_parallel_chunksize",
+    "get_parallel_chunksize",
+    "parallel_chunksize",
     "objmode",
     "cfunc",
     "generated_jit",

@@ -68,32 +68,82 @@ def _example(t):
 
 
 def _convert(t, x):
-    """x as an argument of scalar type t (Numba converts a call's scalars to the signature's)."""
+    """x as an argument of scalar type t, as Numba converts a call's scalars to the
+    signature's: an integer keeps its low bits (2**31 as int32 is -2**31), a float to an
+    integer type is truncated; an int beyond 64 bits raises OverflowError."""
     dt = t.dtype
+    if isinstance(x, int) and not isinstance(x, bool):
+        if not -(2**63) <= x < (2**64 if dt == np.uint64 else 2**63):
+            raise OverflowError("int too big to convert")
+        x = np.uint64(x) if x >= 2**63 else np.int64(x)
+    if dt.kind in "iu" and isinstance(x, (float, np.floating)):
+        x = np.trunc(x)
+    with np.errstate(all="ignore"):
+        v = np.asarray(x).astype(dt)[()]
     if dt == np.bool_:
-        return bool(x)
+        return bool(v)
     if dt == np.int64:
-        return int(x)
+        return int(v)
     if dt == np.float64:
-        return float(x)
+        return float(v)
     if dt == np.complex128:
-        return complex(x)
-    return dt.type(x)
+        return complex(v)
+    return v
 
 
-def _can_convert(t, x):
-    """Numba's implicit conversions at a call of an explicitly typed function: a number to a
-    scalar type when no information is lost in kind (bool -> int -> float -> complex)."""
+# how Numba rates the conversion of an argument to a parameter type (typeconv): the overload
+# with the fewest unsafe, then safe conversions, then promotions is called; a tie is ambiguous
+_EXACT, _PROMOTE, _SAFE, _UNSAFE = 0, 1, 2, 3
+
+
+def _scalar_rank(src, dst):
+    if src == dst:
+        return _EXACT
+    if src.kind == dst.kind and src.itemsize < dst.itemsize:
+        return _PROMOTE
+    if src.kind == "c" and dst.kind != "c":
+        return None  # a complex number is not converted to a real one
+    if src.kind == "b" or np.can_cast(src, dst, "safe"):
+        return _SAFE
+    if dst.kind == "b":
+        return None
+    return _UNSAFE
+
+
+def _rank(t, x):
+    """The conversion rank of argument x to parameter type t, or None when it cannot be
+    passed as one."""
     if isinstance(t, nt.Scalar):
         if isinstance(x, (np.ndarray,)) or not isinstance(
             x, (bool, int, float, complex, np.generic)
         ):
-            return False
-        src = nt.typeof(x).dtype
-        order = "biufc"
-        return order.index(src.kind if src.kind != "u" else "i") <= order.index(
-            t.dtype.kind if t.dtype.kind != "u" else "i"
-        )
+            return None
+        if t.dtype is None or t.dtype.kind not in "biufc":
+            return None
+        return _scalar_rank(nt.typeof(x).dtype, t.dtype)
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        if not isinstance(x, tuple) or len(x) != len(t.items):
+            return None
+        ranks = [_rank(a, b) for a, b in zip(t.items, x)]
+        return None if None in ranks else max(ranks, default=_EXACT)
+    return _EXACT if _can_convert(t, x) else None
+
+
+def _rating(types_, args):
+    """(unsafe, safe, promote) conversions to call a signature with args, or None."""
+    if len(types_) != len(args):
+        return None
+    ranks = [_rank(t, x) for t, x in zip(types_, args)]
+    if None in ranks:
+        return None
+    return (ranks.count(_UNSAFE), ranks.count(_SAFE), ranks.count(_PROMOTE))
+
+
+def _can_convert(t, x):
+    """Whether x can be passed for a parameter of type t (scalars: Numba's conversions,
+    unsafe ones included; arrays: the same dtype and rank, a layout the type admits)."""
+    if isinstance(t, nt.Scalar):
+        return _rank(t, x) is not None
     if isinstance(t, nt.Array):
         if not isinstance(x, np.ndarray) or x.dtype != t.dtype or x.ndim != t.ndim:
             return False
@@ -200,10 +250,21 @@ class Dispatcher:
     def __call__(self, *args, **kwargs):
         if not self._explicit or kwargs:
             return self._nj(*args, **kwargs)
-        for _, types_ in self._explicit:
-            if len(types_) == len(args) and all(map(_can_convert, types_, args)):
-                conv = tuple(_prepare(t, x) for t, x in zip(types_, args))
-                return self._nj.call_as(conv, layouts=_layouts(types_))
+        rated = [
+            (r, types_) for _, types_ in self._explicit if (r := _rating(types_, args)) is not None
+        ]
+        if rated:
+            best = min(r for r, _ in rated)
+            picks = list(dict.fromkeys(tuple(t) for r, t in rated if r == best))
+            if len(picks) > 1:
+                got = ", ".join(str(nt.typeof(x)) for x in args)
+                raise TypeError(
+                    f"Ambiguous overloading for {self.__name__!r} ({got}):\n"
+                    + "\n".join(f"({', '.join(map(str, p))},)" for p in picks)
+                )
+            types_ = picks[0]
+            conv = tuple(_prepare(t, x) for t, x in zip(types_, args))
+            return self._nj.call_as(conv, layouts=_layouts(types_))
         got = ", ".join(str(nt.typeof(x)) for x in args)
         raise TypeError(f"No matching definition for argument type(s) {got}")
 

@@ -1,6 +1,8 @@
-"""prange and the number of threads parallel loops use (Numba's names)."""
+"""prange, the number of threads parallel loops use, and the chunk size (Numba's names)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from jitmagic.runtime import threadpool
 
@@ -31,3 +33,35 @@ def get_num_threads():
 def get_thread_id():
     """0 outside compiled code (the calling thread)."""
     return 0
+
+
+_chunksize = [0]
+
+
+def set_parallel_chunksize(n):
+    """Numba's hint for how many iterations a thread takes at a time (0: Numba's default),
+    returning the previous one. jitmagic splits a prange loop into one chunk per thread
+    whatever the hint; the results are the same (called from Python; not in njit code)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError("The parallel chunksize must be an integer")
+    if n < 0:
+        raise ValueError("chunksize must be greater than or equal to zero")
+    old, _chunksize[0] = _chunksize[0], int(n)
+    return old
+
+
+def get_parallel_chunksize():
+    return _chunksize[0]
+
+
+class parallel_chunksize:
+    """with parallel_chunksize(n): ... sets the hint for the block (Python code)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.old = set_parallel_chunksize(self.n)
+
+    def __exit__(self, *exc):
+        set_parallel_chunksize(self.old)

@@ -4,8 +4,8 @@ write references (not pure sub-IRs as lax's), and the checks that raise Python's
     nj_for    (lo, hi, step, *consts, *init)        body (consts, i, carry), n_consts, line
                                                     (of the source), parallel (a prange loop
                                                     of a parallel=True function)
-    nj_while  (*cond_consts, *body_consts, *init)   cond_fn, body_fn, n_cond, n_body
-    nj_cond   (pred, *operands)                     branches=(false_fn, true_fn)
+    nj_while  (*cond_consts, *body_consts, *init)   cond_fn, body_fn, n_cond, n_body, line
+    nj_cond   (pred, *operands)                     branches=(false_fn, true_fn), line
     nj_require(cond, *values)                       exc, message: raise exc(message) if not cond
     nj_raise  (*values)                             exc, message: raise here
 
@@ -95,7 +95,7 @@ register(
 # ---------------------------------------------------------------- nj_while
 
 
-def _while_abstract(*args, cond_fn, body_fn, n_cond, n_body):
+def _while_abstract(*args, cond_fn, body_fn, n_cond, n_body, line=None):
     (p,) = cond_fn.out_avals
     if p.shape != () or p.dtype.kind not in "biu":
         raise TypeError(f"nj_while: the condition must be a scalar, got {p}")
@@ -104,7 +104,7 @@ def _while_abstract(*args, cond_fn, body_fn, n_cond, n_body):
     return tuple(v.aval for v in carry)
 
 
-def _while_impl(*args, cond_fn, body_fn, n_cond, n_body):
+def _while_impl(*args, cond_fn, body_fn, n_cond, n_body, line=None):
     cc, bc = args[:n_cond], args[n_cond : n_cond + n_body]
     carry = list(args[n_cond + n_body :])
     while bool(eval_function(cond_fn, *cc, *carry)[0]):
@@ -128,7 +128,7 @@ register(
 # ---------------------------------------------------------------- nj_cond
 
 
-def _cond_abstract(pred, *ops, branches):
+def _cond_abstract(pred, *ops, branches, line=None):
     if pred.shape != () or pred.dtype.kind not in "biu":
         raise TypeError(f"nj_cond: the predicate must be a scalar, got {pred}")
     outs = branches[0].out_avals
@@ -141,7 +141,7 @@ def _cond_abstract(pred, *ops, branches):
     return tuple(outs)
 
 
-def _cond_impl(pred, *ops, branches):
+def _cond_impl(pred, *ops, branches, line=None):
     return list(eval_function(branches[1 if bool(pred) else 0], *ops))
 
 

@@ -15,7 +15,8 @@ its kernels when NumPy was imported, from an OPENBLAS_CORETYPE the process may h
 (this VM's environment forces Haswell's AVX2 kernels on an AVX-512 CPU, 1.65x slower per
 core), which nothing can change afterwards without racing NumPy's own calls. The private
 instance also keeps jitmagic's thread-count changes away from NumPy's calls.
-JITMAGIC_OPENBLAS_CORETYPE names the kernels for it instead (as OPENBLAS_CORETYPE would).
+JITMAGIC_OPENBLAS_CORETYPE names the kernels for it instead (as OPENBLAS_CORETYPE would);
+JITMAGIC_CPU_FEATURES=avx2 (runtime/isa.py) picks Haswell's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 
 import numpy as np
 
-from jitmagic.runtime import llvmlock
+from jitmagic.runtime import isa, llvmlock
 
 _found = {}
 # every routine generated code may call (see jitmagic.lower.blas and jitmagic.lower.lapack)
@@ -50,13 +51,22 @@ SYMBOLS = (
 )
 
 
+def _paths():
+    """NumPy's OpenBLAS files (looked for once; nothing loaded)."""
+    if "paths" not in _found:
+        libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+        _found["paths"] = sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*")))
+    return _found["paths"]
+
+
 def library():
-    """The path of NumPy's OpenBLAS once its routines are known to LLVM, or None."""
+    """The path of NumPy's OpenBLAS once its routines are known to LLVM, or None. Loading
+    the private instance costs 10-40 ms, so it is done when code that calls it is compiled
+    or linked, not before (a product jitmagic's GEMM computes does not call it)."""
     if "lib" in _found:
         return _found["lib"]
     _found["lib"] = None
-    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas64_*.so*"))):
+    for path in _paths():
         try:
             lib = _private_instance(path) or ctypes.CDLL(path, mode=os.RTLD_LOCAL)
             addresses = {
@@ -94,7 +104,8 @@ def _private_instance(path):
                 done += sent
         finally:
             os.close(src)
-        chosen = os.environ.get("JITMAGIC_OPENBLAS_CORETYPE")
+        # JITMAGIC_CPU_FEATURES=avx2 (runtime/isa.py) means the kernels of such a CPU
+        chosen = os.environ.get("JITMAGIC_OPENBLAS_CORETYPE") or isa.openblas_coretype()
         inherited = os.environ.get("OPENBLAS_CORETYPE")
         if chosen:
             os.environ["OPENBLAS_CORETYPE"] = chosen
@@ -123,6 +134,39 @@ def corename():
 
 
 def gemm_symbol(dtype):
-    if dtype not in (np.float32, np.float64) or library() is None:
+    """The name of OpenBLAS's ?gemm for a float dtype (None for others, or without the
+    library); the library is not loaded here: library() before linking code that calls it."""
+    if dtype not in (np.float32, np.float64) or not _paths():
         return None
     return "scipy_cblas_dgemm64_" if dtype == np.float64 else "scipy_cblas_sgemm64_"
+
+
+def linked_by(obj: bytes):
+    """Load the library before linking object code `obj` that calls it."""
+    if b"scipy_cblas_" in obj or b"scipy_LAPACKE_" in obj or THREADS.encode() in obj:
+        library()
+
+
+def description() -> dict:
+    """What decides the speed of the instance compiled code calls, without loading it: the
+    library file and the kernels asked for (None: OpenBLAS's own choice for the CPU)."""
+    paths = _paths()
+    return {
+        "file": os.path.basename(paths[0]) if paths else None,
+        "kernels": os.environ.get("JITMAGIC_OPENBLAS_CORETYPE") or isa.openblas_coretype(),
+    }
+
+
+def cblas_gemm(dtype):
+    """OpenBLAS's cblas_?gemm (ILP64) of the instance compiled code calls, as a ctypes function
+    taking (order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); None
+    without the library. For measuring it against jitmagic's (runtime/gemm_choice.py)."""
+    symbol = gemm_symbol(dtype)
+    if symbol is None or library() is None:
+        return None
+    f = getattr(_found["handle"], symbol)
+    real = ctypes.c_double if dtype == np.float64 else ctypes.c_float
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    f.argtypes = [i32, i32, i32, i64, i64, i64, real, ptr, i64, ptr, i64, real, ptr, i64]
+    f.restype = None
+    return f

@@ -86,11 +86,19 @@ _lock = forksafe.lock()
 _pool = {}
 
 
-def _ir(st, api):
-    """The pool's functions as LLVM IR text; `st` is the address of the _State."""
+# what jm_new_array calls, in the module's global @jm_pool_api, set after loading
+_API = ("incref", "decref", "new", "set_handler", "capsule")
+
+
+def _ir():
+    """The pool's functions as LLVM IR text. The table's state is the module's global
+    @jm_pool_state (a _State) and NumPy's and Python's functions are read from @jm_pool_api,
+    so the text holds no address of this process and the disk cache can keep the module."""
 
     def at(field):
-        return f"inttoptr (i64 {st + getattr(_State, field).offset} to ptr)"
+        return (
+            f"getelementptr inbounds (i8, ptr @jm_pool_state, i64 {getattr(_State, field).offset})"
+        )
 
     lock, cached, cap, mn, hits, misses, victim, given = (
         at(f) for f in ("lock", "cached", "cap", "min", "hits", "misses", "victim", "given")
@@ -105,9 +113,15 @@ def _ir(st, api):
             "void @free(ptr)",
         )
     )
-    fn = {k: f"inttoptr (i64 {v} to ptr)" for k, v in api.items()}
+    fn = {k: f"%api_{k}" for k in _API}
+    load_api = "\n".join(
+        f"  %api_{k} = load ptr, ptr getelementptr inbounds (ptr, ptr @jm_pool_api, i64 {i})"
+        for i, k in enumerate(_API)
+    )
     return f"""
 {ext}
+@jm_pool_state = global [{ctypes.sizeof(_State)} x i8] zeroinitializer, align 64
+@jm_pool_api = global [{len(_API)} x ptr] zeroinitializer
 
 define private void @lock() {{
 entry:
@@ -333,6 +347,7 @@ done:
 ; a new array of NumPy's, its data from this pool: PyArray_NewFromDescr under our handler
 define ptr @jm_new_array(ptr %type, ptr %descr, i32 %nd, ptr %dims) {{
 entry:
+{load_api}
   call void {fn["incref"]}(ptr %descr)
   %old = call ptr {fn["set_handler"]}(ptr {fn["capsule"]})
   %bad = icmp eq ptr %old, null
@@ -371,8 +386,6 @@ def _init():
             return _pool
         c = native_call._c_api()
         table = ctypes.c_void_p.from_address(c["table"] + 8 * _SET_HANDLER).value
-        st = _State()
-        st.cap, st.min = config.buffer_pool_bytes, MIN_BYTES
         handler = _Handler()
         handler.name, handler.version = b"jitmagic", 1
         name = ctypes.create_string_buffer(b"mem_handler")
@@ -387,12 +400,20 @@ def _init():
             "set_handler": table,
             "capsule": id(capsule),
         }
+        # LLVM's -O0 and fast instruction selection: 2-3 ms, where -O1 took 15-25 ms of a
+        # process's first call (the code is a slot search under a lock, per large block); with
+        # the disk cache on, linked from it
         fns = runtime.build(
-            _ir(ctypes.addressof(st), api),
-            _FUNCS,
+            _ir(),
+            (*_FUNCS, "jm_pool_state", "jm_pool_api"),
             "pool",
             link=("jm_tmp_alloc", "jm_tmp_free", "jm_new_array"),
+            opt=(0, 0),
+            persistent=True,
         )
+        (ctypes.c_void_p * len(_API)).from_address(fns["jm_pool_api"])[:] = [api[k] for k in _API]
+        st = _State.from_address(fns["jm_pool_state"])
+        st.cap, st.min = config.buffer_pool_bytes, MIN_BYTES
         a = handler.allocator
         a.malloc, a.calloc = fns["jm_h_malloc"], fns["jm_h_calloc"]
         a.realloc, a.free = fns["jm_h_realloc"], fns["jm_h_free"]

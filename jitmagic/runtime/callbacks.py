@@ -7,10 +7,11 @@ context, not in the machine code, which may come from the disk cache of another 
     i64 dispatch(char *name, i64 nargs, i64 *args, i64 *failed)
 
 `name` ("default_rng:q", "print:qd:...") selects a function registered here by its prefix;
-the rest of the name says how to read the 64-bit argument words (q: int64, d: float64,
-b: bool, n: None) and is passed to the maker with the decoded arguments. An exception is
-kept for the caller (take_exception) and *failed set to 1; the compiled code then returns
-status "raised" at a site whose exception class is PENDING.
+the rest of the name says how to read the 64-bit argument words (q: int64, u: uint64,
+d: float64, f: float32 passed as a float64, b: bool, n: None) and is passed to the maker
+with the decoded arguments. An exception is kept for the caller (take_exception) and *failed
+set to 1; the compiled code then returns status "raised" at a site whose exception class is
+PENDING.
 
 Objects a callback makes for the duration of a call (a Generator made inside the function)
 are kept alive in a per-thread list that the caller empties when the call returns
@@ -52,6 +53,12 @@ def _decode(kinds, words):
             out.append(struct.unpack("<d", struct.pack("<q", w))[0])
         elif k == "b":
             out.append(bool(w))
+        elif k == "f":  # a float32, passed as a float64
+            import numpy as np
+
+            out.append(np.float32(struct.unpack("<d", struct.pack("<q", w))[0]))
+        elif k == "u":
+            out.append(w & 0xFFFFFFFFFFFFFFFF)
         elif k == "n":
             out.append(None)
         else:

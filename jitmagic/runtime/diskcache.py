@@ -71,15 +71,19 @@ class Cache:
     and a directory (or key file) that fails the checks is neither read nor written.
 
     Refusals come back as `load`'s reason (for a disk_miss record), and the first one in each
-    directory in this process also as a warning text, taken with `take_warnings()`."""
+    directory in this process also as a warning text, taken with `take_warnings()` (unless
+    warn=False: a user who did not turn the disk cache on is not warned about it)."""
 
-    def __init__(self, directory: str = "", shared_key: str = ""):
+    def __init__(
+        self, directory: str = "", shared_key: str = "", warn: bool = True, subdir: str = ""
+    ):
         self.shared = bool(shared_key)
+        self._warn = warn  # False: refusals are reasons only, never warnings
         self.key = None  # the shared cache's HMAC key
         self.refused = None  # why nothing is loaded from or stored in this directory
         self._stat = None
         self._warnings = []
-        configured = os.path.expanduser(directory or default_dir())
+        configured = os.path.join(os.path.expanduser(directory or default_dir()), subdir)
         # the resolved path is checked and then used for every access, so a symbolic link on
         # the way is followed once, here, and what it led to is what was checked
         self.directory = os.path.realpath(configured)
@@ -102,7 +106,7 @@ class Cache:
 
     def _refuse(self, u: cachetrust.Untrusted, consequence: str) -> str:
         reason = f"{u.what}: {consequence}"
-        if cachetrust.first_warning(self.directory):
+        if self._warn and cachetrust.first_warning(self.directory):
             self._warnings.append(f"jitmagic: {reason}; compiling instead. {u.fix}")
         return reason
 
@@ -241,6 +245,18 @@ def _flock(fd, wait_s) -> bool:
             return False
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+RUNTIME = "runtime"  # the subdirectory of process-lifetime modules and the GEMM calibration
+
+
+def runtime_cache(directory: str, shared_key: str, warn: bool) -> Cache | None:
+    """The cache's `runtime` subdirectory (runtime/native.py's modules, the GEMM calibration),
+    or None when the cache directory itself is refused: the variants' own loads say why, once
+    (a refusal of the subdirectory alone is its own warning, when warn)."""
+    if Cache(directory, shared_key, warn=False).refused:
+        return None
+    return Cache(directory, shared_key, warn=warn, subdir=RUNTIME)
 
 
 def _atomic_write(path, data: bytes, mode: int):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from jitmagic.errors import LoweringError
-from jitmagic.runtime import blas, bufpool, gemm, llvmlock, runstats, threadpool
+from jitmagic.runtime import blas, bufpool, gemm, isa, llvmlock, runstats, threadpool
 
 _lock = llvmlock.LOCK  # every LLVM call holds it, and so does a fork (runtime/llvmlock.py)
 _state = {}
@@ -37,7 +37,8 @@ def _init():
         except (RuntimeError, OSError):
             vecmath = False
         cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
+        level = isa.level()
+        features = isa.restrict(dict(llvm.get_host_cpu_features()), level)
         tm = _target_machine(cpu, features)
         # this one only builds pass pipelines and prints assembly: an engine takes ownership
         # of (and frees) the target machine it is given, so each engine gets its own
@@ -46,6 +47,7 @@ def _init():
             triple=llvm.get_process_triple(),
             cpu=cpu,
             features=features,
+            isa=level,
             vecmath=vecmath,
             layout=str(tm.target_data),
         )
@@ -80,6 +82,7 @@ def host_info() -> dict:
         "triple": s["triple"],
         "cpu": s["cpu"],
         "features": s["features"],
+        "isa": s["isa"],
         "vector_math": s["vecmath"],
         "llvm_version": llvm_version(),
     }
@@ -132,7 +135,7 @@ def load_object(
     obj: bytes, entry: str, llvm_ir: str = "", optimized_ir: str = ""
 ) -> CompiledModule:
     """Machine code from the persistent cache: link an object file into a fresh engine."""
-    blas.library()  # the BLAS/LAPACK routines cached code may call, known to LLVM
+    blas.linked_by(obj)  # the BLAS/LAPACK routines cached code may call, known to LLVM
     gemm.linked_by(obj)  # and jitmagic's own GEMM, when it calls it
     if b"jm_prange_threads" in obj:  # the thread count of prange loops
         threadpool.prange_threads_symbol()
@@ -145,25 +148,28 @@ def load_object(
     threadpool.install()
     with _lock:
         t0 = time.perf_counter()
-        engine, addr = _link(obj, entry)
+        engine, addr = link_object(obj, entry)
         t1 = time.perf_counter()
     return CompiledModule(
         engine, addr, llvm_ir, optimized_ir, {"llvm_opt": 0.0, "codegen": t1 - t0}
     )
 
 
-def _link(obj: bytes, entry: str):
-    """(engine, entry address) for object code: an MCJIT engine around an empty module links
-    it. Its target machine compiles nothing, so it is the cheapest to make (a generic CPU at
-    level 0: 0.1 ms less than the host's); the code generator that made `obj` is a shared one
-    (_codegen_tm): a new target machine sets itself up again for its first function, about
-    0.7 ms per variant."""
+def link_object(obj: bytes, entry: str):
+    """(engine, entry address) for object code whose symbols are all linkable already (a
+    process-lifetime module's, runtime/native.py; load_object first installs what a variant's
+    may call: a symbol nobody made linkable would be called at address 0). An MCJIT engine
+    around an empty module links it. Its target machine compiles nothing, so it is the
+    cheapest to make (a generic CPU at level 0: 0.1 ms less than the host's); the code
+    generator that made `obj` is a shared one (_codegen_tm): a new target machine sets itself
+    up again for its first function, about 0.7 ms per variant."""
     s = _init()
-    mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
-    engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
-    addr = engine.get_function_address(entry)
+    with _lock:
+        mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
+        engine = llvm.create_mcjit_compiler(mod, _target_machine("generic", "", 0))
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(entry)
     if not addr:
         raise LoweringError(f"entry point {entry} not found in the compiled object")
     return engine, addr
@@ -180,6 +186,9 @@ class Pipeline:
     slp: bool | None = None  # the straight-line (SLP) vectorizer (None: as vectorize)
     interleave: bool = True  # the loop vectorizer may interleave (unroll) vector loops
     name: str = ""
+    # these passes only (llvmlite's add_<name>_pass), instead of LLVM's -O pipeline: for code
+    # written as SSA by hand, where the pipeline has little left to do (see SSA_BY_HAND)
+    passes: tuple[str, ...] | None = None
 
     def tuning(self):
         """LLVM's pipeline tuning options for this pipeline."""
@@ -204,6 +213,11 @@ LIGHT = Pipeline(2, unroll=False, codegen=2, name="light")
 # slower on the suite (geomean; a cumulative sum 5x) until the tier-up replaces it
 QUICK = Pipeline(1, unroll=False, codegen=0, vectorize=True, slp=False, name="quick")
 TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
+# the GEMM (runtime/gemm.py): its kernel is SSA with explicit FMAs, so -O1's passes changed
+# nothing it runs (512 and 1000, both ISAs, within 1-3%) and took 30-50 ms of a process's
+# first product; SROA turns the loop counters' stack slots into registers; the code
+# generator's full instruction selection is what the kernel needs
+SSA_BY_HAND = Pipeline(0, codegen=3, passes=("sroa",), name="sroa")
 
 
 def _prepare(mod):
@@ -214,7 +228,12 @@ def _prepare(mod):
 
 def _optimize(mod, tm, pipeline):
     pb = llvm.create_pass_builder(tm, pipeline.tuning())
-    pm = pb.getModulePassManager()
+    if pipeline.passes is None:
+        pm = pb.getModulePassManager()
+    else:
+        pm = llvm.create_new_module_pass_manager()
+        for name in pipeline.passes:
+            getattr(pm, f"add_{name}_pass")()
     try:
         pm.run(mod, pb)
     finally:
@@ -257,7 +276,7 @@ def compile_ir(
         _optimize(mod, tm, pipeline)
         t1 = time.perf_counter()
         obj = _codegen_tm(pipeline.codegen).emit_object(mod)
-        engine, addr = _link(obj, entry)
+        engine, addr = link_object(obj, entry)
         t2 = time.perf_counter()
     cm = CompiledModule(
         engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1}, pipeline

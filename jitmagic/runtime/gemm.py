@@ -11,8 +11,8 @@ KC rows by NC columns of op(B), that block is packed once into NR-column strips 
 parallel, shared by every thread); then each task takes a range of rows of C, packs KC
 columns of op(A) into MR-row strips (MC rows at a time, its own buffer), and runs the
 micro-kernel, which keeps an MR x NR tile of C in vector registers for the whole KC-long
-dot product. Edge tiles are stored row by row under a lane mask, so nothing outside C's m x n
-elements is read or written; packed strips are padded with zeros.
+dot product. Edge tiles go through a tile on the stack, element by element, so nothing outside
+C's m x n elements is read or written; packed strips are padded with zeros.
 
 One process-lifetime module (runtime/native.py) serves every kernel: `jm_gemm_f64` and
 `jm_gemm_f32`, batched, with strides, choosing threads at run time (so one entry point serves
@@ -21,16 +21,20 @@ shape-generic variants too). C = op(A) op(B), alpha 1, beta 0.
 
 from __future__ import annotations
 
+import ctypes
+import os
+
 from jitmagic.core import forksafe
-from jitmagic.runtime import bufpool, engine, threadpool
+from jitmagic.runtime import bufpool, engine, isa, threadpool
 from jitmagic.runtime import llvmtypes as _llvmtypes
 from jitmagic.runtime import native as runtime
 
 # multiply-adds in all below which a call runs on one thread (a task of the pool costs a few
 # microseconds; ~0.02 ms of work on one core)
 PAR_MIN = 1 << 21
-# block sizes (in elements of the dtype: rows of C, shared dimension, columns of C), sized for
-# a 1 MB L2 and a 32 MB L3; measured in benchmarks/README.md
+# block sizes of the AVX-512 tile (in elements of the dtype: shared dimension, rows of C,
+# columns of C), for a 1 MB L2 and a 32 MB L3: KC 128-1024 x MC 64-384 ran within 5% of each
+# other there, larger KC faster (benchmarks/README.md, session 5); other tiles: _blocks
 KC, MC, NC = 512, 192, 3072
 # tasks per thread and block: 2, 4 and 8 ran within noise of each other on idle cores (1024:
 # 10.4-10.8 ms); more tasks leave less undone when the scheduler parks a thread mid-task (the
@@ -44,11 +48,52 @@ _built = {}
 def _shape(features: str):
     """(vector bytes, MR, vectors per row of a tile): MR x (NV vectors) accumulators must fit
     the register file with room for the operands."""
-    if "+avx512f" in features:
+    if isa.has(features, "avx512f"):
         return 64, 8, 3  # 24 of 32 zmm registers hold C
-    if "+avx" in features:
+    if isa.has(features, "avx"):
         return 32, 6, 2  # 12 of 16 ymm
     return 16, 4, 2
+
+
+def _caches() -> tuple[int, int]:
+    """(L1 data, L2) bytes of one core, from Linux's description of CPU 0's caches; those of
+    an AVX2 server core (AMD Zen 2/3: 32 KB, 512 KB) where it cannot be read."""
+    l1, l2 = 32 << 10, 512 << 10
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        names = [d for d in os.listdir(base) if d.startswith("index")]
+    except OSError:
+        return l1, l2
+    for d in names:
+        try:
+            level, kind, size = (_read(os.path.join(base, d, f)) for f in ("level", "type", "size"))
+            n = int(size.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(size[-1:], 0)
+        except (OSError, ValueError):
+            continue
+        if (level, kind) == ("1", "Data"):
+            l1 = n
+        elif (level, kind) == ("2", "Unified"):
+            l2 = n
+    return l1, l2
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def _blocks(features: str, size: int, mr: int, nr: int) -> tuple[int, int, int]:
+    """(KC, MC, NC) for a tile of MR x NR values of `size` bytes. AVX-512: measured (KC, MC,
+    NC above). Narrower tiles, by the usual analytical model (as in BLIS): a KC x NR strip of
+    packed B fills about half of L1 (it is read once per MR rows of A), an MC x KC block of
+    packed A half of L2. On this machine's Zen 5 core (48 KB, 1 MB) that is KC 384 and MC 168
+    (float64) or 336 (float32); on a Zen 2/3 core (32 KB, 512 KB), 256 and 126 or 252."""
+    if isa.has(features, "avx512f"):
+        return KC, MC, NC
+    l1, l2 = _caches()
+    kc = max(128, min(512, l1 // 2 // (nr * size) // 8 * 8))
+    mc = max(mr, min(384, l2 // 2 // (kc * size) // mr * mr))
+    return kc, mc, NC
 
 
 class _Fn:
@@ -137,13 +182,14 @@ class _Fn:
 
 
 class _Gen:
-    def __init__(self, dtype, features):
+    def __init__(self, dtype, features, blocks=None):
         self.sfx = dtype
         self.t = {"f64": "double", "f32": "float"}[dtype]
         size = 8 if dtype == "f64" else 4
         vbytes, self.mr, self.nv = _shape(features)
         self.v = vbytes // size
         self.nr = self.nv * self.v
+        self.kc, self.mc, self.nc = blocks or _blocks(features, size, self.mr, self.nr)
         self.size = size
         self.vt = f"<{self.v} x {self.t}>"
         self.zero = "0.0"
@@ -153,14 +199,16 @@ class _Gen:
 
     def kernel(self):
         """C[h x w] (= or +=) packed A strip (kc x MR) times packed B strip (kc x NR), h <= MR,
-        w <= NR: the whole tile in vector registers, stored whole, or for an edge tile by rows
-        under a lane mask (nothing outside C's h x w corner is read or written)."""
+        w <= NR: the whole tile in vector registers, stored whole, or for an edge tile through
+        a tile on the stack, element by element (nothing outside C's h x w corner is read or
+        written)."""
         mr, nv, v, t, vt, sz = self.mr, self.nv, self.v, self.t, self.vt, self.size
         vs = f"v{v}{self.sfx}"
         L = [
             f"define internal void {self.name('kernel')}(ptr noalias %a, ptr noalias %b, "
             f"ptr noalias %c, i64 %ldc, i64 %kc, i1 %add, i64 %h, i64 %w) #0 {{",
             "entry:",
+            f"  %tile = alloca [{mr * self.nr} x {t}], align 64",
             "  br label %loop",
             "loop:",
             "  %k = phi i64 [0, %entry], [%k1, %loop]",
@@ -196,20 +244,20 @@ class _Gen:
             "  %more = icmp slt i64 %k1, %kc",
             "  br i1 %more, label %loop, label %out",
             "out:",
-        ]
-        for r in range(mr):  # (no inbounds: an edge tile's rows and lanes past C are masked)
-            L.append(f"  %row{r} = mul i64 {r}, %ldc")
-            for j in range(nv):
-                L += [
-                    f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
-                    f"  %q{r}_{j} = getelementptr {t}, ptr %c, i64 %o{r}_{j}",
-                ]
-        L += [
             f"  %hfull = icmp eq i64 %h, {mr}",
             f"  %wfull = icmp eq i64 %w, {self.nr}",
             "  %full = and i1 %hfull, %wfull",
             "  br i1 %full, label %whole, label %part",
             "whole:",
+        ]
+        for r in range(mr):
+            L.append(f"  %row{r} = mul i64 {r}, %ldc")
+            for j in range(nv):
+                L += [
+                    f"  %o{r}_{j} = add i64 %row{r}, {j * v}",
+                    f"  %q{r}_{j} = getelementptr inbounds {t}, ptr %c, i64 %o{r}_{j}",
+                ]
+        L += [
             "  br i1 %add, label %accumulate, label %store",
             "store:",
         ]
@@ -226,42 +274,45 @@ class _Gen:
                     f"  %x{r}_{j} = fadd {vt} %w{r}_{j}, %n{r}_{j}",
                     f"  store {vt} %x{r}_{j}, ptr %q{r}_{j}, align {sz}",
                 ]
-        L += [
-            "  ret void",
-            "part:",
-            "  %w0 = insertelement <" + str(v) + " x i64> poison, i64 %w, i32 0",
-            f"  %ws = shufflevector <{v} x i64> %w0, <{v} x i64> poison, "
-            f"<{v} x i32> zeroinitializer",
-        ]
-        for j in range(nv):
-            lanes = ", ".join(f"i64 {j * v + q}" for q in range(v))
-            L.append(f"  %m{j} = icmp slt <{v} x i64> <{lanes}>, %ws")
-        L.append("  br label %prow0")
+        # an edge tile: the registers to a stack tile, then its h x w corner element by element
+        # (edge tiles are a few percent of a product's tiles, and this is a few percent of an
+        # edge tile's time; storing under lane masks took a third of the module's IR)
+        L += ["  ret void", "part:"]
         for r in range(mr):
-            L += [
-                f"prow{r}:",
-                f"  %in{r} = icmp slt i64 {r}, %h",
-                f"  br i1 %in{r}, label %pgo{r}, label %pdone",
-                f"pgo{r}:",
-                f"  br i1 %add, label %padd{r}, label %pput{r}",
-                f"pput{r}:",
-            ]
-            L += [
-                f"  call void @llvm.masked.store.{vs}.p0({vt} %n{r}_{j}, ptr align {sz} "
-                f"%q{r}_{j}, <{v} x i1> %m{j})"
-                for j in range(nv)
-            ]
-            L += [f"  br label %prow{r + 1}", f"padd{r}:"]
             for j in range(nv):
                 L += [
-                    f"  %pl{r}_{j} = call {vt} @llvm.masked.load.{vs}.p0(ptr align {sz} "
-                    f"%q{r}_{j}, <{v} x i1> %m{j}, {vt} zeroinitializer)",
-                    f"  %ps{r}_{j} = fadd {vt} %pl{r}_{j}, %n{r}_{j}",
-                    f"  call void @llvm.masked.store.{vs}.p0({vt} %ps{r}_{j}, ptr align {sz} "
-                    f"%q{r}_{j}, <{v} x i1> %m{j})",
+                    f"  %tp{r}_{j} = getelementptr inbounds {t}, ptr %tile, i64 {r * self.nr + j * v}",
+                    f"  store {vt} %n{r}_{j}, ptr %tp{r}_{j}, align {sz}",
                 ]
-            L.append(f"  br label %prow{r + 1}")
-        L += [f"prow{mr}:", "  br label %pdone", "pdone:", "  ret void", "}"]
+        L += [
+            "  br label %prow",
+            "prow:",
+            "  %pr = phi i64 [0, %part], [%pr1, %pnext]",
+            "  %crow = mul i64 %pr, %ldc",
+            f"  %trow = mul i64 %pr, {self.nr}",
+            "  br label %pcol",
+            "pcol:",
+            "  %pq = phi i64 [0, %prow], [%pq1, %pcol]",
+            "  %ti = add i64 %trow, %pq",
+            f"  %tq = getelementptr inbounds {t}, ptr %tile, i64 %ti",
+            f"  %x = load {t}, ptr %tq",
+            "  %ci = add i64 %crow, %pq",
+            f"  %cq = getelementptr {t}, ptr %c, i64 %ci",
+            f"  %old = load {t}, ptr %cq",  # inside C's h x w corner; used only when adding
+            f"  %sum = fadd {t} %old, %x",
+            f"  %y = select i1 %add, {t} %sum, {t} %x",
+            f"  store {t} %y, ptr %cq",
+            "  %pq1 = add i64 %pq, 1",
+            "  %qin = icmp slt i64 %pq1, %w",
+            "  br i1 %qin, label %pcol, label %pnext",
+            "pnext:",
+            "  %pr1 = add i64 %pr, 1",
+            "  %rin = icmp slt i64 %pr1, %h",
+            "  br i1 %rin, label %prow, label %pdone",
+            "pdone:",
+            "  ret void",
+            "}",
+        ]
         return "\n".join(L)
 
     def transpose8(self, e, row_at, out_at):
@@ -339,13 +390,17 @@ class _Gen:
 
             def turned():
                 def block(k0):
-                    for g in range(nr // 8):
-                        j = e.add(j0, g * 8)
+                    # the strip's NR / 8 groups of 8 columns, as a loop (unrolled, they were
+                    # most of the packing's code for the wide AVX-512 tiles)
+                    def group(g8):
+                        j = e.add(j0, g8)
                         self.transpose8(
                             e,
                             lambda r: e.at("%src", e.add(e.mul(e.add(j, r), "%sj"), k0)),
-                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g * 8)),
+                            lambda q: e.at(dst, e.add(e.mul(e.add(k0, q), nr), g8)),
                         )
+
+                    e.loop(0, nr, 8, group)
 
                 e.loop(0, k_end, 8, block)
 
@@ -500,13 +555,13 @@ class _Gen:
         bp = e.at(g("bbuf", "ptr"), e.mul(c0, kc))
         # buffers as large as this product needs: a fixed MC x KC one (819 KB) was a fresh
         # mmap per call for products with a short shared dimension (conv taps)
-        rows_here = e.min(MC, e.op(f"sub i64 {r1}, {r0}"))
+        rows_here = e.min(self.mc, e.op(f"sub i64 {r1}, {r0}"))
         abytes = e.mul(e.mul(e.add(rows_here, mr), kc), self.size)
         abuf = e.op(f"call ptr @jm_tmp_alloc(i64 {abytes})")
         got = e.op(f"icmp ne ptr {abuf}, null")
 
         def block(i):
-            mc = e.min(MC, e.op(f"sub i64 {r1}, {i}"))
+            mc = e.min(self.mc, e.op(f"sub i64 {r1}, {i}"))
             e(
                 f"call void {self.name('pack_a')}(ptr {abuf}, ptr {e.at(a_at, e.mul(i, sai))}, "
                 f"i64 {sai}, i64 {sak}, i64 {mc}, i64 {kc})"
@@ -519,7 +574,7 @@ class _Gen:
         failed = e.at("%ctx", self._CTX.index("failed"), "i64")
         e.branch(
             got,
-            lambda: e.loop(r0, r1, MC, block),
+            lambda: e.loop(r0, r1, self.mc, block),
             lambda: e(f"store atomic i64 1, ptr {failed} monotonic, align 8"),
         )
         e(f"call void @jm_tmp_free(ptr {abuf})")
@@ -539,10 +594,10 @@ class _Gen:
             put(name, f"%{name}")
         for name in ("a", "b", "c"):
             put(name, f"%{name}", "ptr")
-        nc_max = e.min(NC, "%n")
+        nc_max = e.min(self.nc, "%n")
         bbuf = e.op(
             f"call ptr @jm_tmp_alloc(i64 "
-            f"{e.mul(e.mul(e.add(nc_max, nr), e.min(KC, '%k')), self.size)})"
+            f"{e.mul(e.mul(e.add(nc_max, nr), e.min(self.kc, '%k')), self.size)})"
         )
         put("bbuf", bbuf, "ptr")
         put("failed", 0)
@@ -557,7 +612,7 @@ class _Gen:
         put("rows", rows)
 
         def block_n(jc):
-            nc = e.min(NC, e.op(f"sub i64 %n, {jc}"))
+            nc = e.min(self.nc, e.op(f"sub i64 %n, {jc}"))
             strips = e.ceil_div(nc, nr)
             tn_want = e.ceil_div(want, tm)
             tn = e.op(f"select i1 {par}, i64 {e.min(tn_want, strips)}, i64 1")
@@ -579,7 +634,7 @@ class _Gen:
 
             def block_k(pc):
                 put("pc", pc)
-                put("kc", e.min(KC, e.op(f"sub i64 %k, {pc}")))
+                put("kc", e.min(self.kc, e.op(f"sub i64 %k, {pc}")))
                 e.branch(
                     par,
                     lambda: e(
@@ -600,11 +655,11 @@ class _Gen:
                     ),
                 )
 
-            e.loop(0, "%k", KC, block_k)
+            e.loop(0, "%k", self.kc, block_k)
 
         e.branch(
             e.op(f"icmp ne ptr {bbuf}, null"),
-            lambda: e.loop(0, "%n", NC, block_n),
+            lambda: e.loop(0, "%n", self.nc, block_n),
             lambda: put("failed", 1),
         )
         e(f"call void @jm_tmp_free(ptr {bbuf})")
@@ -754,23 +809,23 @@ class _Gen:
         )
 
 
-def ir_text(features: str, dtype: str) -> str:
-    """The module of jm_gemm_<dtype> ("f64" or "f32") for a CPU with these LLVM features."""
-    g = _Gen(dtype, features)
+def ir_text(features: str, dtype: str, blocks=None) -> str:
+    """The module of jm_gemm_<dtype> ("f64" or "f32") for a CPU with these LLVM features;
+    blocks: (KC, MC, NC) instead of the defaults."""
+    g = _Gen(dtype, features, blocks)
     return "\n\n".join(
         [
             "declare ptr @jm_tmp_alloc(i64)",
             "declare void @jm_tmp_free(ptr)",
             "declare void @jm_par(ptr, ptr, i64)",
             f"declare {g.vt} @llvm.fma.v{g.v}{dtype}({g.vt}, {g.vt}, {g.vt})",
-            f"declare void @llvm.masked.store.v{g.v}{dtype}.p0({g.vt}, ptr, <{g.v} x i1>)",
-            f"declare {g.vt} @llvm.masked.load.v{g.v}{dtype}.p0(ptr, <{g.v} x i1>, {g.vt})",
-            # the micro-kernel at full optimisation; packing for size (at O3 it compiled 3x
-            # slower and ran no faster)
+            # the micro-kernel and the packing through the full instruction selector (the
+            # module's pass pipeline is SROA only: engine.SSA_BY_HAND; at O3 the packing
+            # compiled 3x slower and ran no faster)
             "attributes #0 = { noinline nounwind }",
             "attributes #1 = { noinline nounwind optsize minsize }",
-            # and what runs once per block or per call, not optimised at all (LLVM's passes and
-            # its full instruction selector took ~60 ms for these alone)
+            # and what runs once per block or per call, not optimised at all (fast instruction
+            # selection: LLVM's passes and its full selector took ~60 ms for these alone)
             "attributes #2 = { noinline nounwind optnone }",
             g.module(),
         ]
@@ -778,8 +833,8 @@ def ir_text(features: str, dtype: str) -> str:
 
 
 def install(dtype: str) -> int:
-    """Build jm_gemm_<dtype> once per process (~70 ms: LLVM's share of a first product) and
-    make it known to LLVM by name; its address."""
+    """Build jm_gemm_<dtype> once per process (20-30 ms of LLVM; with the disk cache on, linked
+    from it in 1-2 ms) and make it known to LLVM by name; its address."""
     name = f"jm_gemm_{dtype}"
     if name not in _built:
         with _lock:
@@ -788,9 +843,30 @@ def install(dtype: str) -> int:
                 threadpool.install()
                 text = ir_text(engine.host_info()["features"], dtype)
                 _built.update(
-                    runtime.build(text, (name,), f"gemm_{dtype}", link=(name,), opt=(1, 3))
+                    runtime.build(
+                        text,
+                        (name,),
+                        f"gemm_{dtype}",
+                        link=(name,),
+                        opt=engine.SSA_BY_HAND,
+                        persistent=True,
+                    )
                 )
     return _built[name]
+
+
+_ENTRY = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    *([ctypes.c_int64] * 4 + [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_void_p])
+    + [ctypes.c_int64] * 3
+    + [ctypes.c_void_p]
+    + [ctypes.c_int64] * 3,
+)
+
+
+def entry(dtype: str):
+    """jm_gemm_<dtype> as a ctypes function (see _Gen.entry for its arguments)."""
+    return _ENTRY(install(dtype))
 
 
 def declare(module, dtype):

@@ -124,7 +124,7 @@ def ensure_helpers():
         if _helpers:
             return
         names = ("jm_clock_start", "jm_clock_stop")
-        _helpers.update(runtime.build(_HELPERS_IR, names, "clock", link=names))
+        _helpers.update(runtime.build(_HELPERS_IR, names, "clock", link=names, persistent=True))
 
 
 def _helper(cg, name, argtys, ret):

@@ -54,9 +54,13 @@ _lock = forksafe.lock()
 _pool = {}
 
 
-def _ir(st, nworkers):
+def _ir(nworkers):
+    """The pool's functions; its state is the module's global @jm_threads_state (a _State), so
+    the text holds no address of this process and the disk cache can keep the module."""
+
     def at(field):
-        return f"inttoptr (i64 {st + getattr(_State, field).offset} to ptr)"
+        offset = getattr(_State, field).offset
+        return f"getelementptr inbounds (i8, ptr @jm_threads_state, i64 {offset})"
 
     word, task, arg, done, busy, sleepers, seq, started, spawned, jobs, inline = (
         at(f)
@@ -104,6 +108,7 @@ wake:
         else "  br label %mine"
     )
     return f"""
+@jm_threads_state = global [{ctypes.sizeof(_State)} x i8] zeroinitializer, align 64
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_detach(i64)
 declare i64 @syscall(i64, ...)
@@ -285,10 +290,19 @@ def _init():
     with _lock:
         if _pool:
             return _pool
-        st = _State()
         workers = threads() - 1 if _FUTEX else 0
-        fns = runtime.build(_ir(ctypes.addressof(st), workers), _FUNCS, "threads", link=("jm_par",))
-        runtime.keep_forever(st)
+        # LLVM's -O0 and fast instruction selection: 2-3 ms, where -O1 took 10-17 ms of a
+        # process's first call (a claim is one compare-and-swap per task either way); with the
+        # disk cache on, linked from it
+        fns = runtime.build(
+            _ir(workers),
+            (*_FUNCS, "jm_threads_state"),
+            "threads",
+            link=("jm_par",),
+            opt=(0, 0),
+            persistent=True,
+        )
+        st = _State.from_address(fns["jm_threads_state"])
         _pool.update(fns, state=st, workers=workers)
     return _pool
 

@@ -485,6 +485,11 @@ export class JitPanel extends Widget {
       const b = el('span', 'jp-JitPanel-backend', backend);
       b.title = `compiled by ${backend}, watched by jitmagic`;
       meta.append(b);
+    } else if (f.front === 'njit') {
+      const b = el('span', 'jp-JitPanel-backend', 'njit');
+      b.title =
+        "jitmagic.njit: NumPy's semantics (in-place updates, loops on values)";
+      meta.append(b);
     }
     if (where) {
       const loc = button(where, 'jump', `Show ${where} in the notebook`);

@@ -106,6 +106,8 @@ export interface IFunctionInfo {
   /** absent for a function only a tracked cluster's workers have */
   fid?: number;
   backend?: string;
+  /** jitmagic's front door that compiled it: jit (JAX's semantics) or njit (NumPy's) */
+  front?: string;
   name?: string;
   qualname?: string;
   where?: string;

@@ -30,7 +30,6 @@ from llvmlite import ir
 
 from jitmagic.core import forksafe
 from jitmagic.runtime import native
-from jitmagic.runtime.rng import arrays, continuous, discrete, integers, ziggurat  # noqa: F401  (bodies)
 from jitmagic.runtime.rng.builder import F64, I64, PTR, Fn, Val, indirect_next
 from jitmagic.runtime.rng.table import _BODIES, _INTERNAL, SIGNATURES, _fnty, declare  # noqa: F401
 
@@ -61,6 +60,10 @@ def install() -> dict[str, int]:
 
 
 def module_ir() -> str:
+    # the bodies register themselves in table._BODIES when imported: only when the module is
+    # built (once per process, on the first draw), not on `import jitmagic`
+    from jitmagic.runtime.rng import arrays, continuous, discrete, integers, ziggurat  # noqa: F401
+
     m = ir.Module(name="jm_rng")
     api = ctypes.pythonapi
     for name in ("PyObject_CallNoArgs", "Py_DecRef"):
@@ -88,6 +91,8 @@ def module_ir() -> str:
 
 
 def _tables(m):
+    from jitmagic.runtime.rng import ziggurat  # (with the bodies: see module_ir)
+
     ki, wi, fi = ziggurat.normal_tables()
     ke, we, fe, _ = ziggurat.exponential_tables()
     out = {}

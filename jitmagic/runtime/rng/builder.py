@@ -384,6 +384,11 @@ def indirect_next(f: Fn, bg: Val, kind: str) -> Val:
     }[kind]
     state = f.load(bg, PTR, BITGEN_STATE)
     fp = f.load(bg, PTR, off).v
+    # a bitgen_t's fields do not change while compiled code draws (its lock is held): loads
+    # LLVM may hoist out of a loop that also stores into arrays it cannot tell apart
+    module = f.b.module
+    for instr in (state.v, fp):
+        instr.set_metadata("invariant.load", module.add_metadata([]))
     # llvmlite calls a value through its function_type, which an opaque pointer lacks
     fp.__class__ = _FunctionPointer
     fp.fnty = ir.FunctionType(ret, [PTR])

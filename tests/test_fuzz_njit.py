@@ -1,0 +1,365 @@
+"""Fuzzing jitmagic.njit in CI: fixed seeds of tests/fuzz/njit_programs.py (loops with traced,
+zero and negative bounds, break/continue/early return, if/elif chains, scalar, slice and view
+writes on aliasing arguments, int64 bit operations and overflow, division by zero under both
+error models, NaN/inf/-0.0, empty, 0-d and 2**18-element arrays under prange, np.random,
+helpers calling helpers), each checked against CPython + NumPy on two input sets;
+`python -m tests.fuzz.campaign_njit` runs the long campaign. Then one test per bug the fuzzer
+found: the fixed ones as regressions, the open ones as xfail(strict=True) reproducers (the
+campaign counts their signatures as "known", njit_programs.KNOWN)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz import njit_programs as N
+from fuzz.programs import RandomSource
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+
+# Program k of the CI tier is RandomSource(CI_SEED * 10**9 + k), the campaign's numbering, so
+# `python -m tests.fuzz.campaign_njit --seed 17` starts with exactly these programs.
+CI_SEED = 17
+CI_PROGRAMS = 60
+
+
+@pytest.mark.parametrize("k", range(CI_PROGRAMS))
+def test_njit_programs_match_python(k):
+    src = RandomSource(CI_SEED * 10**9 + k)
+    prog = N.draw_program(src)
+    cache = {}
+    for s in N.draw_input_seeds(src, 2):
+        problem = N.run_case(prog, s, cache)
+        if problem is None or problem == N.NOT_COMPARABLE:
+            continue
+        if problem.startswith("known: "):
+            name = N.category(problem)[len("known: ") :]
+            pytest.xfail(f"{name} ({N.KNOWN[name][0]})")
+        small = N.shrink(prog, s, problem, budget=60)
+        pytest.fail(N.snippet(small, s, problem))
+
+
+def test_generator_reaches_what_it_claims():
+    """Over the campaign's first programs every construct appears, and empty, 0-d, aliased,
+    parallel (prange) and big (2**18+ elements) inputs are each a real share."""
+    n = 1500
+    seen = {}
+    for k in range(n):
+        prog = N.draw_program(RandomSource(CI_SEED * 10**9 + k))
+        for c in prog.constructs():
+            seen[c] = seen.get(c, 0) + 1
+    missing = [c for c in N.CONSTRUCTS if c not in seen]
+    assert not missing, missing
+    assert seen["empty"] / n >= 0.2 and seen["0-d"] / n >= 0.1 and seen["alias"] / n >= 0.1
+    assert seen["prange"] / n >= 0.08 and seen["big"] / n >= 0.005, seen
+    text = "\n".join(N.draw_program(RandomSource(CI_SEED * 10**9 + k)).source() for k in range(n))
+    for needle in ["range(n, ", ", -1):", "while j", "elif ", "break", "continue", "<< 64",
+                   ">> 70", "~w", "** ", "x[::-1]", "np.random.seed(", "prange(", "math.inf",
+                   "np.nan", "-0.0", "int(", "np.int64(", "h0(", "h1(", "h2(", "d[()]",
+                   "M[", "//= ", "%= "]:  # fmt: skip
+        assert needle in text, needle
+    opts = [N.draw_program(RandomSource(CI_SEED * 10**9 + k)).options for k in range(300)]
+    assert any(o.get("error_model") == "numpy" for o in opts)
+    assert any(o.get("boundscheck") is False for o in opts)
+
+
+def test_oracle_catches_a_wrong_answer():
+    """The harness is not vacuous: a perturbed result, a perturbed argument and a missing
+    exception are each reported."""
+    O = N._oracle()
+
+    def f(x):
+        x[0] += 1.0
+        return x[1] * 2.0
+
+    x = np.array([1.0, 2.0])
+    py = O.run_on_copies(f, (x,))
+    assert O.compare_outcomes(py, O.run_on_copies(lambda a: f(a) + 2**-50, (x,)), ulps=0)
+
+    def g(a):
+        f(a)
+        a[1] = 7.0
+        return 4.0
+
+    assert O.compare_outcomes(py, O.run_on_copies(g, (x,)), ulps=0)
+    py = O.run_on_copies(f, (np.zeros(1),))
+    assert O.compare_outcomes(py, O.run_on_copies(lambda a: 0.0, (np.zeros(1),)))
+
+
+# ---------------------------------------------------------------- helpers for the regressions
+
+
+def agree(f, *args, **options):
+    py = run_on_copies(f, args)
+    got = run_on_copies(jm.njit(f, **options), args)
+    problems = compare_outcomes(py, got, ulps=0)
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- fixed: regressions
+
+
+def _size_arith(x, t, k):
+    n = x.shape[0]
+    return (
+        k % n,
+        k // n,
+        3 % len(x),
+        n & 6,
+        6 | n,
+        n ^ k,
+        n << 2,
+        64 >> n,
+        t + n,
+        n - t,
+        t * n,
+        n / 2,
+        2.5 / n,
+        n > t,
+        n == t,
+        float(n),
+        int(n),
+        abs(n - 5),
+        min(n, k),
+        max(k, n),
+    )
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_sizes_in_arithmetic_sizes_do_not_decide(n):
+    """Found by the fuzzer: `k % x.shape[0]` with k a constant when traced, `t + len(y)` with a
+    float, n & 1, float(len(y)), abs/min/max of sizes raised InconclusiveDimensionError or
+    TypeError out of the call; they are int64 values the code computes (a size of 0 divides
+    by zero as Python's ints do)."""
+    x = np.zeros(n)
+    agree(_size_arith, x, 2.5, 3)
+    agree(_size_arith, x, 2.5, 3, error_model="numpy") if n else None
+
+
+def _size_floordiv_zero(x):
+    return x.shape[0] // 0
+
+
+def test_a_size_divided_by_zero_raises():
+    agree(_size_floordiv_zero, np.zeros(3))
+
+
+def _int_of(t):
+    return int(t)
+
+
+@pytest.mark.parametrize("t", [math.nan, math.inf, -math.inf, -2.75, 1e18])
+def test_int_of_nan_and_infinity_raises_as_python(t):
+    """Found by the fuzzer: int(nan) and int(inf) returned -2**63 (ValueError and
+    OverflowError in Python)."""
+    agree(_int_of, t)
+
+
+def _scalar_types(t, k, y):
+    return np.float64(k) + np.float64(t), np.int64(k) * 3, np.int64(y[0]), np.float32(t)
+
+
+def test_numpy_scalar_types_called_on_traced_values():
+    """Found by the fuzzer: np.float64(t) / np.int64(k) of a traced value raised
+    TracerArrayConversionError; as dtype= and .astype() they are still the type."""
+    agree(_scalar_types, 1.5, 7, np.array([3, 4]))
+
+    def as_dtype(n):
+        return np.zeros(n, dtype=np.int64), np.ones(n, np.float32), np.arange(n).astype(np.int8)
+
+    agree(as_dtype, 3)
+
+
+# ---------------------------------------------------------------- open bugs: reproducers
+
+
+def _unused_read(x):
+    v = x[5]  # noqa: F841
+    return 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the bounds check of a load whose value is unused is dropped with the load "
+    "(dead-code elimination in the lowering; lower/ is being reworked by another helper)",
+)
+def test_an_unused_out_of_range_read_raises():
+    agree(_unused_read, np.zeros(3))
+
+
+def _inplace_mismatch(x, y):
+    for i in range(len(y)):
+        x[:2] *= x[::-1]
+        w = y[i - 1]  # noqa: F841
+    return x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LoweringError: generated LLVM IR is invalid (Instruction does not dominate all "
+    "uses: a jm_tmp_alloc temporary of the in-place op used past the broadcast error's "
+    "branch); lower/imperative.py",
+)
+def test_in_place_op_with_mismatched_shapes_in_a_loop_compiles():
+    agree(_inplace_mismatch, np.zeros(3), np.zeros(2, np.int64))
+
+
+def _bcast_into_empty(x, z, n):
+    v = x[::2]
+    v[n:n:-1] *= z[1:]
+    return x
+
+
+def _bcast_strided(x, n):
+    v = x[::2]
+    x[n::2] = v[n::2]
+    return x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a size that is 1 only when the code runs (z[1:] of 2 elements) is compiled as "
+    "'must equal the other size', so NumPy's broadcast of 1 raises ValueError "
+    "(imperative/tracers._check_fits and the in-place operators' broadcast)",
+)
+@pytest.mark.parametrize("case", ["into_empty", "strided"])
+def test_a_size_of_one_known_only_at_run_time_broadcasts(case):
+    if case == "into_empty":
+        agree(_bcast_into_empty, np.zeros(5), np.zeros(2), 1)
+    else:
+        agree(_bcast_strided, np.arange(6.0), 1)
+
+
+def _store_then_empty_max(x, y):
+    x[0] = 5.0
+    return y.max()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="x[0] = 5.0; y.max() of an empty y: the ValueError is raised before the store "
+    "happens (the reduction's zero-size check runs ahead of the statements before it; "
+    "the lowering, lower/imperative.py)",
+)
+def test_a_zero_size_reduction_raises_after_the_statements_before_it():
+    agree(_store_then_empty_max, np.zeros(3), np.zeros(0))
+
+
+def _unused_slice_max(x):
+    m = x[1:].max()  # noqa: F841
+    return 0
+
+
+def test_an_unused_reduction_of_a_slice_compiles():
+    agree(_unused_slice_max, np.arange(4.0))
+
+
+def _min_in_loop(y, m):
+    s = 0
+    for _ in range(m):
+        s += y.min()
+    return s
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="y.min() of an empty y inside a loop that runs 0 times raises ValueError: the "
+    "reduction (and its zero-size check) is hoisted out of the loop (the lowering)",
+)
+def test_a_zero_size_reduction_in_a_loop_that_never_runs():
+    agree(_min_in_loop, np.zeros(0, np.int64), 0)
+
+
+def _aug_order(x, y):
+    y[5] += x.min()
+    return y
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="y[5] += x.min(): Python loads y[5] (IndexError) before evaluating x.min() "
+    "(ValueError on an empty x); njit raises the right side's error first (the same "
+    "hoisted zero-size check as the test above)",
+)
+def test_augmented_assignment_loads_the_target_before_the_right_side():
+    agree(_aug_order, np.zeros(0), np.zeros(3))
+
+
+def _const_div_not_taken(x):
+    s = 0.0
+    if x[0] != x[0]:
+        s = 1.5 % 0.0
+    return s
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a division of two Python constants by zero in a branch that never runs is "
+    "computed by the trace, and the compile raises ZeroDivisionError",
+)
+def test_constant_division_by_zero_in_a_branch_not_taken():
+    agree(_const_div_not_taken, np.zeros(2))
+
+
+def _tuple_early_return(x):
+    for i in range(3):
+        if x[i] > 100.0:
+            return (i, 2.0)
+    return (0, 1.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NjitUnsupportedError: a tuple cannot be carried by a compiled loop or branch "
+    "(Numba returns tuples from anywhere)",
+)
+def test_early_return_of_a_tuple():
+    agree(_tuple_early_return, np.zeros(3))
+
+
+def _nested_return(y, z, d, n, k1, k0):
+    w0 = np.int64(1)
+    f0 = np.float64(1.0)
+    f1 = np.float64(1.0)
+    w1 = np.int64(3)
+    if y[k0 % len(y)] < w1:
+        z[n] -= np.minimum(d[()], f1)
+    elif f0 != f0:
+        if k1 < k1:
+            pass
+        elif len(y) == k0:
+            if d[()] <= 0.0:
+                pass
+            elif f1 > f0:
+                return w0
+            else:
+                pass
+    return w0
+
+
+def _return_unreachable_when_traced(x, y):
+    s0 = -0.0
+    f1 = np.float64(1.0)
+    for _ in range(len(y)):
+        if x.shape[0] == len(y):
+            pass
+        elif np.isnan(f1):
+            return s0
+    return s0
+
+
+def test_return_in_nested_elif_branches():
+    """Found by the fuzzer: a return in an elif (nested in another elif, or in a loop) whose
+    branch the trace decides never runs raised TypeError (MaybeUndefined / NoneType in a
+    traced computation): the loop carried the never-bound return value, and the function
+    returned it still wrapped."""
+    agree(_nested_return, np.zeros(4, np.int64), np.zeros(0), np.array(1.0), 3, 1, 0)
+    agree(_nested_return, np.zeros(4, np.int64), np.zeros(2), np.array(-1.0), 3, 1, 0)
+    agree(_return_unreachable_when_traced, np.zeros(3), np.zeros(2))
+    agree(_return_unreachable_when_traced, np.zeros(2), np.zeros(2))
