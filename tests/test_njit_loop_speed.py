@@ -162,6 +162,83 @@ def test_an_early_return_from_a_loop():
     agree(first_run, x, 0.5, 6)
 
 
+def break_with_flag(x, found):
+    # the flag starts as the caller says; the body's break sets it and ends the loop there
+    i = 0
+    while i < x.shape[0] and not found:
+        if x[i] < 0.0:
+            found = True
+        else:
+            x[i] = -x[i] - 1.0
+            i += 1
+    return i, found
+
+
+def break_tested_by_a_read(x, stop):
+    # the condition's other test reads x (an IndexError at i == size): the flag set by the
+    # body must not skip it when Python evaluates it first
+    i = 0
+    done = False
+    while x[i] >= 0.0 and not done:
+        done = i == stop
+        i += 1
+    return i, done
+
+
+def row_first_negative(A):
+    n, m = A.shape
+    out = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        for j in range(m):
+            if A[i, j] < 0.0:
+                out[i] = j
+                break
+    return out
+
+
+def near_the_ends(lo, n):
+    # a while loop of n iterations counted up to lo + n and down to lo: its blocks of polls
+    # stop at bounds within a block of the int64 ends without overflowing
+    i, k = lo, 0
+    while i < lo + n:
+        i += 1
+        k += 1
+    j = lo + n
+    while j > lo:
+        j -= 1
+        k += 1
+    return i, j, k
+
+
+@pytest.mark.parametrize("found", [False, True])
+def test_a_break_ends_a_while_loop_where_it_is_set(found):
+    x = np.arange(10.0)
+    x[6] = -1.0
+    agree(break_with_flag, x, found)
+    agree(break_with_flag, np.arange(5.0), found)
+
+
+@pytest.mark.parametrize("stop", [2, 4, 9])
+def test_a_break_flag_behind_a_test_that_raises(stop):
+    agree(break_tested_by_a_read, np.arange(5.0), stop)
+
+
+def test_a_break_out_of_inner_loops():
+    A = np.random.default_rng(3).random((40, 30))
+    A[::3, 17] = -1.0
+    A[5, 0] = -2.0
+    A[7, 29] = -1.0
+    agree(row_first_negative, A)
+
+
+@pytest.mark.parametrize(
+    "lo, n",
+    [(-(1 << 63), 70_000), ((1 << 63) - 70_001, 70_000), (-(1 << 63) + 10, 5), ((1 << 63) - 20, 5)],
+)
+def test_while_loop_blocks_near_the_int64_ends(lo, n):
+    agree(near_the_ends, lo, n)
+
+
 def torus(g, shift):
     # (i + shift) % n is in range for any shift once n > 0: checked once, not per element
     n, m = g.shape

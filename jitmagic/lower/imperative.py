@@ -1173,7 +1173,13 @@ def lower_while(cg, e, outs):
     ind = bounds.induction(e) if scalar else None
     guard = None
     if ind is not None:
-        guard = _Blocks(cg, ind, storage, init[ind[0]], head, done)
+        # the blocks' loop gets a header of its own (a loop around the while loop, not a
+        # second back edge into its head), so LLVM sees a loop nest with the block's limit
+        # invariant in the inner loop
+        blocks_head = cg.func.append_basic_block("while_blocks")
+        guard = _Blocks(cg, ind, storage, init[ind[0]], blocks_head, done)
+        b.branch(blocks_head)
+        b.position_at_end(blocks_head)
     b.branch(head)
     b.position_at_end(head)
     saved_memo, cg.memo = cg.memo, {}
@@ -1197,6 +1203,21 @@ def lower_while(cg, e, outs):
         _bind_carries(cg, body.invars[nbc:], storage)
         cg.emit_region(body)
         _store_outputs(cg, body, body.invars[nbc:], storage)
+    flags = _exit_flags(cond, ncc)
+    if flags:
+        # a flag the condition tests as `... and not flag` (what a break or a return inside
+        # the loop sets) ends the loop where the body sets it: the condition would be false
+        # (its other tests have no effect to skip); on the way round it is known false, so
+        # the head's test of it folds away when the loop starts with it false
+        cont = cg.func.append_basic_block("while_continue")
+        anyset = None
+        for k in flags:
+            t = _truth_of(cg, cg.load(storage[k], []), storage[k].aval.dtype)
+            anyset = t if anyset is None else b.or_(anyset, t)
+        b.cbranch(anyset, done, cont)
+        b.position_at_end(cont)
+        for k in flags:
+            cg.store(storage[k], [], cg.emit_value(Lit.of(False, storage[k].aval), []))
     b.branch(head)
     if guard is not None:
         guard.finish()
@@ -1221,21 +1242,29 @@ class _Blocks:
         self.limit_slot = cg._slot_builder_at_entry().alloca(I64)
         self.used = False
         self.reblock = cg.func.append_basic_block("while_block_end")
+        self._near = None  # the bound -+ POLL (computed before the loop)
         first = self._limit(_operand_i64(cg, init))
         add_work(cg, self._span)
         cg.b.store(first, self.limit_slot)
 
     def _limit(self, kv):
         """The end of the block starting at kv: kv +- POLL when the bound is farther, else
-        the bound; its distance in iterations is kept in self._span (0 when none)."""
+        the bound; its distance in iterations is kept in self._span (0 when none). `Farther`
+        compares kv with the bound -+ POLL (saturated), an invariant: a distance to the
+        bound computed from kv would become a second counter in the loop."""
         b = self.cg.b
         up = self.step == 1
-        dist = b.sub(self.bound, kv) if up else b.sub(kv, self.bound)
+        poll = ir.Constant(I64, POLL)
+        if self._near is None:
+            edge = ir.Constant(I64, (-(1 << 63) + POLL) if up else ((1 << 63) - 1 - POLL))
+            past = b.icmp_signed("<" if up else ">", self.bound, edge)
+            near = b.sub(self.bound, poll) if up else b.add(self.bound, poll)
+            self._near = b.select(past, ir.Constant(I64, -(1 << 63) if up else (1 << 63) - 1), near)
+        far = b.icmp_signed("<" if up else ">", kv, self._near)
         before = b.icmp_signed(
             {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.op], kv, self.bound
         )
-        poll = ir.Constant(I64, POLL)
-        far = b.and_(before, b.icmp_unsigned(">", dist, poll))
+        dist = b.sub(self.bound, kv) if up else b.sub(kv, self.bound)
         step_to = b.add(kv, poll) if up else b.sub(kv, poll)
         self._span = b.select(far, poll, b.select(before, dist, ir.Constant(I64, 0)))
         return b.select(far, step_to, self.bound)
@@ -1274,6 +1303,58 @@ def _bound_i64(cg, bound):
     if isinstance(bound, tuple):
         return cg.size(bound[1])
     return _operand_i64(cg, bound)
+
+
+# what a while loop's condition may compute for _exit_flags to skip it: nothing that raises
+_PURE_TESTS = frozenset(
+    "lt le gt ge eq ne not and or nj_cond convert_element_type dim_value add sub min max".split()
+)
+
+
+def _exit_flags(cond, ncc):
+    """The carry indices of the bools F that a while loop's condition is `... and not F` of
+    (F true makes it false), when the condition computes nothing that could raise."""
+
+    def pure(fn):
+        return all(
+            q.prim in _PURE_TESTS
+            and (q.prim != "nj_cond" or all(pure(br) for br in q.kw["branches"]))
+            for q in fn.eqns
+        )
+
+    if not pure(cond):
+        return []
+    found = []
+
+    def walk(fn, atom, outer):  # outer: fn's vars -> the condition's own
+        q = next((q for q in fn.eqns if atom in q.outvars), None) if isinstance(atom, Var) else None
+        if q is None or q.outvars[0].aval.shape != () or q.outvars[0].aval.dtype.kind != "b":
+            return
+        if q.prim == "not" and isinstance(q.inputs[0], Var):
+            found.append(outer.get(q.inputs[0]))
+        elif q.prim == "and":
+            for a in q.inputs:
+                walk(fn, a, outer)
+        elif q.prim == "nj_cond" and len(q.outvars) == 1:
+            pred, ops = q.inputs[0], q.inputs[1:]
+            no, yes = q.kw["branches"]
+            o = no.outs[0]
+            if (isinstance(o, Lit) and not o.val) or any(
+                o is v and a is pred for v, a in zip(no.invars, ops)
+            ):  # Python's `pred and rest`
+                walk(fn, pred, outer)
+                walk(yes, yes.outs[0], {v: outer.get(a) for v, a in zip(yes.invars, ops)})
+
+    walk(cond, cond.outs[0], {v: v for v in cond.invars})
+    carries = cond.invars[ncc:]
+    return sorted({carries.index(v) for v in found if v in carries})
+
+
+def _truth_of(cg, v, dt):
+    """A loaded value of dtype dt as an i1."""
+    if dt.kind != "b":
+        return cg.cast(v, dt, np.dtype(bool))
+    return v if v.type == I1 else cg.b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
 
 
 def _truth(cg, atom):
