@@ -370,7 +370,9 @@ class NjitCodegen(Codegen):
             self.ctx_dtypes.append(dt)
         descr = self._ctx(CTX_DTYPES + self.ctx_dtypes.index(dt))
         nd = max(aval.ndim, 1)
-        dims = b.alloca(ir.ArrayType(I64, nd))
+        # (in the entry block: an alloca elsewhere is a dynamic one, which costs the function
+        # its frame-pointer register and, in a loop, grows the stack each iteration)
+        dims = self._slot_builder_at_entry().alloca(ir.ArrayType(I64, nd))
         for d, n in enumerate(aval.shape):
             b.store(self.size(n), b.gep(dims, [ir.Constant(I64, 0), ir.Constant(I64, d)]))
         fn = self.module.globals.get("jm_new_array") or ir.Function(
