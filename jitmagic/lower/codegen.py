@@ -359,9 +359,12 @@ class Codegen(ScalarOps):
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
         bufpool.install()  # large temporaries are reused, not page-faulted in each call
-        fn = self.module.globals.get("jm_tmp_alloc") or ir.Function(
-            self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc"
-        )
+        fn = self.module.globals.get("jm_tmp_alloc")
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
+            # fresh memory, as malloc's: a store into a temporary changes no other array
+            # (values read from the others stay in registers across it)
+            fn.return_value.add_attribute("noalias")
         p = b.call(fn, [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
         # out of memory) frees what was allocated on the path it took (freeing NULL is a no-op)
