@@ -455,3 +455,17 @@ def test_functions_passed_as_arguments():
     log = jm.events()
     reason = log[log["qualname"] == "_apply_each"]["reason"].iloc[-1]
     assert "another function passed" in reason
+
+
+def _contiguous_copies(x):
+    g = np.ascontiguousarray(x.T)  # a copy: x is not changed by writing g
+    g[0, 0] = 99.0
+    h = np.ascontiguousarray(x)  # x itself: the write reaches x, as in NumPy
+    h[1, 1] = -1.0
+    k = np.asfortranarray(x)  # an F-ordered copy
+    k[0, 1] = 7.0
+    return g, h, k, k.flags.f_contiguous, g.flags.c_contiguous, np.ascontiguousarray(x, np.int64)
+
+
+def test_ascontiguousarray_and_asfortranarray_copy_only_when_numpy_does():
+    agree(_contiguous_copies, np.arange(6.0).reshape(2, 3))
