@@ -200,12 +200,6 @@ def _inplace_mismatch(x, y):
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LoweringError: generated LLVM IR is invalid (Instruction does not dominate all "
-    "uses: a jm_tmp_alloc temporary of the in-place op used past the broadcast error's "
-    "branch); lower/imperative.py",
-)
 def test_in_place_op_with_mismatched_shapes_in_a_loop_compiles():
     agree(_inplace_mismatch, np.zeros(3), np.zeros(2, np.int64))
 

@@ -397,9 +397,12 @@ class Codegen(ScalarOps):
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
         bufpool.install()  # large temporaries are reused, not page-faulted in each call
-        fn = self.module.globals.get("jm_tmp_alloc") or ir.Function(
-            self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc"
-        )
+        fn = self.module.globals.get("jm_tmp_alloc")
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
+            # fresh memory, as malloc's: a store into a temporary changes no other array
+            # (values read from the others stay in registers across it)
+            fn.return_value.add_attribute("noalias")
         p = b.call(fn, [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
         # out of memory) frees what was allocated on the path it took (freeing NULL is a no-op)
@@ -471,31 +474,39 @@ class Codegen(ScalarOps):
         b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
 
     # ---------------------------------------------------------------- loops
-    def loop(self, n, body, carried=(), start=None, interruptible=False, poll_every=None):
+    def loop(
+        self, n, body, carried=(), start=None, interruptible=False, poll_every=None, poll_first=True
+    ):
         """for i in range(start or 0, n): carried = body(i, *carried). Returns the final
         carried values. Ctrl-C is polled once per iteration when interruptible, or once per
         block of poll_every iterations: the loop is then strip-mined, so the poll sits in the
-        block loop and the inner loop stays free of it (and vectorizes)."""
+        block loop and the inner loop stays free of it (and vectorizes). poll_first=False:
+        the first block runs without a poll (a loop of at most poll_every iterations never
+        polls; the code around it does)."""
         if interruptible:
             poll_every = 1
         if poll_every is not None and poll_every > 1:
             if not (type(n) is int and start is None and n <= poll_every):
-                return self._blocked_loop(n, body, carried, start, poll_every)
+                return self._blocked_loop(n, body, carried, start, poll_every, poll_first)
             poll_every = None
         return self._loop(n, body, carried, start, poll_every == 1)
 
-    def _blocked_loop(self, n, body, carried, start, block):
+    def _blocked_loop(self, n, body, carried, start, block, poll_first=True):
         b = self.b
         n = self.size(n)
+        first = start if start is not None else ir.Constant(I64, 0)
 
         def one_block(lo, *acc):
+            if not poll_first:
+                with b.if_then(b.icmp_signed("!=", lo, first)):
+                    interrupt.check(self)
             hi = b.add(lo, ir.Constant(I64, block), flags=["nsw"])
             hi = b.select(b.icmp_signed("<", hi, n), hi, n)
             return self._loop(hi, body, acc, start=lo)
 
         if carried:
-            return self._loop(n, one_block, carried, start, True, step=block)
-        self._loop(n, lambda lo: None if one_block(lo) else None, (), start, True, step=block)
+            return self._loop(n, one_block, carried, start, poll_first, step=block)
+        self._loop(n, lambda lo: None if one_block(lo) else None, (), start, poll_first, step=block)
         return []
 
     def _loop(self, n, body, carried=(), start=None, poll=False, step=1):

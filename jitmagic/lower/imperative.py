@@ -47,6 +47,7 @@ from jitmagic.lower.codegen import (
 )
 from jitmagic.lower.rules import lowering
 from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, raw_store
+from jitmagic.passes import bounds
 from jitmagic.runtime import bufpool, interrupt, runstats
 
 _I64 = np.dtype(np.int64)
@@ -182,6 +183,7 @@ class NjitCodegen(Codegen):
         self.scopes = []  # per open scope: the temporaries to free at its end
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
+        self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -262,9 +264,13 @@ class NjitCodegen(Codegen):
             self.producer.update({v: e for v in e.outvars})
         saved = self.materialized
         self.materialized = set(saved) | mat
+        deferred = _deferrable_tests(fn)
         try:
             for e in fn.eqns:
                 if not any(v in mat for v in e.outvars) and not _is_effect(e):
+                    continue
+                if e in deferred:  # lowered as branches by the nj_cond that tests it
+                    self.deferred_tests[e.outvars[0]] = e
                     continue
                 for v in e.outvars:
                     if v in mat and v not in self.buffers and not isinstance(v.aval, RefType):
@@ -364,7 +370,9 @@ class NjitCodegen(Codegen):
             self.ctx_dtypes.append(dt)
         descr = self._ctx(CTX_DTYPES + self.ctx_dtypes.index(dt))
         nd = max(aval.ndim, 1)
-        dims = b.alloca(ir.ArrayType(I64, nd))
+        # (in the entry block: an alloca elsewhere is a dynamic one, which costs the function
+        # its frame-pointer register and, in a loop, grows the stack each iteration)
+        dims = self._slot_builder_at_entry().alloca(ir.ArrayType(I64, nd))
         for d, n in enumerate(aval.shape):
             b.store(self.size(n), b.gep(dims, [ir.Constant(I64, 0), ir.Constant(I64, d)]))
         fn = self.module.globals.get("jm_new_array") or ir.Function(
@@ -969,13 +977,15 @@ def _store_outputs(cg, fn, invars, storage):
 
 
 class _Scoped:
-    """A body's scope: its temporaries are freed and its size symbols forgotten at the end
-    (they do not dominate the code after it)."""
+    """A body's scope: its temporaries are freed, and its values and size symbols forgotten,
+    at the end (they do not dominate the code after it; a body lowered twice, as the two
+    copies of a versioned loop are, gets its own buffers in each)."""
 
     def __init__(self, cg):
         self.cg = cg
 
     def __enter__(self):
+        self.before = set(self.cg.buffers.keys())
         self.saved = {k: v for k, v in self.cg.buffers.items() if isinstance(k, tuple)}
         self.cg.open_scope()
         return self
@@ -986,9 +996,8 @@ class _Scoped:
             cg.close_scope()
         else:
             cg.scopes.pop()
-        for k in [k for k in cg.buffers if isinstance(k, tuple)]:
-            if k not in self.saved:
-                del cg.buffers[k]
+        for k in [k for k in cg.buffers.keys() if k not in self.before]:
+            del cg.buffers[k]
         cg.buffers.update(self.saved)
         return False
 
@@ -1009,13 +1018,82 @@ def _finish(cg, outvars, storage):
             cg.buffers[v] = st.get(cg, v.aval)
 
 
-POLL = 1 << 16  # a loop without a static trip count polls Ctrl-C once per this many iterations
+# Ctrl-C is polled about once per this much work (loop iterations, counted at run time)
+POLL = 1 << 16
+
+
+def _contains_loops(fn) -> bool:
+    """fn (a loop's body) runs a loop: an nj_for or nj_while, in it or in a branch."""
+    for e in fn.eqns:
+        if e.prim in ("nj_for", "nj_while"):
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(f, Function) and _contains_loops(f) for f in subs):
+                return True
+    return False
+
+
+def _ticks(cg):
+    """The function's work counter (a stack slot, a register once optimised): loop iterations
+    run since the last Ctrl-C poll. One per LLVM function (a prange part has its own)."""
+    slots = cg.__dict__.setdefault("_tick_slots", {})
+    slot = slots.get(cg.func)
+    if slot is None:
+        sb = cg._slot_builder_at_entry()
+        slot = slots[cg.func] = sb.alloca(I64)
+        sb.store(ir.Constant(I64, 0), slot)
+    return slot
+
+
+def add_work(cg, n):
+    """n more iterations of work (an innermost loop's trip count, added before it runs)."""
+    slot = _ticks(cg)
+    b = cg.b
+    b.store(b.add(b.load(slot, typ=I64), n), slot)
+
+
+def tick_and_poll(cg):
+    """One iteration of a loop that runs loops (or of a while loop): count it, and poll
+    Ctrl-C when POLL iterations of work have run since the last poll. A compare and a
+    predictable branch per iteration; the atomic load of the flag only once per POLL."""
+    slot = _ticks(cg)
+    b = cg.b
+    t = b.add(b.load(slot, typ=I64), ir.Constant(I64, 1))
+    b.store(t, slot)
+    # (the reset is a store in the rare branch, not a select: the count's chain from one
+    # iteration to the next stays one add long)
+    with b.if_then(b.icmp_signed(">=", t, ir.Constant(I64, POLL)), likely=False):
+        interrupt.check(cg)
+        b.store(ir.Constant(I64, 0), slot)
+
+
+def counted_loop(cg, n, body, fn_body, carried=(), start=None):
+    """cg.loop over an nj_for's iterations, polling Ctrl-C without slowing the loop down: a
+    loop that runs loops counts each iteration (tick_and_poll); an innermost loop adds its
+    trip count to the work and is strip-mined only for its polls after the first POLL
+    iterations (so a short inner loop has no poll and no extra code at all)."""
+    if _contains_loops(fn_body):
+
+        def polled(i, *acc):
+            tick_and_poll(cg)
+            return body(i, *acc)
+
+        return cg.loop(n, polled, carried, start=start)
+    add_work(cg, cg.size(n) if start is None else cg.b.sub(cg.size(n), start))
+    return cg.loop(n, body, carried, start=start, poll_every=POLL, poll_first=False)
 
 
 def trip_count(cg, lo_a, hi_a, step_a):
-    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0), or None when the step is a
-    literal 0 (then the code raises range()'s ValueError here)."""
+    """(lo, step, n) of range(lo, hi, step) as i64s (n >= 0; a Python int when the bounds
+    are literals), or None when the step is a literal 0 (then the code raises range()'s
+    ValueError here)."""
     b = cg.b
+    if all(isinstance(a, Lit) for a in (lo_a, hi_a, step_a)) and int(step_a.val) != 0:
+        # literal bounds (range(-1, 2)): a static trip count, so a short loop has no poll
+        lo_v, step_v = int(lo_a.val), int(step_a.val)
+        n_v = len(range(lo_v, int(hi_a.val), step_v))
+        return ir.Constant(I64, lo_v), ir.Constant(I64, step_v), n_v
     lo, hi = _operand_i64(cg, lo_a), _operand_i64(cg, hi_a)
     zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
     if isinstance(step_a, Lit):
@@ -1073,11 +1151,15 @@ def lower_for(cg, e, outs):
             cg.emit_region(body)
             _store_outputs(cg, body, carry_in, storage)
 
-    cg.loop(n, one_iteration, poll_every=POLL)
+    counted_loop(cg, n, one_iteration, body)
     _finish(cg, e.outvars, storage)
 
 
 def lower_while(cg, e, outs):
+    """while cond: body. Ctrl-C: a loop with an induction variable (bounds.induction: a
+    carried int stepped by one, which the condition bounds) is strip-mined on it, the bound
+    test comparing against the end of the current block of POLL iterations (no extra work per
+    iteration); any other while loop counts its iterations (tick_and_poll)."""
     kw = e.kw
     cond, body, ncc, nbc = kw["cond_fn"], kw["body_fn"], kw["n_cond"], kw["n_body"]
     cconsts = e.inputs[:ncc]
@@ -1086,38 +1168,279 @@ def lower_while(cg, e, outs):
     b = cg.b
     storage = _carry_storage(cg, e.outvars, outs)
     _initialise(cg, storage, init)
-    counter = cg._slot_builder_at_entry().alloca(I64)
-    b.store(ir.Constant(I64, 0), counter)
     head = cg.func.append_basic_block("while_head")
     body_bb = cg.func.append_basic_block("while_body")
     done = cg.func.append_basic_block("while_done")
+    scalar = _scalar_code(cond)
+    ind = bounds.induction(e) if scalar else None
+    guard = None
+    if ind is not None:
+        # the blocks' loop gets a header of its own (a loop around the while loop, not a
+        # second back edge into its head), so LLVM sees a loop nest with the block's limit
+        # invariant in the inner loop
+        blocks_head = cg.func.append_basic_block("while_blocks")
+        guard = _Blocks(cg, ind, storage, init[ind[0]], blocks_head, done)
+        b.branch(blocks_head)
+        b.position_at_end(blocks_head)
     b.branch(head)
     b.position_at_end(head)
     saved_memo, cg.memo = cg.memo, {}
     with _Scoped(cg):
         _bind_consts(cg, cond.invars[:ncc], cconsts)
         _bind_carries(cg, cond.invars[ncc:], storage)
-        cg.emit_region(cond)
-        pred = cg.emit_value(cond.outs[0], [])
-        if cond.outs[0].aval.dtype.kind != "b":
-            pred = cg.cast(pred, cond.outs[0].aval.dtype, np.dtype(bool))
-    b.cbranch(pred, body_bb, done)
+        if scalar:
+            _emit_test(cg, cond, cond.outs[0], body_bb, done, {}, guard)
+            pred = None
+        else:
+            cg.emit_region(cond)
+            pred = _truth(cg, cond.outs[0])
+    if pred is not None:
+        b.cbranch(pred, body_bb, done)
     b.position_at_end(body_bb)
     cg.memo = {}
-    # Ctrl-C: polled once per POLL iterations (a counter), so a tight loop stays tight
-    c = b.add(b.load(counter, typ=I64), ir.Constant(I64, 1))
-    b.store(c, counter)
-    with b.if_then(b.icmp_signed("==", b.and_(c, ir.Constant(I64, POLL - 1)), ir.Constant(I64, 0))):
-        interrupt.check(cg)
+    if guard is None or not guard.used:
+        tick_and_poll(cg)  # Ctrl-C: once per POLL iterations of work
     with _Scoped(cg):
         _bind_consts(cg, body.invars[:nbc], bconsts)
         _bind_carries(cg, body.invars[nbc:], storage)
         cg.emit_region(body)
         _store_outputs(cg, body, body.invars[nbc:], storage)
+    flags = _exit_flags(cond, ncc)
+    if flags:
+        # a flag the condition tests as `... and not flag` (what a break or a return inside
+        # the loop sets) ends the loop where the body sets it: the condition would be false
+        # (its other tests have no effect to skip); on the way round it is known false, so
+        # the head's test of it folds away when the loop starts with it false
+        cont = cg.func.append_basic_block("while_continue")
+        anyset = None
+        for k in flags:
+            t = _truth_of(cg, cg.load(storage[k], []), storage[k].aval.dtype)
+            anyset = t if anyset is None else b.or_(anyset, t)
+        b.cbranch(anyset, done, cont)
+        b.position_at_end(cont)
+        for k in flags:
+            cg.store(storage[k], [], cg.emit_value(Lit.of(False, storage[k].aval), []))
     b.branch(head)
+    if guard is not None:
+        guard.finish()
     b.position_at_end(done)
     cg.memo = saved_memo
     _finish(cg, e.outvars, storage)
+
+
+class _Blocks:
+    """The strip-mining of a while loop on its induction variable k (stepped by `step`,
+    bounded by `k op bound`): the condition's bound test compares k with `limit`, the end of
+    the current block of at most POLL iterations, and when that test fails short of the true
+    bound, Ctrl-C is polled and the next block starts. The blocks' sizes are computed without
+    overflow (the distance to the bound is taken as unsigned once k is known to be before
+    it). Before the loop, the block's length counts as work for the loops around it."""
+
+    def __init__(self, cg, ind, storage, init, head, done):
+        self.cg = cg
+        self.k, self.step, self.op, bound, self.var = ind
+        self.storage, self.head, self.done = storage, head, done
+        self.bound = _bound_i64(cg, bound)  # (before the loop: invariant)
+        self.limit_slot = cg._slot_builder_at_entry().alloca(I64)
+        self.used = False
+        self.reblock = cg.func.append_basic_block("while_block_end")
+        self._near = None  # the bound -+ POLL (computed before the loop)
+        first = self._limit(_operand_i64(cg, init))
+        add_work(cg, self._span)
+        cg.b.store(first, self.limit_slot)
+
+    def _limit(self, kv):
+        """The end of the block starting at kv: kv +- POLL when the bound is farther, else
+        the bound; its distance in iterations is kept in self._span (0 when none). `Farther`
+        compares kv with the bound -+ POLL (saturated), an invariant: a distance to the
+        bound computed from kv would become a second counter in the loop."""
+        b = self.cg.b
+        up = self.step == 1
+        poll = ir.Constant(I64, POLL)
+        if self._near is None:
+            edge = ir.Constant(I64, (-(1 << 63) + POLL) if up else ((1 << 63) - 1 - POLL))
+            past = b.icmp_signed("<" if up else ">", self.bound, edge)
+            near = b.sub(self.bound, poll) if up else b.add(self.bound, poll)
+            self._near = b.select(past, ir.Constant(I64, -(1 << 63) if up else (1 << 63) - 1), near)
+        far = b.icmp_signed("<" if up else ">", kv, self._near)
+        before = b.icmp_signed(
+            {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.op], kv, self.bound
+        )
+        dist = b.sub(self.bound, kv) if up else b.sub(kv, self.bound)
+        step_to = b.add(kv, poll) if up else b.sub(kv, poll)
+        self._span = b.select(far, poll, b.select(before, dist, ir.Constant(I64, 0)))
+        return b.select(far, step_to, self.bound)
+
+    def test(self):
+        """The bound test as the loop makes it: k op limit."""
+        b = self.cg.b
+        self.used = True
+        kv = self.cg.load(self.storage[self.k], [])
+        limit = b.load(self.limit_slot, typ=I64)
+        pred = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.op]
+        return b.icmp_signed(pred, kv, limit)
+
+    def finish(self):
+        """The block's end: the true bound reached (the loop is done), or Ctrl-C polled and
+        the next block started."""
+        cg, b = self.cg, self.cg.b
+        b.position_at_end(self.reblock)
+        if not self.used:
+            b.unreachable()
+            return
+        limit = b.load(self.limit_slot, typ=I64)
+        at_bound = b.icmp_signed("==", limit, self.bound)
+        more = cg.func.append_basic_block("while_next_block")
+        b.cbranch(at_bound, self.done, more)
+        b.position_at_end(more)
+        interrupt.check(cg)
+        b.store(self._limit(cg.load(self.storage[self.k], [])), self.limit_slot)
+        b.branch(self.head)
+
+
+def _bound_i64(cg, bound):
+    """A bound of bounds.induction as an i64: a literal, an atom, or ("dim", size)."""
+    if isinstance(bound, int):
+        return ir.Constant(I64, bound)
+    if isinstance(bound, tuple):
+        return cg.size(bound[1])
+    return _operand_i64(cg, bound)
+
+
+# what a while loop's condition may compute for _exit_flags to skip it: nothing that raises
+_PURE_TESTS = frozenset(
+    "lt le gt ge eq ne not and or nj_cond convert_element_type dim_value add sub min max".split()
+)
+
+
+def _exit_flags(cond, ncc):
+    """The carry indices of the bools F that a while loop's condition is `... and not F` of
+    (F true makes it false), when the condition computes nothing that could raise."""
+
+    def pure(fn):
+        return all(
+            q.prim in _PURE_TESTS
+            and (q.prim != "nj_cond" or all(pure(br) for br in q.kw["branches"]))
+            for q in fn.eqns
+        )
+
+    if not pure(cond):
+        return []
+    found = []
+
+    def walk(fn, atom, outer):  # outer: fn's vars -> the condition's own
+        q = next((q for q in fn.eqns if atom in q.outvars), None) if isinstance(atom, Var) else None
+        if q is None or q.outvars[0].aval.shape != () or q.outvars[0].aval.dtype.kind != "b":
+            return
+        if q.prim == "not" and isinstance(q.inputs[0], Var):
+            found.append(outer.get(q.inputs[0]))
+        elif q.prim == "and":
+            for a in q.inputs:
+                walk(fn, a, outer)
+        elif q.prim == "nj_cond" and len(q.outvars) == 1:
+            pred, ops = q.inputs[0], q.inputs[1:]
+            no, yes = q.kw["branches"]
+            o = no.outs[0]
+            if (isinstance(o, Lit) and not o.val) or any(
+                o is v and a is pred for v, a in zip(no.invars, ops)
+            ):  # Python's `pred and rest`
+                walk(fn, pred, outer)
+                walk(yes, yes.outs[0], {v: outer.get(a) for v, a in zip(yes.invars, ops)})
+
+    walk(cond, cond.outs[0], {v: v for v in cond.invars})
+    carries = cond.invars[ncc:]
+    return sorted({carries.index(v) for v in found if v in carries})
+
+
+def _truth_of(cg, v, dt):
+    """A loaded value of dtype dt as an i1."""
+    if dt.kind != "b":
+        return cg.cast(v, dt, np.dtype(bool))
+    return v if v.type == I1 else cg.b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+
+
+def _truth(cg, atom):
+    v = cg.emit_value(atom, [])
+    if atom.aval.dtype.kind != "b":
+        v = cg.cast(v, atom.aval.dtype, np.dtype(bool))
+    return v
+
+
+def _scalar_code(fn):
+    """fn computes scalars only, with no loop and no effect but checks and branches of the
+    same kind: emitting it allocates nothing (nothing to free on the way out)."""
+    for q in fn.eqns:
+        if any(isinstance(v.aval, RefType) or v.aval.shape != () for v in q.outvars):
+            return False
+        if q.prim == "nj_cond":
+            if not all(_scalar_code(br) for br in q.kw["branches"]):
+                return False
+        elif _is_effect(q) and q.prim not in ("nj_require",):
+            return False
+    return True
+
+
+def _emit_test(cg, fn, atom, yes, no, known, guard=None):
+    """Branch to yes or no on the bool `atom` of fn (scalar code), emitting fn's equations:
+    Python's short-circuit `a and b` / `a or b` (an nj_cond giving one bool) and `not`
+    become control flow, as C compiles `&&`, so that each test is an exit of the loop of its
+    own and a flag that a break sets is seen to end the loop where it is set. `known`: the
+    bool variables whose value the path taken so far decides. `guard`: a while loop's
+    _Blocks, whose bound test (a conjunct of the condition) it makes when met here."""
+    b = cg.b
+    last = fn.eqns[-1] if fn.eqns else None
+    if guard is not None and atom is guard.var:
+        cg.emit_region(fn)
+        b.cbranch(guard.test(), yes, guard.reblock)
+        return
+    if isinstance(atom, Lit) or atom in known:
+        cg.emit_region(fn)
+        b.branch(yes if (bool(atom.val) if isinstance(atom, Lit) else known[atom]) else no)
+        return
+    if last is not None and last.outvars == (atom,) and atom.aval.dtype.kind == "b":
+        if last.prim == "not":
+            x = last.inputs[0]
+            if isinstance(x, Lit) or x.aval.dtype.kind == "b":
+                _emit_test(cg, fn.replace(eqns=fn.eqns[:-1], outs=(x,)), x, no, yes, known)
+                return
+        if last.prim == "nj_cond" and last.inputs[0].aval.dtype.kind == "b":
+            pred, ops = last.inputs[0], last.inputs[1:]
+            cg.emit_region(
+                fn.replace(
+                    eqns=fn.eqns[:-1], outs=tuple(a for a in last.inputs if isinstance(a, Var))
+                )
+            )
+            branches = last.kw["branches"]
+            if isinstance(pred, Lit) or pred in known:
+                taken = [bool(pred.val) if isinstance(pred, Lit) else known[pred]]
+            elif guard is not None and pred is guard.var and not branches[0].eqns:
+                # `bound and rest`: the bound failing ends the block (its false branch only
+                # gives False)
+                taken = [True]
+                blocks = [cg.func.append_basic_block("test_yes")]
+                b.cbranch(guard.test(), blocks[0], guard.reblock)
+                b.position_at_end(blocks[0])
+            else:
+                taken = [True, False]
+                blocks = [cg.func.append_basic_block("test_" + w) for w in ("yes", "no")]
+                b.cbranch(_truth(cg, pred), *blocks)
+            for j, val in enumerate(taken):
+                if len(taken) == 2:
+                    b.position_at_end(blocks[j])
+                br = branches[int(val)]
+                kn = dict(known)
+                for v, a in zip(br.invars, ops):
+                    if a is pred:
+                        kn[v] = val
+                    elif isinstance(a, Var) and a in known:
+                        kn[v] = known[a]
+                cg.memo = {}
+                with _Scoped(cg):
+                    _bind_consts(cg, br.invars, ops)
+                    _emit_test(cg, br, br.outs[0], yes, no, kn)
+            return
+    cg.emit_region(fn)
+    b.cbranch(_truth(cg, atom), yes, no)
 
 
 def _bind_consts(cg, invars, atoms):
@@ -1126,11 +1449,58 @@ def _bind_consts(cg, invars, atoms):
         cg.buffers[v] = buf if buf is not None else ScalarArg(cg.emit_value(a, []), a.aval)
 
 
+def _deferrable_tests(fn):
+    """The equations of fn computing a bool by Python's short-circuit `a or b` / `a and b`
+    (an nj_cond of scalar code) used only as the condition of the `if` right after: that
+    `if` (lower_cond) lowers them as branches (_emit_test), not as a value it then tests."""
+    uses = {}
+    for q in fn.eqns:
+        for a in q.inputs:
+            if isinstance(a, Var):
+                uses[a] = uses.get(a, 0) + 1
+    out = set()
+    for q, nxt in zip(fn.eqns, fn.eqns[1:]):
+        if (
+            q.prim == "nj_cond"
+            and len(q.outvars) == 1
+            and q.outvars[0].aval.dtype.kind == "b"
+            and q.outvars[0].aval.shape == ()
+            and nxt.prim == "nj_cond"
+            and nxt.inputs[0] is q.outvars[0]
+            and uses.get(q.outvars[0]) == 1
+            and q.outvars[0] not in fn.outs
+            and all(_scalar_code(br) for br in q.kw["branches"])
+        ):
+            out.add(q)
+    return out
+
+
 def lower_cond(cg, e, outs):
-    """if pred: branch 1 else branch 0; each branch writes the results' storage."""
+    """if pred: branch 1 else branch 0; each branch writes the results' storage. A pred
+    that is a short-circuit `a or b` / `a and b` (deferred by emit_region) becomes branches
+    to the two sides, as C compiles `if (a || b)`."""
     pred_a, ops = e.inputs[0], e.inputs[1:]
     branches = e.kw["branches"]
     b = cg.b
+    test = cg.deferred_tests.pop(pred_a, None) if isinstance(pred_a, Var) else None
+    if test is not None:
+        storage = _carry_storage(cg, e.outvars, outs)
+        saved_memo = cg.memo
+        sides = [cg.func.append_basic_block(n) for n in ("if_no", "if_yes")]
+        merge = cg.func.append_basic_block("if_end")
+        _emit_test(cg, Function((), (), (test,), (pred_a,)), pred_a, sides[1], sides[0], {})
+        for k in (1, 0):
+            b.position_at_end(sides[k])
+            cg.memo = {}
+            with _Scoped(cg):
+                _bind_consts(cg, branches[k].invars, ops)
+                cg.emit_region(branches[k])
+                _store_outputs(cg, branches[k], [None] * len(branches[k].outs), storage)
+            b.branch(merge)
+        b.position_at_end(merge)
+        cg.memo = saved_memo
+        _finish(cg, e.outvars, storage)
+        return
     pred = cg.emit_value(pred_a, [])
     if pred_a.aval.dtype.kind != "b":
         pred = cg.cast(pred, pred_a.aval.dtype, np.dtype(bool))

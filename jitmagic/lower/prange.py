@@ -172,6 +172,8 @@ def lower(cg, e, outs, ops):
     if counted is None:
         return
     lo, step, n = counted
+    if isinstance(n, int):
+        n = ir.Constant(I64, n)  # (split at run time, as any trip count)
     b = cg.b
     i_in = body.invars[nc]
     carry_in = body.invars[nc + 1 :]
@@ -250,7 +252,7 @@ def lower(cg, e, outs, ops):
         def b_():
             return cg.b
 
-        final = cg.loop(k_hi, one, tuple(accs0), start=k_lo, poll_every=nj.POLL)
+        final = nj.counted_loop(cg, k_hi, one, body, tuple(accs0), start=k_lo)
         for p, acc, op in zip(partials_p, final, ops):
             if op is not None:
                 cg.b.store(acc, cg.b.gep(p, [ir.Constant(I64, 0), t]))

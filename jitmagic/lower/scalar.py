@@ -158,13 +158,18 @@ class ScalarOps:
         return b.bitcast(bits, F32)
 
     def _cvtt(self, x, src, bits):
-        """x86 truncating conversion: out of range and NaN give the minimum integer."""
+        """x86 truncating conversion: out of range and NaN give the minimum integer. One
+        test, |x| < 2**(bits-1) (x = -2**(bits-1) fails it and gets the minimum, which is
+        its value); the fptosi of an x out of range is poison, never selected. int(t) of a
+        t = trunc(y) converts y itself: fptosi truncates, and |trunc(y)| < 2**k exactly
+        when |y| < 2**k (the bound is an integer)."""
         b = self.b
-        lo, hi = self.const(src, -(2.0 ** (bits - 1))), self.const(src, 2.0 ** (bits - 1))
-        ok = b.and_(b.fcmp_ordered(">=", x, lo), b.fcmp_ordered("<", x, hi))
-        safe = b.select(ok, x, self.const(src, 0))
+        callee = getattr(getattr(x, "callee", None), "name", "")
+        if isinstance(x, ir.CallInstr) and callee.startswith("llvm.trunc."):
+            x = x.args[0]
+        ok = b.fcmp_ordered("<", self.math("fabs", src, x), self.const(src, 2.0 ** (bits - 1)))
         t = ir.IntType(bits)
-        return b.select(ok, b.fptosi(safe, t), ir.Constant(t, 1 << (bits - 1)))
+        return b.select(ok, b.fptosi(x, t), ir.Constant(t, 1 << (bits - 1)))
 
     def _float_to_int(self, x, src, dst):
         # NumPy's casts are C casts; on x86 small types go through a 32-bit conversion
@@ -196,6 +201,10 @@ class ScalarOps:
                 return b.fptrunc(q, F16), b.fptrunc(r, F16)
             return self._float_divmod(dt, x, y)
         zero, one = self.const(dt, 0), self.const(dt, 1)
+        if isinstance(y, ir.Constant) and isinstance(y.constant, int):
+            fast = self._divmod_by_constant(dt, x, y)
+            if fast is not None:
+                return fast
         if dt.kind == "u":
             isz = b.icmp_unsigned("==", y, zero)
             d = b.select(isz, one, y)
@@ -213,6 +222,34 @@ class ScalarOps:
         q = b.select(neg1, b.neg(x), q)
         r = b.select(neg1, zero, r)
         return b.select(isz, zero, q), b.select(isz, zero, r)
+
+    def _divmod_by_constant(self, dt, x, y):
+        """Floor division and modulo by a constant divisor, without the guards for 0 and -1
+        that a divisor known only at run time needs: a power of two is a shift and a mask
+        (floor semantics exactly, negative x included); another divisor is LLVM's
+        multiply-by-reciprocal with the sign fix-up. None: the general code (divisor 0)."""
+        b = self.b
+        bits = 8 * dt.itemsize
+        c = y.constant & ((1 << bits) - 1)
+        if c == 0:
+            return None
+        if dt.kind == "u":
+            if c & (c - 1) == 0:
+                k = c.bit_length() - 1
+                return b.lshr(x, self.const(dt, k)), b.and_(x, self.const(dt, c - 1))
+            return b.udiv(x, y), b.urem(x, y)
+        if c >= 1 << (bits - 1):
+            c -= 1 << bits  # the signed value
+        zero, one = self.const(dt, 0), self.const(dt, 1)
+        if c == -1:
+            return b.neg(x), zero  # (wraps at the minimum, as NumPy's int64 does)
+        if c > 0 and c & (c - 1) == 0:
+            k = c.bit_length() - 1
+            return b.ashr(x, self.const(dt, k)), b.and_(x, self.const(dt, c - 1))
+        q, r = b.sdiv(x, y), b.srem(x, y)
+        # floor: a remainder of the divisor's opposite sign moves one step down
+        wrong = b.icmp_signed("<" if c > 0 else ">", r, zero)
+        return b.select(wrong, b.sub(q, one), q), b.select(wrong, b.add(r, y), r)
 
     def _float_divmod(self, dt, a, b_):
         """NumPy's npy_divmod, branch-free."""
