@@ -969,13 +969,15 @@ def _store_outputs(cg, fn, invars, storage):
 
 
 class _Scoped:
-    """A body's scope: its temporaries are freed and its size symbols forgotten at the end
-    (they do not dominate the code after it)."""
+    """A body's scope: its temporaries are freed, and its values and size symbols forgotten,
+    at the end (they do not dominate the code after it; a body lowered twice, as the two
+    copies of a versioned loop are, gets its own buffers in each)."""
 
     def __init__(self, cg):
         self.cg = cg
 
     def __enter__(self):
+        self.before = set(self.cg.buffers.keys())
         self.saved = {k: v for k, v in self.cg.buffers.items() if isinstance(k, tuple)}
         self.cg.open_scope()
         return self
@@ -986,9 +988,8 @@ class _Scoped:
             cg.close_scope()
         else:
             cg.scopes.pop()
-        for k in [k for k in cg.buffers if isinstance(k, tuple)]:
-            if k not in self.saved:
-                del cg.buffers[k]
+        for k in [k for k in cg.buffers.keys() if k not in self.before]:
+            del cg.buffers[k]
         cg.buffers.update(self.saved)
         return False
 
