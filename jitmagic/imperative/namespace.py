@@ -489,7 +489,10 @@ def _reduction(name):
     fn = getattr(np, name)
 
     def reduce(a, *args, out=None, **kwargs):
-        res = fn(_val(a), *args, **kwargs)
+        if name in tracers.EXTREMA:
+            res = tracers.extremum_where_it_runs(fn, _val(a), *args, **kwargs)
+        else:
+            res = fn(_val(a), *args, **kwargs)
         if out is None:
             return res
         set_value(out, res, casting=None)
@@ -1149,6 +1152,7 @@ for _name in (
     "nansum",
     "argmax",
     "argmin",
+    "ptp",
     "any",
     "all",
 ):
