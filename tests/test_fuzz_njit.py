@@ -184,13 +184,25 @@ def _unused_read(x):
     return 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the bounds check of a load whose value is unused is dropped with the load "
-    "(dead-code elimination in the lowering; lower/ is being reworked by another helper)",
-)
-def test_an_unused_out_of_range_read_raises():
+def _unused_reads(M, y, k):
+    for i in range(4):
+        w = M[i, -3] + y[i - 1]  # noqa: F841
+    r = M[k]  # noqa: F841
+    c = M[1:, k][0]  # noqa: F841
+    return 0
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (4, 2), (3, 3), (5, 5)])
+def test_an_unused_out_of_range_read_raises(shape):
+    """Found by the fuzzer: `v = x[5]` with v never used returned normally (dead-code
+    elimination dropped the load with its check); an unused read, element or row, now keeps
+    its check (imperative/unused_reads.py), also under boundscheck=False where a valid index
+    is asked for."""
     agree(_unused_read, np.zeros(3))
+    agree(_unused_read, np.zeros(6))
+    agree(_unused_reads, np.zeros(shape), np.zeros(4), 3)
+    if shape == (5, 5):
+        agree(_unused_reads, np.zeros(shape), np.zeros(4), 3, boundscheck=False)
 
 
 def _inplace_mismatch(x, y):
@@ -200,14 +212,24 @@ def _inplace_mismatch(x, y):
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LoweringError: generated LLVM IR is invalid (Instruction does not dominate all "
-    "uses: a jm_tmp_alloc temporary of the in-place op used past the broadcast error's "
-    "branch); lower/imperative.py",
-)
+def _versioned_temporaries(x, y):
+    s = 0.0
+    for i in range(len(y)):
+        t = x[1:] * x[:-1]
+        x[:-1] = t + y[i]
+        s += t.sum()
+    return s
+
+
 def test_in_place_op_with_mismatched_shapes_in_a_loop_compiles():
+    """Found by the fuzzer (32 of the first 1,700 programs): invalid LLVM IR ("Instruction
+    does not dominate all uses"): a loop versioned on its bounds checks lowers its body twice,
+    and the second copy reused the temporaries the first made (the code generator kept a
+    body's buffers after its scope; lower/imperative._Scoped now forgets them, the same
+    change as the perf branch's)."""
     agree(_inplace_mismatch, np.zeros(3), np.zeros(2, np.int64))
+    agree(_inplace_mismatch, np.zeros(4), np.zeros(3, np.int64))
+    agree(_versioned_temporaries, np.arange(5.0), np.arange(3.0))
 
 
 def _bcast_into_empty(x, z, n):
@@ -241,14 +263,21 @@ def _store_then_empty_max(x, y):
     return y.max()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x[0] = 5.0; y.max() of an empty y: the ValueError is raised before the store "
-    "happens (the reduction's zero-size check runs ahead of the statements before it; "
-    "the lowering, lower/imperative.py)",
-)
+def _store_then_empty_others(x, y):
+    x[0] = 5.0
+    a = np.argmin(y[1:]) if x[1] > 0 else y[1:].argmax()
+    return a + np.ptp(y) + np.amax(y, axis=0)
+
+
 def test_a_zero_size_reduction_raises_after_the_statements_before_it():
+    """Found by the fuzzer: x[0] = 5.0; y.max() of an empty y raised its ValueError while
+    tracing, before the store ran; a max/min/argmax/argmin/ptp of an array the trace finds
+    empty now raises where the code runs it (imperative/tracers.extremum_where_it_runs)."""
     agree(_store_then_empty_max, np.zeros(3), np.zeros(0))
+    agree(_store_then_empty_max, np.zeros(3), np.ones(2))
+    for x1 in (0.0, 1.0):
+        agree(_store_then_empty_others, np.array([0.0, x1]), np.zeros(1))
+        agree(_store_then_empty_others, np.array([0.0, x1]), np.arange(3.0))
 
 
 def _unused_slice_max(x):
@@ -267,13 +296,12 @@ def _min_in_loop(y, m):
     return s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="y.min() of an empty y inside a loop that runs 0 times raises ValueError: the "
-    "reduction (and its zero-size check) is hoisted out of the loop (the lowering)",
-)
-def test_a_zero_size_reduction_in_a_loop_that_never_runs():
-    agree(_min_in_loop, np.zeros(0, np.int64), 0)
+@pytest.mark.parametrize("m", [0, 2])
+def test_a_zero_size_reduction_in_a_loop_that_never_runs(m):
+    """Found by the fuzzer: y.min() of an empty y in a loop that runs no iteration raised
+    (while tracing); it raises when an iteration runs it."""
+    agree(_min_in_loop, np.zeros(0, np.int64), m)
+    agree(_min_in_loop, np.arange(3), m)
 
 
 def _aug_order(x, y):
@@ -281,14 +309,11 @@ def _aug_order(x, y):
     return y
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="y[5] += x.min(): Python loads y[5] (IndexError) before evaluating x.min() "
-    "(ValueError on an empty x); njit raises the right side's error first (the same "
-    "hoisted zero-size check as the test above)",
-)
 def test_augmented_assignment_loads_the_target_before_the_right_side():
+    """y[5] += x.min(): Python loads y[5] (IndexError) before it evaluates x.min()
+    (ValueError on an empty x); so does njit since x.min()'s error is raised where it runs."""
     agree(_aug_order, np.zeros(0), np.zeros(3))
+    agree(_aug_order, np.zeros(0), np.zeros(6))
 
 
 def _const_div_not_taken(x):
