@@ -4,9 +4,10 @@
 Dead-code elimination would drop the load and its check with it, so before the passes run,
 every checked `ref_load` (and `ref_view` with an integer index, M[7] of a matrix) whose result
 nobody uses (the liveness dead-code elimination computes) becomes the check alone: an
-`nj_require` on each checked axis's index, with the message the read's own check gives. Axes unchecked by boundscheck=False ("wrap") or proved inside stay
-unchecked. A used load is left as it is (its check is emitted with it, and loop versioning can
-still take it out of the loop)."""
+`nj_require` on each checked axis's index, with the message the read's own check gives. Axes
+unchecked by boundscheck=False ("wrap") or proved inside stay unchecked. A used read is left
+as it is (its check is emitted with it, and loop versioning can still take it out of the
+loop)."""
 
 from __future__ import annotations
 
