@@ -31,6 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHUNK = 100
+# a worker silent this long (one program's runs and its shrinking, 90 s at most) is stuck in a
+# program that does not end: killed, the program counted as a timeout
+TIMEOUT = 300
 KINDS = ("mismatch", "jitmagic raised", "rejected")
 
 
@@ -99,11 +102,12 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
                 failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
 
     def crash(k, rc, err):
+        kind = "timeout" if rc == "timeout" else "crash"
         counts["programs"] += 1
-        counts["crash"] += 1
+        counts[kind] += 1
         failures.append(
             (
-                "crash",
+                kind,
                 seed,
                 k,
                 f"# worker exit status {rc}\n# program {k} "
@@ -128,6 +132,7 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
         record,
         crash,
         cwd=ROOT,
+        timeout=TIMEOUT,
     )
     return counts, constructs, numba
 
@@ -155,7 +160,7 @@ def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None
                 f"... {total['programs']} programs, {total['mismatch']} mismatches, "
                 f"{total['jitmagic raised']} jitmagic errors, {total['rejected']} rejected, "
                 f"{sum(v for k, v in total.items() if k.startswith('known'))} known, "
-                f"{total['crash']} crashes, {total['harness']} harness, {dt:.0f} s "
+                f"{total['crash']} crashes, {total['timeout']} timeouts, {total['harness']} harness, {dt:.0f} s "
                 f"({total['programs'] / max(dt, 1e-9):.1f}/s)",
                 file=sys.stderr,
                 flush=True,
@@ -234,7 +239,7 @@ def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
     secs = time.time() - t0
     summary = {
         "programs": total["programs"],
-        **{k: total[k] for k in ("crash", "harness", "other") + KINDS},
+        **{k: total[k] for k in ("crash", "timeout", "harness", "other") + KINDS},
         **{k: v for k, v in sorted(total.items()) if k.startswith("inputs")},
         "known bugs (programs; reproducers in tests/test_fuzz_njit.py)": {
             k: v for k, v in sorted(total.items()) if k.startswith("known: ")
@@ -275,7 +280,7 @@ def main(argv=None):
         worker(*a.worker)
         return 0
     s = campaign(a.programs, a.workers, a.seed, a.inputs, a.numba_every, a.start, a.out, a.add)
-    bad = sum(s.get(k, 0) for k in ("crash", "harness", "other") + KINDS)
+    bad = sum(s.get(k, 0) for k in ("crash", "timeout", "harness", "other") + KINDS)
     return 1 if bad else 0
 
 

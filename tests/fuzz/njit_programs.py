@@ -442,8 +442,8 @@ class Gen:
     def while_loop(self):
         j = self.fresh("j")
         cond = f"{j} < {self.loop_bound()}"
-        if self.p(40):
-            cond += f" and {self.cond()}"
+        if self.p(40):  # (parenthesised: `j < n and a or b` could loop for ever)
+            cond += f" and ({self.cond()})"
         if self.loops:
             self.tags.add("nested loop")
         self.loops.append(j)
