@@ -388,3 +388,18 @@ def test_return_in_nested_elif_branches():
     agree(_nested_return, np.zeros(4, np.int64), np.zeros(2), np.array(-1.0), 3, 1, 0)
     agree(_return_unreachable_when_traced, np.zeros(3), np.zeros(2))
     agree(_return_unreachable_when_traced, np.zeros(2), np.zeros(2))
+
+
+def _abs_of_python_float(n, t):
+    s0 = 2.5
+    for i1 in range(-1, n):
+        s0 = abs(s0) + 0.0
+        s0 %= i1
+    return s0 + abs(t) % (n - 3)
+
+
+@pytest.mark.parametrize("n", [-1, 0, 3, 4])
+def test_abs_of_a_python_number_is_a_python_number(n):
+    """Found by the fuzzer (program 1802 of seed 7): abs() of a Python float gave a NumPy
+    float64, so `s0 %= i` by a zero i gave nan instead of Python's ZeroDivisionError."""
+    agree(_abs_of_python_float, n, -2.5)

@@ -1514,7 +1514,13 @@ def _len(x):
 def _abs(x):
     if isinstance(x, Dim):
         x = _size_value(x)
-    return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
+    if not _traced(x):
+        return builtins.abs(x)
+    v = _val(x)
+    r = np.abs(v)
+    if v.aval.shape == () and v.aval.weak_type:  # abs of a Python number is a Python number
+        r = bind("convert_element_type", r, new_dtype=r.dtype, weak_type=True)
+    return r
 
 
 def _pick(args, better):
