@@ -398,8 +398,21 @@ def _abs_of_python_float(n, t):
     return s0 + abs(t) % (n - 3)
 
 
+def _python_floats(t, z):
+    return (
+        round(t, 1) % z,
+        round(t, -1) % z,
+        round(int(t), -1) % z,
+        math.copysign(t, -1.0) % z,
+        math.hypot(t, 2.0) % z,
+    )
+
+
 @pytest.mark.parametrize("n", [-1, 0, 3, 4])
 def test_abs_of_a_python_number_is_a_python_number(n):
     """Found by the fuzzer (program 1802 of seed 7): abs() of a Python float gave a NumPy
-    float64, so `s0 %= i` by a zero i gave nan instead of Python's ZeroDivisionError."""
+    float64, so `s0 %= i` by a zero i gave nan instead of Python's ZeroDivisionError; so did
+    round(t, n), math.copysign and math.hypot (found looking for the same)."""
     agree(_abs_of_python_float, n, -2.5)
+    agree(_python_floats, -2.5 * n, n % 2)
+    agree(_python_floats, 17.25 * n, 3)

@@ -1325,13 +1325,17 @@ def _math_hypot(*xs):
     r = xs[0] * 0.0
     for x in xs:
         r = np.hypot(r, _val(x))
-    return r
+    return _python_float(r)  # (math's functions return Python floats)
 
 
 def _math_copysign(x, y):
     if not (_traced(x) or _traced(y)):
         return math.copysign(x, y)
-    return np.copysign(_val(x) * 1.0, _val(y))
+    return _python_float(np.copysign(_val(x) * 1.0, _val(y)))
+
+
+def _python_float(r):
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
 
 
 def _math_gamma(x):
@@ -1615,10 +1619,14 @@ def _round(x, ndigits=None):
         r = np.rint(x) if x.aval.dtype.kind == "f" else x
         return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
     if x.aval.dtype.kind != "f":
-        return x if ndigits >= 0 else np.round(x, ndigits)
-    if not x.aval.weak_type or ndigits < 0 or ndigits > 22:
-        return np.round(x, ndigits)  # a NumPy float rounds as NumPy does (scaled, then rint)
-    return _round_exact(x, ndigits)
+        r = x if ndigits >= 0 else np.round(x, ndigits)
+    elif not x.aval.weak_type or ndigits < 0 or ndigits > 22:
+        r = np.round(x, ndigits)  # a NumPy float rounds as NumPy does (scaled, then rint)
+    else:
+        r = _round_exact(x, ndigits)
+    if x.aval.weak_type:  # round() of a Python number is a Python number
+        r = bind("convert_element_type", r, new_dtype=r.dtype, weak_type=True)
+    return r
 
 
 def _split(a):
