@@ -1772,13 +1772,16 @@ def uses_class(n):
 
 
 def uses_lambda(a):
-    f = lambda v: v + 1  # UNSUPPORTED
-    return f(a)
+    s = 0
+    f = lambda v: v + s  # UNSUPPORTED
+    for i in range(3):
+        s = f(i)
+    return s
 
 
 def uses_nested_def(a):
     def inner(v):  # UNSUPPORTED
-        return v
+        return inner(v - 1) if v > 0 else v
 
     return inner(a)
 
@@ -1849,8 +1852,8 @@ UNSUPPORTED = [
     (uses_nonlocal, "nonlocal", "argument"),
     (uses_del, "del", "assign"),
     (uses_class, "class", "module level"),
-    (uses_lambda, "lambda", "module level"),
-    (uses_nested_def, "nested `def`", "module level"),
+    (uses_lambda, "a lambda reading 's'", "as an argument"),
+    (uses_nested_def, "recursive nested function", "as a loop"),
     (uses_listcomp, "list comprehension", "np.empty"),
     (uses_setcomp, "set comprehension", "np.empty"),
     (uses_dictcomp, "dict comprehension", "np.empty"),

@@ -53,8 +53,6 @@ def _jitmagic_njit():
 # entry that starts passing fails here until it is taken off this list).
 KNOWN_GAPS = {
     "helper_recursive": "recursion: calls are compiled inline",
-    "inner_function_closure": "nested def: the conversion rejects it",
-    "lambda_local": "lambda: the conversion rejects it",
     "fortran_like_and_copy": "the .flags attribute of arrays inside njit code",
 }
 

@@ -17,7 +17,7 @@ Numba program must): each compiler gets them decorated with its own njit. `prang
 runs them) and Numba's under Numba.
 
 A construct njit does not compile (lists appended to, dicts keyed by computed values, strings
-grown in loops, try, generators, recursion, inner functions, print, ...) must raise
+grown in loops, try, generators, recursion, ...) must raise
 NjitUnsupportedError naming the construct and its line, never give a wrong result or run
 Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
 programs (`@program`: vectorize, guvectorize, explicit signatures, nogil threads, seeding)
@@ -396,20 +396,14 @@ def _kmeans_inputs():
     return pts, pts[[0, 79]].copy(), 5
 
 
-_ROW_VIEW_IN_PRANGE = (
-    "a view of a row (points[i]) inside a prange loop of a parallel=True function fails to "
-    "lower (LoweringError: 'Buffer' object has no attribute 'root'; lower/prange.py)"
-)
-
-
-@example(lambda: (f64(12, 3), np.zeros(12)), options={"parallel": True}, xfail=_ROW_VIEW_IN_PRANGE)
+@example(lambda: (f64(12, 3), np.zeros(12)), options={"parallel": True})
 def prange_over_row_views(points, out):
     for i in prange(points.shape[0]):
         out[i] = np.sum(points[i] ** 2)
     return out
 
 
-@example(_kmeans_inputs, options={"parallel": True}, rtol=1e-12, xfail=_ROW_VIEW_IN_PRANGE)
+@example(_kmeans_inputs, options={"parallel": True}, rtol=1e-12)
 def kmeans_iterations(points, centres, steps):
     n, k = points.shape[0], centres.shape[0]
     label = np.zeros(n, np.int64)
@@ -914,7 +908,7 @@ def recursive_factorial(n):
     return factorial_rec(n)
 
 
-@example(args(3.0), unsupported="nested")
+@example(args(3.0))
 def inner_function_closure(x):
     def scaled(y):
         return x * y
@@ -922,7 +916,7 @@ def inner_function_closure(x):
     return scaled(2.0) + scaled(3.0)
 
 
-@example(args(3.0), unsupported="lambda")
+@example(args(3.0))
 def lambda_local(x):
     f = lambda y: y + x
     return f(1.0)

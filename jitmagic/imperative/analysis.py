@@ -2,8 +2,9 @@
 
 The body is the one `lowering.lower_jumps` produced: structured code (if/for/while, no
 break/continue, returns only as the function's last statement), each `for` possibly
-carrying an `extra_test` expression (attribute `jm_extra_test`). The user's code has no
-nested scopes (lambda/def/comprehensions are rejected), so one scope's names are all there is.
+carrying an `extra_test` expression (attribute `jm_extra_test`). The user's nested functions
+are converted before the function holding them and count as one statement reading their free
+variables (closures.py); comprehensions are rejected.
 
 Two analyses:
 
@@ -111,8 +112,14 @@ def _simple(s):
         return reads, binds, None
     if isinstance(s, (ast.Import, ast.ImportFrom)):
         return [], [(a.asname or a.name).split(".")[0] for a in s.names], None
-    if isinstance(s, ast.FunctionDef):  # generated helpers only
-        return [], [s.name], None
+    if isinstance(s, ast.FunctionDef):
+        # a generated helper, or the user's nested function (closures.py): its defaults are
+        # read here, and so are the variables it reads from this scope (`jm_free`, counted
+        # at the def: the free-variable rule keeps them bound once, so this is where it
+        # matters)
+        reads = [r for d in s.args.defaults + s.args.kw_defaults if d for r in expr_reads(d)]
+        reads += [ast.Name(id=n, ctx=ast.Load()) for n in getattr(s, "jm_free", ())]
+        return reads, [s.name], None
     reads, binds = [], []
     for child in ast.iter_child_nodes(s):
         if isinstance(child, ast.expr):

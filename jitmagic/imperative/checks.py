@@ -11,10 +11,6 @@ from jitmagic.errors import NjitUnsupportedError
 __all__ = ["check_function", "unsupported"]
 
 _FILL = "preallocate an array with np.empty (or a list) and fill it in a loop"
-_HELPER = (
-    "move it to module level as a helper function (def), which njit compiles inline "
-    "when the njit function calls it"
-)
 
 
 def unsupported(construct, lineno, filename, fname, suggestion):
@@ -113,10 +109,23 @@ class _Checker(ast.NodeVisitor):
         )
 
     def visit_FunctionDef(self, node):
-        self.fail("a nested `def`", node, _HELPER)
+        # compiled inline where it is called (closures.py checks what it may read)
+        for a in _all_args(node.args):
+            self._no_reserved_parameter(a)
+        self.generic_visit(node)
 
     def visit_Lambda(self, node):
-        self.fail("a `lambda`", node, _HELPER)
+        for a in _all_args(node.args):
+            self._no_reserved_parameter(a)
+        self.generic_visit(node)
+
+    def _no_reserved_parameter(self, a):
+        if a.arg == "__jm" or a.arg.startswith("jm_"):
+            self.fail(
+                f"the parameter name {a.arg!r}",
+                a,
+                "rename it: njit reserves `__jm` and the `jm_` prefix for its internal variables",
+            )
 
     def visit_ListComp(self, node):
         self.fail("a list comprehension", node, _FILL)
@@ -216,20 +225,22 @@ class _Checker(ast.NodeVisitor):
             self.fail("the name `__jm`", node, "rename it: njit reserves this name")
 
 
+def _all_args(args):
+    return [
+        a
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+        if a is not None
+    ]
+
+
 def check_function(fdef, filename, fname, local_names):
     """Raise NjitUnsupportedError for the first unsupported construct in fdef's body, or for
     a local variable whose name njit reserves (`jm_...`)."""
     c = _Checker(filename, fname)
     for s in fdef.body:
         c.visit(s)
-    args = fdef.args
-    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
-        if a is not None and (a.arg == "__jm" or a.arg.startswith("jm_")):
-            c.fail(
-                f"the parameter name {a.arg!r}",
-                a,
-                "rename it: njit reserves `__jm` and the `jm_` prefix for its internal variables",
-            )
+    for a in _all_args(fdef.args):
+        c._no_reserved_parameter(a)
     for name in local_names:
         if name.startswith("jm_") or name == "__jm":
             node = next(

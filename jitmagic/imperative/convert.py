@@ -74,6 +74,12 @@ import weakref
 
 from jitmagic.imperative.analysis import analyse, bound_names
 from jitmagic.imperative.checks import check_function, unsupported
+from jitmagic.imperative.closures import (
+    check_free_variables,
+    free_reads,
+    hoist_lambdas,
+    nested_defs,
+)
 from jitmagic.imperative.controlflow import OPS, Expressions, Statements, preinit
 from jitmagic.imperative.lowering import Names, located, lower_jumps
 
@@ -330,26 +336,10 @@ def _convert(fn):
     used = {OPS, *params, *code.co_freevars}
     used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
     names = Names(used)
-    prologue, _ = lower_jumps(node, names)
-    facts = analyse(node.body, params, user_locals)
-    # locals bound only in unreachable code the lowering dropped stay locals: reading them
-    # raises UnboundLocalError, as in Python, not NameError
-    outer_locals = user_locals + [
-        n for n in bound_names(node.body) if n not in params and n not in user_locals
-    ]
-    recognised = set(_RECOGNISED) - set(outer_locals) - set(params) - set(code.co_freevars)
-    st = Statements(names, facts, recognised)
-    body = st.block(node.body)
-    doc = []
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        doc = [body.pop(0)]
-    node.body = doc + preinit(outer_locals, node.lineno) + prologue + body
-    Expressions(names, facts.checks, keep_asserts=__debug__).visit(node)
+    node.body = hoist_lambdas(node.body, names)
+    check_free_variables(node, filename, fn.__qualname__)
+    checks, used_builtins = _convert_scope(node, params, names, set(code.co_freevars))
+    Expressions(names, checks, keep_asserts=__debug__).visit(node)
 
     factory = ast.FunctionDef(
         name="__jm_factory",
@@ -386,4 +376,39 @@ def _convert(fn):
         for c in factory_code.co_consts
         if isinstance(c, types.CodeType) and c.co_name == node.name
     )
-    return _Template(inner, node, frozenset(st.used_builtins), filename)
+    return _Template(inner, node, frozenset(used_builtins), filename)
+
+
+def _convert_scope(node, params, names, shadowed):
+    """Convert one function's body in place, its nested functions' first (each becomes
+    converted code nested where its def was, closures.py). Returns (the reads to check for
+    being bound, the builtins the conversion relied on); the expression-level pass runs
+    once, afterwards, over the whole function."""
+    checks, used_builtins = set(), set()
+    scope_names = set(bound_names(node.body)) | set(params)
+    for inner in nested_defs(node.body):
+        inner.jm_free = free_reads(inner)
+        c, u = _convert_scope(inner, _params(inner.args), names, shadowed | scope_names)
+        checks |= c
+        used_builtins |= u
+    user_locals = [n for n in bound_names(node.body) if n not in params]
+    prologue, _ = lower_jumps(node, names)
+    facts = analyse(node.body, params, user_locals)
+    # locals bound only in unreachable code the lowering dropped stay locals: reading them
+    # raises UnboundLocalError, as in Python, not NameError
+    outer_locals = user_locals + [
+        n for n in bound_names(node.body) if n not in params and n not in user_locals
+    ]
+    recognised = set(_RECOGNISED) - set(outer_locals) - set(params) - shadowed
+    st = Statements(names, facts, recognised)
+    body = st.block(node.body)
+    doc = []
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        doc = [body.pop(0)]
+    node.body = doc + preinit(outer_locals, node.lineno) + prologue + body
+    return checks | facts.checks, used_builtins | st.used_builtins

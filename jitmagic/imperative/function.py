@@ -519,13 +519,15 @@ class NjitFunction(JitFunction):
         bound = self._bind(args, kwargs or {})
         leaves, tree, paths = pytree.flatten((tuple(bound), {}))
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants:
             return variants[0]
         return self._miss_nj(key, leaves, labels, tree)
 
-    def _key(self, leaves, labels, layouts):
+    def _key(self, leaves, labels, layouts, tree):
+        """(the leaves' types, the environment's, the arguments' structure): the structure
+        too, since f((1, 2), 3) and f(1, (2, 3)) have leaves of the same types."""
         types_ = [arg_type(x, lbl) for x, lbl in zip(leaves, labels)]
         if layouts is not None:
             types_ = [
@@ -534,7 +536,7 @@ class NjitFunction(JitFunction):
                 else t
                 for t, lay in zip(types_, layouts)
             ]
-        return (tuple(types_), self._env_key())
+        return (tuple(types_), self._env_key(), tree)
 
     def call_as(self, args, kwargs=None, layouts=None, compile=True):
         """A call whose array arguments may be compiled for a more general layout than theirs
@@ -544,7 +546,7 @@ class NjitFunction(JitFunction):
         bound = self._bind(args, kwargs or {})
         leaves, tree, paths = pytree.flatten((tuple(bound), {}))
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants is not None:
             for v in variants:
@@ -571,7 +573,7 @@ class NjitFunction(JitFunction):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
         bound = self._bind(args, kwargs or {})
         leaves, tree, paths = pytree.flatten((tuple(bound), {}))
-        return self._key(leaves, self._labels(paths), None), leaves
+        return self._key(leaves, self._labels(paths), None, tree), leaves
 
     def _run(self, v, leaves):
         call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
@@ -970,9 +972,22 @@ def _explain(history, key, labels):
     if not history:
         return [events.Reason("new_function", None, None, None, "new function")]
     best = None
-    for old_key, _old_labels in reversed(history):
+    for old_key, old_labels in reversed(history):
         diffs = []
+        if old_key[2] != key[2]:
+            diffs.append(
+                events.Reason(
+                    "type",
+                    None,
+                    ", ".join(old_labels),
+                    ", ".join(labels),
+                    "the arguments' structure changed (tuples nested differently): "
+                    f"{', '.join(old_labels)} -> {', '.join(labels)}",
+                )
+            )
         for lbl, a, b in zip(labels, old_key[0], key[0]):
+            if old_key[2] != key[2]:
+                break
             if a != b:
                 diffs.append(
                     events.Reason(

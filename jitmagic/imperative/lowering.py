@@ -121,8 +121,20 @@ def terminates(stmts):
     return _infinite(last)
 
 
+def scope_walk(node):
+    """ast.walk of one scope's statement or expression: defs and lambdas are yielded, not
+    entered (their returns are their own)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
 def _has_return(stmts):
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+    return any(isinstance(n, ast.Return) for s in stmts for n in scope_walk(s))
 
 
 def _name(id_, store=False):
@@ -257,7 +269,7 @@ def lower_jumps(fdef, names):
     """Lower fdef.body in place. Returns the prologue to run at function entry (the
     return flag's initialisation) and the name of the return-value variable, or None."""
     body = fdef.body
-    returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
+    returns = [n for s in body for n in scope_walk(s) if isinstance(n, ast.Return)]
     rewriting = bool(returns) and not (len(returns) == 1 and body[-1] is returns[0])
     if rewriting and not terminates(body):
         end = max(getattr(n, "end_lineno", None) or 0 for n in body) or fdef.lineno
