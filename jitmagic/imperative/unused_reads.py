@@ -7,7 +7,8 @@ nobody uses (the liveness dead-code elimination computes) becomes the check alon
 `nj_require` on each checked axis's index, with the message the read's own check gives. Axes
 unchecked by boundscheck=False ("wrap") or proved inside stay unchecked. A used read is left
 as it is (its check is emitted with it, and loop versioning can still take it out of the
-loop)."""
+loop). A check of a view's axis (v = x[1:]; v[7]) reads the size symbol the view binds, which
+keeps the view (passes/simplify.dce keeps the equations binding sizes kept ones read)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Eqn, Function, Lit, Var, make_params
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.passes.simplify import binds_sizes, sizes_read
 
 __all__ = ["check_unused_reads"]
 
@@ -29,19 +31,24 @@ def check_unused_reads(fn: Function) -> Function:
     """fn with every unused checked read replaced by its index checks, and the equations
     nothing uses dropped (in sub-functions too)."""
     live = {a for a in fn.outs if isinstance(a, Var)}
+    sizes = set()  # (as dead-code elimination keeps the views binding sizes read)
     out = []
     for e in reversed(fn.eqns):
         e = _in_subfunctions(e)
-        if any(v in live for v in e.outvars) or PRIMITIVES[e.prim].effect:
+        if (
+            any(v in live for v in e.outvars)
+            or PRIMITIVES[e.prim].effect
+            or (sizes and binds_sizes(e) & sizes)
+        ):
             out.append(e)
             live.update(a for a in e.inputs if isinstance(a, Var))
+            sizes |= sizes_read(e.params)
         elif e.prim in ("ref_load", "ref_view"):
             checks = _checks(e)
             out.extend(reversed(checks))
             for q in checks:
                 live.update(a for a in q.inputs if isinstance(a, Var))
-            if checks:  # (the reference kept: its sizes may be symbols its view binds)
-                live.add(e.inputs[0])
+                sizes |= sizes_read(q.params)
         # (other dead equations are dropped, as dead-code elimination would: one may read
         # the load just replaced)
     return fn.replace(eqns=tuple(reversed(out)))
