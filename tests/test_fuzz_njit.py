@@ -416,3 +416,30 @@ def test_abs_of_a_python_number_is_a_python_number(n):
     agree(_abs_of_python_float, n, -2.5)
     agree(_python_floats, -2.5 * n, n % 2)
     agree(_python_floats, 17.25 * n, 3)
+
+
+def _unused_view_reads(x, z, k):
+    v = x[:-1]
+    f1 = 1.0
+    f1 -= v[k % v.shape[0]] % z[3 % z.shape[0]]
+    w = x[1:][k]  # noqa: F841
+    return 0
+
+
+def _unused_view_read_then_broadcast(x, y, n):
+    v = x[1:]
+    f1 = v[v.shape[0] - 1] - x[n]  # noqa: F841
+    y[0:2] *= y[::-1]
+    return y
+
+
+def test_a_size_of_an_unused_view_is_bound():
+    """Found by the fuzzer (programs 4730 and 5036 of seed 7): `k % v.shape[0]` of a view v
+    whose reads are unused failed to compile (LoweringError ('dim', 's1')): dead-code
+    elimination dropped the view that binds the size; it keeps it now (passes/simplify.dce),
+    and an unused read of a view checks its index."""
+    agree(_unused_view_reads, np.zeros(11), np.zeros(0), 0)
+    agree(_unused_view_reads, np.zeros(11), np.zeros(2), 12)
+    agree(_unused_view_reads, np.zeros(11), np.zeros(2), 9)
+    agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(6), 2)
+    agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(2), 9)
