@@ -421,3 +421,51 @@ def test_tuples_nested_differently_are_different_variants():
     log = jm.events()
     reason = log[log["qualname"] == "_nested_differently"]["reason"].iloc[-1]
     assert "structure changed" in reason
+
+
+def _apply_each(fn, a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = fn(a[i])
+    return out
+
+
+def _plain_step(x):
+    if x > 2:
+        return x * 2
+    return x - 1
+
+
+@jm.njit
+def _njit_inc(x):
+    return x + 1
+
+
+def test_functions_passed_as_arguments():
+    """Numba's first-class functions: an njit or plain function passed in is called inside
+    (inline); each function passed is its own variant, the miss says so."""
+    a = np.arange(6.0)
+    agree(_apply_each, _plain_step, a)
+    agree(_apply_each, _njit_inc, a)
+    f = jm.njit(_apply_each)
+    f(_plain_step, a)
+    f(_njit_inc, a)
+    f(_plain_step, a + 1)
+    assert len(f.variants) == 2
+    log = jm.events()
+    reason = log[log["qualname"] == "_apply_each"]["reason"].iloc[-1]
+    assert "another function passed" in reason
+
+
+def _contiguous_copies(x):
+    g = np.ascontiguousarray(x.T)  # a copy: x is not changed by writing g
+    g[0, 0] = 99.0
+    h = np.ascontiguousarray(x)  # x itself: the write reaches x, as in NumPy
+    h[1, 1] = -1.0
+    k = np.asfortranarray(x)  # an F-ordered copy
+    k[0, 1] = 7.0
+    return g, h, k, k.flags.f_contiguous, g.flags.c_contiguous, np.ascontiguousarray(x, np.int64)
+
+
+def test_ascontiguousarray_and_asfortranarray_copy_only_when_numpy_does():
+    agree(_contiguous_copies, np.arange(6.0).reshape(2, 3))

@@ -403,6 +403,31 @@ def asarray(a, dtype=None, order=None):
     return array(a, dtype=dtype)
 
 
+def ascontiguousarray(a, dtype=None):
+    """a itself when it is a C-contiguous array of that dtype (as NumPy returns it: writes
+    reach a), else a C-ordered copy."""
+    if (
+        isinstance(a, RefTracer)
+        and a.ref.layout == "C"
+        and (dtype is None or np.dtype(dtype) == a.dtype)
+    ):
+        return a
+    v = _val(a) if _traced(a) else jnp.asarray(a)
+    return _new(v if dtype is None else v.astype(np.dtype(dtype)))
+
+
+def asfortranarray(a, dtype=None):
+    """a itself when it is an F-contiguous array of that dtype (or has at most one axis and
+    is C-contiguous, as NumPy does), else an F-ordered copy."""
+    if isinstance(a, RefTracer) and (dtype is None or np.dtype(dtype) == a.dtype):
+        if a.ref.layout == "F" or (a.ndim <= 1 and a.ref.layout == "C"):
+            return a
+    v = _val(a) if _traced(a) else jnp.asarray(a)
+    out = empty(v.shape, v.dtype if dtype is None else np.dtype(dtype), order="F")
+    out[...] = v
+    return out
+
+
 def copy(a, order="K"):
     return _new(_val(a)) if _traced(a) else _new(np.asarray(a))
 
@@ -1099,6 +1124,8 @@ _NUMPY_OVERRIDES = {
     "array": array,
     "asarray": asarray,
     "copy": copy,
+    "ascontiguousarray": ascontiguousarray,
+    "asfortranarray": asfortranarray,
     "copyto": copyto,
     "transpose": transpose,
     "reshape": reshape,
