@@ -184,13 +184,25 @@ def _unused_read(x):
     return 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the bounds check of a load whose value is unused is dropped with the load "
-    "(dead-code elimination in the lowering; lower/ is being reworked by another helper)",
-)
-def test_an_unused_out_of_range_read_raises():
+def _unused_reads(M, y, k):
+    for i in range(4):
+        w = M[i, -3] + y[i - 1]  # noqa: F841
+    r = M[k]  # noqa: F841
+    c = M[1:, k][0]  # noqa: F841
+    return 0
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (4, 2), (3, 3), (5, 5)])
+def test_an_unused_out_of_range_read_raises(shape):
+    """Found by the fuzzer: `v = x[5]` with v never used returned normally (dead-code
+    elimination dropped the load with its check); an unused read, element or row, now keeps
+    its check (imperative/unused_reads.py), also under boundscheck=False where a valid index
+    is asked for."""
     agree(_unused_read, np.zeros(3))
+    agree(_unused_read, np.zeros(6))
+    agree(_unused_reads, np.zeros(shape), np.zeros(4), 3)
+    if shape == (5, 5):
+        agree(_unused_reads, np.zeros(shape), np.zeros(4), 3, boundscheck=False)
 
 
 def _inplace_mismatch(x, y):
@@ -200,8 +212,24 @@ def _inplace_mismatch(x, y):
     return x
 
 
+def _versioned_temporaries(x, y):
+    s = 0.0
+    for i in range(len(y)):
+        t = x[1:] * x[:-1]
+        x[:-1] = t + y[i]
+        s += t.sum()
+    return s
+
+
 def test_in_place_op_with_mismatched_shapes_in_a_loop_compiles():
+    """Found by the fuzzer (32 of the first 1,700 programs): invalid LLVM IR ("Instruction
+    does not dominate all uses"): a loop versioned on its bounds checks lowers its body twice,
+    and the second copy reused the temporaries the first made (the code generator kept a
+    body's buffers after its scope; lower/imperative._Scoped now forgets them, the same
+    change as the perf branch's)."""
     agree(_inplace_mismatch, np.zeros(3), np.zeros(2, np.int64))
+    agree(_inplace_mismatch, np.zeros(4), np.zeros(3, np.int64))
+    agree(_versioned_temporaries, np.arange(5.0), np.arange(3.0))
 
 
 def _bcast_into_empty(x, z, n):
@@ -235,14 +263,21 @@ def _store_then_empty_max(x, y):
     return y.max()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x[0] = 5.0; y.max() of an empty y: the ValueError is raised before the store "
-    "happens (the reduction's zero-size check runs ahead of the statements before it; "
-    "the lowering, lower/imperative.py)",
-)
+def _store_then_empty_others(x, y):
+    x[0] = 5.0
+    a = np.argmin(y[1:]) if x[1] > 0 else y[1:].argmax()
+    return a + np.ptp(y) + np.amax(y, axis=0)
+
+
 def test_a_zero_size_reduction_raises_after_the_statements_before_it():
+    """Found by the fuzzer: x[0] = 5.0; y.max() of an empty y raised its ValueError while
+    tracing, before the store ran; a max/min/argmax/argmin/ptp of an array the trace finds
+    empty now raises where the code runs it (imperative/tracers.extremum_where_it_runs)."""
     agree(_store_then_empty_max, np.zeros(3), np.zeros(0))
+    agree(_store_then_empty_max, np.zeros(3), np.ones(2))
+    for x1 in (0.0, 1.0):
+        agree(_store_then_empty_others, np.array([0.0, x1]), np.zeros(1))
+        agree(_store_then_empty_others, np.array([0.0, x1]), np.arange(3.0))
 
 
 def _unused_slice_max(x):
@@ -261,13 +296,12 @@ def _min_in_loop(y, m):
     return s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="y.min() of an empty y inside a loop that runs 0 times raises ValueError: the "
-    "reduction (and its zero-size check) is hoisted out of the loop (the lowering)",
-)
-def test_a_zero_size_reduction_in_a_loop_that_never_runs():
-    agree(_min_in_loop, np.zeros(0, np.int64), 0)
+@pytest.mark.parametrize("m", [0, 2])
+def test_a_zero_size_reduction_in_a_loop_that_never_runs(m):
+    """Found by the fuzzer: y.min() of an empty y in a loop that runs no iteration raised
+    (while tracing); it raises when an iteration runs it."""
+    agree(_min_in_loop, np.zeros(0, np.int64), m)
+    agree(_min_in_loop, np.arange(3), m)
 
 
 def _aug_order(x, y):
@@ -275,14 +309,11 @@ def _aug_order(x, y):
     return y
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="y[5] += x.min(): Python loads y[5] (IndexError) before evaluating x.min() "
-    "(ValueError on an empty x); njit raises the right side's error first (the same "
-    "hoisted zero-size check as the test above)",
-)
 def test_augmented_assignment_loads_the_target_before_the_right_side():
+    """y[5] += x.min(): Python loads y[5] (IndexError) before it evaluates x.min()
+    (ValueError on an empty x); so does njit since x.min()'s error is raised where it runs."""
     agree(_aug_order, np.zeros(0), np.zeros(3))
+    agree(_aug_order, np.zeros(0), np.zeros(6))
 
 
 def _const_div_not_taken(x):
@@ -357,3 +388,58 @@ def test_return_in_nested_elif_branches():
     agree(_nested_return, np.zeros(4, np.int64), np.zeros(2), np.array(-1.0), 3, 1, 0)
     agree(_return_unreachable_when_traced, np.zeros(3), np.zeros(2))
     agree(_return_unreachable_when_traced, np.zeros(2), np.zeros(2))
+
+
+def _abs_of_python_float(n, t):
+    s0 = 2.5
+    for i1 in range(-1, n):
+        s0 = abs(s0) + 0.0
+        s0 %= i1
+    return s0 + abs(t) % (n - 3)
+
+
+def _python_floats(t, z):
+    return (
+        round(t, 1) % z,
+        round(t, -1) % z,
+        round(int(t), -1) % z,
+        math.copysign(t, -1.0) % z,
+        math.hypot(t, 2.0) % z,
+    )
+
+
+@pytest.mark.parametrize("n", [-1, 0, 3, 4])
+def test_abs_of_a_python_number_is_a_python_number(n):
+    """Found by the fuzzer (program 1802 of seed 7): abs() of a Python float gave a NumPy
+    float64, so `s0 %= i` by a zero i gave nan instead of Python's ZeroDivisionError; so did
+    round(t, n), math.copysign and math.hypot (found looking for the same)."""
+    agree(_abs_of_python_float, n, -2.5)
+    agree(_python_floats, -2.5 * n, n % 2)
+    agree(_python_floats, 17.25 * n, 3)
+
+
+def _unused_view_reads(x, z, k):
+    v = x[:-1]
+    f1 = 1.0
+    f1 -= v[k % v.shape[0]] % z[3 % z.shape[0]]
+    w = x[1:][k]  # noqa: F841
+    return 0
+
+
+def _unused_view_read_then_broadcast(x, y, n):
+    v = x[1:]
+    f1 = v[v.shape[0] - 1] - x[n]  # noqa: F841
+    y[0:2] *= y[::-1]
+    return y
+
+
+def test_a_size_of_an_unused_view_is_bound():
+    """Found by the fuzzer (programs 4730 and 5036 of seed 7): `k % v.shape[0]` of a view v
+    whose reads are unused failed to compile (LoweringError ('dim', 's1')): dead-code
+    elimination dropped the view that binds the size; it keeps it now (passes/simplify.dce),
+    and an unused read of a view checks its index."""
+    agree(_unused_view_reads, np.zeros(11), np.zeros(0), 0)
+    agree(_unused_view_reads, np.zeros(11), np.zeros(2), 12)
+    agree(_unused_view_reads, np.zeros(11), np.zeros(2), 9)
+    agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(6), 2)
+    agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(2), 9)

@@ -42,6 +42,7 @@ from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
+from jitmagic.imperative.unused_reads import check_unused_reads
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.passes import bounds
 from jitmagic.runtime import callbacks, engine, interrupt, runstats
@@ -848,7 +849,7 @@ class NjitFunction(JitFunction):
     def _optimize(self, fn):
         if not self.opts.boundscheck:
             fn = bounds.uncheck_all(fn)
-        return pipeline.optimize(fn)
+        return pipeline.optimize(check_unused_reads(fn))
 
     def _key_info(self, args, kwargs):
         bound = self._bind(args, kwargs)

@@ -514,7 +514,10 @@ def _reduction(name):
     fn = getattr(np, name)
 
     def reduce(a, *args, out=None, **kwargs):
-        res = fn(_val(a), *args, **kwargs)
+        if name in tracers.EXTREMA:
+            res = tracers.extremum_where_it_runs(fn, _val(a), *args, **kwargs)
+        else:
+            res = fn(_val(a), *args, **kwargs)
         if out is None:
             return res
         set_value(out, res, casting=None)
@@ -1176,6 +1179,7 @@ for _name in (
     "nansum",
     "argmax",
     "argmin",
+    "ptp",
     "any",
     "all",
 ):
@@ -1348,13 +1352,17 @@ def _math_hypot(*xs):
     r = xs[0] * 0.0
     for x in xs:
         r = np.hypot(r, _val(x))
-    return r
+    return _python_float(r)  # (math's functions return Python floats)
 
 
 def _math_copysign(x, y):
     if not (_traced(x) or _traced(y)):
         return math.copysign(x, y)
-    return np.copysign(_val(x) * 1.0, _val(y))
+    return _python_float(np.copysign(_val(x) * 1.0, _val(y)))
+
+
+def _python_float(r):
+    return bind("convert_element_type", r, new_dtype=_F64, weak_type=True)
 
 
 def _math_gamma(x):
@@ -1537,7 +1545,13 @@ def _len(x):
 def _abs(x):
     if isinstance(x, Dim):
         x = _size_value(x)
-    return np.abs(_val(x)) if _traced(x) else builtins.abs(x)
+    if not _traced(x):
+        return builtins.abs(x)
+    v = _val(x)
+    r = np.abs(v)
+    if v.aval.shape == () and v.aval.weak_type:  # abs of a Python number is a Python number
+        r = bind("convert_element_type", r, new_dtype=r.dtype, weak_type=True)
+    return r
 
 
 def _pick(args, better):
@@ -1632,10 +1646,14 @@ def _round(x, ndigits=None):
         r = np.rint(x) if x.aval.dtype.kind == "f" else x
         return bind("convert_element_type", r, new_dtype=_I64, weak_type=True)
     if x.aval.dtype.kind != "f":
-        return x if ndigits >= 0 else np.round(x, ndigits)
-    if not x.aval.weak_type or ndigits < 0 or ndigits > 22:
-        return np.round(x, ndigits)  # a NumPy float rounds as NumPy does (scaled, then rint)
-    return _round_exact(x, ndigits)
+        r = x if ndigits >= 0 else np.round(x, ndigits)
+    elif not x.aval.weak_type or ndigits < 0 or ndigits > 22:
+        r = np.round(x, ndigits)  # a NumPy float rounds as NumPy does (scaled, then rint)
+    else:
+        r = _round_exact(x, ndigits)
+    if x.aval.weak_type:  # round() of a Python number is a Python number
+        r = bind("convert_element_type", r, new_dtype=r.dtype, weak_type=True)
+    return r
 
 
 def _split(a):

@@ -513,12 +513,37 @@ def _is_basic(idx):
 # ---------------------------------------------------------------- references
 
 
+_EMPTY_REDUCTION = ("zero-size array to reduction operation", "attempt to get arg")
+EXTREMA = ("max", "min", "amax", "amin", "argmax", "argmin", "ptp")
+
+
+def extremum_where_it_runs(fn, a, *args, **kwargs):
+    """fn(a, ...), a reduction without identity (max, argmin, ptp, ...): of an array the
+    trace finds empty, NumPy's ValueError is raised when the code gets there (after the
+    statements before it, and only if it does: a loop around it may run no iteration), not
+    while tracing."""
+    try:
+        return fn(a, *args, **kwargs)
+    except ValueError as e:
+        if not str(e).startswith(_EMPTY_REDUCTION) or current_trace() is None:
+            raise
+        message = str(e).replace("{", "{{").replace("}", "}}")
+    bind("nj_raise", exc="ValueError", message=message)
+    # the result's shape and dtype, of a stand-in whose empty axes have one element (the
+    # value is never used: the code raised above)
+    shape = tuple(1 if d == 0 else d for d in a.aval.shape)
+    zero = np.zeros((), a.aval.dtype)
+    stand_in = bind("broadcast_in_dim", zero, shape=shape, broadcast_dimensions=())
+    return fn(stand_in, *args, **kwargs)
+
+
 def _out_method(name):
     def method(self, *args, out=None, **kwargs):
         if out is None:
-            return getattr(Tracer, name)(
-                self.value() if isinstance(self, RefTracer) else self, *args, **kwargs
-            )
+            value = self.value() if isinstance(self, RefTracer) else self
+            if name in EXTREMA:
+                return extremum_where_it_runs(getattr(Tracer, name), value, *args, **kwargs)
+            return getattr(Tracer, name)(value, *args, **kwargs)
         from jitmagic.imperative.namespace import _reduction
 
         return _reduction(name)(self, *args, out=out, **kwargs)

@@ -8,6 +8,7 @@ import numpy as np
 
 from jitmagic.core.ir import Eqn, Function, Lit, Var
 from jitmagic.core.registry import PRIMITIVES
+from jitmagic.core.shapes import Dim, symbols_of
 
 
 def _subst(env, a):
@@ -70,14 +71,37 @@ def cse(fn: Function) -> Function:
 
 
 def dce(fn: Function) -> Function:
-    """Drop equations whose results nobody uses (and that have no effect)."""
+    """Drop equations whose results nobody uses (and that have no effect). An equation whose
+    results' shapes hold a size symbol a kept equation reads as a parameter is kept too (a
+    view binds its fresh sizes: `k % v.shape[0]` reads v's size though v itself is unused)."""
     live = {a for a in fn.outs if isinstance(a, Var)}
+    sizes = set()  # size symbols the kept equations read
     kept = []
     for e in reversed(fn.eqns):
-        if any(v in live for v in e.outvars) or PRIMITIVES[e.prim].effect:
+        if (
+            any(v in live for v in e.outvars)
+            or PRIMITIVES[e.prim].effect
+            or (sizes and binds_sizes(e) & sizes)
+        ):
             kept.append(e)
             live.update(a for a in e.inputs if isinstance(a, Var))
+            sizes |= sizes_read(e.params)
     return fn.replace(eqns=tuple(reversed(kept)))
+
+
+def binds_sizes(e):
+    return {s for v in e.outvars for d in getattr(v.aval, "shape", ()) for s in symbols_of(d)}
+
+
+def sizes_read(x):
+    """The size symbols in parameters (sub-functions' equations included)."""
+    if isinstance(x, Dim):
+        return set(x.symbols)
+    if isinstance(x, Function):
+        return set().union(*(sizes_read(e.params) for e in x.eqns)) if x.eqns else set()
+    if isinstance(x, tuple):
+        return set().union(*(sizes_read(y) for y in x)) if x else set()
+    return set()
 
 
 def keeps_layout(e) -> bool:

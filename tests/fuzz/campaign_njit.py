@@ -2,10 +2,13 @@
 worker processes.
 
     python -m tests.fuzz.campaign_njit --programs N [--workers 2] [--seed S] [--start K]
-        [--inputs 2] [--numba-every 100] [--out last_campaign_njit.json]
+        [--inputs 2] [--numba-every 100] [--out last_campaign_njit.json] [--add]
 
 Program k of seed S is drawn from RandomSource(S * 10**9 + k), so any program can be
-regenerated (`--start K --programs K+1`). A worker is a child process running a range of
+regenerated (`--start K --programs K+1`). A long campaign runs in chunks: `--add` adds a
+chunk's counts to the summary already in the output file (same seed and inputs per program;
+its "ranges" list the programs run, which must not overlap), so the chunks add up to one
+record. A worker is a child process running a range of
 programs; if it dies (a segfault in native code) the program it was running counts as a crash
 and a new worker resumes after it. Every failure is shrunk to a minimal program and written as
 a runnable snippet to tests/fuzz/failures_njit/; the summary goes to
@@ -28,6 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHUNK = 100
+# a worker silent this long (one program's runs and its shrinking, 90 s at most) is stuck in a
+# program that does not end: killed, the program counted as a timeout
+TIMEOUT = 300
 KINDS = ("mismatch", "jitmagic raised", "rejected")
 
 
@@ -96,11 +102,12 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
                 failures.append((rec["kind"], seed, rec["done"], rec["snippet"]))
 
     def crash(k, rc, err):
+        kind = "timeout" if rc == "timeout" else "crash"
         counts["programs"] += 1
-        counts["crash"] += 1
+        counts[kind] += 1
         failures.append(
             (
-                "crash",
+                kind,
                 seed,
                 k,
                 f"# worker exit status {rc}\n# program {k} "
@@ -125,15 +132,17 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
         record,
         crash,
         cwd=ROOT,
+        timeout=TIMEOUT,
     )
     return counts, constructs, numba
 
 
-def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None):
+def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None, add=False):
     """Runs programs start..n_programs-1; the summary is rewritten after every finished range
     (in order), so a campaign stopped early records what it ran ("finished": false) and a
-    later one resumes with --start = the first program not run."""
+    later one resumes with --start = the first program not run (and --add)."""
     t0 = time.time()
+    base = _previous(out, seed, n_inputs, start, n_programs) if add else None
     failures = []
     ranges = [(s, min(s + CHUNK, n_programs)) for s in range(start, n_programs, CHUNK)]
     total, cons, nb = Counter(), Counter(), Counter()
@@ -151,21 +160,72 @@ def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None
                 f"... {total['programs']} programs, {total['mismatch']} mismatches, "
                 f"{total['jitmagic raised']} jitmagic errors, {total['rejected']} rejected, "
                 f"{sum(v for k, v in total.items() if k.startswith('known'))} known, "
-                f"{total['crash']} crashes, {total['harness']} harness, {dt:.0f} s "
+                f"{total['crash']} crashes, {total['timeout']} timeouts, {total['harness']} harness, {dt:.0f} s "
                 f"({total['programs'] / max(dt, 1e-9):.1f}/s)",
                 file=sys.stderr,
                 flush=True,
             )
             summary = _record(
                 total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
-                finished=i == len(ranges) - 1, start=start, out=out,
+                finished=i == len(ranges) - 1, start=start, out=out, base=base,
+                stop=ranges[i][1],
             )  # fmt: skip
     print(json.dumps(summary, indent=1))
     return summary
 
 
+def _previous(out, seed, n_inputs, start, stop):
+    """The summary a chunk adds to (--add): the output file's, checked to be of the same
+    campaign and not to hold the chunk's programs already."""
+    path = out or os.path.join(HERE, "last_campaign_njit.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        prev = json.load(f)
+    if (prev.get("seed"), prev.get("inputs_per_program")) != (seed, n_inputs):
+        raise SystemExit(f"--add: {path} is seed {prev.get('seed')}, not {seed}")
+    ranges = prev.get("ranges") or [
+        [prev["first_program"], prev["first_program"] + prev["programs"]]
+    ]
+    for a, b in ranges:
+        if a < stop and start < b:
+            raise SystemExit(f"--add: programs {a}..{b - 1} are already in {path}")
+    return dict(prev, ranges=ranges)
+
+
+_SETTINGS = {"first_program", "inputs_per_program", "seed", "workers", "programs_per_second"}
+
+
+def _added(base, summary):
+    """summary's counts plus base's (a previous chunk's summary), key by key."""
+    out = dict(summary)
+    for k, v in summary.items():
+        b = base.get(k)
+        if isinstance(v, bool) or b is None or k in _SETTINGS:
+            continue
+        if isinstance(v, (int, float)):
+            out[k] = round(v + b, 1) if isinstance(v, float) else v + b
+        elif isinstance(v, dict) and k != "numba differences":
+            merged = dict(b)
+            for kk, vv in v.items():
+                merged[kk] = merged.get(kk, 0) + vv
+            out[k] = dict(sorted(merged.items()))
+        elif isinstance(v, list) and k != "ranges":
+            out[k] = sorted(set(b) | set(v))
+    ranges = []
+    for a, b in sorted(base["ranges"] + summary["ranges"]):
+        if ranges and ranges[-1][1] == a:
+            ranges[-1][1] = b  # (adjacent chunks: one range)
+        else:
+            ranges.append([a, b])
+    out["ranges"] = ranges
+    out["first_program"] = min(a for a, _ in out["ranges"])
+    out["programs_per_second"] = round(out["programs"] / max(out["seconds"], 1e-9), 2)
+    return out
+
+
 def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0, finished,
-            start, out):  # fmt: skip
+            start, out, base=None, stop=None):  # fmt: skip
     N, _ = _modules()
     out_dir = os.path.join(HERE, "failures_njit")
     if failures:
@@ -179,7 +239,7 @@ def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
     secs = time.time() - t0
     summary = {
         "programs": total["programs"],
-        **{k: total[k] for k in ("crash", "harness", "other") + KINDS},
+        **{k: total[k] for k in ("crash", "timeout", "harness", "other") + KINDS},
         **{k: v for k, v in sorted(total.items()) if k.startswith("inputs")},
         "known bugs (programs; reproducers in tests/test_fuzz_njit.py)": {
             k: v for k, v in sorted(total.items()) if k.startswith("known: ")
@@ -195,7 +255,10 @@ def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
         f"numba (every {numba_every}th program, its first input set)": dict(sorted(nb.items())),
         "numba differences": N.NUMBA_DIFFERENCES,
         "failures": sorted(names),
+        "ranges": [[start, stop if stop is not None else start + total["programs"]]],
     }
+    if base is not None:
+        summary = _added(base, summary)
     with open(out or os.path.join(HERE, "last_campaign_njit.json"), "w") as f:
         json.dump(summary, f, indent=1)
     return summary
@@ -210,13 +273,14 @@ def main(argv=None):
     ap.add_argument("--inputs", type=int, default=2, help="input sets per program")
     ap.add_argument("--numba-every", type=int, default=100, help="0: no Numba")
     ap.add_argument("--out", default=None, help="summary file (default last_campaign_njit.json)")
+    ap.add_argument("--add", action="store_true", help="add to the summary in --out (chunks)")
     ap.add_argument("--worker", nargs=5, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         worker(*a.worker)
         return 0
-    s = campaign(a.programs, a.workers, a.seed, a.inputs, a.numba_every, a.start, a.out)
-    bad = sum(s.get(k, 0) for k in ("crash", "harness", "other") + KINDS)
+    s = campaign(a.programs, a.workers, a.seed, a.inputs, a.numba_every, a.start, a.out, a.add)
+    bad = sum(s.get(k, 0) for k in ("crash", "timeout", "harness", "other") + KINDS)
     return 1 if bad else 0
 
 
