@@ -1,0 +1,96 @@
+"""First calls in a fresh process (issue 29): each (kernel, system) in a new Python process.
+
+The suite's own first call (suite.first_calls) compiles a fresh function in a process that has
+already compiled other kernels, so it leaves out what a notebook's first jitted call pays once:
+the runtime's own modules (the clock, the pools, the GEMM), LLVM's and XLA's first use, OpenBLAS
+loading. Here a child process imports the system and builds the arguments (on the device, for
+JAX), untimed, then times the first call alone. Imports are reported apart (another change makes
+`import jitmagic` lazy, which moves work into the first call: both are recorded).
+
+    python benchmarks/first_fresh.py KERNEL SYSTEM SCALE    # one child: prints a JSON line
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SYSTEMS = ("jitmagic", "numba", "jax")
+
+
+def child(name, system, scale):
+    t0 = time.perf_counter_ns()
+    import numpy as np
+    import suite
+    import workloads as W
+
+    k = suite.K.KERNELS[name]
+    args = k.data(np.random.default_rng(W.RNG_SEED), scale)
+    call = suite._factories(k, args)[system]()  # imports the system, jits, puts data on device
+    t1 = time.perf_counter_ns()
+    call()
+    t2 = time.perf_counter_ns()
+    print(json.dumps({"first_ns": t2 - t1, "setup_ns": t1 - t0}))
+
+
+def measure(names, scale, reps, log, timeout_s=600):
+    """{kernel: {system: {median_ns, min_ns, n_samples, setup_ns} or {unsupported}}}, the
+    systems' order rotated every rep so none always runs right after another's exit."""
+    out = {}
+    env = dict(os.environ)  # the child imports this checkout's jitmagic, as the parent does
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    for name in names:
+        times = {s: [] for s in SYSTEMS}
+        setup, errors = {s: [] for s in SYSTEMS}, {}
+        for r in range(reps):
+            order = SYSTEMS[r % 3 :] + SYSTEMS[: r % 3]
+            for system in order:
+                if system in errors:
+                    continue
+                p = subprocess.run(
+                    [sys.executable, __file__, name, system, str(scale)],
+                    capture_output=True,
+                    text=True,
+                    cwd=HERE,
+                    timeout=timeout_s,
+                    env=env,
+                )
+                if p.returncode:
+                    last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+                    errors[system] = last[:300]
+                    continue
+                rec = json.loads(p.stdout.strip().splitlines()[-1])
+                times[system].append(rec["first_ns"])
+                setup[system].append(rec["setup_ns"])
+        row = {}
+        for s in SYSTEMS:
+            if s in errors:
+                row[s] = {"unsupported": errors[s]}
+            elif times[s]:
+                row[s] = {
+                    "median_ns": statistics.median(times[s]),
+                    "min_ns": min(times[s]),
+                    "n_samples": len(times[s]),
+                    "setup_ns": statistics.median(setup[s]),
+                }
+        out[name] = row
+        log(
+            f"    {name} (fresh process): "
+            + ", ".join(
+                f"{s} {c['median_ns'] / 1e6:.1f} ms" if "median_ns" in c else f"{s} unsupported"
+                for s, c in row.items()
+            )
+        )
+    return out
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    child(sys.argv[1], sys.argv[2], float(sys.argv[3]))
