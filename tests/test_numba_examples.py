@@ -396,20 +396,14 @@ def _kmeans_inputs():
     return pts, pts[[0, 79]].copy(), 5
 
 
-_ROW_VIEW_IN_PRANGE = (
-    "a view of a row (points[i]) inside a prange loop of a parallel=True function fails to "
-    "lower (LoweringError: 'Buffer' object has no attribute 'root'; lower/prange.py)"
-)
-
-
-@example(lambda: (f64(12, 3), np.zeros(12)), options={"parallel": True}, xfail=_ROW_VIEW_IN_PRANGE)
+@example(lambda: (f64(12, 3), np.zeros(12)), options={"parallel": True})
 def prange_over_row_views(points, out):
     for i in prange(points.shape[0]):
         out[i] = np.sum(points[i] ** 2)
     return out
 
 
-@example(_kmeans_inputs, options={"parallel": True}, rtol=1e-12, xfail=_ROW_VIEW_IN_PRANGE)
+@example(_kmeans_inputs, options={"parallel": True}, rtol=1e-12)
 def kmeans_iterations(points, centres, steps):
     n, k = points.shape[0], centres.shape[0]
     label = np.zeros(n, np.int64)

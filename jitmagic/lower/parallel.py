@@ -9,6 +9,8 @@ depends on a worker. The GIL is released for the whole native call.
 
 from __future__ import annotations
 
+import copy
+
 import llvmlite.ir as ir
 
 from jitmagic.lower import codegen as _codegen
@@ -68,11 +70,14 @@ def _parts(v):
 def _rebuild(v, vals):
     if isinstance(v, _codegen.Buffer):
         it = iter(vals[1:])
-        return _codegen.Buffer(
-            vals[0],
-            v.aval,
-            tuple(s if not isinstance(s, ir.Value) else next(it) for s in v.strides),
-        )
+        # a copy of the outer function's buffer, so that a subclass keeps its static facts
+        # (njit's RefBuffer: the memory it belongs to, which views of it inherit)
+        out = copy.copy(v)
+        out.ptr = vals[0]
+        out.strides = tuple(s if not isinstance(s, ir.Value) else next(it) for s in v.strides)
+        if isinstance(getattr(out, "obj", None), ir.Value):
+            out.obj = None  # (an LLVM value of the outer function: not the part's to use)
+        return out
     return _codegen.ScalarArg(tuple(vals) if isinstance(v.value, tuple) else vals[0], v.aval)
 
 
