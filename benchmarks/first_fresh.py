@@ -34,20 +34,22 @@ def child(name, system, scale):
     k = suite.K.KERNELS[name]
     args = k.data(np.random.default_rng(W.RNG_SEED), scale)
     call = suite._factories(k, args)[system]()  # imports the system, jits, puts data on device
-    t1 = time.perf_counter_ns()
+    c1, t1 = time.process_time_ns(), time.perf_counter_ns()
     call()
-    t2 = time.perf_counter_ns()
-    print(json.dumps({"first_ns": t2 - t1, "setup_ns": t1 - t0}))
+    t2, c2 = time.perf_counter_ns(), time.process_time_ns()
+    print(json.dumps({"first_ns": t2 - t1, "cpu_ns": c2 - c1, "setup_ns": t1 - t0}))
 
 
 def measure(names, scale, reps, log, timeout_s=600):
-    """{kernel: {system: {median_ns, min_ns, n_samples, setup_ns} or {unsupported}}}, the
-    systems' order rotated every rep so none always runs right after another's exit."""
+    """{kernel: {system: {median_ns, min_ns, n_samples, cpu_ns, setup_ns} or {unsupported}}},
+    the systems' order rotated every rep so none always runs right after another's exit.
+    cpu_ns: the process's CPU time over the call (all its threads), which a loaded machine
+    inflates much less than the wall time."""
     out = {}
     env = dict(os.environ)  # the child imports this checkout's jitmagic, as the parent does
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     for name in names:
-        times = {s: [] for s in SYSTEMS}
+        times, cpu = {s: [] for s in SYSTEMS}, {s: [] for s in SYSTEMS}
         setup, errors = {s: [] for s in SYSTEMS}, {}
         for r in range(reps):
             order = SYSTEMS[r % 3 :] + SYSTEMS[: r % 3]
@@ -68,6 +70,7 @@ def measure(names, scale, reps, log, timeout_s=600):
                     continue
                 rec = json.loads(p.stdout.strip().splitlines()[-1])
                 times[system].append(rec["first_ns"])
+                cpu[system].append(rec["cpu_ns"])
                 setup[system].append(rec["setup_ns"])
         row = {}
         for s in SYSTEMS:
@@ -78,6 +81,7 @@ def measure(names, scale, reps, log, timeout_s=600):
                     "median_ns": statistics.median(times[s]),
                     "min_ns": min(times[s]),
                     "n_samples": len(times[s]),
+                    "cpu_ns": statistics.median(cpu[s]),
                     "setup_ns": statistics.median(setup[s]),
                 }
         out[name] = row
