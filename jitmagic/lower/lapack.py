@@ -15,8 +15,8 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core import shapes
+from jitmagic.core.dtypes import ShapedArray
 from jitmagic.errors import LoweringError
 from jitmagic.lower.blas import one_thread
 from jitmagic.lower.codegen import Buffer
