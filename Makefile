@@ -12,7 +12,7 @@ CHROMIUM := /usr/bin/chromium
 # the npm scripts run `jupyter labextension build`: the venv's JupyterLab
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: test test-quick demo bench clean labextension browser lint lint-ts
+.PHONY: test test-quick demo bench clean labextension browser lint lint-ts bytecode
 
 # a venv with what building the package needs (JupyterLab's extension builder, hatch plugins)
 $(BASE):
@@ -47,12 +47,18 @@ $(STAMP): pyproject.toml $(BASE) $(LABEXT)
 	$(PY) -m pip install -q --no-build-isolation -e ".[test]"
 	touch $@
 
+# the package's bytecode, as an installed wheel has it: with PYTHONDONTWRITEBYTECODE set (as on
+# these machines) every process would otherwise compile jitmagic's source again (about 200 ms
+# of each `import jitmagic`); Python still reads the files, and ignores stale ones
+bytecode: $(STAMP)
+	$(PY) -m compileall -q -j 0 jitmagic > /dev/null
+
 # Debian's Chromium for the browser test (Playwright's own download is not used)
 browser:
 	test -x $(CHROMIUM) || (apt-get update && apt-get install -y chromium)
 
 # the suite on two workers; one file's tests stay on one worker (shared shells, kernels)
-test: $(STAMP) browser lint
+test: $(STAMP) bytecode browser lint
 	cd labextension && npm test
 	$(PY) -m pytest -q -n 2 --dist loadfile tests
 
@@ -60,13 +66,13 @@ test: $(STAMP) browser lint
 QUICK := tests/test_smoke.py tests/test_jit_semantics.py tests/test_ir_golden.py \
 	tests/test_njit_features.py tests/test_imperative_convert.py tests/test_magics.py \
 	tests/test_tracker.py tests/test_call_path.py tests/test_oracle.py
-test-quick: $(STAMP)
+test-quick: $(STAMP) bytecode
 	JM_RANDOM_PROGRAMS=300 $(PY) -m pytest -q -x -n 2 --dist loadfile $(QUICK)
 
-demo: $(STAMP)
+demo: $(STAMP) bytecode
 	$(PY) -m jitmagic.notebook.demos demo_notebooks demo_notebooks/html
 
-bench: $(STAMP)
+bench: $(STAMP) bytecode
 	$(PY) -m pip install -q -e ".[test,bench]"
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 

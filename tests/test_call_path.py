@@ -3,6 +3,7 @@ path give the same results and errors as the general path, for every case they h
 
 import gc
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -234,16 +235,19 @@ def test_nested_and_method_calls(monkeypatch):
         np.testing.assert_array_equal(h.scale(x), x * 3)
 
 
-def test_status_codes_raise_what_the_python_path_raises():
+def test_status_codes_raise_what_the_python_path_raises_and_are_recorded():
     f = jm.jit(affine)
     f(np.ones(2))
     v = f.variants[-1]
+    ref = weakref.ref(v)
     with pytest.raises(MemoryError):
-        v.raise_status(2)
+        v.raise_status(ref, 2)
     with pytest.raises(KeyboardInterrupt):
-        v.raise_status(3)
+        v.raise_status(ref, 3)
     with pytest.raises(RuntimeError):
-        v.raise_status(7)
+        v.raise_status(ref, 7)
+    kinds = [(e.kind, e.variant) for e in jm.tracker.event_list(f)][-3:]
+    assert kinds == [("error", v.id), ("interrupt", v.id), ("error", v.id)]
 
 
 def with_none(x, extra, scale=None):

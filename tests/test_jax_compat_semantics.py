@@ -1365,6 +1365,8 @@ def _public_functions():
     from jitmagic.numpy import _advanced
 
     out = {}
+    for name in mjnp.__all__:  # the lazily imported corners too (jitmagic/numpy/__init__.py)
+        getattr(mjnp, name)
     for name, fn in mjnp._FUNCTIONS.items():
         if callable(fn) and inspect.isfunction(fn):
             out[name] = fn

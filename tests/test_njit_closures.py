@@ -210,3 +210,17 @@ def test_a_nested_function_in_the_converted_source_reads_as_code():
 
     src = convert(nested_with_loops_and_returns).source
     assert "def step(i)" in src
+
+
+def test_njit_of_a_lambda():
+    """njit(lambda ...) as Numba takes it: the lambda is found in its line by its
+    parameters; two alike on one line cannot be told apart and are refused."""
+    f = jm.njit(lambda x, k: x * k + 1 if k > 0 else -x)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x, 2.0), x * 2.0 + 1)
+    np.testing.assert_array_equal(f(x, -1.0), -x)
+    g, h = jm.njit(lambda a: a + 1), jm.njit(lambda b: b * 2)
+    assert (g(1), h(3)) == (2, 6)
+    twins = (jm.njit(lambda a: a + 1), jm.njit(lambda a: a * 2))
+    with pytest.raises(NjitUnsupportedError, match="cannot be told apart"):
+        twins[0](1)

@@ -399,3 +399,59 @@ def test_print_of_an_array_says_it_is_not_supported():
 
     with pytest.raises(jm.errors.NjitUnsupportedError, match="print\\(\\) of an array"):
         jm.njit(show)(np.zeros(2))
+
+
+# ------------------------------------------------------------------ arguments' structure
+
+
+def _nested_differently(a, b):
+    if isinstance(a, tuple):
+        return a[0] * 100 + a[1] * 10 + b
+    return a * 1000 + b[0] * 10 + b[1]
+
+
+def test_tuples_nested_differently_are_different_variants():
+    """f((1, 2), 3) and f(1, (2, 3)) have leaves of the same types: the variant key holds the
+    structure too (the second call was served the first call's variant: 123, not 1023)."""
+    f = jm.njit(_nested_differently)
+    assert f((1, 2), 3) == 123
+    assert f(1, (2, 3)) == 1023
+    assert f((1, 2), 3) == 123
+    assert len(f.variants) == 2
+    log = jm.events()
+    reason = log[log["qualname"] == "_nested_differently"]["reason"].iloc[-1]
+    assert "structure changed" in reason
+
+
+def _apply_each(fn, a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = fn(a[i])
+    return out
+
+
+def _plain_step(x):
+    if x > 2:
+        return x * 2
+    return x - 1
+
+
+@jm.njit
+def _njit_inc(x):
+    return x + 1
+
+
+def test_functions_passed_as_arguments():
+    """Numba's first-class functions: an njit or plain function passed in is called inside
+    (inline); each function passed is its own variant, the miss says so."""
+    a = np.arange(6.0)
+    agree(_apply_each, _plain_step, a)
+    agree(_apply_each, _njit_inc, a)
+    f = jm.njit(_apply_each)
+    f(_plain_step, a)
+    f(_njit_inc, a)
+    f(_plain_step, a + 1)
+    assert len(f.variants) == 2
+    log = jm.events()
+    reason = log[log["qualname"] == "_apply_each"]["reason"].iloc[-1]
+    assert "another function passed" in reason

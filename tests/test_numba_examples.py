@@ -2272,8 +2272,6 @@ def guvectorize_lazy(nb):
 
 @program(
     lambda: np.arange(5, dtype=np.int32),
-    xfail="a ufunc or gufunc made by jitmagic.numba cannot be called from njit code "
-    "(UnsupportedOperationError: the trace sees an unknown np.ufunc); NumPy's own ufuncs can",
 )
 def gufunc_called_from_njit(nb):
     @nb.guvectorize("(n)->(n)")
@@ -2293,8 +2291,6 @@ def gufunc_called_from_njit(nb):
 
 @program(
     lambda: np.arange(4.0) * 3 + 1,
-    xfail="a ufunc or gufunc made by jitmagic.numba cannot be called from njit code "
-    "(UnsupportedOperationError: the trace sees an unknown np.ufunc); NumPy's own ufuncs can",
 )
 def ufunc_called_from_njit(nb):
     @nb.vectorize(["float64(float64)"])
@@ -2429,8 +2425,6 @@ def functions_passed_inside_njit(nb):
 
 @program(
     lambda: 2,
-    xfail="an njit function passed as an argument from Python (apply(inc, 1)): njit keys "
-    "arguments by type and takes arrays, numbers and tuples only (TypeError)",
 )
 def functions_passed_from_python(nb):
     @nb.njit

@@ -623,3 +623,68 @@ def test_options_fastmath_cache_and_refusals(tmp_path):
         nb.guvectorize(["void(float64[:], float64[:])"], "(n?)->(n?)")(lambda a, b: None)
     with pytest.raises(TypeError):
         nb.guvectorize(["void(float64[:], float64)"], "(n)->()")(lambda a, b: None)
+
+
+# ---------------------------------------------------------------- called from njit code
+
+
+def _ufuncs_in_njit(a, b, m, res, d, dot, duplicate, hyp, affine):
+    r1 = affine(a)
+    r2 = affine(np.float32(2.0))  # NumPy's choice of loop: float32
+    r3 = hyp(a, b)  # a lazy ufunc: the loop for float64, float64
+    r4 = hyp(3, 4.0)
+    r5 = affine(m)  # 2-d
+    r6 = hyp(m, a[:3])  # broadcasting
+    out = np.zeros_like(a)
+    affine(b, out)  # the output by position
+    duplicate(a, res)  # a lazy gufunc, no loop dimension
+    dot(m, m, d)  # an eager gufunc over one loop dimension, a () output
+    return r1, r2, r3, r4, r5, r6, out
+
+
+def test_ufuncs_and_gufuncs_called_from_njit_code():
+    """Inside njit code a jitmagic.numba ufunc's kernel is compiled inline, with NumPy's loop
+    for the inputs' dtypes; results, dtypes and the gufunc's outputs as NumPy's calls give."""
+    affine = nb.vectorize(["float64(float64)", "float32(float32)"])(lambda u: 3 * u + 1)
+    hyp = nb.vectorize(lambda p, q: (p * p + q * q) ** 0.5)
+
+    def dup(x, r):
+        for k in range(x.shape[0]):
+            r[k] = x[k]
+
+    def dot_py(p, q, out):
+        s = 0.0
+        for k in range(p.shape[0]):
+            s += p[k] * q[k]
+        out[0] = s
+
+    duplicate = nb.guvectorize("(n)->(n)")(dup)
+    dot = nb.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()")(dot_py)
+
+    @nb.njit
+    def run(a, b, m, res, d):
+        return _ufuncs_in_njit(a, b, m, res, d, dot, duplicate, hyp, affine)
+
+    a, b = rng.standard_normal(4), rng.standard_normal(4)
+    m = rng.standard_normal((2, 3))
+    got_res, got_d = np.zeros(4), np.zeros(2)
+    got = run(a, b, m, got_res, got_d)
+    want_res, want_d = np.zeros(4), np.zeros(2)
+    want = _ufuncs_in_njit(a, b, m, want_res, want_d, dot, duplicate, hyp, affine)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-15)
+    np.testing.assert_array_equal(got_res, want_res)
+    np.testing.assert_allclose(got_d, want_d, rtol=1e-15)
+
+
+def test_a_ufunc_without_a_loop_for_the_inputs_raises_numpys_error_in_njit():
+    only_ints = nb.vectorize(["int64(int64)"])(lambda u: u + 1)
+
+    @nb.njit
+    def run(a):
+        return only_ints(a)
+
+    with pytest.raises(TypeError, match="only_ints|<lambda>|not supported"):
+        run(np.arange(3.0))
+    np.testing.assert_array_equal(run(np.arange(3)), np.arange(1, 4))

@@ -74,7 +74,13 @@ def test_instrumented_call_is_close_to_the_normal_one():
         return np.exp(-x * x) * 3.0 + x
 
     x = np.random.rand(1 << 20)
-    best = min(abs(np.log(g.profile(x).profile.perturbation)) for _ in range(5))
+    # the least disturbed of up to 15 profiles decides (a loaded machine disturbs some; a
+    # twin that is really slower is slower in every one)
+    best = np.inf
+    for _ in range(15):
+        best = min(best, abs(np.log(g.profile(x).profile.perturbation)))
+        if np.exp(best) < 1.3:
+            break
     assert np.exp(best) < 1.3
 
 
@@ -141,13 +147,18 @@ def test_region_times_match_the_same_code_timed_alone_and_the_bounds_are_right(_
     n = 1 << 17
     a, b, c = (np.random.rand(n) for _ in range(3))
     ratios_triad, ratios_poly, verdicts = [], [], []
-    for _ in range(5):  # in turns: a profile, then each region's code alone, right after it
+    for k in range(12):  # in turns: a profile, then each region's code alone, right after it
         p = two.profile(a, b, c).profile
         rt, rp = _kernel_rows(p)
         assert "2.5" in "".join(rt.eqns) and rt.fused_lines != rp.fused_lines
         verdicts.append((rt.bound, rp.bound, rp.share > rt.share))
         ratios_triad.append(rt.time_us / _kernel_us(triad, a, b))
         ratios_poly.append(rp.time_us / _kernel_us(poly, c))
+        if k >= 4 and all(  # (more turns only while other work disturbs every pair)
+            abs(np.log(min(r, key=lambda v: abs(np.log(v))))) < np.log(1.25)
+            for r in (ratios_triad, ratios_poly)
+        ):
+            break
     # each pair was measured back to back: the one least disturbed by other work decides
     assert min(ratios_triad, key=lambda r: abs(np.log(r))) == pytest.approx(1.0, rel=0.25)
     assert min(ratios_poly, key=lambda r: abs(np.log(r))) == pytest.approx(1.0, rel=0.25)
@@ -169,7 +180,9 @@ def test_bandwidth_roof_agrees_with_numpy_copy():
     n = max(2 * llc, 64 << 20) // 8
     src, dst = np.random.rand(n), np.empty(n)
     triad, copy = [], []
-    for _ in range(4):
+    # in turns, until the best of each agree or 12 turns are done (other work on the machine
+    # slows either in some turns; a wrong roof disagrees in all of them)
+    for _ in range(12):
         triad.append(roofs.triad_gbs(n, 1))
         best = 0.0
         for _ in range(5):
@@ -177,6 +190,8 @@ def test_bandwidth_roof_agrees_with_numpy_copy():
             np.copyto(dst, src)
             best = max(best, 16 * n / (time.perf_counter() - t0) / 1e9)
         copy.append(best)
+        if len(triad) >= 4 and max(triad) == pytest.approx(max(copy), rel=0.20):
+            break
     assert max(triad) == pytest.approx(max(copy), rel=0.20)
 
 

@@ -70,7 +70,7 @@ class Event:
     seq: int
     time: float
     kind: str  # compile, miss, evict, storm, error, disk_hit, disk_miss, warning,
-    #                      tier_up (jitmagic/dispatch/tiering.py)
+    #                      tier_up (jitmagic/dispatch/tiering.py), interrupt (Ctrl-C)
     function: str
     qualname: str
     where: str

@@ -350,7 +350,7 @@ class JitFunction:
                 )
                 self.__class__ = cls
                 cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
-            cls.__call__ = fn
+            _set_call(cls, fn)
             st.native_owners.add(self)
 
     def _drop_native(self, victims=None):
@@ -363,8 +363,8 @@ class JitFunction:
             del st.native[pattern]
         for owner in list(st.native_owners):
             cls = type(owner)
-            if cls.__dict__.get("_native_class") and "__call__" in cls.__dict__:
-                del cls.__call__
+            if cls.__dict__.get("_native_class"):
+                _set_call(cls, None)
             owner._native_wait = native_call.AFTER_HITS if st.native else 0
         st.native_owners.clear()
 
@@ -387,8 +387,8 @@ class JitFunction:
                 del st.native[pattern]
             for owner in list(st.native_owners):
                 cls = type(owner)
-                if cls.__dict__.get("_native_class") and "__call__" in cls.__dict__:
-                    del cls.__call__
+                if cls.__dict__.get("_native_class"):
+                    _set_call(cls, None)
                 owner._native_wait = native_call.AFTER_HITS
             st.native_owners.clear()
 
@@ -491,6 +491,17 @@ class JitFunction:
                     signature=info.signature(),
                     reasons=reasons,
                     message=f"{type(e).__name__}: {e}",
+                )
+                raise
+            except KeyboardInterrupt:
+                events.record(
+                    "interrupt",
+                    self,
+                    statics=info.statics,
+                    signature=info.signature(),
+                    reasons=reasons,
+                    message=f"{self.name}: compile interrupted (KeyboardInterrupt); nothing "
+                    f"was cached, the next call compiles again",
                 )
                 raise
             st.redefined = None
@@ -625,6 +636,7 @@ class JitFunction:
             "; ".join(r.text for r in reasons),
             tier,
             generic=spec,
+            owner=weakref.ref(self),
         )
 
     # ------------------------------------------------------------------ shape-generic variants
@@ -844,7 +856,21 @@ pickling.register(JitFunction)
 
 def _drop_class_call(cls, _ref):
     """A JitFunction with a native entry is gone: free the entry (and what it holds) now."""
-    cls.__dict__.get("__call__") is not None and delattr(cls, "__call__")
+    _set_call(cls, None)
+
+
+def _set_call(cls, fn):
+    """Serve a native class's calls from the builtin fn (None: from JitFunction.__call__).
+    The builtin replaced is freed only after the assignment returns, when the type's method
+    cache no longer holds it: freeing it disposes of its LLVM engine, which releases the GIL,
+    and a call of the function on another thread meanwhile found the dying builtin in the
+    cache and jumped into code being unmapped (a crash in a long session, during tier-ups)."""
+    old = cls.__dict__.get("__call__")
+    if fn is not None:
+        cls.__call__ = fn
+    elif old is not None:
+        del cls.__call__
+    del old  # the last reference, now that type_setattro has invalidated the cache
 
 
 class _NotQuick(Exception):

@@ -2,6 +2,10 @@
 again and lowered to LLVM IR; the LLVM IR becomes machine code, from the persistent cache when
 it holds a trusted entry, else compiled at the tier asked for. Every front end (jm.jit, make_ir,
 f.lower(), and tier-ups) goes through these functions; the phases are timed for the records.
+
+Faults are injected here by tests (tests/test_faults.py), with nothing checked in the code
+itself: they replace `lower` (looked up as this module's attribute at every compile) to hand
+LLVM a module it refuses, and point the disk cache at a full file system.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from jitmagic import passes
 from jitmagic.core.config import config
 from jitmagic.core.ir import Function, typecheck
 from jitmagic.dispatch import events
-from jitmagic.errors import DiskCacheTrustWarning
+from jitmagic.errors import DiskCacheTrustWarning, LoweringError
 from jitmagic.lower import codegen
 from jitmagic.runtime import diskcache, engine
 
@@ -52,7 +56,7 @@ def machine_code(jf, text: str, info, tier: int, use_disk_cache=None):
     compiling the same entry (a pool's, a cluster's worker sharing the directory) is waited
     for, and its entry loaded: compiled once, the records say where."""
     if not (config.disk_cache if use_disk_cache is None else use_disk_cache):
-        return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier]), tier
+        return compile_tier(jf, text, tier), tier
     cache = diskcache.Cache(config.disk_cache_dir, config.disk_cache_shared_key)
     key = diskcache.entry_key(text)
     fields = dict(statics=info.statics, signature=info.signature())
@@ -111,9 +115,22 @@ def _compile_and_store(jf, cache, key, text, info, tier, why, fields):
         **fields,
         reasons=[events.Reason("disk", None, None, None, why)],
     )
-    module = engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
+    module = compile_tier(jf, text, tier)
     store(jf, cache, key, module, info.signature(), info.statics, tier)
     return module, tier
+
+
+def compile_tier(jf, text: str, tier: int):
+    """LLVM IR text compiled at a tier of engine.TIERS; what LLVM refuses is a LoweringError
+    naming jf (the caller records it, and caches nothing)."""
+    try:
+        return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[tier])
+    except LoweringError as e:
+        raise LoweringError(
+            f"{jf.name}: LLVM could not compile the code generated for it: {e}. This is a "
+            f"bug in jitmagic: please report it with the IR of the call (the jitted "
+            f"function's .lower(*args).as_text()); its other variants still work"
+        ) from e
 
 
 def store(jf, cache, key, module, signature, statics, tier):
@@ -134,7 +151,15 @@ def store(jf, cache, key, module, signature, statics, tier):
             },
         )
     except OSError as e:
-        events.record("warning", jf, message=f"could not write the disk cache: {e}")
+        events.record(
+            "warning",
+            jf,
+            statics=statics,
+            signature=signature,
+            message=f"{jf.name}: could not write the persistent cache in {cache.directory} "
+            f"({type(e).__name__}: {e}); the compiled code runs, but a new session compiles "
+            f"it again. Fix: free space there, or set disk_cache_dir elsewhere",
+        )
 
 
 def store_best(jf, variant, module):

@@ -225,7 +225,7 @@ def settle():
 def tier_up(jf, variant):
     """Compile `variant` at the full tier and swap it in (the background thread calls this;
     tests may call it directly)."""
-    module = _compile_full(variant.module.llvm_ir)
+    module = _compile_full(jf, variant)
     pipeline.store_best(jf, variant, module)
     with jf.locked():
         if not jf.is_live(variant) or variant.tier >= 2 or variant.tier_up_info is not None:
@@ -313,13 +313,24 @@ def check(jf, variant):
 _client = o3worker.Client()
 
 
-def _compile_full(text):
-    """The full tier, compiled in the child process (runtime/o3worker.py: llvmlite's
-    process-wide lock is then never held by a tier-up) and linked here; in-process when the
-    child is unavailable."""
+def _compile_full(jf, variant):
+    """The full tier of a variant's LLVM IR, compiled in the child process
+    (runtime/o3worker.py: llvmlite's process-wide lock is then never held by a tier-up) and
+    linked here; in-process when the child is unavailable or dies (a `warning` record says
+    so; the next tier-up starts a new child)."""
+    text = variant.module.llvm_ir
     try:
         timings, optimized, obj = _client.compile(text)
-    except o3worker.Unavailable:
+    except o3worker.Unavailable as e:
+        events.record(
+            "warning",
+            jf,
+            variant=variant.id,
+            statics=variant.statics,
+            signature=variant.signature,
+            message=f"{jf.name}: {e}; variant {variant.id} is compiled at O3 in this process "
+            f"instead",
+        )
         return engine.compile_ir(text, codegen.ENTRY, pipeline=engine.TIERS[2])
     module = engine.load_object(obj, codegen.ENTRY, text, optimized)
     module.timings = {**timings, "link": module.timings["codegen"]}

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from jitmagic.core import array, pytree
-from jitmagic.dispatch import inspection
+from jitmagic.dispatch import events, inspection
 from jitmagic.dispatch import strided as _strided
 from jitmagic.runtime import bufpool, engine, interrupt, native_call, runstats
 
@@ -36,8 +36,11 @@ class Variant:
         reason,
         tier=2,
         generic=None,
+        owner=None,
     ):
         self.id = vid
+        # the JitFunction that compiled it (a weak reference): records of its faults name it
+        self.owner = owner
         self.key = key
         self.info = info
         self.statics = info.statics
@@ -110,6 +113,9 @@ class Variant:
 
     def _make_fast_fn(self):
         cfunc, retry = self.cfunc, self._retry
+        # Ctrl-C stops the kernel (status 3), but Python's own SIGINT handler raises its
+        # KeyboardInterrupt first, as ctypes returns: the record is made where it is caught
+        interrupted = self._interrupted
         consts = self.consts
         news = (
             [] if self.generic is not None else [_allocator(s, d) for s, d in self.out_specs]
@@ -122,9 +128,13 @@ class Variant:
 
             def fast(args):
                 outs = [empty(s, d, Arr) for s, d in zip(shapes_of(args), dts)]
-                rc = cfunc(*consts, *args, *outs)
-                if rc:
-                    retry(rc, consts + args, outs)
+                try:
+                    rc = cfunc(*consts, *args, *outs)
+                    if rc:
+                        retry(rc, consts + args, outs)
+                except KeyboardInterrupt:
+                    interrupted()
+                    raise
                 return outs[0] if leaf else unflatten(tree, outs)
 
             return fast
@@ -133,17 +143,25 @@ class Variant:
 
             def fast(args):
                 out = new()
-                rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
-                if rc:
-                    retry(rc, consts + args, (out,))
+                try:
+                    rc = cfunc(*consts, *args, out) if consts else cfunc(*args, out)
+                    if rc:
+                        retry(rc, consts + args, (out,))
+                except KeyboardInterrupt:
+                    interrupted()
+                    raise
                 return out
         else:
 
             def fast(args):
                 outs = [n() for n in news]
-                rc = cfunc(*consts, *args, *outs)
-                if rc:
-                    retry(rc, consts + args, outs)
+                try:
+                    rc = cfunc(*consts, *args, *outs)
+                    if rc:
+                        retry(rc, consts + args, outs)
+                except KeyboardInterrupt:
+                    interrupted()
+                    raise
                 return unflatten(tree, outs)
 
         return fast
@@ -192,26 +210,27 @@ class Variant:
         if rc == 1:  # strides the strided entry cannot follow: contiguous copies
             args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args)
             rc = self.cfunc(*args, *outs)
-        if rc == 2:
-            raise MemoryError("jitmagic: could not allocate a temporary buffer")
-        if rc == interrupt.ABORTED:
-            raise KeyboardInterrupt(
-                "the jitted function was interrupted; its results are discarded"
-            )
+        if rc == interrupt.ABORTED:  # recorded by the hit path, which catches it
+            raise status_error(rc)
         if rc:
-            raise RuntimeError(f"jitmagic: native code failed with status {rc}")
+            self.fault(rc)
+            raise status_error(rc)
 
     @staticmethod
-    def raise_status(rc):
-        """A nonzero status from the native entry point (runtime/native_call) as the exception
-        the Python path raises for it."""
-        if rc == 2:
-            raise MemoryError("jitmagic: could not allocate a temporary buffer")
-        if rc == interrupt.ABORTED:
-            raise KeyboardInterrupt(
-                "the jitted function was interrupted; its results are discarded"
-            )
-        raise RuntimeError(f"jitmagic: native code failed with status {rc}")
+    def raise_status(ref, rc):
+        """A nonzero status from the native entry point (runtime/native_call) for the variant
+        `ref` refers to (weakly): recorded, and raised as the Python path raises it."""
+        v = ref()
+        v = getattr(v, "base", v)  # an ExactShape's faults are its base variant's
+        if v is not None:
+            v.fault(rc)
+        raise status_error(rc)
+
+    def _interrupted(self):
+        self.fault(interrupt.ABORTED)
+
+    def fault(self, rc):
+        record_fault(self, rc)
 
     def median_ns(self):
         """Median of the last (up to) 128 calls."""
@@ -241,7 +260,16 @@ class ExactShape:
 
     def __init__(self, base, sig):
         self.base = base
-        for name in ("key", "module", "consts", "out_tree", "_arg_kinds", "cfunc", "_retry"):
+        for name in (
+            "key",
+            "module",
+            "consts",
+            "out_tree",
+            "_arg_kinds",
+            "cfunc",
+            "_retry",
+            "_interrupted",
+        ):
             setattr(self, name, getattr(base, name))
         leaves = [
             types.SimpleNamespace(shape=s[0])
@@ -253,6 +281,40 @@ class ExactShape:
         self.fast = Variant._make_fast_fn(self)
         self.fast.module = self.module  # keeps this code alive past a tier-up of the base
         self.fast.base = base
+
+
+def record_fault(variant, rc):
+    """Record a call of `variant` (this module's, or njit's) that native code ended with status
+    rc (out of memory, Ctrl-C): what happened, and that nothing else did (the variant and the
+    cache are as they were). The variant's `owner` is a weak reference to its function."""
+    jf = variant.owner() if variant.owner is not None else None
+    if jf is None:
+        return
+    what = {
+        2: "could not allocate a temporary buffer (MemoryError)",
+        interrupt.ABORTED: "was interrupted (KeyboardInterrupt)",
+    }.get(rc, f"failed in native code (status {rc})")
+    events.record(
+        "interrupt" if rc == interrupt.ABORTED else "error",
+        jf,
+        variant=variant.id,
+        statics=variant.statics,
+        signature=variant.signature,
+        message=f"{jf.name}: a call of variant {variant.id} {what}; its temporaries are "
+        f"freed and its results discarded; the variant and the cache are unchanged",
+    )
+
+
+def status_error(rc) -> BaseException:
+    """The exception for a nonzero status of native code."""
+    if rc == 2:
+        return MemoryError(
+            "jitmagic: could not allocate a temporary buffer (the sizes of this call need "
+            "more memory than the system gives)"
+        )
+    if rc == interrupt.ABORTED:
+        return KeyboardInterrupt("the jitted function was interrupted; its results are discarded")
+    return RuntimeError(f"jitmagic: native code failed with status {rc}")
 
 
 def _prepare(kind, x):

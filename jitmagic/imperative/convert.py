@@ -69,6 +69,7 @@ reads are checked) and controlflow.py (the generated code); checks.py lists what
 import ast
 import builtins
 import inspect
+import textwrap
 import types
 import weakref
 
@@ -188,13 +189,7 @@ def _parse(fn):
     code = fn.__code__
     filename = code.co_filename
     if code.co_name == "<lambda>":
-        raise unsupported(
-            "a lambda function",
-            code.co_firstlineno,
-            filename,
-            "<lambda>",
-            "define the function with `def`",
-        )
+        return _parse_lambda(fn)
     try:
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -233,6 +228,57 @@ def _parse(fn):
         )
     if shift:
         ast.increment_lineno(node, shift)
+    return node
+
+
+def _parse_lambda(fn):
+    """njit(lambda x: ...): the lambda's node, found in its source lines by its line and
+    parameters, as the FunctionDef `def <lambda>(x): return ...` (the name is the code's)."""
+    code = fn.__code__
+    filename = code.co_filename
+    refuse = unsupported(
+        "a lambda function whose source cannot be told apart",
+        code.co_firstlineno,
+        filename,
+        "<lambda>",
+        "define the function with `def` (njit reads a lambda's source from its line, which "
+        "must hold one lambda with these parameters)",
+    )
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise refuse from None
+    text = textwrap.dedent("".join(lines))
+    tree = None
+    for end in range(len(text), 0, -1):  # (the lines may end inside an enclosing call)
+        try:
+            tree = ast.parse(text[:end])
+            break
+        except SyntaxError:
+            continue
+    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    found = []
+    for n in ast.walk(tree) if tree is not None else ():
+        if isinstance(n, ast.Lambda) and n.lineno == 1:
+            args = n.args.posonlyargs + n.args.args + n.args.kwonlyargs
+            if [a.arg for a in args] == params:
+                found.append(n)
+    if len(found) != 1:
+        raise refuse
+    lam = found[0]
+    node = ast.FunctionDef(
+        name="<lambda>",
+        args=lam.args,
+        body=[ast.Return(value=lam.body)],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
+    if "type_params" in ast.FunctionDef._fields:
+        node.type_params = []
+    ast.copy_location(node, lam)
+    ast.fix_missing_locations(node)
+    ast.increment_lineno(node, start - 1)
     return node
 
 

@@ -34,6 +34,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction
+from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
 from jitmagic.imperative import options as njit_options
@@ -221,6 +222,7 @@ class NjitVariant:
     kept = None
     baseline = None
     form = None
+    owner = None  # the NjitFunction (a weak reference): records of its faults name it
 
     def __init__(
         self,
@@ -238,8 +240,10 @@ class NjitVariant:
         tier,
         guards,
         guard_fn,
+        owner=None,
     ):
         self.id = vid
+        self.owner = owner
         self.key = key
         self.info = info
         self.statics = {}
@@ -353,10 +357,19 @@ class NjitVariant:
             ]
         else:
             args = self.consts + tuple(leaves)
-        if self._plain:
-            rc = self.cfunc(*args, base, self._ctx_addr, err_at)
-        else:
-            rc = self._call_holding_locks(list(args), base, err_at)
+        try:
+            if self._plain:
+                rc = self.cfunc(*args, base, self._ctx_addr, err_at)
+            else:
+                rc = self._call_holding_locks(list(args), base, err_at)
+            if rc in (2, interrupt.ABORTED):
+                record_fault(self, rc)
+        except KeyboardInterrupt:
+            # Ctrl-C stops the code (status 3), and Python's own SIGINT handler raises its
+            # KeyboardInterrupt at the first Python call after ctypes returns: record_fault's
+            # above, before it recorded anything; so the record is made here
+            record_fault(self, interrupt.ABORTED)
+            raise
         if rc:
             self._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
         if self._no_results:
@@ -516,15 +529,17 @@ class NjitFunction(JitFunction):
         """Compile the variant for these arguments' types (with `layouts` as in call_as)
         without running it; returns the variant."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants:
             return variants[0]
         return self._miss_nj(key, leaves, labels, tree)
 
-    def _key(self, leaves, labels, layouts):
+    def _key(self, leaves, labels, layouts, tree):
+        """(the leaves' types, the environment's, the arguments' structure): the structure
+        too, since f((1, 2), 3) and f(1, (2, 3)) have leaves of the same types."""
         types_ = [arg_type(x, lbl) for x, lbl in zip(leaves, labels)]
         if layouts is not None:
             types_ = [
@@ -533,7 +548,7 @@ class NjitFunction(JitFunction):
                 else t
                 for t, lay in zip(types_, layouts)
             ]
-        return (tuple(types_), self._env_key())
+        return (tuple(types_), self._env_key(), tree)
 
     def call_as(self, args, kwargs=None, layouts=None, compile=True):
         """A call whose array arguments may be compiled for a more general layout than theirs
@@ -541,9 +556,9 @@ class NjitFunction(JitFunction):
         signature (jitmagic.numba) serves every array its layout admits. compile=False:
         raise LookupError instead of compiling a new variant."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
-        key = self._key(leaves, labels, layouts)
+        key = self._key(leaves, labels, layouts, tree)
         variants = self._state.cache.get(key)
         if variants is not None:
             for v in variants:
@@ -569,8 +584,8 @@ class NjitFunction(JitFunction):
     def key_of(self, args, kwargs):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
         bound = self._bind(args, kwargs or {})
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
-        return self._key(leaves, self._labels(paths), None), leaves
+        leaves, tree, paths = _flatten_bound(bound)
+        return self._key(leaves, self._labels(paths), None, tree), leaves
 
     def _run(self, v, leaves):
         call_leaves = [x if type(x) is not bool else int(x) for x in leaves]
@@ -755,11 +770,12 @@ class NjitFunction(JitFunction):
             tier,
             guards,
             guard_fn,
+            owner=weakref.ref(self),
         )
 
     def trace(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
         examples = {}
         with shapes.using(NjitContext(examples)):
@@ -816,7 +832,7 @@ class NjitFunction(JitFunction):
 
     def _lower(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         examples = {}
         with shapes.using(NjitContext(examples)):
             fn, _, _ = self._trace_nj(leaves, self._labels(paths), examples, tree)
@@ -836,7 +852,7 @@ class NjitFunction(JitFunction):
 
     def _key_info(self, args, kwargs):
         bound = self._bind(args, kwargs)
-        leaves, tree, paths = pytree.flatten((tuple(bound), {}))
+        leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
         return events.KeyInfo(
             {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
@@ -890,6 +906,46 @@ def _finish_out(o):
     if o is None:
         raise NotImplementedError("returning None inside a tuple from an njit function")
     return o
+
+
+class _FunctionArg:
+    """A function passed to an njit function (Numba's first-class functions): a static part
+    of the call, keyed by identity, never a leaf; inside, it is called as njit code calls a
+    function (an njit one inline, a plain one converted and inlined)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+pytree.register(
+    pytree.Node(_FunctionArg, lambda x: ((), x.fn), lambda fn, children: _StaticFunction(fn))
+)
+
+
+class _StaticFunction:
+    """What the traced code gets for a function argument: calling it calls the function as
+    njit code calls one of its globals."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        from jitmagic.imperative.trace import TraceOps
+
+        return _njit_view(self.fn, TraceOps(), {})(*args, **kwargs)
+
+
+def _is_function(x):
+    return isinstance(x, (types.FunctionType, NjitFunction)) or (
+        callable(x) and hasattr(x, "py_func") and not isinstance(x, type)
+    )
+
+
+def _flatten_bound(bound):
+    """The call's leaves, structure and paths; functions passed are part of the structure."""
+    return pytree.flatten((tuple(_FunctionArg(b) if _is_function(b) else b for b in bound), {}))
 
 
 def _ident(label):
@@ -969,9 +1025,33 @@ def _explain(history, key, labels):
     if not history:
         return [events.Reason("new_function", None, None, None, "new function")]
     best = None
-    for old_key, _old_labels in reversed(history):
+    for old_key, old_labels in reversed(history):
         diffs = []
+        if old_key[2] != key[2] and list(old_labels) == list(labels):
+            diffs.append(
+                events.Reason(
+                    "static_value",
+                    None,
+                    None,
+                    None,
+                    "another function passed as an argument (each function passed compiles "
+                    "its own variant, as in Numba)",
+                )
+            )
+        elif old_key[2] != key[2]:
+            diffs.append(
+                events.Reason(
+                    "pytree",
+                    None,
+                    ", ".join(old_labels),
+                    ", ".join(labels),
+                    "the arguments' structure changed (tuples nested differently): "
+                    f"{', '.join(old_labels)} -> {', '.join(labels)}",
+                )
+            )
         for lbl, a, b in zip(labels, old_key[0], key[0]):
+            if old_key[2] != key[2]:
+                break
             if a != b:
                 diffs.append(
                     events.Reason(

@@ -260,6 +260,38 @@ class Codegen(ScalarOps):
             total = v if total is None else b.add(total, v)
         return total
 
+    def size_checked(self, d):
+        """(i64, i1) for a symbolic size: its value as `size` computes it, and whether the
+        computation overflowed 64 bits (sizes that fit one by one, a product that does not:
+        a (2**32, 1) by (1, 2**32) broadcast)."""
+        b = self.b
+        bad = ir.Constant(ir.IntType(1), 0)
+
+        def checked(op, x, y):
+            nonlocal bad
+            r = op(x, y)
+            bad = b.or_(bad, b.extract_value(r, 1))
+            return b.extract_value(r, 0)
+
+        total = None
+        for mono, c in d.terms:
+            v = None
+            for a in mono:
+                if isinstance(a, str):
+                    x = self.buffers[("dim", a)].value
+                else:
+                    x, over = self.size_checked(a.arg)
+                    bad = b.or_(bad, over)
+                    k = ir.Constant(I64, a.k)
+                    x = b.sdiv(x, k) if a.kind == "floordiv" else b.srem(x, k)
+                v = x if v is None else checked(b.smul_with_overflow, v, x)
+            if v is None:
+                v = ir.Constant(I64, c)
+            elif c != 1:
+                v = checked(b.smul_with_overflow, v, ir.Constant(I64, c))
+            total = v if total is None else checked(b.sadd_with_overflow, total, v)
+        return total, bad
+
     def parallel_or_serial(self, elements, outer, par, serial):
         """par() when splitting `outer` iterations over threads pays, else serial(). When a
         size is symbolic this is decided at run time: par() is emitted once, and starts its
@@ -354,8 +386,14 @@ class Codegen(ScalarOps):
     def malloc(self, aval, temps):
         b = self.b
         if shapes.is_symbolic(aval.size):
-            n = self.size(aval.size * aval.dtype.itemsize)
+            n, overflow = self.size_checked(aval.size * aval.dtype.itemsize)
             nbytes = b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), n, ir.Constant(I64, 1))
+            # more bytes than 64 bits count is memory no system has: the out-of-memory exit,
+            # not a wrapped-around size and writes past a small block
+            huge = b.or_(overflow, b.icmp_signed(">", n, ir.Constant(I64, 1 << 62)))
+            sized = self.func.append_basic_block("size_ok")
+            b.cbranch(huge, self.oom_bb, sized)
+            b.position_at_end(sized)
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
         bufpool.install()  # large temporaries are reused, not page-faulted in each call

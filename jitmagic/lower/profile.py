@@ -369,10 +369,12 @@ def _describe_code(cg, r):
 
 # ---------------------------------------------------------------- the optimised code
 
-_VECTOR = re.compile(r"<(\d+) x (double|float|half|i64|i32|i16|i8)>")
-_MARK = re.compile(r"@jm_prof_(begin|end)\(ptr [^,]+, i64 (\d+)\)")
-_LABEL = re.compile(r'^"?([^":\s]+)"?:')
-_TARGET = re.compile(r'label %"?([^",\s\]]+)"?')
+# patterns, compiled by re (and kept in its cache) when a profile first reads machine code:
+# compiling them cost ~2 ms of every `import jitmagic`
+_VECTOR = r"<(\d+) x (double|float|half|i64|i32|i16|i8)>"
+_MARK = r"@jm_prof_(begin|end)\(ptr [^,]+, i64 (\d+)\)"
+_LABEL = r'^"?([^":\s]+)"?:'
+_TARGET = r'label %"?([^",\s\]]+)"?'
 
 
 def vector_widths(text, regions, entry) -> dict:
@@ -384,10 +386,10 @@ def vector_widths(text, regions, entry) -> dict:
     funcs = _functions(text)
     lines_of = collections.defaultdict(list)
     blocks = _blocks(funcs.get(entry, ()))
-    succ = {name: _TARGET.findall(lines[-1]) if lines else [] for name, lines in blocks.items()}
+    succ = {name: re.findall(_TARGET, lines[-1]) if lines else [] for name, lines in blocks.items()}
     for name, lines in blocks.items():
         for line in lines:
-            m = _MARK.search(line)
+            m = re.search(_MARK, line)
             if m and m.group(1) == "begin":
                 lines_of[int(m.group(2))].extend(_reachable(blocks, succ, name, int(m.group(2))))
     for r in regions:
@@ -399,7 +401,7 @@ def vector_widths(text, regions, entry) -> dict:
     for k, lines in lines_of.items():
         best = None
         for line in lines:
-            for lanes, ty in _VECTOR.findall(line):
+            for lanes, ty in re.findall(_VECTOR, line):
                 cand = (ty in ("double", "float", "half"), int(lanes), ty)
                 if best is None or cand > best:
                     best = cand
@@ -428,7 +430,7 @@ def _blocks(lines):
     """{block label: its lines} of one function body (the unnamed first block is "")."""
     blocks, current = {"": []}, ""
     for line in lines:
-        m = _LABEL.match(line)
+        m = re.match(_LABEL, line)
         if m:
             current = m.group(1)
             blocks[current] = []
@@ -459,10 +461,10 @@ def _reachable(blocks, succ, start, k):
 
 
 def _closes(line, k):
-    m = _MARK.search(line)
+    m = re.search(_MARK, line)
     return m is not None and m.group(1) == "end" and int(m.group(2)) == k
 
 
 def _opens(line, k):
-    m = _MARK.search(line)
+    m = re.search(_MARK, line)
     return m is not None and m.group(1) == "begin" and int(m.group(2)) == k

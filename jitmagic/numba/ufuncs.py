@@ -30,8 +30,8 @@ place), a gufunc stopping there.
 
 Differences from Numba: an eager guvectorize is the np.ufunc itself (Numba >= 0.58 wraps it in
 a GUFunc whose `.ufunc` it is); kernels are compiled by jitmagic.njit, so what njit cannot
-compile (a lambda, an object-mode construct) raises when the ufunc is made; a jitmagic ufunc
-cannot be called from njit code (NumPy's own ufuncs can).
+compile (an object-mode construct) raises when the ufunc is made. Called from njit code, a
+ufunc's kernel is compiled inline in a loop over the elements (imperative/ufunc_calls.py).
 
 How (the design, see _ufunc_loops.py): each loop is a jitmagic.njit function looping the
 kernel over the outer dimension of strided 1-d (or core-dimensioned) arrays, called by a small
@@ -50,6 +50,7 @@ import re
 
 import numpy as np
 
+from jitmagic.imperative import ufunc_calls
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.numba import _ufunc_loops as uloops
 from jitmagic.numba import types as nt
@@ -291,6 +292,19 @@ class _Kernel:
                 raise TypeError(f"{self.name}: cannot make a gufunc argument of type {t}")
         return self.add(ops)
 
+    def callable_from_njit(self, obj, lazy):
+        """Make obj (this kernel's ufunc, or its lazy DUFunc/GUFunc) callable in njit code."""
+        ufunc_calls.register(
+            obj,
+            self.py_func,
+            self.name,
+            self.nin,
+            self.nout,
+            loops=None if lazy else obj,
+            core=None if self.layout is None else [len(c) for c in self.layout.args],
+        )
+        return obj
+
     def make_ufunc(self):
         # (the ufunc lives as long as the process; so do its loop functions, which jitmagic's
         # views list)
@@ -456,6 +470,7 @@ class DUFunc(_LazyBase):
         self._kernel = _Kernel(py, opts, _n_params(py), 1)
         self._rebuild()
         functools.update_wrapper(self, py)
+        self._kernel.callable_from_njit(self, lazy=True)
 
     def add(self, sig):
         """Compile the loop of a signature ("float64(float64)" or a types signature)."""
@@ -518,6 +533,7 @@ class GUFunc(_LazyBase):
         self._kernel = _Kernel(py, opts, lay.nin, lay.nout, lay)
         self._rebuild()
         functools.update_wrapper(self, py)
+        self._kernel.callable_from_njit(self, lazy=True)
 
     def add(self, sig):
         _, args = _parse_any(sig)
@@ -582,7 +598,7 @@ def vectorize(ftylist_or_function=(), **kws):
             elif len(in_dts) != kernel.nin:
                 raise TypeError(f"{what}: every signature has {kernel.nin} arguments")
             kernel.add_vectorize(in_dts, None if ret is None else _scalar_dtype(ret, what))
-        return kernel.make_ufunc()
+        return kernel.callable_from_njit(kernel.make_ufunc(), lazy=False)
 
     return wrap
 
@@ -614,7 +630,7 @@ def guvectorize(*args, **kws):
         for sig in sigs:
             _, types_ = _parse_any(sig)
             kernel.add_gufunc(types_)
-        return kernel.make_ufunc()
+        return kernel.callable_from_njit(kernel.make_ufunc(), lazy=False)
 
     return wrap
 

@@ -21,7 +21,9 @@ def _inplace(op):
     return f
 
 
-def _install(functions: dict):
+def _install(functions: dict, load=None):
+    """functions: jnp's functions by NumPy's names; load(name): one not among them yet (a
+    lazily imported corner of jitmagic.numpy), or None."""
     T = Tracer
 
     def binop(uf):
@@ -171,6 +173,8 @@ def _install(functions: dict):
 
     def __array_function__(self, func, types, args, kwargs):
         fn = _lookup(func, functions)
+        if fn is None and load is not None and "linalg" not in (func.__module__ or ""):
+            fn = load(func.__name__)
         if fn is None:
             mod = getattr(func, "__module__", "numpy") or "numpy"
             # numpy.fft -> np.fft.; private modules (numpy._core...) are not part of the name

@@ -6,6 +6,9 @@ nextafter, bit counts and same-width bit casts.
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -79,20 +82,27 @@ def _round_away(cg, ins, out, x):
     return cg.math("round", ins[0], x)
 
 
+@functools.cache
+def _libm():
+    import ctypes.util  # runs ldconfig -p: only for the first eager erf/erfc/lgamma
+
+    return ctypes.CDLL(ctypes.util.find_library("m"))
+
+
 def _libm_impl(name):
     """A NumPy reference calling the same libm function the lowering calls (erff for float32,
     float16 through float32), so compiled and eager results agree bit for bit."""
-    import ctypes
-    import ctypes.util
-
-    libm = ctypes.CDLL(ctypes.util.find_library("m"))
     fns = {}
-    for suffix, ct, dt in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
-        f = getattr(libm, name + suffix)
-        f.restype, f.argtypes = ct, [ct]
-        fns[np.dtype(dt)] = np.frompyfunc(f, 1, 1)
 
     def impl(x):
+        if not fns:  # libm is found (ctypes.util runs ldconfig: ~5 ms) on the first eager use
+            for suffix, ct, dt in (
+                ("", ctypes.c_double, np.float64),
+                ("f", ctypes.c_float, np.float32),
+            ):
+                f = getattr(_libm(), name + suffix)
+                f.restype, f.argtypes = ct, [ct]
+                fns[np.dtype(dt)] = np.frompyfunc(f, 1, 1)
         wide = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
         return np.asarray(fns[wide](x.astype(wide)), dtype=wide).astype(x.dtype)
 

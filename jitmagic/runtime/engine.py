@@ -14,11 +14,10 @@ import ctypes
 import time
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
-
 from jitmagic.errors import LoweringError
 from jitmagic.runtime import blas, bufpool, gemm, isa, llvmlock, runstats, threadpool
 
+# llvmlite.binding is llvmlock.binding(), loaded by the first function here that calls LLVM
 _lock = llvmlock.LOCK  # every LLVM call holds it, and so does a fork (runtime/llvmlock.py)
 _state = {}
 
@@ -26,6 +25,7 @@ _state = {}
 def _init():
     if _state:
         return _state
+    llvm = llvmlock.binding()
     with _lock:
         if _state:
             return _state
@@ -55,6 +55,7 @@ def _init():
 
 
 def _target_machine(cpu, features, opt=3):
+    llvm = llvmlock.binding()
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=cpu, features=features, opt=opt, reloc="default", codemodel="jitdefault", jit=True
     )
@@ -73,6 +74,7 @@ def _codegen_tm(level):
 
 
 def llvm_version() -> str:
+    llvm = llvmlock.binding()
     return ".".join(map(str, llvm.llvm_version_info))
 
 
@@ -110,6 +112,7 @@ class CompiledModule:
 
     @property
     def optimized_ir(self) -> str:
+        llvm = llvmlock.binding()
         if self._optimized is None:
             p = self.pipeline or FULL
             with _lock:
@@ -121,6 +124,7 @@ class CompiledModule:
 
     def asm(self) -> str:
         """Assembly of the optimised IR, by a code generator at the module's level."""
+        llvm = llvmlock.binding()
         if self._asm is None:
             text = self.optimized_ir
             with _lock:
@@ -163,6 +167,7 @@ def link_object(obj: bytes, entry: str):
     cheapest to make (a generic CPU at level 0: 0.1 ms less than the host's); the code
     generator that made `obj` is a shared one (_codegen_tm): a new target machine sets itself
     up again for its first function, about 0.7 ms per variant."""
+    llvm = llvmlock.binding()
     s = _init()
     with _lock:
         mod = llvm.parse_assembly(f'target triple = "{s["triple"]}"\n')
@@ -192,6 +197,7 @@ class Pipeline:
 
     def tuning(self):
         """LLVM's pipeline tuning options for this pipeline."""
+        llvm = llvmlock.binding()
         loop = self.speed >= 2 if self.vectorize is None else self.vectorize
         pto = llvm.create_pipeline_tuning_options(speed_level=self.speed)
         pto.loop_vectorization = loop
@@ -218,6 +224,11 @@ TIERS = {0: QUICK, 1: LIGHT, 2: FULL}
 # first product; SROA turns the loop counters' stack slots into registers; the code
 # generator's full instruction selection is what the kernel needs
 SSA_BY_HAND = Pipeline(0, codegen=3, passes=("sroa",), name="sroa")
+# small hand-written glue compiled in a process's first call (runtime/runstats.py's clock
+# functions): SROA alone instead of -O1's pipeline (~3 ms less of that call: the first -O1
+# pipeline sets itself up), and fast instruction selection, as the quick tier's (a second
+# code generator level costs its own set-up, ~5 ms); a clock read and four counter updates
+GLUE = Pipeline(0, codegen=0, passes=("sroa",), name="glue")
 
 
 def _prepare(mod):
@@ -227,6 +238,7 @@ def _prepare(mod):
 
 
 def _optimize(mod, tm, pipeline):
+    llvm = llvmlock.binding()
     pb = llvm.create_pass_builder(tm, pipeline.tuning())
     if pipeline.passes is None:
         pm = pb.getModulePassManager()
@@ -244,6 +256,7 @@ def _dispose_pass_manager(pm):
     """Free the pipeline. In llvmlite 0.50 ModulePassManager inherits ObjectRef's no-op
     _dispose ahead of NewPassManager's (method resolution order), so without this every
     compile leaked its whole O3 pipeline (30-70 KiB; tests/test_memory.py)."""
+    llvm = llvmlock.binding()
     if type(pm)._dispose is llvm.ffi.ObjectRef._dispose and not pm.closed:
         llvm.ffi.lib.LLVMPY_DisposeNewModulePassManger(pm)
         pm.detach()
@@ -260,7 +273,12 @@ def compile_ir(
 ) -> CompiledModule:
     """codegen_opt: the code generator's level (0 selects instructions fastest; for glue code
     such as runtime/native_call's entry points, where compile time is what counts).
-    pipeline, when given, replaces both levels (a tier of TIERS)."""
+    pipeline, when given, replaces both levels (a tier of TIERS).
+
+    Whatever LLVM refuses (text it cannot parse, a module its verifier rejects, an error while
+    optimising, emitting or linking, a symbol nothing defines) is a LoweringError saying at
+    which step; the caller adds which function it was compiling."""
+    llvm = llvmlock.binding()
     if pipeline is None:
         pipeline = Pipeline(opt_level, codegen=codegen_opt)
     s = _init()
@@ -272,17 +290,49 @@ def compile_ir(
             mod.verify()
         except RuntimeError as e:
             raise LoweringError(f"generated LLVM IR is invalid: {e}") from e
+        _check_symbols(llvm_ir)
         _prepare(mod)
-        _optimize(mod, tm, pipeline)
-        t1 = time.perf_counter()
-        obj = _codegen_tm(pipeline.codegen).emit_object(mod)
-        engine, addr = link_object(obj, entry)
+        step = "optimising"
+        try:
+            _optimize(mod, tm, pipeline)
+            t1 = time.perf_counter()
+            step = "emitting machine code for"
+            obj = _codegen_tm(pipeline.codegen).emit_object(mod)
+            step = "linking"
+            engine, addr = link_object(obj, entry)
+        except RuntimeError as e:
+            raise LoweringError(f"LLVM failed {step} the generated module: {e}") from e
         t2 = time.perf_counter()
     cm = CompiledModule(
         engine, addr, llvm_ir, None, {"llvm_opt": t1 - t0, "codegen": t2 - t1}, pipeline
     )
     cm.object_code = obj
     return cm
+
+
+_known_symbols: set = set()  # found once, found for good: libraries stay loaded, symbols added
+
+
+def _check_symbols(text: str):
+    """Every function the module text declares must be known to LLVM's linker (a loaded
+    library, or llvm.add_symbol): MCJIT links an unknown one as address 0 without a word, and
+    the first call of the code then crashes the process. (The text is scanned, not the parsed
+    module: walking a module's functions through llvmlite cost 0.1 ms per compile. What the
+    optimiser adds, vector math from a library it was told is loaded, is LLVM's own.)"""
+    llvm = llvmlock.binding()
+    at = text.find("declare ") if text.startswith("declare ") else text.find("\ndeclare ")
+    while at != -1:
+        end = text.find("\n", at + 1)
+        line = text[at : end if end != -1 else len(text)]
+        name = line[line.find("@") + 1 : line.find("(")].strip('"')
+        if name not in _known_symbols and not name.startswith("llvm."):
+            if not llvm.address_of_symbol(name):
+                raise LoweringError(
+                    f"generated code calls {name}, which no loaded library defines "
+                    f"(linked, it would crash the process when called)"
+                )
+            _known_symbols.add(name)
+        at = text.find("\ndeclare ", at + 1)
 
 
 def make_cfunc(address: int, argtypes, restype=ctypes.c_int32):

@@ -5,12 +5,19 @@ replaced (Python's, so KeyboardInterrupt is still raised as usual). Generated co
 flag once per iteration of outer loops and of lax loops, and returns status 3, which the
 caller turns into KeyboardInterrupt. A Python `signal.signal(SIGINT, ...)` installed later
 replaces this handler; native code is then not interruptible, but nothing else changes.
+
+A Jupyter kernel does exactly that before every cell (ipykernel sets Python's default handler
+for the time of each request, which re-installs Python's C-level handler in place of this
+one): so in IPython the handler is put in front again as each cell starts (`pre_execute`).
+Without it, only a function compiled in the running cell could be interrupted, and Ctrl-C on
+any later call of it left the kernel busy for as long as the loop ran.
 """
 
 from __future__ import annotations
 
 import ctypes
 import signal
+import sys
 import threading
 
 import llvmlite.ir as ir
@@ -62,10 +69,20 @@ def install():
         libc.signal.restype = ctypes.c_void_p
         libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
         _installed.update(handler=fns["jm_sigint"], libc=libc, prev=fns["jm_prev"])
+        _follow_ipython()
     handler, libc = _installed["handler"], _installed["libc"]
     prev = libc.signal(signal.SIGINT, handler)
     if prev != handler and prev != ctypes.c_void_p(-1).value:
         ctypes.c_void_p.from_address(_installed["prev"]).value = prev
+
+
+def _follow_ipython():
+    """Run install() as each IPython cell starts, when an IPython shell is running (looked
+    up, not imported: importing jitmagic never imports IPython)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        shell.events.register("pre_execute", install)
 
 
 def attach(engine):

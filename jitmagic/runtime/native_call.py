@@ -23,6 +23,8 @@ Code generation runs at LLVM -O0: a few milliseconds, on the second hit of a new
 from __future__ import annotations
 
 import ctypes
+import functools
+import weakref
 
 import llvmlite.ir as ir
 import numpy as np
@@ -80,6 +82,9 @@ def _c_api():
             as_double=_fn_addr(py.PyFloat_AsDouble),
             vectorcall=_fn_addr(py.PyObject_Vectorcall),
             call_one=_fn_addr(py.PyObject_CallOneArg),
+            check_signals=_fn_addr(py.PyErr_CheckSignals),
+            err_fetch=_fn_addr(py.PyErr_Fetch),
+            err_restore=_fn_addr(py.PyErr_Restore),
             save=_fn_addr(py.PyEval_SaveThread),
             restore=_fn_addr(py.PyEval_RestoreThread),
             dict_size=_fn_addr(py.PyDict_Size),
@@ -151,8 +156,14 @@ def build(entries, slow, failed, array_type):
     array leaf; int, bool or float for a weak scalar; (STATIC, type, value) for a static value
     (matched by identity); None; (tuple or list, parts) and (dict, sorted str keys, parts) for
     containers. Leaves are passed in pattern order, which is pytree order. `slow(*args,
-    **kwargs)` handles every other call; `failed(rc)` raises for a nonzero status from native
-    code (out of memory, Ctrl-C)."""
+    **kwargs)` handles every other call; `failed(ref, rc)` raises for a nonzero status from
+    native code (out of memory, Ctrl-C), given a weak reference to the entry's variant.
+
+    A pending signal is handled before `failed` is called: Ctrl-C stops a kernel by setting a
+    flag (runtime/interrupt.py), and Python's own handler, which raises KeyboardInterrupt,
+    would otherwise run at the first line of `failed`, before it could say what happened. So
+    the entry runs Python's handlers first; when they raise, their exception is kept aside
+    while `failed` runs, and is the one raised."""
     api = _c_api()
     keep = [slow, failed, array_type]
     mod = ir.Module(name=NAME)
@@ -189,6 +200,8 @@ def build(entries, slow, failed, array_type):
         return b.icmp_unsigned("==", field(a, _OB_TYPE, I64), ir.Constant(I64, id(t)))
 
     ovf = b.alloca(I32)
+    # the exception a signal handler raised (type, value, traceback), kept aside
+    pending = b.alloca(PTR, ir.Constant(I64, 3))
     nargs = b.and_(nargsf, ir.Constant(I64, ~_ARGS_OFFSET & (2**64 - 1)))
     fallback = func.append_basic_block("fallback")
     first = func.append_basic_block("v0")
@@ -380,7 +393,20 @@ def build(entries, slow, failed, array_type):
         b.position_at_end(lost)
         b.ret(ir.Constant(PTR, None))  # MemoryError is set
         b.position_at_end(made)
-        res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(failed)), code])
+        on_status = functools.partial(failed, weakref.ref(variant))
+        keep.append(on_status)
+        raised = call(api["check_signals"], I32, [], [])
+        calm, interrupted = func.append_basic_block(), func.append_basic_block()
+        b.cbranch(b.icmp_signed("==", raised, ir.Constant(I32, 0)), calm, interrupted)
+        b.position_at_end(interrupted)
+        saved = [b.gep(pending, [ir.Constant(I64, k)], source_etype=PTR) for k in range(3)]
+        call(api["err_fetch"], ir.VoidType(), [PTR] * 3, saved)
+        res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(on_status)), code])
+        release([res, code])  # Py_DecRef: NULL is fine
+        call(api["err_restore"], ir.VoidType(), [PTR] * 3, [b.load(q, typ=PTR) for q in saved])
+        b.ret(ir.Constant(PTR, None))
+        b.position_at_end(calm)
+        res = call(api["call_one"], PTR, [PTR, PTR], [const_ptr(id(on_status)), code])
         call(api["decref"], ir.VoidType(), [PTR], [code])
         b.ret(res)  # the handler raised (NULL) or ran the call again (its result)
     b.position_at_end(nxt)

@@ -146,22 +146,42 @@ class Client:
                     (n,) = struct.unpack("<Q", _read_exact(p.stdout, 8))
                     fields.append(_read_exact(p.stdout, n))
             except (OSError, EOFError, ValueError) as e:
-                self.close()
+                rc = self.close()
+                how = (
+                    f"killed by {_signal_name(-rc)}"
+                    if rc is not None and rc < 0
+                    else f"exit status {rc}"
+                    if rc is not None
+                    else f"{type(e).__name__}: {e}"
+                )
                 raise Unavailable(
-                    f"the full-tier compiler process failed: {type(e).__name__}: {e}"
+                    f"the full-tier compiler process (pid {p.pid}) died mid-compile ({how})"
                 ) from e
         if status != b"\x00":
             raise RuntimeError(fields[0].decode())
         return json.loads(fields[0]), fields[1].decode(), fields[2]
 
     def close(self):
+        """Stop the child (a new one starts at the next request); its exit status, or None
+        when there was none."""
         p, self.proc = self.proc, None
-        if p is not None:
-            try:
-                p.stdin.close()
-                p.wait(timeout=5)
-            except Exception:
-                p.kill()
-                p.wait()
-            finally:
-                p.stdout.close()
+        if p is None:
+            return None
+        try:
+            p.stdin.close()
+            p.wait(timeout=5)
+        except Exception:
+            p.kill()
+            p.wait()
+        finally:
+            p.stdout.close()
+        return p.returncode
+
+
+def _signal_name(n):
+    import signal  # the parent's side only: the child imports as little as it can
+
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"

@@ -124,7 +124,10 @@ def ensure_helpers():
         if _helpers:
             return
         names = ("jm_clock_start", "jm_clock_stop")
-        _helpers.update(runtime.build(_HELPERS_IR, names, "clock", link=names, persistent=True))
+        # compiled in the process's first call, which also pays LLVM's set-up: engine.GLUE
+        _helpers.update(
+            runtime.build(_HELPERS_IR, names, "clock", link=names, opt=engine.GLUE, persistent=True)
+        )
 
 
 def _helper(cg, name, argtys, ret):
