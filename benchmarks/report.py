@@ -278,10 +278,12 @@ def targets_table(tgts, markdown=False):
 
 # --------------------------------------------------------------------------- kernel suite
 def kernels_table(suite_res, markdown=False):
-    """The real-kernel suite: steady medians of the four systems, jitmagic/peer ratios, and the
-    first call (trace + compile + run) of the three compilers."""
+    """The real-kernel suite: steady medians of the four systems, jitmagic/peer ratios, the
+    first call (trace + compile + run) of the three compilers in the suite's process, and, when
+    measured, jitmagic's and JAX's first calls in a fresh process."""
     import suite as S
 
+    fresh = any(row.get("first_fresh") for row in suite_res["kernels"])
     notes = []
     head = [
         "kernel",
@@ -296,34 +298,30 @@ def kernels_table(suite_res, markdown=False):
         "1st nb",
         "1st jax",
         "1st jm/jax",
-    ]
+    ] + (["fresh jm", "fresh jax", "fresh jm/jax"] if fresh else [])
     body = []
     for row in suite_res["kernels"]:
-        sy, fi = row["systems"], row["first"]
+        sy, fi, ff = row["systems"], row["first"], row.get("first_fresh") or {}
         body.append(
             [row["name"]]
             + [_cell_text(sy.get(s), notes) for s in S.SYSTEMS]
             + [fmt_ratio(S.steady_ratio(row, p)) for p in PEERS]
             + [fmt_ns(median(fi.get(s))) for s in S.COMPILERS]
             + [fmt_ratio(S.first_ratio(row, "jax"))]
+            + (
+                [fmt_ns(median(ff.get(s))) for s in ("jitmagic", "jax")]
+                + [fmt_ratio(S.first_ratio(row, "jax", "first_fresh"))]
+                if fresh
+                else []
+            )
         )
     sm = suite_res["summary"]
-    g = lambda k: fmt_ratio(sm[k]["geomean"])
+    g = lambda k: fmt_ratio(sm[k]["geomean"]) if k in sm else "-"
     body.append(
-        [
-            "geomean",
-            "",
-            "",
-            "",
-            "",
-            g("steady_vs_numpy"),
-            g("steady_vs_numba"),
-            g("steady_vs_jax"),
-            "",
-            "",
-            "",
-            g("first_vs_jax"),
-        ]
+        ["geomean", "", "", "", ""]
+        + [g("steady_vs_numpy"), g("steady_vs_numba"), g("steady_vs_jax"), "", "", ""]
+        + [g("first_vs_jax")]
+        + (["", "", g("first_fresh_vs_jax")] if fresh else [])
     )
     return _render(head, body, markdown), notes
 
@@ -332,7 +330,7 @@ def kernels_goals_table(suite_res, markdown=False):
     import suite as S
 
     return _render(
-        ["goal (issue 17)", "status", "measured"],
+        ["goal (issue)", "status", "measured"],
         [[t, "MET" if ok else "MISSED", m] for t, m, ok in S.goals(suite_res["summary"])],
         markdown,
     )

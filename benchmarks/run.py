@@ -363,6 +363,13 @@ def main(argv=None):
     ap.add_argument(
         "--kernels", default="", help="comma-separated kernel names (--suite kernels or loops)"
     )
+    ap.add_argument(
+        "--fresh",
+        type=int,
+        default=None,
+        help="first calls in fresh processes per kernel and system (--suite kernels; "
+        "default 1 with --quick, 3 without; 0: none)",
+    )
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument(
         "--figures",
@@ -434,6 +441,7 @@ def main(argv=None):
             agrees,
             _err,
             log,
+            fresh_reps=(1 if a.quick else 3) if a.fresh is None else a.fresh,
         )
     if a.suite == "loops":
         import loops
@@ -481,7 +489,8 @@ def main(argv=None):
         print(
             f"\nreal-kernel suite (benchmarks/kernels.py, data scale {k['scale']}): steady "
             f"medians, then the first call of a fresh function (trace + compile + run, median "
-            f"of {k['first_reps']})\n"
+            f"of {k['first_reps']}); fresh = the first call in a new process (median of "
+            f"{k.get('fresh_reps', 0)})\n"
         )
         text, notes = report.kernels_table(k)
         print(text)

@@ -648,3 +648,38 @@ def test_the_gemm_module_is_loaded_after_a_restart(tmp_path):
     runtime = sorted((cache / "runtime").glob("*.jmc"))
     assert len(runtime) == 6 and {os.stat(p).st_mode & 0o777 for p in runtime} == {0o600}
     assert len(list(cache.glob("*.jmc"))) == 2  # the variants, beside the subdirectory
+
+
+DEFAULT_DIR = textwrap.dedent("""
+    import json, sys
+    from jitmagic.runtime import diskcache
+    found = diskcache.default_dir()
+    loaded = "IPython" in sys.modules
+    from IPython.paths import get_ipython_cache_dir
+    print(json.dumps([found, loaded, diskcache.default_dir(), get_ipython_cache_dir()]))
+""")
+
+
+@pytest.mark.parametrize("xdg", ["unset", "writable", "missing"])
+def test_default_directory_is_ipythons_without_importing_it(tmp_path, xdg):
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env["HOME"] = str(tmp_path / "home")
+    os.makedirs(tmp_path / "home" / ".cache")
+    if xdg == "writable":
+        env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+        os.makedirs(tmp_path / "xdg")
+    elif xdg == "missing":  # not a directory: IPython falls back to its own dir, asked here
+        env["XDG_CACHE_HOME"] = str(tmp_path / "nowhere")
+    p = subprocess.run(
+        [sys.executable, "-c", DEFAULT_DIR],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    found, loaded, found_after, ipython = json.loads(p.stdout.strip().splitlines()[-1])
+    assert found == found_after == os.path.join(ipython, "jitmagic")
+    # the XDG cases are answered without IPython; the fallback imports it to ask
+    assert loaded == (xdg == "missing")

@@ -719,3 +719,19 @@ def test_jax_lapack_still_works_after_ours():
         timeout=300,
     )
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+def test_small_factorizations_hold_openblas_to_one_thread():
+    """A small matrix is factored with OpenBLAS held to one thread (set, then put back), a
+    large one with its threads: its threads buy nothing on small matrices and, on shared
+    cores, cost seconds of CPU on a process's first call (a scan of 2x2 solves)."""
+    from jitmagic.lower.lapack import ONE_THREAD_MAX
+    from jitmagic.runtime.blas import THREADS
+
+    solve = jm.jit(lambda a, b: jnp.linalg.solve(a, b))
+    small, big = 8, int(ONE_THREAD_MAX**0.5) + 1
+    for n, held in ((small, True), (big, False)):
+        a, b = rand((n, n), np.float64) + n * np.eye(n), rand((n, 2), np.float64, seed=1)
+        text = solve.lower(a, b).as_text("llvm")
+        assert (f"@{THREADS}(i32 1)" in text.replace('"', "")) == held, n
+        assert_close(solve(a, b), np.linalg.solve(a, b), 1e-11)

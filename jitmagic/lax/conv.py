@@ -121,9 +121,12 @@ def conv_general_dilated(
     nsp = la.ndim - 2
     if nsp < 0:
         raise TypeError("conv_general_dilated needs operands of rank >= 2")
-    x = transpose(lhs, dn.lhs_spec)  # (N, C, spatial...)
+    # channels last: (N, spatial..., C), so that each patch's (kernel offset, channel) axes are
+    # its innermost ones and the contraction is a plain GEMM over them (with the channels
+    # second, a copy transposing every patch, nine times the input for a 3x3 kernel, came first)
+    x = transpose(lhs, (dn.lhs_spec[0],) + tuple(dn.lhs_spec[2:]) + (dn.lhs_spec[1],))
     k = transpose(rhs, dn.rhs_spec)  # (O, I, kernel...)
-    (n, c), sp = _aval(x).shape[:2], _aval(x).shape[2:]
+    n, c, sp = _aval(x).shape[0], _aval(x).shape[-1], _aval(x).shape[1:-1]
     (o, ci), ks = _aval(k).shape[:2], _aval(k).shape[2:]
     strides = _ints(window_strides, "window_strides")
     ldil = (1,) * nsp if lhs_dilation is None else _ints(lhs_dilation, "lhs_dilation")
@@ -152,31 +155,39 @@ def conv_general_dilated(
     if len(pads) != nsp:
         raise TypeError(f"conv_general_dilated padding needs {nsp} (low, high) pairs")
     zero = np.zeros((), _aval(x).dtype)
-    x = pad(x, zero, [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)])
-    psp = _aval(x).shape[2:]
+    x = pad(
+        x, zero, [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)] + [(0, 0, 0)]
+    )
+    psp = _aval(x).shape[1:-1]
     osp = tuple((p - e) // s + 1 if p >= e else 0 for p, e, s in zip(psp, eff, strides))
     og, cg = o // g, c // g
     nk = int(np.prod(ks, dtype=np.int64))
-    kern = reshape(k, (o, ci, nk))  # (O, Cg, K)
+    kern = transpose(reshape(k, (o, ci, nk)), (0, 2, 1))  # (O, K, Cg)
     outs = []
     for grp in range(g):
-        # this group's patches (N, Cg, K, out...), contracted over (Cg, K) without a reshape
-        # of the patches (a reshaped operand makes the contraction loop much costlier)
+        # this group's patches (N, out..., K, Cg), contracted over (K, Cg): its last two axes
         patches = []
         for offs in itertools.product(*(range(kk) for kk in ks)):
-            start = (0, grp * cg) + tuple(q * d for q, d in zip(offs, rdil))
-            limit = (n, (grp + 1) * cg) + tuple(
-                st + (w - 1) * s + 1 if w else st for st, w, s in zip(start[2:], osp, strides)
+            start = (0,) + tuple(q * d for q, d in zip(offs, rdil)) + (grp * cg,)
+            limit = (
+                (n,)
+                + tuple(
+                    st + (w - 1) * s + 1 if w else st for st, w, s in zip(start[1:-1], osp, strides)
+                )
+                + ((grp + 1) * cg,)
             )
             patches.append(
                 expand_dims(
-                    bind("slice", x, start=start, limit=limit, strides=(1, 1) + strides), (2,)
+                    bind("slice", x, start=start, limit=limit, strides=(1,) + strides + (1,)),
+                    (nsp + 1,),
                 )
             )
         if patches:
-            pat = concatenate(patches, 2) if len(patches) > 1 else patches[0]
+            pat = concatenate(patches, nsp + 1) if len(patches) > 1 else patches[0]
         else:
-            pat = bind("broadcast_in_dim", zero, shape=(n, cg, 0) + osp, broadcast_dimensions=())
+            pat = bind(
+                "broadcast_in_dim", zero, shape=(n,) + osp + (0, cg), broadcast_dimensions=()
+            )
         kg = (
             kern
             if g == 1
@@ -184,16 +195,18 @@ def conv_general_dilated(
                 "slice",
                 kern,
                 start=(grp * og, 0, 0),
-                limit=((grp + 1) * og, ci, nk),
+                limit=((grp + 1) * og, nk, ci),
                 strides=(1, 1, 1),
             )
         )
-        outs.append(dot_general(pat, kg, (((1, 2), (1, 2)), ((), ()))))  # (N, out..., Og)
+        contract = ((nsp + 1, nsp + 2), (1, 2))
+        outs.append(dot_general(pat, kg, (contract, ((), ()))))  # (N, out..., Og)
     res = outs[0] if g == 1 else concatenate(outs, nsp + 1)  # (N, out..., O)
-    res = transpose(res, (0, nsp + 1) + tuple(range(1, nsp + 1)))  # (N, O, out...)
+    # to the out spec: canonical axis j (of N, O, out...) is res's axis canon[j]
+    canon = (0, nsp + 1) + tuple(range(1, nsp + 1))
     inv = [0] * (nsp + 2)
     for j, pos in enumerate(dn.out_spec):
-        inv[pos] = j
+        inv[pos] = canon[j]
     return transpose(res, tuple(inv))
 
 

@@ -172,11 +172,11 @@ def _emit_openblas(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
             with big:
                 _batch(cg, nbatch, one)
             with small:
-                _one_thread(cg, lambda: _batch(cg, nbatch, one))
+                one_thread(cg, lambda: _batch(cg, nbatch, one))
     elif m * n * k >= SMALL_GEMM:
         _batch(cg, nbatch, one)
     else:
-        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+        one_thread(cg, lambda: _batch(cg, nbatch, one))
 
 
 def _batch(cg, nbatch, one):
@@ -186,7 +186,7 @@ def _batch(cg, nbatch, one):
         cg.loop(nbatch, one)
 
 
-def _one_thread(cg, body):
+def one_thread(cg, body):
     """body() between setting OpenBLAS's thread count to 1 and putting the previous count back
     (the count is OpenBLAS's global one; results never depend on it)."""
     setn = cg.module.globals.get(_THREADS) or ir.Function(
@@ -251,7 +251,7 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     if not shapes.is_symbolic(size) and size >= GEMV_THREADS_MIN:
         _batch(cg, nbatch, one)
     else:
-        _one_thread(cg, lambda: _batch(cg, nbatch, one))
+        one_thread(cg, lambda: _batch(cg, nbatch, one))
 
 
 GEMV_THREADS_MIN = 1 << 19

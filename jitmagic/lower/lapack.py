@@ -15,8 +15,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
+from jitmagic.core import shapes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.errors import LoweringError
+from jitmagic.lower.blas import one_thread
 from jitmagic.lower.codegen import Buffer
 from jitmagic.lower.scalar import I8, I32, I64
 from jitmagic.runtime import blas
@@ -88,9 +90,26 @@ def part(cg, buf, flat, shape):
     return Buffer(cg.b.gep(buf.ptr, [off], source_etype=I8), aval)
 
 
-def batch_loop(cg, batch_shape, body):
+# matrices of at most this many elements are factored on one OpenBLAS thread: its threads
+# buy nothing there, and on shared cores they cost far more than the work (a Kalman filter's
+# 500 2x2 solves per call: 1-4 s of CPU on the first call in a process, 0.1 s on one thread)
+ONE_THREAD_MAX = 1 << 14
+
+
+def batch_loop(cg, batch_shape, body, operands=()):
     """body(batch_index, flat_index) for every matrix of the batch, in order: one flat loop
-    that checks for Ctrl-C between matrices (a LAPACK call dwarfs the check)."""
+    that checks for Ctrl-C between matrices (a LAPACK call dwarfs the check). operands: the
+    primitive's array operands; when none has a matrix of more than ONE_THREAD_MAX elements,
+    the whole loop runs with OpenBLAS held to one thread."""
+    mats = [x.aval.shape[-2:] for x in operands]
+    small = bool(mats) and not any(shapes.any_symbolic(m) for m in mats)
+    if small and max(int(np.prod(m, dtype=np.int64)) for m in mats) <= ONE_THREAD_MAX:
+        one_thread(cg, lambda: _batch_loop(cg, batch_shape, body))
+    else:
+        _batch_loop(cg, batch_shape, body)
+
+
+def _batch_loop(cg, batch_shape, body):
     if not batch_shape:
         cg.loop_nest((), lambda idx: body([], i64(0)))
         return
@@ -180,7 +199,7 @@ def lower_cholesky(cg, e, outs):
         check(cg, info, lambda: fill(cg, m, np.nan))
         fill(cg, m, 0, where=lambda r, c: cg.b.icmp_signed("<", r, c))
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
 
 
 def lower_lu(cg, e, outs):
@@ -207,7 +226,7 @@ def lower_lu(cg, e, outs):
         # info > 0: U is exactly singular; the factorization is complete all the same
         check(cg, info, rejected, singular_fails=False)
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
 
@@ -255,7 +274,7 @@ def lower_solve(cg, e, outs):
             ),
         )
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
 
@@ -316,7 +335,7 @@ def lower_triangular_solve(cg, e, outs):
         )
 
     if m and n:
-        batch_loop(cg, batch, body)
+        batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
 
@@ -344,7 +363,7 @@ def lower_eigh(cg, e, outs):
         )
         check(cg, info, lambda: (fill(cg, vm, np.nan), fill(cg, wm, np.nan)))
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
 
 
 def lower_qr(cg, e, outs):
@@ -384,7 +403,7 @@ def lower_qr(cg, e, outs):
             lambda: _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan),
         )
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
 
@@ -451,5 +470,5 @@ def lower_svd(cg, e, outs):
         mats = [sv] + ([u, vt] if uv else [])
         check(cg, info, lambda: [fill(cg, x, np.nan) for x in mats])
 
-    batch_loop(cg, batch, body)
+    batch_loop(cg, batch, body, e.inputs)
     scratch.free()
