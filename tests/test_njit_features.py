@@ -510,3 +510,18 @@ def test_tuples_carried_by_loops_and_branches():
     agree(_fib_pair, 2, np.array([50.0, 1.0, 2.0, 3.0]))
     with pytest.raises(NjitUnsupportedError, match="tuple of another shape"):
         jm.njit(_changes_shape)(np.arange(3.0))
+
+
+def _picked_in_a_loop(x, n):
+    out = x
+    for i in range(n):
+        out = out * 2 if i % 2 else np.ones(x.shape[0])
+    return out, out.sum()
+
+
+def test_an_array_a_loop_picks_among_several_is_returned():
+    """A returned array that is the argument or one made in an iteration (its memory known
+    only when the code runs) comes back as a new array holding its elements (it raised
+    LoweringError 'a returned reference whose memory is not known')."""
+    agree(_picked_in_a_loop, np.arange(3.0), 3)
+    agree(_picked_in_a_loop, np.arange(3.0), 0)

@@ -437,17 +437,30 @@ class NjitCodegen(Codegen):
         slot = 0
         for a in fn.outs:
             aval = a.aval
-            if isinstance(aval, RefType):
+            if isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
+                # an array a loop or branch picked among several (one made in each iteration):
+                # the caller gets a new array holding its elements
+                buf = self.buffers[a]
+                vaval = aval.value()
+                self.out_layout.append(("array", vaval.dtype))
+                obj, oslot, data = self.new_array(vaval)
+                out = Buffer(data, vaval)
+                self.loop_nest(
+                    vaval.shape,
+                    lambda idx, buf=buf, out=out: self.store(out, idx, self.load(buf, idx)),
+                )
+                self._result(slot, b.ptrtoint(obj, I64))
+                b.store(ir.Constant(PTR, None), oslot)
+                slot += 1
+            elif isinstance(aval, RefType):
                 buf = self.buffers[a]
                 self.out_layout.append(("ref", aval.ndim, aval.dtype))
                 root = buf.root
                 if root is not None and root[0] == "arg":
                     head = ir.Constant(I64, -1 - root[1])
-                elif buf.obj is not None:
+                else:
                     head = b.ptrtoint(b.load(buf.obj, typ=PTR), I64)
                     b.store(ir.Constant(PTR, None), buf.obj)  # the caller owns it now
-                else:
-                    raise LoweringError("a returned reference whose memory is not known")
                 vals = [head, b.ptrtoint(buf.ptr, I64)]
                 vals += [self.size(n) for n in aval.shape]
                 item = ir.Constant(I64, aval.dtype.itemsize)
@@ -479,6 +492,11 @@ class NjitCodegen(Codegen):
                 b.store(ir.Constant(PTR, None), oslot)
                 slot += 1
         self.n_result_slots = slot
+
+    @staticmethod
+    def _known_memory(buf):
+        root = buf.root
+        return (root is not None and root[0] == "arg") or buf.obj is not None
 
     def _result(self, k, v):
         b = self.b
