@@ -195,7 +195,7 @@ def type_of(v, where):
 
 def join(a, b, name, line):
     """The type both a and b fit in, for a variable carried through a loop or a branch."""
-    if a == b:
+    if same_type(a, b):
         return a
     if isinstance(a, RefType) or isinstance(b, RefType):
         ra = a if isinstance(a, RefType) else RefType(a.shape, a.dtype, "C")
@@ -206,7 +206,7 @@ def join(a, b, name, line):
                 f"loop or branch: {ra} and {rb}; make it one dtype and rank"
             )
         shape = tuple(
-            x if _same_dim(x, y) else Dim.symbol(current_trace().root.njit.fresh("c"))
+            x if _same_dim(x, y) or _joined(x) else Dim.symbol(current_trace().root.njit.fresh("c"))
             for x, y in zip(ra.shape, rb.shape)
         )
         layout = ra.layout if ra.layout == rb.layout else "A"
@@ -223,8 +223,29 @@ def join(a, b, name, line):
     return ShapedArray(a.shape, np.dtype(dt), weak)
 
 
+def same_type(a, b):
+    """a and b are one type, their sizes compared as expressions (no decision taken)."""
+    if type(a) is not type(b) or len(a.shape) != len(b.shape):
+        return False
+    if not all(map(_same_dim, a.shape, b.shape)) or a.dtype != b.dtype:
+        return False
+    if isinstance(a, RefType):
+        return (a.layout, a.readonly) == (b.layout, b.readonly)
+    return a.weak_type == b.weak_type
+
+
+def _joined(x):
+    """A size join made for a carried reference (its value carried with it): it holds any
+    size, so a later round of the loop's types keeps it (the types settle)."""
+    return isinstance(x, Dim) and len(x.symbols) == 1 and x.symbols[0].startswith("c")
+
+
 def _same_dim(x, y):
-    return x is y or (type(x) is type(y) and x == y)
+    """The same size, compared as expressions: no decision taken (a comparison of Dims would
+    guard, and a guard put in the trace around a loop's trial traces names their symbols)."""
+    if isinstance(x, Dim) or isinstance(y, Dim):
+        return isinstance(x, Dim) and isinstance(y, Dim) and x.terms == y.terms
+    return x == y
 
 
 def cast_to(v, aval):
@@ -844,7 +865,7 @@ class TraceOps:
                         f"variable '{name}' becomes unbound in the loop at line {line}"
                     )
                 j = o if t is UNDEFINED else join(t, o, name, line)
-                changed |= t is UNDEFINED or j != t
+                changed |= t is UNDEFINED or not same_type(j, t)
                 new.append(j)
             types = new
             if not changed:

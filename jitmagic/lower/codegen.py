@@ -396,14 +396,7 @@ class Codegen(ScalarOps):
             b.position_at_end(sized)
         else:
             nbytes = ir.Constant(I64, max(aval.size * aval.dtype.itemsize, 1))
-        bufpool.install()  # large temporaries are reused, not page-faulted in each call
-        fn = self.module.globals.get("jm_tmp_alloc")
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
-            # fresh memory, as malloc's: a store into a temporary changes no other array
-            # (values read from the others stay in registers across it)
-            fn.return_value.add_attribute("noalias")
-        p = b.call(fn, [nbytes])
+        p = b.call(self.tmp_alloc(), [nbytes])
         # a stack slot holds the pointer until it is freed, so that an early exit (Ctrl-C,
         # out of memory) frees what was allocated on the path it took (freeing NULL is a no-op)
         sb = self._slot_builder
@@ -423,6 +416,16 @@ class Codegen(ScalarOps):
         again)."""
         self.b.call(self.tmp_free(), [p])
         raw_store(self.b, ir.Constant(PTR, None), self._temp_slots[p])
+
+    def tmp_alloc(self):
+        bufpool.install()  # large temporaries are reused, not page-faulted in each call
+        fn = self.module.globals.get("jm_tmp_alloc")
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(PTR, [I64]), "jm_tmp_alloc")
+            # fresh memory, as malloc's: a store into a temporary changes no other array
+            # (values read from the others stay in registers across it)
+            fn.return_value.add_attribute("noalias")
+        return fn
 
     def tmp_free(self):
         return self.module.globals.get("jm_tmp_free") or ir.Function(

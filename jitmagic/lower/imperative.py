@@ -184,6 +184,7 @@ class NjitCodegen(Codegen):
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
+        self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -306,7 +307,10 @@ class NjitCodegen(Codegen):
 
     def _close_scope(self):
         for p in self.scopes.pop():
-            self.release(p)
+            if isinstance(p, _RefSlots):
+                p.release(self)
+            else:
+                self.release(p)
 
     close_scope = _close_scope
 
@@ -618,7 +622,7 @@ def _may_overlap(dest, src, dest_var, v):
     if src is dest:
         return False  # the same view read elementwise where it is written (x += 1)
     a, b = dest.root, src.root
-    if a is None or b is None:
+    if a is None or b is None or "carry" in (a[0], b[0]):
         return True
     if a == b:
         return True
@@ -834,6 +838,7 @@ def _fresh_ref(cg, out):
         obj, slot, data = cg.new_array(val)
         return RefBuffer(data, val, strides_of("C", aval.shape), ("alloc", id(out)), slot)
     ptr = cg.malloc(val, cg.scopes[-1])
+    cg.alloc_depth[("alloc", id(out))] = len(cg.scopes)
     return RefBuffer(ptr, val, strides_of("C", aval.shape), ("alloc", id(out)))
 
 
@@ -903,22 +908,93 @@ def _apply_fastmath(module, flags):
 
 class _RefSlots:
     """A reference carried by a loop or merged by a branch: its pointer, sizes and strides in
-    stack slots (registers once optimised), so each iteration may hold another array."""
+    stack slots (registers once optimised), so each iteration may hold another array.
 
-    def __init__(self, cg, aval):
+    Memory: an array made inside the loop or branch is freed with the scope it was made in,
+    so the carry keeps a copy of it in memory of its own (`own`), freed when a later copy
+    replaces it or when the scope around the loop or branch ends. An array the code makes
+    before it (or an argument) is carried as a pointer, as is the carry's own value
+    (out = out[1:]); another carry of the same loop holds its own memory only when it owns
+    some (its value is then copied: `a, b = b, a` of arguments stays pointers)."""
+
+    def __init__(self, cg, aval, group):
         sb = cg._slot_builder_at_entry()
         self.aval = aval
+        self.group = group
+        self.depth = len(cg.scopes)  # the body's own scope is deeper
         self.ptr = sb.alloca(PTR)
         self.dims = [sb.alloca(I64) for _ in aval.shape]
         self.strides = [sb.alloca(I64) for _ in aval.shape]
+        self.own = sb.alloca(PTR)
+        raw_store(sb, ir.Constant(PTR, None), self.own)
+        cg._temp_slots[self] = self.own  # freed on an early exit
+        cg.scopes[-1].append(self)  # and when the scope around the loop or branch ends
+
+    def release(self, cg):
+        cg.b.call(cg.tmp_free(), [cg.b.load(self.own, typ=PTR)])
+        raw_store(cg.b, ir.Constant(PTR, None), self.own)
+
+    def _mode(self, cg, buf):
+        """How buf is carried: "ptr", "copy", or another carry of this loop whose memory,
+        when it owns some, is copied."""
+        root = buf.root
+        if buf.obj is not None or root is None or root[0] == "arg":
+            return "ptr"
+        if root[0] == "alloc":
+            return "ptr" if cg.alloc_depth.get(root, 0) <= self.depth else "copy"
+        other = root[1]
+        if other is self or (other.group is not self.group and other.depth <= self.depth):
+            return "ptr"
+        return other if other.group is self.group else "copy"
+
+    def copies(self, cg, buf):
+        """The memory buf is copied from when carried (a root), else None."""
+        return None if self._mode(cg, buf) == "ptr" else buf.root
 
     def put(self, cg, buf):
+        """Carry buf; True when it may be copied (the memory of its own it replaces is then
+        freed by _free_replaced, after every carry of the loop has read what it holds)."""
+        mode = self._mode(cg, buf)
+        if mode == "ptr":
+            self._store(cg, buf)
+            return False
+        if mode == "copy":
+            self._store(cg, self._copy(cg, buf))
+        else:
+            b = cg.b
+            owns = b.icmp_unsigned("!=", b.load(mode.own, typ=PTR), ir.Constant(PTR, None))
+            with b.if_else(owns) as (then, otherwise):
+                with then:
+                    self._store(cg, self._copy(cg, buf))
+                with otherwise:
+                    self._store(cg, buf)
+        return True
+
+    def _store(self, cg, buf):
         b = cg.b
         raw_store(b, buf.ptr, self.ptr)
         for slot, n in zip(self.dims, buf.aval.shape):
             b.store(cg.size(n), slot)
         for slot, s in zip(self.strides, buf.strides):
             b.store(s if isinstance(s, ir.Value) else cg.size(s), slot)
+
+    def _copy(self, cg, buf):
+        """buf's elements in new memory the carry owns (C order)."""
+        b = cg.b
+        nbytes = ir.Constant(I64, buf.aval.dtype.itemsize)
+        for n in buf.aval.shape:
+            nbytes = b.mul(nbytes, cg.size(n))
+        nbytes = b.select(
+            b.icmp_signed(">", nbytes, ir.Constant(I64, 0)), nbytes, ir.Constant(I64, 1)
+        )
+        p = b.call(cg.tmp_alloc(), [nbytes])
+        ok = cg.func.append_basic_block("carry_alloc_ok")
+        b.cbranch(b.icmp_unsigned("==", b.ptrtoint(p, I64), ir.Constant(I64, 0)), cg.oom_bb, ok)
+        b.position_at_end(ok)
+        raw_store(b, p, self.own)
+        out = RefBuffer(p, buf.aval, strides_of("C", buf.aval.shape))
+        cg.loop_nest(buf.aval.shape, lambda idx: cg.store(out, idx, cg.load(buf, idx)))
+        return out
 
     def get(self, cg, aval):
         """The reference now, its size symbols (those of aval) bound to the sizes held."""
@@ -927,12 +1003,42 @@ class _RefSlots:
             if shapes.is_symbolic(d) and len(d.symbols) == 1:
                 cg.bind_symbol(d.symbols[0], b.load(slot, typ=I64))
         strides = tuple(b.load(slot, typ=I64) for slot in self.strides)
-        return RefBuffer(b.load(self.ptr, typ=PTR), aval.value(), strides, None)
+        return RefBuffer(b.load(self.ptr, typ=PTR), aval.value(), strides, ("carry", self))
+
+
+def _owned_before(cg, storage):
+    return {st: cg.b.load(st.own, typ=PTR) for st in storage if isinstance(st, _RefSlots)}
+
+
+def _one_copy_each(cg, pending):
+    """Two carries given views of one array made inside the loop or branch would each get a
+    copy, and a write through one would not show in the other: refused by name."""
+    seen = set()
+    for st, buf in pending:
+        root = st.copies(cg, buf)
+        if root is not None and root[0] == "alloc":
+            if root in seen:
+                raise LoweringError(
+                    "two variables a loop or branch carries out hold one array (or views of "
+                    "it) made inside it: carry one of them, or make the array before the loop "
+                    "or branch (np.empty) and fill it inside"
+                )
+            seen.add(root)
+
+
+def _free_replaced(cg, owned, copied):
+    """Free the memory a carry owned before a round of puts if a copy replaced it."""
+    b = cg.b
+    for st in copied:
+        old = owned[st]
+        changed = b.icmp_unsigned("!=", b.load(st.own, typ=PTR), old)
+        b.call(cg.tmp_free(), [b.select(changed, old, ir.Constant(PTR, None))])
 
 
 def _carry_storage(cg, outvars, outs):
+    group = object()  # the carries of one loop or branch
     return [
-        _RefSlots(cg, v.aval) if isinstance(v.aval, RefType) else buf
+        _RefSlots(cg, v.aval, group) if isinstance(v.aval, RefType) else buf
         for v, buf in zip(outvars, outs)
     ]
 
@@ -965,6 +1071,7 @@ def _store_outputs(cg, fn, invars, storage):
     """The body's results into the carries: scalars and references read before any is
     written (a swap), arrays staged through a temporary when another carry reads them."""
     b = cg.b
+    owned = _owned_before(cg, storage)
     pending = []
     for k, (a, st) in enumerate(zip(fn.outs, storage)):
         if a is invars[k]:
@@ -982,15 +1089,19 @@ def _store_outputs(cg, fn, invars, storage):
                 pending.append((st, ("array", tmp)))
             else:
                 pending.append((st, ("atom", a)))
+    _one_copy_each(cg, [(st, x) for st, (kind, x) in pending if kind == "ref"])
+    copied = []
     for st, (kind, x) in pending:
         if kind == "ref":
-            st.put(cg, x)
+            if st.put(cg, x):
+                copied.append(st)
         elif kind == "scalar":
             cg.store(st, [], x)
         elif kind == "array":
             _put(cg, st, src_buf=x)
         else:
             _put(cg, st, src_atom=x)
+    _free_replaced(cg, owned, copied)
     del b
 
 
@@ -1021,13 +1132,18 @@ class _Scoped:
 
 
 def _initialise(cg, storage, atoms):
+    owned, copied = _owned_before(cg, storage), []
+    refs = [(st, cg.buffers[a]) for st, a in zip(storage, atoms) if isinstance(st, _RefSlots)]
+    _one_copy_each(cg, refs)
     for st, a in zip(storage, atoms):
         if isinstance(st, _RefSlots):
-            st.put(cg, cg.buffers[a])
+            if st.put(cg, cg.buffers[a]):
+                copied.append(st)
         elif st.aval.shape == ():
             cg.store(st, [], cg.emit_value(a, []))
         else:
             _put(cg, st, src_atom=a)
+    _free_replaced(cg, owned, copied)
 
 
 def _finish(cg, outvars, storage):

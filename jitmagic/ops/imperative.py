@@ -20,17 +20,23 @@ import numpy as np
 
 from jitmagic.core.interpreter import eval_function
 from jitmagic.core.refs import RefType
+from jitmagic.core.shapes import Dim
 from jitmagic.lower import imperative as nj
 from jitmagic.lower import prange
 from jitmagic.ops.define import register
 
 
 def _same(a, b):
-    return (
-        type(a) is type(b)
-        and a.shape == b.shape
-        and a.dtype == b.dtype
-        and (not isinstance(a, RefType) or a.layout == b.layout)
+    """The body gives back the carried type: a reference's sizes are carried as values with
+    it (any sizes of its rank); a value's are its type, compared as expressions (comparing
+    Dims would take a decision in the trace)."""
+    if type(a) is not type(b) or len(a.shape) != len(b.shape) or a.dtype != b.dtype:
+        return False
+    if isinstance(a, RefType):
+        return a.layout == b.layout
+    return all(
+        x.terms == y.terms if isinstance(x, Dim) and isinstance(y, Dim) else x == y
+        for x, y in zip(a.shape, b.shape)
     )
 
 
