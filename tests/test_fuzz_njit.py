@@ -244,12 +244,6 @@ def _bcast_strided(x, n):
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a size that is 1 only when the code runs (z[1:] of 2 elements) is compiled as "
-    "'must equal the other size', so NumPy's broadcast of 1 raises ValueError "
-    "(imperative/tracers._check_fits and the in-place operators' broadcast)",
-)
 @pytest.mark.parametrize("case", ["into_empty", "strided"])
 def test_a_size_of_one_known_only_at_run_time_broadcasts(case):
     if case == "into_empty":

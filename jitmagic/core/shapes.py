@@ -622,6 +622,8 @@ def broadcast(shapes):
                 continue
             if got is None:
                 got = d
+            elif _stretches(ctx := current(), got, d):
+                got = ctx.stretch(got, d)
             elif not _same(got, d):
                 ctx = current()
                 one_by_example = getattr(ctx, "one_by_example", None)
@@ -635,6 +637,28 @@ def broadcast(shapes):
                 )
         out.append(1 if got is None else got)
     return tuple(out)
+
+
+def _stretches(ctx, a, b):
+    """Do two sizes meet as NumPy's broadcast does when the code runs (equal, or one of them
+    1)? So a front end's context says (njit's, for sizes only the running code knows); a
+    shape-generic jm.jit compiles them as equal, guarded."""
+    if isinstance(a, Dim) and isinstance(b, Dim) and a.terms == b.terms:
+        return False
+    ask = getattr(ctx, "stretches", None)
+    return ask is not None and ask(a, b)
+
+
+# the symbols of the sizes stretch() makes: bound where the code runs; an operand's size that
+# differs from one is read at index 0 when it is 1 (lower/codegen._broadcast_index)
+STRETCH = "bc"
+
+
+def is_stretch(d):
+    if not isinstance(d, Dim) or len(d.terms) != 1:
+        return False
+    (m, c) = d.terms[0]
+    return c == 1 and len(m) == 1 and isinstance(m[0], str) and m[0].startswith(STRETCH)
 
 
 def _same(a, b):

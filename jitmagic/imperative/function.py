@@ -160,6 +160,7 @@ class NjitContext(shapes.GenericContext):
     def __init__(self, examples):
         super().__init__(examples)
         self.examples = examples  # the same dict: the trace fills it as it makes arguments
+        self.stretched = {}  # (a, b) -> the size their broadcast gives (stretch)
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
@@ -190,6 +191,37 @@ class NjitContext(shapes.GenericContext):
                 ),
             )
         return answer
+
+    def stretches(self, a, b):
+        """Do sizes a and b meet as NumPy's broadcast does where the code runs? Yes when one
+        is a size only the running code knows (a slice's length, np.arange(n)'s) and neither
+        is an argument's size compiled as 1 (that variant stretches it statically)."""
+        syms = set(shapes.symbols_of(a)) | set(shapes.symbols_of(b))
+        if syms <= set(self.examples) or current_trace() is None:
+            return (a, b) in self.stretched
+        return not (self.one_by_example(a) or self.one_by_example(b))
+
+    def stretch(self, a, b):
+        """The size NumPy's broadcast of a and b gives (the other when one is 1; else they
+        must be equal, checked where the code runs), a symbol bound there."""
+        done = self.stretched.get((a, b))
+        if done is not None:
+            return done
+        va, vb = (bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d) for d in (a, b))
+        a_one, b_one = bind("eq", va, np.int64(1)), bind("eq", vb, np.int64(1))
+        ok = bind("or", bind("or", bind("eq", va, vb), a_one), b_one)
+        bind(
+            "nj_require",
+            ok,
+            va,
+            vb,
+            exc="ValueError",
+            message="operands could not be broadcast together (sizes {0} and {1} on one axis)",
+        )
+        name = current_trace().root.njit.fresh(shapes.STRETCH)
+        bind("nj_size", bind("select", a_one, vb, va), name=name)
+        out = self.stretched[(a, b)] = Dim.symbol(name)
+        return out
 
     def one_by_example(self, d):
         """Is d an argument's size whose example is 1 (NumPy would broadcast it)?"""

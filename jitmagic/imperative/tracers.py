@@ -859,18 +859,23 @@ def set_value(dest, value, casting=None):
         raise ValueError(
             f"could not broadcast input array from shape {vshape} into shape {dest.shape}"
         )
-    _check_fits(vshape, dest.shape)
-    bind("ref_set", dest, v)
+    stretch = _check_fits(vshape, dest.shape)
+    if stretch:
+        bind("ref_set", dest, v, stretch=stretch)
+    else:
+        bind("ref_set", dest, v)
 
 
 def _check_fits(vshape, dshape):
     """The value's shape broadcasts to the destination's (NumPy's ValueError otherwise, raised
-    where the assignment runs). A size 1 stretches only when known to be 1: an argument whose
-    example is 1 is compiled as 1 (shapes.StaticOne); other sizes must be equal, checked."""
+    where the assignment runs). A size 1 stretches when known to be 1 (an argument whose
+    example is 1 is compiled as 1: shapes.StaticOne), or when it is a size only the running
+    code knows (a slice's length): the value's axes that may (ref_set's `stretch`). Other
+    sizes must be equal, checked."""
     from jitmagic.core import shapes as _shapes
 
     lead = len(dshape) - len(vshape)
-    pending = []
+    pending, stretch = [], []
     for k, vd in enumerate(vshape):
         dd = dshape[lead + k]
         if _shapes.is_one(vd) or (not isinstance(vd, Dim) and not isinstance(dd, Dim) and vd == dd):
@@ -878,14 +883,19 @@ def _check_fits(vshape, dshape):
         if isinstance(vd, Dim) and isinstance(dd, Dim) and vd.terms == dd.terms:
             continue  # (the same size: compared as expressions, no decision taken)
         ctx = _shapes.current()
+        asks = getattr(ctx, "stretches", None)
+        if isinstance(vd, Dim) and asks is not None and asks(vd, dd):
+            stretch.append(k)
+            pending.append((vd, dd, True))
+            continue
         one = getattr(ctx, "one_by_example", None)
         if isinstance(vd, Dim) and one is not None and one(vd):
             raise _shapes.StaticOne([vd.symbols[0]])
         if isinstance(vd, Dim) and set(vd.symbols) <= set(getattr(ctx, "examples", ())):
             ctx.guard(vd - 1, "==")  # compiled for a size other than 1: a call with 1 recompiles
-        pending.append((vd, dd))
+        pending.append((vd, dd, False))
     if not pending:
-        return
+        return ()
     values = []
 
     def text(shape):
@@ -900,10 +910,12 @@ def _check_fits(vshape, dshape):
 
     message = f"could not broadcast input array from shape {text(vshape)} into shape {text(dshape)}"
     ok = None
-    for vd, dd in pending:
+    for vd, dd, may_one in pending:
         a = bind("dim_value", dim=vd) if isinstance(vd, Dim) else np.int64(vd)
         b = bind("dim_value", dim=dd) if isinstance(dd, Dim) else np.int64(dd)
         eq = bind("eq", a, b)
+        if may_one:
+            eq = bind("or", eq, bind("eq", a, np.int64(1)))
         ok = eq if ok is None else bind("and", ok, eq)
     if len(values) < 7:
         bind("nj_require", ok, *values, exc="ValueError", message=message)
@@ -914,6 +926,7 @@ def _check_fits(vshape, dshape):
             exc="ValueError",
             message="could not broadcast input array into the destination's shape",
         )
+    return tuple(stretch)
 
 
 def view_of(r, items):

@@ -592,7 +592,7 @@ class Codegen(ScalarOps):
         out_aval = atom.aval
         if p.kind == "elementwise":
             vals = [
-                self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape))
+                self.emit_value(a, _broadcast_index(idx, a.aval.shape, out_aval.shape, self))
                 for a in e.inputs
             ]
             val = lowering(e.prim)(
@@ -972,17 +972,30 @@ def contract(instr):
     return instr
 
 
-def _broadcast_index(idx, in_shape, out_shape):
+def _broadcast_index(idx, in_shape, out_shape, cg=None):
+    """An operand's index at the result's idx: 0 along an axis it stretches from size 1; along
+    a size broadcast where the code runs (shapes.is_stretch: njit), 0 when its size is 1."""
     lead = len(out_shape) - len(in_shape)
     zero = None
     out = []
     for d, n in enumerate(in_shape):
-        if shapes.is_one(n) and not shapes.is_one(out_shape[lead + d]):
+        o = out_shape[lead + d]
+        if shapes.is_one(n) and not shapes.is_one(o):
             zero = zero or ir.Constant(I64, 0)
             out.append(zero)
+        elif cg is not None and shapes.is_stretch(o) and not shapes.is_one(n) and n is not o:
+            same = isinstance(n, shapes.Dim) and n.terms == o.terms
+            out.append(idx[lead + d] if same else stretched(cg, idx[lead + d], n))
         else:
             out.append(idx[lead + d])
     return out
+
+
+def stretched(cg, i, n):
+    """Index i along an axis of n elements that may be 1 (then read at 0)."""
+    b = cg.b
+    one = b.icmp_signed("==", cg.size(n), ir.Constant(I64, 1))
+    return b.select(one, ir.Constant(I64, 0), i)
 
 
 # custom primitives that read their array operands only through emit_value (never their raw

@@ -44,6 +44,7 @@ from jitmagic.lower.codegen import (
     ScalarArg,
     _broadcast_index,
     _contiguous_strides,
+    stretched,
 )
 from jitmagic.lower.rules import lowering
 from jitmagic.lower.scalar import F64, I1, I8, I32, I64, PTR, raw_store
@@ -568,6 +569,14 @@ def lower_set(cg, e, outs):
     dest = cg.buffers[r]
     shape = dest.aval.shape
     vshape = v.aval.shape
+    stretch = e.kw.get("stretch", ())
+
+    def index_of(idx):  # v's index at dest's idx
+        out = _broadcast_index(idx, vshape, shape)
+        lead = len(shape) - len(vshape)
+        for k in stretch:
+            out[k] = stretched(cg, idx[lead + k], vshape[k])
+        return out
 
     def write(target, src):
         def body(idx):
@@ -582,7 +591,7 @@ def lower_set(cg, e, outs):
     sources = _ref_sources(cg, v)
     risky = [s for s in sources if _may_overlap(dest, s, r, v)]
     if not risky:
-        write(dest, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+        write(dest, lambda idx: cg.emit_value(v, index_of(idx)))
         return
     b = cg.b
     overlap = ir.Constant(I1, 0)
@@ -592,12 +601,12 @@ def lower_set(cg, e, outs):
         with yes:
             local = []  # freed in this branch: its pointer exists only here
             tmp = Buffer(cg.malloc(dest.aval, local), dest.aval)
-            write(tmp, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+            write(tmp, lambda idx: cg.emit_value(v, index_of(idx)))
             write(dest, lambda idx: cg.load(tmp, idx))
             for p in local:
                 cg.release(p)
         with no:
-            write(dest, lambda idx: cg.emit_value(v, _broadcast_index(idx, vshape, shape)))
+            write(dest, lambda idx: cg.emit_value(v, index_of(idx)))
 
 
 def _ref_sources(cg, v):
@@ -1650,6 +1659,11 @@ def lower_cond(cg, e, outs):
                     _store_outputs(cg, fn, [None] * len(fn.outs), storage)
     cg.memo = saved_memo
     _finish(cg, e.outvars, storage)
+
+
+def lower_size(cg, e, outs):
+    """A size known where the code runs (a broadcast of two: shapes.stretch) bound here."""
+    cg.bind_symbol(e.kw["name"], _operand_i64(cg, e.inputs[0]))
 
 
 def lower_require(cg, e, outs):

@@ -8,6 +8,7 @@ write references (not pure sub-IRs as lax's), and the checks that raise Python's
     nj_cond   (pred, *operands)                     branches=(false_fn, true_fn), line
     nj_require(cond, *values)                       exc, message: raise exc(message) if not cond
     nj_raise  (*values)                             exc, message: raise here
+    nj_size   (value)                               name: the size symbol `name` is value
 
 A carry or result may be a reference (its memory is carried, not copied); bodies capture the
 references they read and write as constants. The references' NumPy impls run the IR eagerly on
@@ -191,6 +192,27 @@ register(
     _require_abstract,
     _require_impl,
     nj.lower_require,
+    multiple_results=True,
+    effect=True,
+)
+
+
+def _size_abstract(v, *, name):
+    if v.shape != () or v.dtype.kind not in "iu":
+        raise TypeError(f"nj_size: a size is an integer scalar, got {v}")
+    return ()
+
+
+def _size_impl(v, *, name):
+    raise TypeError(f"the size {name} has no value outside compiled code")
+
+
+register(
+    "nj_size",
+    "custom",
+    _size_abstract,
+    _size_impl,
+    nj.lower_size,
     multiple_results=True,
     effect=True,
 )

@@ -6,6 +6,8 @@
                                                      indices counted from the end
     ref_store   (r, *idx, v)         -> ()           write one element (checked likewise)
     ref_set     (r, v)               -> ()           r[...] = v, v broadcast to r's shape
+                                                     (stretch: v's axes whose size may be 1
+                                                     only where the code runs)
     ref_view    (r, *scalars)        -> ref          basic indexing: ints, slices, newaxis
     ref_transpose (r)                -> ref          axes permuted (no copy)
     ref_part    (r)                  -> ref          part="real"/"imag" of a complex array
@@ -118,7 +120,7 @@ register(
 # ---------------------------------------------------------------- ref_set
 
 
-def _set_abstract(r, v):
+def _set_abstract(r, v, stretch=()):
     _need_ref("ref_set", r)
     if isinstance(v, RefType):
         raise TypeError("ref_set takes the value to write, not a reference")
@@ -129,7 +131,7 @@ def _set_abstract(r, v):
     return ()
 
 
-def _set_impl(r, v):
+def _set_impl(r, v, stretch=()):
     r[...] = v
     return ()
 

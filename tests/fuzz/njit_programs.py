@@ -876,19 +876,7 @@ def _name(e):
 # Bugs found and not fixed yet, each with its reproducer test in tests/test_fuzz_njit.py (an
 # xfail(strict=True) there): a failure whose signature is one of these is counted as
 # "known: <name>", not as a new mismatch. The signatures are narrow on purpose.
-KNOWN = {
-    "a size 1 computed at run time does not broadcast": (
-        "test_a_size_of_one_known_only_at_run_time_broadcasts",
-        lambda py, got: (
-            _name(got.exception) == "ValueError"
-            and (
-                "could not broadcast input array from shape (1,)" in str(got.exception)
-                or "sizes that differ by" in str(got.exception)
-            )
-            and _name(py.exception) != "ValueError"
-        ),
-    ),
-}
+KNOWN = {}  # none open: the size 1 computed at run time broadcasts (issue #28.1)
 
 
 def run_case(prog: Program, seed, compiled_cache=None):
