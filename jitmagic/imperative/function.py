@@ -160,7 +160,7 @@ class NjitContext(shapes.GenericContext):
     def __init__(self, examples):
         super().__init__(examples)
         self.examples = examples  # the same dict: the trace fills it as it makes arguments
-        self.stretched = {}  # (a, b) -> the size their broadcast gives (stretch)
+        self.stretched = {}  # (a, b) -> the size their broadcast last gave (stretch)
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
@@ -204,9 +204,8 @@ class NjitContext(shapes.GenericContext):
     def stretch(self, a, b):
         """The size NumPy's broadcast of a and b gives (the other when one is 1; else they
         must be equal, checked where the code runs), a symbol bound there."""
-        done = self.stretched.get((a, b))
-        if done is not None:
-            return done
+        if current_trace() is None:  # a shape rule run again (typecheck): the size it made
+            return self.stretched[(a, b)]
         va, vb = (bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d) for d in (a, b))
         a_one, b_one = bind("eq", va, np.int64(1)), bind("eq", vb, np.int64(1))
         ok = bind("or", bind("or", bind("eq", va, vb), a_one), b_one)
