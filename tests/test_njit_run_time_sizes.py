@@ -187,6 +187,42 @@ def test_a_branch_picks_an_array_made_in_it(c):
     agree(_branch_made, np.zeros(3), c)
 
 
+def _value_resized(x, n):
+    out = x[:1] * 1.0
+    for i in range(n):
+        out = x[: i + 1] * 2.0
+    return out.sum(), out
+
+
+def _value_per_branch(x, c):
+    if c:
+        y = x[1:] + 1
+    else:
+        y = x * 3
+    return y
+
+
+def _value_grown_until(x, n):
+    out = x[:1] * 1.0
+    i = 0
+    while out.size < n:
+        out = np.concatenate((out, x[: i + 1]))
+        i += 1
+        if out.sum() > 1e9:
+            break
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7])
+def test_an_array_value_whose_size_changes_is_carried_as_a_reference(n):
+    """A value (not written into) of a new size each iteration or branch: carried as a
+    reference to it (it raised TypeError 'the body changes the carried types', or ValueError
+    where the code ran when the sizes were compiled as equal)."""
+    agree(_value_resized, np.arange(5.0), min(n, 5))
+    agree(_value_per_branch, np.arange(4.0), n % 2 == 1)
+    agree(_value_grown_until, np.arange(5.0), n)
+
+
 def _two_names_for_one_array(c):
     out = np.zeros(2)
     t = np.zeros(2)

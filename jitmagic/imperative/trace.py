@@ -197,7 +197,14 @@ def join(a, b, name, line):
     """The type both a and b fit in, for a variable carried through a loop or a branch."""
     if same_type(a, b):
         return a
-    if isinstance(a, RefType) or isinstance(b, RefType):
+    # an array value whose size changes (x[:i + 1] * 2.0 in a loop) is carried as a reference
+    # to it, its sizes carried with it
+    resized = (
+        a.dtype == b.dtype
+        and len(a.shape) == len(b.shape)
+        and not all(map(_same_dim, a.shape, b.shape))
+    )
+    if isinstance(a, RefType) or isinstance(b, RefType) or resized:
         ra = a if isinstance(a, RefType) else RefType(a.shape, a.dtype, "C")
         rb = b if isinstance(b, RefType) else RefType(b.shape, b.dtype, "C")
         if ra.dtype != rb.dtype or ra.ndim != rb.ndim:
@@ -211,12 +218,11 @@ def join(a, b, name, line):
         )
         layout = ra.layout if ra.layout == rb.layout else "A"
         return RefType(shape, ra.dtype, layout, ra.readonly or rb.readonly)
-    if a.shape != b.shape:
-        if len(a.shape) != len(b.shape) or not all(map(_same_dim, a.shape, b.shape)):
-            raise TypeError(
-                f"variable '{name}' (line {line}) changes shape in a compiled loop or branch: "
-                f"{a} and {b}; keep its shape, or make it an array filled in place"
-            )
+    if len(a.shape) != len(b.shape) or not all(map(_same_dim, a.shape, b.shape)):
+        raise TypeError(
+            f"variable '{name}' (line {line}) changes shape in a compiled loop or branch: "
+            f"{a} and {b}; keep its shape, or make it an array filled in place"
+        )
     if a.dtype == b.dtype:
         return ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type)
     dt, weak = dtypes.result_type(a, b)
