@@ -578,3 +578,20 @@ def test_a_constant_slice_asked_whether_it_is_one():
     for n in (10, 20, 30):
         agree(_slices_in_a_loop, np.random.rand(n), np.random.rand(n), compiled=f)
     assert len(f.variants) == 1
+
+
+def _same_array_twice(n):
+    a = np.empty((n, 2), dtype=np.int64)
+    a[:, 0] = np.arange(n)
+    a[:, 1] = np.arange(n) ** 2
+    return a, a, a.T, a.reshape((2 * n,))
+
+
+def test_an_array_made_inside_returned_several_times():
+    """The same new array as two results, and views of it (it raised 'PyObject is NULL': the
+    first result took the array and emptied its slot before the others were read)."""
+    agree(_same_array_twice, 4)
+    a, b, t, r = jm.njit(_same_array_twice)(3)
+    assert np.shares_memory(a, b) and np.shares_memory(t, a)
+    a[0, 0] = 99
+    assert b[0, 0] == 99 and t[0, 0] == 99 and r[0] == 99

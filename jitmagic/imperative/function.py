@@ -445,6 +445,7 @@ class NjitVariant:
     def _results(self, slots, originals):
         out = []
         k = 0
+        stolen = {}  # one reference per array made inside, however many results show it
         for spec, aval in zip(self.out_layout, self.optimized_ir.out_avals):
             kind = spec[0]
             if kind == "scalar":
@@ -474,7 +475,12 @@ class NjitVariant:
                 shape = tuple(slots[k + 2 : k + 2 + ndim])
                 strides = tuple(slots[k + 2 + ndim : k + 2 + 2 * ndim])
                 k += 2 + 2 * ndim
-                base = originals[-1 - head] if head < 0 else _steal(head)
+                if head < 0:
+                    base = originals[-1 - head]
+                else:
+                    if head not in stolen:
+                        stolen[head] = _steal(head)
+                    base = stolen[head]
                 out.append(_view(base, data, shape, strides, dt))
         return out
 
