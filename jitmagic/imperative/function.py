@@ -45,7 +45,7 @@ from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.imperative.unused_reads import check_unused_reads
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.passes import bounds
-from jitmagic.runtime import callbacks, engine, interrupt, runstats
+from jitmagic.runtime import callbacks, engine, interrupt, njit_entry, runstats
 
 _I64 = np.dtype(np.int64)
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -517,6 +517,8 @@ class NjitFunction(JitFunction):
             if qk is not None:
                 v = self._state.quick.get(qk)
                 if v is not None and (v.guard_fn is None or v.guard_fn(args)):
+                    if self._native_wait:
+                        self._native_hit()
                     return v(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
@@ -579,8 +581,36 @@ class NjitFunction(JitFunction):
         if kwargs or len(leaves) != len(args) or any(type(x) is bool for x in args):
             return
         qk = _quick_key(args)
-        if qk is not None and len(self._state.quick) < 256:
-            self._state.quick[qk] = v
+        st = self._state
+        if qk is not None and len(st.quick) < 256:
+            st.quick[qk] = v
+            if (
+                njit_entry.ENABLED
+                and not self._env_names
+                and qk not in st.native
+                and _native_entry(v, qk) is not None
+            ):
+                with st.lock:
+                    if self.is_live(v):
+                        st.native[qk] = v
+                self._native_wait = njit_entry.AFTER_HITS
+
+    def _install_native(self):
+        """Serve the quick keys noted in the state's `native` from a native entry point
+        (runtime/njit_entry), which hands every other call to NjitFunction.__call__."""
+        st = self._state
+        with st.lock:
+            entries = [_native_entry(v, qk) for qk, v in st.native.items()]
+            entries = [e for e in entries if e is not None]
+            if not entries or not njit_entry.ENABLED:
+                return
+            # a weak reference: the entry's class must not keep this function alive
+            ref, python_call = weakref.ref(self), NjitFunction.__call__
+
+            def slow(*args, **kwargs):
+                return python_call(ref(), *args, **kwargs)
+
+            self._serve_with(njit_entry.build(entries, slow))
 
     def key_of(self, args, kwargs):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
@@ -890,12 +920,15 @@ class NjitFunction(JitFunction):
 
     def swap_code(self, variant, module, tier):
         variant.swap_module(module, tier)
+        self._drop_native(())  # native entries call code addresses: rebuilt after a few hits
 
     def clear_cache(self):
         st = self._state
         with st.lock:
             n = sum(len(v) for v in st.cache.values())
             st.cache.clear()
+            st.quick.clear()
+            self._drop_native()
         events.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def __repr__(self):
@@ -982,6 +1015,88 @@ def _quick_key(args):
         else:
             return None
     return tuple(out)
+
+
+def _native_entry(v, qk):
+    """How runtime/njit_entry serves variant v for quick key qk, or None when it cannot (a
+    guarded variant, locks or callbacks to take, F-contiguous or complex arguments, ...)."""
+    if v.guard_fn is not None or not v._plain or v._by_memory:
+        return None
+    n_consts = len(v.consts)
+    kinds = v.kinds[n_consts:]
+    if len(kinds) != len(qk):
+        return None
+    args = []
+    for part, kind in zip(qk, kinds):
+        if type(part) is tuple:
+            dtype, ndim, layout, writeable = part
+            if layout != "C" or kind != "array":
+                return None
+            args.append(("array", dtype, ndim, writeable))
+        elif kind == "i64" and (part is int or issubclass(part, np.integer)):
+            args.append((part, "i64"))
+        elif kind == "f64" and (part is float or issubclass(part, np.floating)):
+            args.append((part, "f64"))
+        else:
+            return None
+    outs = []
+    for spec, aval in zip(v.out_layout, v.optimized_ir.out_avals):
+        if spec[0] == "array":
+            outs.append(njit_entry.NEW_ARRAY)
+        elif spec[0] == "ref":
+            outs.append(("ref", spec[1], np.dtype(spec[2])))
+        else:
+            dt, weak = np.dtype(spec[1]), aval.weak_type
+            if dt.kind == "b":
+                outs.append(njit_entry.WEAK_BOOL if weak else njit_entry.NP_BOOL)
+            elif dt.kind in "iu" and weak:
+                outs.append(njit_entry.WEAK_INT)
+            elif dt.kind in "iu" and dt == np.int64:
+                outs.append(("np", np.int64, "i"))
+            elif dt.kind == "f":
+                outs.append(njit_entry.WEAK_FLOAT if weak else ("np", dt.type, "f"))
+            else:  # complex, other NumPy integers: the variant's own code
+                outs.append(None)
+    tree = v.out_tree
+    if v._no_results:
+        shape = "none"
+    elif tree.kind == "leaf" and len(outs) == 1:
+        shape = "leaf"
+    elif (
+        tree.kind == "tuple"
+        and len(tree.children) == len(outs) >= 1
+        and all(c.kind == "leaf" for c in tree.children)
+    ):
+        shape = "tuple"
+    else:
+        shape, outs = "leaf", [None]
+    ref = weakref.ref(v)
+
+    def finish(addr, *args):
+        var = ref()
+        return pytree.unflatten(var.out_tree, var._results(var._buf_type.from_address(addr), args))
+
+    def failed(rc, err_at):
+        var = ref()
+        if rc in (2, interrupt.ABORTED):
+            record_fault(var, rc)
+        var._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
+
+    return njit_entry.Entry(
+        args=tuple(args),
+        address=v.module.address,
+        consts=v.consts,
+        kinds=v.kinds,
+        n_slots=v.n_slots,
+        err_slots=lower_nj.ERRINFO_SLOTS,
+        ctx=v._ctx,
+        nogil=v.nogil,
+        outs=outs,
+        tree=shape,
+        finish=finish,
+        failed=failed,
+        keep=[v.module],
+    )
 
 
 def _flat_types(types_):
