@@ -519,6 +519,8 @@ class NjitFunction(JitFunction):
                 if v is not None and (v.guard_fn is None or v.guard_fn(args)):
                     if self._native_wait:
                         self._native_hit()
+                    elif njit_entry.ENABLED:
+                        self._native_miss(qk, v)
                     return v(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
@@ -584,23 +586,37 @@ class NjitFunction(JitFunction):
         st = self._state
         if qk is not None and len(st.quick) < 256:
             st.quick[qk] = v
-            if (
-                njit_entry.ENABLED
-                and not self._env_names
-                and qk not in st.native
-                and _native_entry(v, qk) is not None
-            ):
-                with st.lock:
-                    if self.is_live(v):
-                        st.native[qk] = v
-                self._native_wait = njit_entry.AFTER_HITS
+            if njit_entry.ENABLED and qk not in st.native:
+                self._note_native(qk, v)
+
+    def _native_miss(self, qk, v):
+        """A hit on the Python path: note its quick key for the native entry (when it was
+        noted while the entry was disabled), or build an entry for this instance when another
+        instance of the function is served natively already."""
+        native = self._state.native
+        if qk not in native:
+            self._note_native(qk, v)
+        elif native[qk] is not None and not (
+            type(self).__dict__.get("_native_class") and "__call__" in type(self).__dict__
+        ):
+            self._native_wait = njit_entry.AFTER_HITS
+
+    def _note_native(self, qk, v):
+        """Serve quick key qk natively after a few more hits, or note (None) that it cannot be."""
+        st = self._state
+        servable = not self._env_names and _native_entry(v, qk) is not None
+        with st.lock:
+            if self.is_live(v):
+                st.native[qk] = v if servable else None
+        if servable:
+            self._native_wait = njit_entry.AFTER_HITS
 
     def _install_native(self):
         """Serve the quick keys noted in the state's `native` from a native entry point
         (runtime/njit_entry), which hands every other call to NjitFunction.__call__."""
         st = self._state
         with st.lock:
-            entries = [_native_entry(v, qk) for qk, v in st.native.items()]
+            entries = [_native_entry(v, qk) for qk, v in st.native.items() if v is not None]
             entries = [e for e in entries if e is not None]
             if not entries or not njit_entry.ENABLED:
                 return
@@ -1017,10 +1033,15 @@ def _quick_key(args):
     return tuple(out)
 
 
+def _plain_dtype(dt):
+    return dt.kind in "biufc" and dt.isnative and dt == np.dtype(dt.type)
+
+
 def _native_entry(v, qk):
     """How runtime/njit_entry serves variant v for quick key qk, or None when it cannot (a
     guarded variant, locks or callbacks to take, F-contiguous or complex arguments, ...)."""
-    if v.guard_fn is not None or not v._plain or v._by_memory:
+    guards = None if v.guard_fn is None else getattr(v.guard_fn, "spec", None)
+    if (v.guard_fn is not None and guards is None) or not v._plain or v._by_memory:
         return None
     n_consts = len(v.consts)
     kinds = v.kinds[n_consts:]
@@ -1030,7 +1051,8 @@ def _native_entry(v, qk):
     for part, kind in zip(qk, kinds):
         if type(part) is tuple:
             dtype, ndim, layout, writeable = part
-            if layout != "C" or kind != "array":
+            # (the entry matches NumPy's own descriptor objects: builtin, native byte order)
+            if layout != "C" or kind != "array" or not _plain_dtype(dtype):
                 return None
             args.append(("array", dtype, ndim, writeable))
         elif kind == "i64" and (part is int or issubclass(part, np.integer)):
@@ -1039,12 +1061,19 @@ def _native_entry(v, qk):
             args.append((part, "f64"))
         else:
             return None
+    if guards is not None:  # sizes of array arguments only
+        used = [k for k, _, _ in guards[0]]
+        used += [k for terms, _, _ in guards[1] for _, fs in terms for k, _ in fs]
+        if any(k >= len(args) or args[k][0] != "array" for k in used):
+            return None
     outs = []
     for spec, aval in zip(v.out_layout, v.optimized_ir.out_avals):
         if spec[0] == "array":
             outs.append(njit_entry.NEW_ARRAY)
-        elif spec[0] == "ref":
+        elif spec[0] == "ref" and _plain_dtype(np.dtype(spec[2])):
             outs.append(("ref", spec[1], np.dtype(spec[2])))
+        elif spec[0] == "ref":
+            outs.append(None)
         else:
             dt, weak = np.dtype(spec[1]), aval.weak_type
             if dt.kind == "b":
@@ -1096,6 +1125,7 @@ def _native_entry(v, qk):
         finish=finish,
         failed=failed,
         keep=[v.module],
+        guards=guards,
     )
 
 
@@ -1247,19 +1277,34 @@ def _all_sizes(leaves, labels):
 def _guard_checker(guards, fn, leaves, fixed=(), n_consts=0):
     """A function of the call's leaves telling whether the variant's size guards hold
     (`fixed`: (leaf, axis, size) compiled as that size)."""
-    names = {}
+    names, where = {}, {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
+                    where[dim.symbols[0]] = (k, d)
     lines = [f"(L[{k}].shape[{d}] == {n})" for k, d, n in fixed]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
         lines.append(test if want else f"(not {test})")
     code = "lambda L: " + (" and ".join(lines) or "True")
-    return eval(code)
+    check = eval(code)
+    # the same tests as data, for the native entry (runtime/njit_entry): (leaf, axis, size)
+    # and ([(coefficient, [(leaf, axis), ...])], op, want); None when a term is not a
+    # product of argument sizes (a floor division, a remainder)
+    tests = []
+    for (diff, op), want in guards.items():
+        if not isinstance(diff, Dim) or any(
+            not isinstance(a, str) or a not in where for m, _ in diff.terms for a in m
+        ):
+            check.spec = None
+            return check
+        terms = [(int(c), [where[a] for a in m]) for m, c in diff.terms]
+        tests.append((terms, op, bool(want)))
+    check.spec = (tuple(fixed), tests)
+    return check
 
 
 # ---------------------------------------------------------------- errors while tracing

@@ -78,6 +78,10 @@ class Entry:
     finish: object
     failed: object
     keep: list = field(default_factory=list)
+    # the variant's size guards, or None: ((arg, axis, size), ...) and
+    # [([(coefficient, [(arg, axis), ...]), ...], "==" | ">=", holds), ...] (a sum of products
+    # of sizes compared with 0); a call they do not hold for goes on to the Python path
+    guards: tuple | None = None
 
 
 def _more_api(api):
@@ -195,6 +199,29 @@ def build(entries, slow):
                 else:
                     v = call(api["as_double"], F64, [PTR], [a])
                 vals.append(v)
+        if e.guards is not None:
+            fixed, tests = e.guards
+
+            def dim(k, d):
+                dims = at(arrays[k][0], _DIMS, PTR)
+                return b.load(b.gep(dims, [c64(d)], source_etype=I64), typ=I64)
+
+            def checked(op, x, y):  # an overflow: the Python path, which has big ints
+                r = op(x, y)
+                require(b.not_(b.extract_value(r, 1)))
+                return b.extract_value(r, 0)
+
+            for k, d, n in fixed:
+                require(b.icmp_signed("==", dim(k, d), c64(n)))
+            for terms, op, want in tests:
+                total = c64(0)
+                for coef, factors in terms:
+                    t = c64(coef)
+                    for k, d in factors:
+                        t = checked(b.smul_with_overflow, t, dim(k, d))
+                    total = checked(b.sadd_with_overflow, total, t)
+                cond = b.icmp_signed("==" if op == "==" else ">=", total, c64(0))
+                require(cond if want else b.not_(cond))
         # the kernel's constants, then the arguments, the slots, the context, the error slots
         n_consts = len(e.consts)
         cvals = []
