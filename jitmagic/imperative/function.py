@@ -18,6 +18,7 @@ import inspect
 import linecache
 import os
 import re
+import sys
 import threading
 import time
 import traceback
@@ -1033,6 +1034,9 @@ def _quick_key(args):
     return tuple(out)
 
 
+_LITTLE = sys.byteorder == "little"
+
+
 def _plain_dtype(dt):
     return dt.kind in "biufc" and dt.isnative and dt == np.dtype(dt.type)
 
@@ -1041,10 +1045,12 @@ def _native_entry(v, qk):
     """How runtime/njit_entry serves variant v for quick key qk, or None when it cannot (a
     guarded variant, locks or callbacks to take, F-contiguous or complex arguments, ...)."""
     guards = None if v.guard_fn is None else getattr(v.guard_fn, "spec", None)
-    if (v.guard_fn is not None and guards is None) or not v._plain or v._by_memory:
+    if (v.guard_fn is not None and guards is None) or not v._plain:
         return None
     n_consts = len(v.consts)
     kinds = v.kinds[n_consts:]
+    if any(k == "array" and not isinstance(c, np.ndarray) for c, k in zip(v.consts, v.kinds)):
+        return None  # a constant the code takes by memory
     if len(kinds) != len(qk):
         return None
     args = []
@@ -1059,6 +1065,8 @@ def _native_entry(v, qk):
             args.append((part, "i64"))
         elif kind == "f64" and (part is float or issubclass(part, np.floating)):
             args.append((part, "f64"))
+        elif kind == "array" and issubclass(part, np.generic) and _plain_dtype(np.dtype(part)):
+            args.append(("memory", part))  # as a 0-d array, as the Python path passes it
         else:
             return None
     if guards is not None:  # sizes of array arguments only
@@ -1080,10 +1088,14 @@ def _native_entry(v, qk):
                 outs.append(njit_entry.WEAK_BOOL if weak else njit_entry.NP_BOOL)
             elif dt.kind in "iu" and weak:
                 outs.append(njit_entry.WEAK_INT)
-            elif dt.kind in "iu" and dt == np.int64:
-                outs.append(("np", np.int64, "i"))
-            elif dt.kind == "f":
-                outs.append(njit_entry.WEAK_FLOAT if weak else ("np", dt.type, "f"))
+            elif dt.kind in "iu" and _LITTLE:  # its low bytes: astype's wrap-around
+                outs.append(("data", dt, 1))
+            elif dt.kind == "f" and weak:
+                outs.append(njit_entry.WEAK_FLOAT)
+            elif dt == np.float64 or (dt == np.complex128 and not weak):  # the slots' doubles
+                outs.append(("data", dt, dt.itemsize // 8))
+            elif dt.kind == "f":  # a float32 is rounded from the double the slot holds
+                outs.append(("np", dt.type, "f"))
             else:  # complex, other NumPy integers: the variant's own code
                 outs.append(None)
     tree = v.out_tree

@@ -27,7 +27,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.runtime import engine, llvmlock
-from jitmagic.runtime.llvmtypes import F64, I32, I64, PTR
+from jitmagic.runtime.llvmtypes import F64, I1, I32, I64, PTR
 from jitmagic.runtime.native_call import (
     _ARGS_OFFSET,
     _C_CONTIGUOUS,
@@ -49,6 +49,8 @@ ENABLED = True  # off: every hit takes the Python path (tests compare the two)
 AFTER_HITS = 2  # Python-path hits of a new quick key before the native entry is rebuilt
 _DATA, _STRIDES = 16, 40  # PyArrayObject_fields: data pointer, strides pointer
 _WRITEABLE = 0x0400
+# PyArray_Scalar, PyArray_FromScalar, PyArray_SetBaseObject in NumPy's C API table
+_SCALAR, _FROM_SCALAR, _SET_BASE = 60, 61, 282
 # result kinds the entry builds itself (see Entry.outs)
 WEAK_INT, WEAK_FLOAT, WEAK_BOOL, NP_BOOL, NEW_ARRAY = "int", "float", "bool", "np_bool", "array"
 
@@ -57,13 +59,16 @@ WEAK_INT, WEAK_FLOAT, WEAK_BOOL, NP_BOOL, NEW_ARRAY = "int", "float", "bool", "n
 class Entry:
     """One quick key served natively, and how to call its variant.
 
-    args: per argument, ("array", dtype, ndim, writeable) for a C-contiguous ndarray, or
-    (scalar type, "i64" | "f64") for a Python or NumPy scalar. consts: the kernel's constant
-    arguments, with `kinds` the kinds of all its arguments ("array" | "i64" | "f64"). outs:
-    per result, WEAK_INT | WEAK_FLOAT | WEAK_BOOL | NP_BOOL | NEW_ARRAY, ("np", scalar type,
-    "i" | "f") for a NumPy scalar, ("ref", ndim, dtype) for an array the kernel returned by
-    reference (the argument itself when whole, else `finish`), or None (always `finish`).
-    tree: "none" (returns None), "leaf" (one result) or "tuple" (a flat tuple of them)."""
+    args: per argument, ("array", dtype, ndim, writeable) for a C-contiguous ndarray,
+    (scalar type, "i64" | "f64") for a Python or NumPy scalar passed by value, or ("memory",
+    NumPy scalar type) for one passed as a 0-d array (as the Python path passes it). consts:
+    the kernel's constant arguments, with `kinds` the kinds of all its arguments ("array" |
+    "i64" | "f64"). outs: per result, WEAK_INT | WEAK_FLOAT | WEAK_BOOL | NP_BOOL |
+    NEW_ARRAY; ("np", scalar type, "i" | "f") for a NumPy scalar made from a Python int or
+    float; ("data", dtype, slots) for one made from the slots' bytes; ("ref", ndim, dtype) for
+    an array the kernel returned by reference (the argument itself when whole, else
+    `finish`); or None (always `finish`). tree: "none" (returns None), "leaf" (one result) or
+    "tuple" (a flat tuple of them)."""
 
     args: tuple
     address: int
@@ -91,6 +96,9 @@ def _more_api(api):
             from_ll=_fn_addr(py.PyLong_FromLongLong),
             from_double=_fn_addr(py.PyFloat_FromDouble),
             err_occurred=_fn_addr(py.PyErr_Occurred),
+            from_scalar=ctypes.c_void_p.from_address(api["table"] + 8 * _FROM_SCALAR).value,
+            scalar=ctypes.c_void_p.from_address(api["table"] + 8 * _SCALAR).value,
+            set_base=ctypes.c_void_p.from_address(api["table"] + 8 * _SET_BASE).value,
         )
     return api
 
@@ -133,13 +141,25 @@ def build(entries, slow):
     def decref(p):
         call(api["decref"], ir.VoidType(), [PTR], [p])
 
+    def require_or(cond, otherwise):
+        cont = func.append_basic_block()
+        b.cbranch(cond, cont, otherwise)
+        b.position_at_end(cont)
+
+    temps = []  # the entry's own references (0-d arrays of NumPy scalars), dropped on return
+
+    def leave(value):
+        for o in temps:
+            decref(o)
+        b.ret(value)
+
     def ret_null_if_null(p, owned=()):
         ok, lost = func.append_basic_block(), func.append_basic_block()
         b.cbranch(b.icmp_unsigned("==", p, ir.Constant(PTR, None)), lost, ok)
         b.position_at_end(lost)
         for o in owned:
             decref(o)
-        b.ret(ir.Constant(PTR, None))
+        leave(ir.Constant(PTR, None))
         b.position_at_end(ok)
 
     ovf = b.alloca(I32)
@@ -161,12 +181,11 @@ def build(entries, slow):
         keep.extend((e.consts, e.ctx, e.finish, e.failed, *e.keep))
 
         def require(cond, nxt=nxt):
-            cont = func.append_basic_block()
-            b.cbranch(cond, cont, nxt)
-            b.position_at_end(cont)
+            require_or(cond, nxt)
 
         require(b.icmp_unsigned("==", nargs, c64(len(e.args))))
-        vals, arrays = [], {}
+        vals, arrays, by_memory = [], {}, []
+        temps.clear()
         for j, part in enumerate(e.args):
             a = item(argv, j)
             if part[0] == "array":
@@ -181,6 +200,11 @@ def build(entries, slow):
                 require(b.icmp_unsigned("==", got, ir.Constant(I32, want)))
                 vals.append(a)
                 arrays[j] = (a, descr, ndim)
+            elif part[0] == "memory":  # a NumPy scalar the kernel reads as a 0-d array
+                keep.append(part[1])
+                require(has_type(a, part[1]))
+                by_memory.append((len(vals), a))
+                vals.append(None)
             else:
                 t, kind = part
                 keep.append(t)
@@ -222,6 +246,11 @@ def build(entries, slow):
                     total = checked(b.sadd_with_overflow, total, t)
                 cond = b.icmp_signed("==" if op == "==" else ">=", total, c64(0))
                 require(cond if want else b.not_(cond))
+        for i, a in by_memory:  # after every check: from here on the entry owns them
+            obj = call(api["from_scalar"], PTR, [PTR, PTR], [a, ir.Constant(PTR, None)])
+            ret_null_if_null(obj)
+            temps.append(obj)
+            vals[i] = obj
         # the kernel's constants, then the arguments, the slots, the context, the error slots
         n_consts = len(e.consts)
         cvals = []
@@ -273,7 +302,7 @@ def build(entries, slow):
         for o in (res, code, where):
             decref(o)  # Py_DecRef: NULL is fine
         call(api["err_restore"], ir.VoidType(), [PTR] * 3, [b.load(q, typ=PTR) for q in saved])
-        b.ret(ir.Constant(PTR, None))
+        leave(ir.Constant(PTR, None))
         b.position_at_end(calm)
         res = call(
             api["vectorcall"],
@@ -283,7 +312,7 @@ def build(entries, slow):
         )
         decref(code)
         decref(where)
-        b.ret(res)
+        leave(res)
 
         # ---- status 0: the results
         b.position_at_end(done)
@@ -303,47 +332,111 @@ def build(entries, slow):
                 break
             if isinstance(out, tuple) and out[0] == "ref":
                 _, ndim, dt = out
+                descr = _canonical(dt)
+                keep.append(descr)
                 head, data = slot(k), slot(k + 1)
-                cands = [
-                    j for j, (_, d, nd) in arrays.items() if nd == ndim and d is _canonical(dt)
-                ]
-                whole = func.append_basic_block()
-                chosen = b.alloca(PTR)
-                b.store(ir.Constant(PTR, None), chosen)
-                for j in cands:
-                    a = arrays[j][0]
-                    here, other = func.append_basic_block(), func.append_basic_block()
-                    b.cbranch(b.icmp_signed("==", head, c64(-1 - j)), here, other)
-                    b.position_at_end(here)
-                    conds = [b.icmp_unsigned("==", at(a, _DATA, I64), data)]
+                base_at, whole_at, arg_at = b.alloca(PTR), b.alloca(I1), b.alloca(I1)
+                resolved = func.append_basic_block()
+
+                def settle(a, from_arg, k=k, ndim=ndim, data=data):
+                    # the array the result lies in, and whether it is all of it (then it is
+                    # the result itself, as _view says: same data, shape, strides or size <= 1)
                     dims, strides = at(a, _DIMS, PTR), at(a, _STRIDES, PTR)
+                    same_shape = same_strides = ir.Constant(I1, 1)
+                    ones, zero = ir.Constant(I1, 1), ir.Constant(I1, 0)
                     for d in range(ndim):
                         got_n = b.load(b.gep(dims, [c64(d)], source_etype=I64), typ=I64)
                         got_s = b.load(b.gep(strides, [c64(d)], source_etype=I64), typ=I64)
-                        conds.append(b.icmp_signed("==", got_n, slot(k + 2 + d)))
-                        conds.append(b.icmp_signed("==", got_s, slot(k + 2 + ndim + d)))
-                    ok = conds[0]
-                    for c in conds[1:]:
-                        ok = b.and_(ok, c)
-                    yes = func.append_basic_block()
-                    b.cbranch(ok, yes, finish)
-                    b.position_at_end(yes)
-                    b.store(a, chosen)
-                    b.branch(whole)
+                        same_shape = b.and_(same_shape, b.icmp_signed("==", got_n, slot(k + 2 + d)))
+                        same_strides = b.and_(
+                            same_strides, b.icmp_signed("==", got_s, slot(k + 2 + ndim + d))
+                        )
+                        ones = b.and_(ones, b.icmp_signed("==", got_n, c64(1)))
+                        zero = b.or_(zero, b.icmp_signed("==", got_n, c64(0)))
+                    whole = b.and_(
+                        b.and_(b.icmp_unsigned("==", at(a, _DATA, I64), data), same_shape),
+                        b.or_(same_strides, b.or_(ones, zero)),
+                    )
+                    b.store(a, base_at)
+                    b.store(whole, whole_at)
+                    b.store(ir.Constant(I1, from_arg), arg_at)
+                    b.branch(resolved)
+
+                # a view's data is never NULL (NumPy allocates a byte for an empty array); if
+                # it were, making the view here would allocate: the Python path copes
+                require_or(b.icmp_unsigned("!=", data, c64(0)), finish)
+                made, given = func.append_basic_block(), func.append_basic_block()
+                # (0: a NULL the Python path reports)
+                b.cbranch(b.icmp_signed(">", head, c64(0)), made, given)
+                b.position_at_end(made)  # in an array the kernel made (its reference, taken)
+                obj = b.inttoptr(head, PTR)
+                require_or(b.icmp_unsigned("==", at(obj, _DESCR, I64), c64(id(descr))), finish)
+                settle(obj, 0)
+                b.position_at_end(given)  # in argument -1 - head
+                cands = [j for j, (_, d, nd) in arrays.items() if nd == ndim and d is descr]
+                for j in cands:
+                    here, other = func.append_basic_block(), func.append_basic_block()
+                    b.cbranch(b.icmp_signed("==", head, c64(-1 - j)), here, other)
+                    b.position_at_end(here)
+                    settle(arrays[j][0], 1)
                     b.position_at_end(other)
-                b.branch(finish)  # another argument, a new array's view: Python builds it
-                b.position_at_end(whole)
-                plan.append(("ref", b.load(chosen, typ=PTR)))
+                b.branch(finish)  # another argument (a NumPy scalar's 0-d array): Python
+                b.position_at_end(resolved)
+                plan.append((("ref", ndim, descr, k), (base_at, whole_at, arg_at)))
                 k += 2 + 2 * ndim
+            elif isinstance(out, tuple) and out[0] == "data":
+                plan.append((out, b.gep(slots, [c64(k)], source_etype=I64)))
+                k += out[2]
             else:
                 plan.append((out, slot(k)))
                 k += 1
+
+        def view(out, at_, objs):
+            """The result lying in an array: the array itself when all of it, else a view
+            whose base is the array (writeable when it is)."""
+            _, ndim, descr, k = out
+            base, whole, from_arg = (b.load(p, typ=t) for p, t in zip(at_, (PTR, I1, I1)))
+            res = b.alloca(PTR)
+            with b.if_then(from_arg):  # our own reference to the base (the kernel's is ours)
+                incref(base)
+            with b.if_else(whole) as (itself, part):
+                with itself:
+                    b.store(base, res)
+                with part:
+                    flags = b.and_(at(base, _FLAGS, I32), ir.Constant(I32, _WRITEABLE))
+                    incref(const_ptr(id(descr)))  # stolen
+                    v = call(
+                        api["new"],
+                        PTR,
+                        [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR],
+                        [
+                            const_ptr(id(np.ndarray)),
+                            const_ptr(id(descr)),
+                            ir.Constant(I32, ndim),
+                            b.gep(slots, [c64(k + 2)], source_etype=I64),
+                            b.gep(slots, [c64(k + 2 + ndim)], source_etype=I64),
+                            b.inttoptr(slot(k + 1), PTR),
+                            flags,
+                            ir.Constant(PTR, None),
+                        ],
+                    )
+                    ret_null_if_null(v, [*objs, base])
+                    rc = call(api["set_base"], I32, [PTR, PTR], [v, base])  # steals base
+                    ok, lost = func.append_basic_block(), func.append_basic_block()
+                    b.cbranch(b.icmp_signed("<", rc, ir.Constant(I32, 0)), lost, ok)
+                    b.position_at_end(lost)
+                    for o in (*objs, v):
+                        decref(o)
+                    leave(ir.Constant(PTR, None))
+                    b.position_at_end(ok)
+                    b.store(v, res)
+            return b.load(res, typ=PTR)
+
         objs = []
         if plan is not None:
             for out, v in plan:
-                if out == "ref":
-                    incref(v)
-                    o = v
+                if isinstance(out, tuple) and out[0] == "ref":
+                    o = view(out, v, objs)
                 elif out == NEW_ARRAY:
                     o = b.inttoptr(v, PTR)  # the kernel's reference, taken over
                 elif out == WEAK_INT:
@@ -354,6 +447,15 @@ def build(entries, slow):
                     t, f = (True, False) if out == WEAK_BOOL else (np.True_, np.False_)
                     o = b.select(b.icmp_signed("!=", v, c64(0)), const_ptr(id(t)), const_ptr(id(f)))
                     incref(o)
+                elif out[0] == "data":  # a NumPy scalar of the slots' bytes
+                    descr = _canonical(out[1])
+                    keep.append(descr)
+                    o = call(
+                        api["scalar"],
+                        PTR,
+                        [PTR, PTR, PTR],
+                        [v, const_ptr(id(descr)), ir.Constant(PTR, None)],
+                    )
                 else:  # ("np", type, "i" | "f"): the NumPy scalar type called on the value
                     _, t, k_ = out
                     keep.append(t)
@@ -369,15 +471,15 @@ def build(entries, slow):
                 objs.append(o)
             if e.tree == "none":
                 incref(const_ptr(id(None)))
-                b.ret(const_ptr(id(None)))
+                leave(const_ptr(id(None)))
             elif e.tree == "leaf":
-                b.ret(objs[0])
+                leave(objs[0])
             else:
                 tup = call(api["tuple_new"], PTR, [I64], [c64(len(objs))])
                 ret_null_if_null(tup, objs)
                 for k2, o in enumerate(objs):  # PyTuple_SetItem steals the reference
                     call(api["tuple_set"], I32, [PTR, I64, PTR], [tup, c64(k2), o])
-                b.ret(tup)
+                leave(tup)
         else:
             b.unreachable()
 
@@ -397,7 +499,7 @@ def build(entries, slow):
             [const_ptr(id(e.finish)), fargs, c64(n + 1), ir.Constant(PTR, None)],
         )
         decref(addr)
-        b.ret(res)
+        leave(res)
     b.position_at_end(nxt)
     b.branch(fallback)
     b.position_at_end(fallback)
