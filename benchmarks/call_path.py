@@ -136,6 +136,7 @@ def njit_rows():
     import numba
 
     import jitmagic as jm
+    from jitmagic import numba as jm_numba
 
     x, y = np.ones(4), np.arange(4.0)
     ns = dict(x=x, y=y, f32=np.float32(1.5))
@@ -149,9 +150,11 @@ def njit_rows():
         ("3 args, int result f(y, 1.0, 3)", _nj_count, "f(y, 1.0, 3)"),
         ("NumPy scalar argument f(x, float32)", _nj_np_scalar, "f(x, f32)"),
         ("a view returned f(x)", _nj_view, "f(x)"),
+        ("jitmagic.numba.njit f(x, 2.0)", _nj_scalar, "f(x, 2.0)"),
     ]:
         pair = []
-        for mk in (jm.njit, numba.njit):
+        front = jm_numba.njit if name.startswith("jitmagic.numba") else jm.njit
+        for mk in (front, numba.njit):
             tm = timeit.Timer(stmt, globals=dict(ns, f=mk(fun)))
             tm.timeit(10)  # compiled, and the native entry built
             pair.append(tm)

@@ -109,7 +109,32 @@ def pick(a, i):
     return a[i]
 
 
+def narrow(a, k):
+    return np.int32(k) * np.int32(3), np.uint64(k), np.float32(a[0]) / np.float32(3), a[0] + 1j
+
+
+def add(a, b):  # a size guard: equal sizes, or one of them 1 (a broadcasting variant)
+    return a * 2.0 + b
+
+
+def col(m):
+    return m[:, 1]
+
+
+def made_view(a):
+    return (a * 2)[1:]
+
+
+def scaled(a, s):
+    return a[0] * s
+
+
 CASES = [
+    (narrow, [(x, 3), (x, 7)]),
+    (add, [(x, x), (x, x[:1].copy()), (x[:1].copy(), x), (x, x[:3].copy()), (x[:1].copy(), ints)]),
+    (col, [(m,), (m[:2].copy(),)]),
+    (made_view, [(x,), (ints,), (x[:1].copy(),)]),
+    (scaled, [(x, np.float32(2.5)), (x, np.int32(3)), (ints, np.float64(0.5)), (x, np.int64(7))]),
     (total, [(x, 2.0), (x, 2), (ints, 3), (m, 0.5), (x, np.float32(1.5)), (x, np.int32(4))]),
     (bump, [(x,), (ints,), (m,)]),
     (several, [(x, 3), (x, 1), (ints, 2)]),
@@ -256,3 +281,47 @@ def test_nogil_function_runs_while_other_threads_run(monkeypatch):
     for t in ts:
         t.join()
     assert out == [2e7, 2e7]
+
+
+def test_references_are_not_lost_nor_leaked(monkeypatch):
+    import gc
+    import sys
+
+    monkeypatch.setattr(njit_entry, "ENABLED", True)
+    for fun, args in [
+        (tail, (np.arange(5.0),)),
+        (bump, (np.arange(5.0),)),
+        (made_view, (np.arange(5.0),)),
+        (scaled, (np.arange(5.0), np.float32(2))),
+        (checked, (np.arange(5.0) - 9,)),
+    ]:
+        f = jm.njit(fun)
+        for _ in range(WARM):
+            _outcome(f, args)
+        assert _installed(f)
+        gc.collect()
+        before = [sys.getrefcount(a) for a in args]
+        for _ in range(2000):
+            try:
+                f(*args)
+            except ValueError:
+                pass
+        gc.collect()
+        assert [sys.getrefcount(a) for a in args] == before, fun.__name__
+
+
+def test_a_view_is_a_view_of_the_argument(monkeypatch):
+    monkeypatch.setattr(njit_entry, "ENABLED", True)
+    f = jm.njit(tail)
+    a = np.arange(5.0)
+    for _ in range(WARM):
+        f(a)
+    assert _installed(f)
+    v = f(a)
+    v[0] = 100.0
+    assert a[1] == 100.0 and v.flags.writeable
+    ro = np.arange(5.0)
+    ro.flags.writeable = False
+    for _ in range(WARM):
+        w = f(ro)
+    assert not w.flags.writeable and np.shares_memory(w, ro)
