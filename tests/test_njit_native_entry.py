@@ -325,3 +325,29 @@ def test_a_view_is_a_view_of_the_argument(monkeypatch):
     for _ in range(WARM):
         w = f(ro)
     assert not w.flags.writeable and np.shares_memory(w, ro)
+
+
+def test_numba_dispatcher_is_served_by_the_entry_until_it_has_signatures(monkeypatch):
+    from jitmagic import numba as jnb
+
+    monkeypatch.setattr(njit_entry, "ENABLED", True)
+
+    def f(a, b):
+        return a[0] * b + 1.0
+
+    d = jnb.njit(f)
+    for _ in range(WARM):
+        d(x, 2.0)
+    assert _installed(d) and d(x, 2.0) == 1.0 and d(x, b=3.0) == 1.0
+    d._nj.clear_cache()  # back to the Python path, and served again after a few hits
+    assert not _installed(d) and d(x + 1, 2.0) == 3.0
+    for _ in range(WARM):
+        d(x, 2.0)
+    assert _installed(d)
+    d.add_signature("float64(float64[:], float64)")  # calls now pick among signatures
+    assert not _installed(d)
+    for _ in range(WARM):
+        assert d(x, 2) == 1.0  # the int converted to the signature's float64
+    assert not _installed(d)
+    with pytest.raises(TypeError, match="str"):
+        d(x, "s")

@@ -337,9 +337,12 @@ class JitFunction:
 
             self._serve_with(native_call.build(entries, slow, Variant.raise_status, Array))
 
-    def _serve_with(self, fn):
-        """Serve this function's calls from the builtin fn (a native entry), through a
+    def _serve_with(self, fn, owner=None):
+        """Serve this function's calls (or those of `owner`, an object calling it, such as
+        jitmagic.numba's Dispatcher) from the builtin fn (a native entry), through a
         per-instance subclass whose __call__ it is. Call with the state's lock held."""
+        st = self._state
+        self = self if owner is None else owner
         cls = type(self)
         if not cls.__dict__.get("_native_class"):
             cls = type(
@@ -355,7 +358,7 @@ class JitFunction:
             self.__class__ = cls
             cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
         _set_call(cls, fn)
-        self._state.native_owners.add(self)
+        st.native_owners.add(self)
 
     def _drop_native(self, victims=None):
         """Stop serving `victims` (all variants when None) natively: every owner goes back to

@@ -34,7 +34,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
-from jitmagic.dispatch.function import JitFunction
+from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
@@ -508,6 +508,7 @@ class NjitFunction(JitFunction):
         self._n_params = len(self._sig.parameters) if self._sig is not None else None
         self._converted = None
         self._ids = {}
+        self._fronts = weakref.WeakSet()  # see add_front
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
@@ -627,7 +628,29 @@ class NjitFunction(JitFunction):
             def slow(*args, **kwargs):
                 return python_call(ref(), *args, **kwargs)
 
-            self._serve_with(njit_entry.build(entries, slow))
+            fn = njit_entry.build(entries, slow)
+            self._serve_with(fn)
+            for front in list(self._fronts):
+                self._serve_with(fn, front)
+
+    def add_front(self, front):
+        """Serve `front` (an object whose calls are exactly this function's: jitmagic.numba's
+        Dispatcher without explicit signatures) from this function's native entry too, so it
+        costs no Python frame; until remove_front."""
+        st = self._state
+        with st.lock:
+            self._fronts.add(front)
+            own = type(self).__dict__.get("__call__")
+            if type(self).__dict__.get("_native_class") and own is not None:
+                self._serve_with(own, front)
+
+    def remove_front(self, front):
+        st = self._state
+        with st.lock:
+            self._fronts.discard(front)
+            st.native_owners.discard(front)
+            if type(front).__dict__.get("_native_class"):
+                _set_call(type(front), None)
 
     def key_of(self, args, kwargs):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
