@@ -129,7 +129,13 @@ def scaled(a, s):
     return a[0] * s
 
 
+def shared(a):  # an array made inside, shown by several results: one reference for all
+    b = a * 2
+    return b, b[1:], b.T
+
+
 CASES = [
+    (shared, [(x,), (m,)]),
     (narrow, [(x, 3), (x, 7)]),
     (add, [(x, x), (x, x[:1].copy()), (x[:1].copy(), x), (x, x[:3].copy()), (x[:1].copy(), ints)]),
     (col, [(m,), (m[:2].copy(),)]),
@@ -294,6 +300,7 @@ def test_references_are_not_lost_nor_leaked(monkeypatch):
         (made_view, (np.arange(5.0),)),
         (scaled, (np.arange(5.0), np.float32(2))),
         (checked, (np.arange(5.0) - 9,)),
+        (shared, (np.arange(5.0),)),
     ]:
         f = jm.njit(fun)
         for _ in range(WARM):
@@ -351,3 +358,16 @@ def test_numba_dispatcher_is_served_by_the_entry_until_it_has_signatures(monkeyp
     assert not _installed(d)
     with pytest.raises(TypeError, match="str"):
         d(x, "s")
+
+
+def test_an_array_shown_by_several_results_is_one_object(monkeypatch):
+    monkeypatch.setattr(njit_entry, "ENABLED", True)
+    f = jm.njit(shared)
+    for _ in range(WARM):
+        b, tail_, t = f(m)
+    assert _installed(f)
+    for _ in range(200):
+        b, tail_, t = f(m)
+    assert np.shares_memory(b, tail_) and np.array_equal(t, (m * 2).T)
+    b[1, 0] = -1.0
+    assert tail_[0, 0] == -1.0

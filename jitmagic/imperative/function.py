@@ -1131,11 +1131,13 @@ def _native_entry(v, qk):
         if any(k >= len(args) or args[k][0] != "array" for k in used):
             return None
     outs = []
+    # an array made inside and shown by several results has one reference for all of them
+    alone = sum(spec[0] == "ref" for spec in v.out_layout) == 1
     for spec, aval in zip(v.out_layout, v.optimized_ir.out_avals):
         if spec[0] == "array":
             outs.append(njit_entry.NEW_ARRAY)
         elif spec[0] == "ref" and _plain_dtype(np.dtype(spec[2])):
-            outs.append(("ref", spec[1], np.dtype(spec[2])))
+            outs.append(("ref", spec[1], np.dtype(spec[2]), alone))
         elif spec[0] == "ref":
             outs.append(None)
         else:

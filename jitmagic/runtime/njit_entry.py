@@ -65,9 +65,10 @@ class Entry:
     the kernel's constant arguments, with `kinds` the kinds of all its arguments ("array" |
     "i64" | "f64"). outs: per result, WEAK_INT | WEAK_FLOAT | WEAK_BOOL | NP_BOOL |
     NEW_ARRAY; ("np", scalar type, "i" | "f") for a NumPy scalar made from a Python int or
-    float; ("data", dtype, slots) for one made from the slots' bytes; ("ref", ndim, dtype) for
-    an array the kernel returned by reference (the argument itself when whole, else
-    `finish`); or None (always `finish`). tree: "none" (returns None), "leaf" (one result) or
+    float; ("data", dtype, slots) for one made from the slots' bytes; ("ref", ndim, dtype,
+    alone) for an array the kernel returned by reference (in an argument, or in an array it
+    made, whose one reference is taken over when `alone` is the only such result); or None
+    (always `finish`). tree: "none" (returns None), "leaf" (one result) or
     "tuple" (a flat tuple of them)."""
 
     args: tuple
@@ -331,7 +332,7 @@ def build(entries, slow):
                 plan = None
                 break
             if isinstance(out, tuple) and out[0] == "ref":
-                _, ndim, dt = out
+                _, ndim, dt, alone = out
                 descr = _canonical(dt)
                 keep.append(descr)
                 head, data = slot(k), slot(k + 1)
@@ -369,9 +370,12 @@ def build(entries, slow):
                 # (0: a NULL the Python path reports)
                 b.cbranch(b.icmp_signed(">", head, c64(0)), made, given)
                 b.position_at_end(made)  # in an array the kernel made (its reference, taken)
-                obj = b.inttoptr(head, PTR)
-                require_or(b.icmp_unsigned("==", at(obj, _DESCR, I64), c64(id(descr))), finish)
-                settle(obj, 0)
+                if alone:
+                    obj = b.inttoptr(head, PTR)
+                    require_or(b.icmp_unsigned("==", at(obj, _DESCR, I64), c64(id(descr))), finish)
+                    settle(obj, 0)
+                else:  # one reference for all the results it shows: Python shares it out
+                    b.branch(finish)
                 b.position_at_end(given)  # in argument -1 - head
                 cands = [j for j, (_, d, nd) in arrays.items() if nd == ndim and d is descr]
                 for j in cands:
