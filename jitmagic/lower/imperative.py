@@ -162,6 +162,9 @@ def _eval_positions(v, fn, producer, mat, pos):
 
 # ---------------------------------------------------------------- the code generator
 
+# branch weights (taken, not taken) of a test whose taken side raises or aborts
+COLD_WEIGHTS = (1, 1 << 20)
+
 
 class NjitCodegen(Codegen):
     """One njit variant's LLVM IR (see the module docstring for the entry's convention)."""
@@ -184,6 +187,7 @@ class NjitCodegen(Codegen):
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
+        self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -276,10 +280,13 @@ class NjitCodegen(Codegen):
                     if v in mat and v not in self.buffers and not isinstance(v.aval, RefType):
                         self.buffers[v] = self.new_value_buffer(v.aval)
                 self.emit_eqn(e)
+            self.flush_checks()
         finally:
             self.materialized = saved
 
     def _emit_eqn_at_depth(self, e):
+        if e.prim != "nj_require":
+            self.flush_checks()
         p = PRIMITIVES[e.prim]
         if p.kind == "custom":
             lowering(e.prim)(self, e, [self.buffers.get(v) for v in e.outvars])
@@ -321,18 +328,48 @@ class NjitCodegen(Codegen):
     def raise_if(self, cond, exc, template, values=()):
         """When cond (an i1) holds: raise exc(template.format(*values)) in the caller, the
         values being i64s known here."""
+        self.flush_checks()
+        self._branch_to_raise([(cond, self.site(exc, template), values)])
+
+    def defer_check(self, cond, exc, template, values=()):
+        """raise_if, its branch shared with the checks that follow it directly (the next
+        equations' nj_require): Python's int() of a float tests NaN, then infinity; one
+        branch out of a loop instead of two. The first failing check raises, as in order."""
+        self.pending_checks.append((cond, self.site(exc, template), values))
+
+    def flush_checks(self):
+        """Branch on the deferred checks (before anything else is emitted)."""
+        if self.pending_checks:
+            checks, self.pending_checks = self.pending_checks, []
+            self._branch_to_raise(checks)
+
+    def _branch_to_raise(self, checks):
         b = self.b
-        k = self.site(exc, template)
-        bad = self.func.append_basic_block(f"raise{k}")
-        ok = self.func.append_basic_block(f"ok{k}")
-        b.cbranch(cond, bad, ok)
+        k0 = checks[0][1]
+        failed = checks[0][0]
+        for cond, _, _ in checks[1:]:  # select, not or: a later test may be poison then
+            failed = b.select(failed, ir.Constant(I1, 1), cond)
+        bad = self.func.append_basic_block(f"raise{k0}")
+        ok = self.func.append_basic_block(f"ok{k0}")
+        # an exception is the rare path: weights tell LLVM so, which keeps the checks out of
+        # the way of the hot code's block layout, unrolling and register allocation
+        b.cbranch(failed, bad, ok).set_weights(COLD_WEIGHTS)
         b.position_at_end(bad)
-        self._store_errinfo(k, values)
+        for cond, k, values in checks[:-1]:  # the first that failed raises
+            this = self.func.append_basic_block(f"raise{k}.this")
+            nxt = self.func.append_basic_block(f"raise{k}.next")
+            b.cbranch(cond, this, nxt)
+            b.position_at_end(this)
+            self._store_errinfo(k, values)
+            b.branch(self.error_bb)
+            b.position_at_end(nxt)
+        self._store_errinfo(checks[-1][1], checks[-1][2])
         b.branch(self.error_bb)
         b.position_at_end(ok)
 
     def raise_now(self, exc, template, values=()):
         """Raise unconditionally here; code emitted after it is unreachable."""
+        self.flush_checks()
         k = self.site(exc, template)
         self._store_errinfo(k, values)
         self.b.branch(self.error_bb)
@@ -1538,10 +1575,32 @@ def lower_cond(cg, e, outs):
 
 def lower_require(cg, e, outs):
     """raise exc(message) when the condition is false."""
+    if not all(_speculable(cg, a) for a in e.inputs):  # computed only once earlier passed
+        cg.flush_checks()
     cond = e.inputs[0]
     vals = [_operand_i64(cg, a) for a in e.inputs[1:]]
     ok = cg.emit_value(cond, [])
-    cg.raise_if(cg.b.not_(ok), e.kw["exc"], e.kw["message"], vals)
+    cg.defer_check(cg.b.not_(ok), e.kw["exc"], e.kw["message"], vals)
+
+
+# operations that cannot trap, raise or allocate: a check's condition made of them may be
+# computed before the checks ahead of it branch (floats only for the arithmetic: an integer
+# division by zero traps)
+_SPECULABLE = {"eq", "ne", "lt", "le", "gt", "ge", "not", "and", "or"}
+_SPECULABLE_FLOAT = {"abs", "neg", "add", "sub", "mul", "div"}
+
+
+def _speculable(cg, atom, depth=0):
+    """atom's value is known or computed by speculable operations only."""
+    if isinstance(atom, Lit) or atom in cg.buffers:
+        return True
+    e = cg.producer.get(atom)
+    if e is None or depth > 8:
+        return False
+    ok = e.prim in _SPECULABLE or (
+        e.prim in _SPECULABLE_FLOAT and all(a.aval.dtype.kind == "f" for a in e.inputs)
+    )
+    return ok and all(_speculable(cg, a, depth + 1) for a in e.inputs)
 
 
 def lower_raise(cg, e, outs):

@@ -1,0 +1,77 @@
+"""Checks that share one branch (lower/imperative.py's deferred checks): Python's int() of a
+float tests NaN and then infinity, and the code generator branches on both at once. The
+first failing test must still raise, after the writes of the iterations before it; the
+oracle is the undecorated function (tests/oracle.py: result, exception class and message,
+and every argument afterwards)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+
+
+def agree(fn, *args):
+    py = run_on_copies(fn, args)
+    got = run_on_copies(jm.njit(fn), args)
+    problems = compare_outcomes(py, got)
+    assert not problems, problems
+    return py
+
+
+def truncate_into(x, out):
+    for i in range(x.shape[0]):
+        out[i] = int(x[i] * 2.0)
+    return out
+
+
+def bins(x, lo, width, counts):
+    for v in x:
+        b = int((v - lo) / width)
+        counts[b] += 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        (np.nan, ValueError),
+        (np.inf, OverflowError),
+        (-np.inf, OverflowError),
+        (None, None),
+    ],
+)
+@pytest.mark.parametrize("where", [0, 5, 9])
+def test_int_of_float_raises_where_python_does(bad, exc, where):
+    x = np.linspace(-3.7, 3.7, 10)
+    if bad is not None:
+        x[where] = bad
+    py = agree(truncate_into, x, np.zeros(10, np.int64))
+    assert (py.exception is None) == (exc is None)
+    if exc is not None:
+        assert type(py.exception) is exc
+
+
+def test_nan_before_inf_raises_value_error():
+    x = np.array([1.0, 2.0, np.nan, np.inf])
+    py = agree(truncate_into, x, np.zeros(4, np.int64))
+    assert type(py.exception) is ValueError
+    py = agree(truncate_into, x[::-1].copy(), np.zeros(4, np.int64))
+    assert type(py.exception) is OverflowError
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 100.0, -100.0, None])
+def test_histogram_checks_in_order(bad):
+    """int() then an index out of range (IndexError names the index), after earlier counts."""
+    x = np.random.default_rng(1).uniform(-2.9, 2.9, 200)
+    if bad is not None:
+        x[150] = bad
+    agree(bins, x, -3.0, 6.0 / 16, np.zeros(16, np.int64))
