@@ -339,11 +339,6 @@ def _tuple_early_return(x):
     return (0, 1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NjitUnsupportedError: a tuple cannot be carried by a compiled loop or branch "
-    "(Numba returns tuples from anywhere)",
-)
 def test_early_return_of_a_tuple():
     agree(_tuple_early_return, np.zeros(3))
 

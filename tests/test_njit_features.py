@@ -525,3 +525,34 @@ def test_an_array_a_loop_picks_among_several_is_returned():
     LoweringError 'a returned reference whose memory is not known')."""
     agree(_picked_in_a_loop, np.arange(3.0), 3)
     agree(_picked_in_a_loop, np.arange(3.0), 0)
+
+
+def _find_pair(a, t):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] == t:
+                return (i, j)
+    return (-1, -1)
+
+
+def _first_above(a, t):
+    hit = None
+    for i in range(a.shape[0]):
+        if a[i] > t:
+            hit = (i, a[i])
+            break
+    if hit is None:
+        return -1, 0.0
+    return hit
+
+
+def test_a_tuple_first_bound_inside_a_loop():
+    """`return (i, j)` from inside nested loops (a tuple first bound inside the loop) is found
+    by a first trace and carried element by element."""
+    a = np.arange(12).reshape(3, 4)
+    agree(_find_pair, a, 6)
+    agree(_find_pair, a, 60)
+    agree(_find_pair, np.zeros((0, 3), np.int64), 1)
+    # None, then a tuple (Numba's optional tuple): refused by name, never a wrong answer
+    with pytest.raises(NjitUnsupportedError):
+        jm.njit(_first_above)(np.arange(5.0), 2.0)

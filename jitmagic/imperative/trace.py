@@ -101,24 +101,65 @@ def _producer(var):
 # ---------------------------------------------------------------- tuples carried
 
 
+class _Flat(list):
+    """Carried values already given one by one (the hooks take them as they are)."""
+
+
 def _holds_tuples(init):
-    return any(isinstance(v, tuple) for v in init)
+    # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
+    return not isinstance(init, _Flat) and any(
+        isinstance(v, tuple)
+        or v is UNDEFINED
+        or (isinstance(v, MaybeUndefined) and isinstance(v.value, tuple))
+        for v in init
+    )
+
+
+class _TupleFound(Exception):
+    """A carried variable bound to no tuple before the construct is a tuple inside it."""
+
+    def __init__(self, owner, k, treedef, n):
+        self.owner, self.k, self.treedef, self.n = owner, k, treedef, n
 
 
 def _flat_tuples(call, fns, init, names, line):
     """A loop or branch carrying tuples (Numba's typed tuples: `best = (i, d)` updated in a
-    loop) as the hooks carry numbers and arrays: each tuple's elements carried one by one
-    (`best[0]`, `best[1]`), the user's functions given and giving back the tuples. fns:
-    [(function or None, leading arguments not carried, whether it returns the carried)]."""
+    loop, `return (i, j)` inside one) as the hooks carry numbers and arrays: each tuple's
+    elements carried one by one (`best[0]`, `best[1]`), the user's functions given and giving
+    back the tuples. A variable unbound before the construct that a tuple is bound to inside
+    is found by a first trace, which then starts again with its elements carried (unbound
+    before). fns: [(function or None, leading arguments not carried, whether it returns
+    the carried)]."""
+    found = {}
+    for _ in range(len(init) + 1):
+        try:
+            return _flat_tuples_once(call, fns, init, names, line, found)
+        except _TupleFound as e:
+            # (a construct inside this one found its own: it starts again, not this one)
+            if e.owner is not found or e.k in found:
+                raise
+            found[e.k] = (e.treedef, e.n)
+    raise AssertionError("unreachable")
+
+
+def _flat_tuples_once(call, fns, init, names, line, found):
     from jitmagic.core import pytree
 
     flat_init, flat_names, layout = [], [], []
-    for v, n in zip(init, names):
+    for k, (v, n) in enumerate(zip(init, names)):
+        flag = None
+        if isinstance(v, MaybeUndefined) and isinstance(v.value, tuple):
+            v, flag = v.value, v.defined
         if isinstance(v, tuple):
             leaves, td, paths = pytree.flatten(v)
             layout.append((td, len(leaves)))
-            flat_init += leaves
+            flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
             flat_names += [f"{n}{p}" for p in paths]
+        elif k in found:
+            td, m = found[k]
+            layout.append((td, m))
+            flat_init += [UNDEFINED] * m
+            flat_names += [f"{n}[{i}]" for i in range(m)]
         else:
             layout.append(None)
             flat_init.append(v)
@@ -130,27 +171,45 @@ def _flat_tuples(call, fns, init, names, line):
             if slot is None:
                 out.append(flat[k])
                 k += 1
+                continue
+            td, m = slot
+            leaves = list(flat[k : k + m])
+            k += m
+            if all(x is UNDEFINED for x in leaves):
+                out.append(UNDEFINED)  # (not bound yet on this path)
+            elif any(isinstance(x, MaybeUndefined) for x in leaves):
+                flag = next(x.defined for x in leaves if isinstance(x, MaybeUndefined))
+                values = [x.value if isinstance(x, MaybeUndefined) else x for x in leaves]
+                out.append(MaybeUndefined(pytree.unflatten(td, values), flag))
             else:
-                td, m = slot
-                out.append(pytree.unflatten(td, list(flat[k : k + m])))
-                k += m
+                out.append(pytree.unflatten(td, leaves))
         return out
 
     def reflat(values):
         out = []
-        for v, slot, n in zip(values, layout, names):
+        for k, (v, slot, n) in enumerate(zip(values, layout, names)):
             if slot is None:
+                inner = v.value if isinstance(v, MaybeUndefined) else v
+                if isinstance(inner, tuple) and init[k] is UNDEFINED:
+                    leaves, td, _ = pytree.flatten(inner)
+                    raise _TupleFound(found, k, td, len(leaves))
                 out.append(v)
                 continue
+            if v is UNDEFINED:
+                out += [UNDEFINED] * slot[1]
+                continue
+            flag = None
+            if isinstance(v, MaybeUndefined):
+                v, flag = v.value, v.defined
             leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
             if td != slot[0]:
                 raise NjitUnsupportedError(
-                    f"variable '{n}' (line {line}) holds a tuple before a compiled loop or "
-                    f"branch and {'a tuple of another shape' if td is not None else 'no tuple'} "
-                    "after it: keep the same number of elements (and nesting)",
+                    f"variable '{n}' (line {line}) holds a tuple in a compiled loop or branch "
+                    f"and {'a tuple of another shape' if td is not None else 'no tuple'} "
+                    "elsewhere in it: keep the same number of elements (and nesting)",
                     construct="a tuple changing shape in a compiled loop or branch",
                 )
-            out += leaves
+            out += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
         return tuple(out)
 
     def wrap(fn, lead, returns):
@@ -163,7 +222,7 @@ def _flat_tuples(call, fns, init, names, line):
 
         return flat_fn
 
-    out = call([wrap(f, lead, ret) for f, lead, ret in fns], flat_init, flat_names)
+    out = call([wrap(f, lead, ret) for f, lead, ret in fns], _Flat(flat_init), flat_names)
     return tuple(unflat(list(out)))
 
 
