@@ -1123,7 +1123,7 @@ def tick_and_poll(cg):
         b.store(ir.Constant(I64, 0), slot)
 
 
-def counted_loop(cg, n, body, fn_body, carried=(), start=None):
+def counted_loop(cg, n, body, fn_body, carried=(), start=None, split=False):
     """cg.loop over an nj_for's iterations, polling Ctrl-C without slowing the loop down: a
     loop that runs loops counts each iteration (tick_and_poll); an innermost loop adds its
     trip count to the work and is strip-mined only for its polls after the first POLL
@@ -1138,12 +1138,15 @@ def counted_loop(cg, n, body, fn_body, carried=(), start=None):
     b = cg.b
     count = cg.size(n) if start is None else b.sub(cg.size(n), start)
     add_work(cg, count)
-    if carried or isinstance(n, int):  # (a static count of at most POLL is not strip-mined)
+    if carried or isinstance(n, int) or not split:  # (a static count <= POLL: not strip-mined)
         return cg.loop(n, body, carried, start=start, poll_every=POLL, poll_first=False)
-    # A count known only at run time: a plain loop when it is at most POLL, the strip-mined
-    # one otherwise. The block loop around a short inner loop cost LLVM its trip count and
-    # the set-up it hoists (horner_eval's 13-iteration loop 1.6x Numba's time, 1.0x plain;
-    # cholesky_inplace 1.45x -> 1.0x); the body is emitted twice, as a versioned loop's is.
+    # split, a loop carrying values (a sum, a running best) whose count is known only at run
+    # time: a plain loop when the count is at most POLL, the strip-mined one otherwise. The
+    # block loop around a short inner loop carrying a value cost 1.2-1.6x Numba's time
+    # (horner_eval's 13-iteration loop 1.6x, plain 1.05x; cholesky_inplace 1.45x -> 1.06x;
+    # nussinov 1.27x -> 0.7x). One that only stores was slower split (floyd_warshall's
+    # conditional stores: 0.65x -> 1.18x), so it is not. The body is emitted twice, as a
+    # versioned loop's is.
     saved = cg.memo
     with b.if_else(b.icmp_signed("<=", count, ir.Constant(I64, POLL))) as (
         short,
@@ -1226,7 +1229,7 @@ def lower_for(cg, e, outs):
             cg.emit_region(body)
             _store_outputs(cg, body, carry_in, storage)
 
-    counted_loop(cg, n, one_iteration, body)
+    counted_loop(cg, n, one_iteration, body, split=bool(e.outvars))
     _finish(cg, e.outvars, storage)
 
 
