@@ -556,3 +556,42 @@ def test_a_tuple_first_bound_inside_a_loop():
     # None, then a tuple (Numba's optional tuple): refused by name, never a wrong answer
     with pytest.raises(NjitUnsupportedError):
         jm.njit(_first_above)(np.arange(5.0), 2.0)
+
+
+def _squeezed_slice(t):
+    return np.squeeze(t[:, :1, :]).shape, np.squeeze(t[:, :1, :])
+
+
+def _slices_in_a_loop(a, b):
+    for _ in range(3):
+        b[1:-1] = 0.33 * (a[:-2] + a[1:-1] + a[2:])
+    return a[1:].max() + np.sum(a[:3]) + a[:1].sum()
+
+
+def test_a_constant_slice_asked_whether_it_is_one():
+    """np.squeeze of x[:, :1, :]: the slice's length follows from the argument's size, so
+    the variant is compiled for the arguments' sizes (it assumed 'not 1' and raised
+    ValueError when the code ran); asking whether a slice is empty (x[1:].max()) does not,
+    and one variant serves every size."""
+    agree(_squeezed_slice, np.arange(24.0).reshape(2, 3, 4))
+    f = jm.njit(_slices_in_a_loop)
+    for n in (10, 20, 30):
+        agree(_slices_in_a_loop, np.random.rand(n), np.random.rand(n), compiled=f)
+    assert len(f.variants) == 1
+
+
+def _same_array_twice(n):
+    a = np.empty((n, 2), dtype=np.int64)
+    a[:, 0] = np.arange(n)
+    a[:, 1] = np.arange(n) ** 2
+    return a, a, a.T, a.reshape((2 * n,))
+
+
+def test_an_array_made_inside_returned_several_times():
+    """The same new array as two results, and views of it (it raised 'PyObject is NULL': the
+    first result took the array and emptied its slot before the others were read)."""
+    agree(_same_array_twice, 4)
+    a, b, t, r = jm.njit(_same_array_twice)(3)
+    assert np.shares_memory(a, b) and np.shares_memory(t, a)
+    a[0, 0] = 99
+    assert b[0, 0] == 99 and t[0, 0] == 99 and r[0] == 99

@@ -69,7 +69,7 @@ reads are checked) and controlflow.py (the generated code); checks.py lists what
 import ast
 import builtins
 import inspect
-import textwrap
+import re
 import types
 import weakref
 
@@ -248,21 +248,24 @@ def _parse_lambda(fn):
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         raise refuse from None
-    text = textwrap.dedent("".join(lines))
-    tree = None
-    for end in range(len(text), 0, -1):  # (the lines may end inside an enclosing call)
-        try:
-            tree = ast.parse(text[:end])
-            break
-        except SyntaxError:
-            continue
+    text = "".join(lines)
+    first = text.split("\n", 1)[0]
     params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     found = []
-    for n in ast.walk(tree) if tree is not None else ():
-        if isinstance(n, ast.Lambda) and n.lineno == 1:
-            args = n.args.posonlyargs + n.args.args + n.args.kwonlyargs
-            if [a.arg for a in args] == params:
-                found.append(n)
+    # each `lambda` of its first line, parsed as the longest expression starting there (the
+    # line may sit inside a call, a dict, an assignment)
+    for m in re.finditer(r"\blambda\b", first):
+        rest = text[m.start() :]
+        for end in range(len(rest), 0, -1):
+            try:
+                lam = ast.parse(rest[:end], mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(lam, ast.Lambda):
+                args = lam.args.posonlyargs + lam.args.args + lam.args.kwonlyargs
+                if [a.arg for a in args] == params:
+                    found.append(lam)
+                break
     if len(found) != 1:
         raise refuse
     lam = found[0]

@@ -170,6 +170,8 @@ class NjitContext(shapes.GenericContext):
             # of sizes and 0 (is it empty?): not
             signs = {c > 0 for m, c in diff.terms if m}
             answer = len(syms) >= 2 and signs == {True, False}
+            if not answer:
+                self._decide_static_slices(syms, diff)
         else:
             answer = True
         t = current_trace()
@@ -190,6 +192,31 @@ class NjitContext(shapes.GenericContext):
                 ),
             )
         return answer
+
+    def _decide_static_slices(self, syms, diff):
+        """A constant slice of an argument's axis (x[:, :1]) asked whether it is 1 (np.squeeze,
+        reshapes): its value follows from the argument's size, so the
+        function is compiled for the arguments' sizes (guarded) rather than assuming an
+        answer the running code may contradict."""
+        # (only "is it 1?": asking "is it empty?" of every x[1:] would compile each size)
+        terms = dict(diff.terms)
+        if len(syms) != 1 or sorted(terms.values()) != [-1, 1] or terms.get((), 0) != -1:
+            return
+        t = current_trace()
+        st = getattr(getattr(t, "root", None), "njit", None) if t is not None else None
+        slices = getattr(st, "static_slices", {})
+        if not all(s in slices or s in self.examples for s in syms):
+            return
+        if not any(
+            s in slices
+            and isinstance(slices[s], Dim)
+            and set(slices[s].symbols) <= set(self.examples)
+            for s in syms
+        ):
+            return
+        raise shapes.InconclusiveDimensionError(
+            f"shape-generic trace: a slice's length compared with a number ({diff} == 0)"
+        )
 
     def one_by_example(self, d):
         """Is d an argument's size whose example is 1 (NumPy would broadcast it)?"""
@@ -418,6 +445,7 @@ class NjitVariant:
     def _results(self, slots, originals):
         out = []
         k = 0
+        stolen = {}  # one reference per array made inside, however many results show it
         for spec, aval in zip(self.out_layout, self.optimized_ir.out_avals):
             kind = spec[0]
             if kind == "scalar":
@@ -447,7 +475,12 @@ class NjitVariant:
                 shape = tuple(slots[k + 2 : k + 2 + ndim])
                 strides = tuple(slots[k + 2 + ndim : k + 2 + 2 * ndim])
                 k += 2 + 2 * ndim
-                base = originals[-1 - head] if head < 0 else _steal(head)
+                if head < 0:
+                    base = originals[-1 - head]
+                else:
+                    if head not in stolen:
+                        stolen[head] = _steal(head)
+                    base = stolen[head]
                 out.append(_view(base, data, shape, strides, dt))
         return out
 

@@ -43,6 +43,9 @@ class NjitState:
     def __init__(self):
         self._ids = itertools.count(1)
         self.memo = {}
+        # symbol -> the axis size it is a constant slice of (x[:, :1]): its value follows from
+        # that size, so a decision on it can be made by compiling for the arguments' sizes
+        self.static_slices = {}
 
     def fresh(self, prefix="s"):
         return f"{prefix}{next(self._ids)}"
@@ -66,6 +69,8 @@ class NjitState:
         d = self.memo.get(key)
         if d is None:
             d = self.memo[key] = Dim.symbol(self.fresh())
+            if all(s is None or s[0] == "c" for s in spec):
+                self.static_slices[d.symbols[0]] = n
         return d
 
     def size_symbol(self, x):

@@ -472,6 +472,7 @@ class NjitCodegen(Codegen):
     def _emit_results(self, fn):
         b = self.b
         slot = 0
+        handed = []  # the object slots of arrays given to the caller
         for a in fn.outs:
             aval = a.aval
             if isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
@@ -496,8 +497,10 @@ class NjitCodegen(Codegen):
                 if root is not None and root[0] == "arg":
                     head = ir.Constant(I64, -1 - root[1])
                 else:
+                    # the caller owns it now (emptied after every result is read: two results
+                    # may be the same array, or views of it, `return a, a.T`)
                     head = b.ptrtoint(b.load(buf.obj, typ=PTR), I64)
-                    b.store(ir.Constant(PTR, None), buf.obj)  # the caller owns it now
+                    handed.append(buf.obj)
                 vals = [head, b.ptrtoint(buf.ptr, I64)]
                 vals += [self.size(n) for n in aval.shape]
                 item = ir.Constant(I64, aval.dtype.itemsize)
@@ -528,6 +531,8 @@ class NjitCodegen(Codegen):
                 self._result(slot, b.ptrtoint(obj, I64))
                 b.store(ir.Constant(PTR, None), oslot)
                 slot += 1
+        for obj in handed:
+            b.store(ir.Constant(PTR, None), obj)
         self.n_result_slots = slot
 
     @staticmethod

@@ -11,6 +11,7 @@ with Numba's semantics and jitmagic's visibility (every variant, miss and compil
     types, typeof,       Numba's type objects (float64, float64[:, ::1], ...)
     float64, int64, ...
     literal_unroll       a tuple iterated with the loop unrolled (tuples are unrolled anyway)
+    stencil              a kernel of relative indices applied over the interior (cval elsewhere)
     set_num_threads,     the number of threads prange loops use
     get_num_threads
     set_parallel_chunksize, get_parallel_chunksize, parallel_chunksize
@@ -33,6 +34,7 @@ from jitmagic.numba.parallel import (
     set_num_threads,
     set_parallel_chunksize,
 )
+from jitmagic.numba.stencils import stencil
 from jitmagic.numba.types import *  # noqa: F403  (float64, int64, ... as Numba exports them)
 from jitmagic.numba.types import typeof
 from jitmagic.numba.ufuncs import guvectorize, vectorize
@@ -68,7 +70,6 @@ objmode = _Unsupported("objmode", "move the Python-only code out of the compiled
 cfunc = _Unsupported("cfunc", "C callbacks are not made; call the njit function from Python")
 generated_jit = _Unsupported("generated_jit", "write one njit function per case")
 typed = _Unsupported("typed", "typed.List/typed.Dict: use NumPy arrays")
-stencil = _Unsupported("stencil", "write the stencil as a loop")
 overload = _Unsupported("extending.overload", "write the function in Python for njit to compile")
 
 
