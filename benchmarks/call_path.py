@@ -4,6 +4,7 @@ used to take the general path (statics by position or keyword, keyword arguments
 tuple pytrees).
 
     python benchmarks/call_path.py [--repeat 200] [--number 2000]
+    python benchmarks/call_path.py --njit    # jitmagic.njit against numba.njit only
     PYTHONPATH=<another checkout> python benchmarks/call_path.py    # the same rows, before
 
 Every figure is the minimum over `repeat` timeit runs of `number` calls each, the runs of all
@@ -88,11 +89,87 @@ def rows():
     return timers
 
 
+def _nj_scalar(a, b):
+    return a[0] * b + 1.0
+
+
+def _nj_sum(a):
+    s = 0.0
+    for v in a:
+        s += v
+    return s
+
+
+def _nj_inplace(a, k):
+    a[0] += k
+    return a
+
+
+def _nj_new(a, b):
+    return a * 2.0 + b
+
+
+def _nj_tuple(a, b, k, t):
+    return a[0] + b[0] * k, a
+
+
+def _nj_count(a, lo, hi):
+    n = 0
+    for v in a:
+        if lo <= v < hi:
+            n += 1
+    return n
+
+
+def _nj_view(a):
+    return a[1:]
+
+
+def _nj_np_scalar(a, b):
+    return a[0] * b
+
+
+def njit_rows():
+    """(row, jitmagic.njit timer, numba.njit timer): njit's cache hit against Numba's on the
+    same functions (issues #24/#25), 1-4 arguments, C-contiguous arrays and scalars; results
+    a scalar, an argument returned, a new array, a tuple, a view (built in Python)."""
+    import numba
+
+    import jitmagic as jm
+    from jitmagic import numba as jm_numba
+
+    x, y = np.ones(4), np.arange(4.0)
+    ns = dict(x=x, y=y, f32=np.float32(1.5))
+    out = []
+    for name, fun, stmt in [
+        ("2 args, scalar result f(x, 2.0)", _nj_scalar, "f(x, 2.0)"),
+        ("1 arg, loop, scalar result f(x)", _nj_sum, "f(x)"),
+        ("in place, argument returned f(x, 1)", _nj_inplace, "f(x, 1)"),
+        ("new array f(x, y)", _nj_new, "f(x, y)"),
+        ("4 args, tuple result f(x, y, 3, 2.5)", _nj_tuple, "f(x, y, 3, 2.5)"),
+        ("3 args, int result f(y, 1.0, 3)", _nj_count, "f(y, 1.0, 3)"),
+        ("NumPy scalar argument f(x, float32)", _nj_np_scalar, "f(x, f32)"),
+        ("a view returned f(x)", _nj_view, "f(x)"),
+        ("jitmagic.numba.njit f(x, 2.0)", _nj_scalar, "f(x, 2.0)"),
+    ]:
+        pair = []
+        front = jm_numba.njit if name.startswith("jitmagic.numba") else jm.njit
+        for mk in (front, numba.njit):
+            tm = timeit.Timer(stmt, globals=dict(ns, f=mk(fun)))
+            tm.timeit(10)  # compiled, and the native entry built
+            pair.append(tm)
+        out.append((name, *pair))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--number", type=int, default=2000)
+    ap.add_argument("--njit", action="store_true", help="only njit against numba.njit")
     a = ap.parse_args()
+    if a.njit:
+        return main_njit(a.repeat, a.number)
     rs = rows()
     times = {name: [] for name, _ in rs}
     for _ in range(a.repeat):
@@ -105,6 +182,28 @@ def main():
     for name, _ in rs:
         ts = times[name]
         print(f"  {name:40s} {min(ts):8.0f}  ({statistics.median(ts):.0f})")
+
+    main_njit(a.repeat, a.number)
+
+
+def main_njit(repeat, number):
+    rs = njit_rows()
+    times = {name: ([], []) for name, _, _ in rs}
+    for _ in range(repeat):
+        for name, jm_t, nb_t in rs:  # interleaved, each pair back to back
+            times[name][0].append(jm_t.timeit(number) / number * 1e9)
+            times[name][1].append(nb_t.timeit(number) / number * 1e9)
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; njit vs numba.njit, "
+        f"min (median) of {repeat} x {number} calls, ns per call"
+    )
+    print(f"  {'call':40s} {'jm.njit':>14s} {'numba.njit':>14s}  ratio")
+    for name, _, _ in rs:
+        j, n = times[name]
+        print(
+            f"  {name:40s} {min(j):6.0f} ({statistics.median(j):5.0f}) "
+            f"{min(n):6.0f} ({statistics.median(n):5.0f})  {min(j) / min(n):5.2f}"
+        )
 
 
 if __name__ == "__main__":

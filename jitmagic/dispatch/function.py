@@ -335,23 +335,30 @@ class JitFunction:
             def slow(*args, **kwargs):
                 return python_call(ref(), *args, **kwargs)
 
-            fn = native_call.build(entries, slow, Variant.raise_status, Array)
-            cls = type(self)
-            if not cls.__dict__.get("_native_class"):
-                cls = type(
-                    cls.__name__,
-                    (cls,),
-                    {
-                        "__slots__": (),
-                        "_native_class": True,
-                        "__module__": cls.__module__,
-                        "__qualname__": cls.__qualname__,
-                    },
-                )
-                self.__class__ = cls
-                cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
-            _set_call(cls, fn)
-            st.native_owners.add(self)
+            self._serve_with(native_call.build(entries, slow, Variant.raise_status, Array))
+
+    def _serve_with(self, fn, owner=None):
+        """Serve this function's calls (or those of `owner`, an object calling it, such as
+        jitmagic.numba's Dispatcher) from the builtin fn (a native entry), through a
+        per-instance subclass whose __call__ it is. Call with the state's lock held."""
+        st = self._state
+        self = self if owner is None else owner
+        cls = type(self)
+        if not cls.__dict__.get("_native_class"):
+            cls = type(
+                cls.__name__,
+                (cls,),
+                {
+                    "__slots__": (),
+                    "_native_class": True,
+                    "__module__": cls.__module__,
+                    "__qualname__": cls.__qualname__,
+                },
+            )
+            self.__class__ = cls
+            cls._owner = weakref.ref(self, functools.partial(_drop_class_call, cls))
+        _set_call(cls, fn)
+        st.native_owners.add(self)
 
     def _drop_native(self, victims=None):
         """Stop serving `victims` (all variants when None) natively: every owner goes back to

@@ -18,6 +18,7 @@ import inspect
 import linecache
 import os
 import re
+import sys
 import threading
 import time
 import traceback
@@ -33,7 +34,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
 from jitmagic.dispatch import baseline, events, pipeline
-from jitmagic.dispatch.function import JitFunction
+from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace
@@ -45,7 +46,7 @@ from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.imperative.unused_reads import check_unused_reads
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.passes import bounds
-from jitmagic.runtime import callbacks, engine, interrupt, runstats
+from jitmagic.runtime import callbacks, engine, interrupt, njit_entry, runstats
 
 _I64 = np.dtype(np.int64)
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
@@ -540,6 +541,7 @@ class NjitFunction(JitFunction):
         self._n_params = len(self._sig.parameters) if self._sig is not None else None
         self._converted = None
         self._ids = {}
+        self._fronts = weakref.WeakSet()  # see add_front
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
@@ -550,6 +552,10 @@ class NjitFunction(JitFunction):
             if qk is not None:
                 v = self._state.quick.get(qk)
                 if v is not None and (v.guard_fn is None or v.guard_fn(args)):
+                    if self._native_wait:
+                        self._native_hit()
+                    elif njit_entry.ENABLED:
+                        self._native_miss(qk, v)
                     return v(args)
         if current_trace() is not None:
             return self._call_traced(args, kwargs)
@@ -612,8 +618,72 @@ class NjitFunction(JitFunction):
         if kwargs or len(leaves) != len(args) or any(type(x) is bool for x in args):
             return
         qk = _quick_key(args)
-        if qk is not None and len(self._state.quick) < 256:
-            self._state.quick[qk] = v
+        st = self._state
+        if qk is not None and len(st.quick) < 256:
+            st.quick[qk] = v
+            if njit_entry.ENABLED and qk not in st.native:
+                self._note_native(qk, v)
+
+    def _native_miss(self, qk, v):
+        """A hit on the Python path: note its quick key for the native entry (when it was
+        noted while the entry was disabled), or build an entry for this instance when another
+        instance of the function is served natively already."""
+        native = self._state.native
+        if qk not in native:
+            self._note_native(qk, v)
+        elif native[qk] is not None and not (
+            type(self).__dict__.get("_native_class") and "__call__" in type(self).__dict__
+        ):
+            self._native_wait = njit_entry.AFTER_HITS
+
+    def _note_native(self, qk, v):
+        """Serve quick key qk natively after a few more hits, or note (None) that it cannot be."""
+        st = self._state
+        servable = not self._env_names and _native_entry(v, qk) is not None
+        with st.lock:
+            if self.is_live(v):
+                st.native[qk] = v if servable else None
+        if servable:
+            self._native_wait = njit_entry.AFTER_HITS
+
+    def _install_native(self):
+        """Serve the quick keys noted in the state's `native` from a native entry point
+        (runtime/njit_entry), which hands every other call to NjitFunction.__call__."""
+        st = self._state
+        with st.lock:
+            entries = [_native_entry(v, qk) for qk, v in st.native.items() if v is not None]
+            entries = [e for e in entries if e is not None]
+            if not entries or not njit_entry.ENABLED:
+                return
+            # a weak reference: the entry's class must not keep this function alive
+            ref, python_call = weakref.ref(self), NjitFunction.__call__
+
+            def slow(*args, **kwargs):
+                return python_call(ref(), *args, **kwargs)
+
+            fn = njit_entry.build(entries, slow)
+            self._serve_with(fn)
+            for front in list(self._fronts):
+                self._serve_with(fn, front)
+
+    def add_front(self, front):
+        """Serve `front` (an object whose calls are exactly this function's: jitmagic.numba's
+        Dispatcher without explicit signatures) from this function's native entry too, so it
+        costs no Python frame; until remove_front."""
+        st = self._state
+        with st.lock:
+            self._fronts.add(front)
+            own = type(self).__dict__.get("__call__")
+            if type(self).__dict__.get("_native_class") and own is not None:
+                self._serve_with(own, front)
+
+    def remove_front(self, front):
+        st = self._state
+        with st.lock:
+            self._fronts.discard(front)
+            st.native_owners.discard(front)
+            if type(front).__dict__.get("_native_class"):
+                _set_call(type(front), None)
 
     def key_of(self, args, kwargs):
         """(the variant key of this call, its argument leaves) as call_as computes them."""
@@ -923,12 +993,15 @@ class NjitFunction(JitFunction):
 
     def swap_code(self, variant, module, tier):
         variant.swap_module(module, tier)
+        self._drop_native(())  # native entries call code addresses: rebuilt after a few hits
 
     def clear_cache(self):
         st = self._state
         with st.lock:
             n = sum(len(v) for v in st.cache.values())
             st.cache.clear()
+            st.quick.clear()
+            self._drop_native()
         events.record("evict", self, message=f"{self.name}: cache cleared ({n} variants)")
 
     def __repr__(self):
@@ -1015,6 +1088,115 @@ def _quick_key(args):
         else:
             return None
     return tuple(out)
+
+
+_LITTLE = sys.byteorder == "little"
+
+
+def _plain_dtype(dt):
+    return dt.kind in "biufc" and dt.isnative and dt == np.dtype(dt.type)
+
+
+def _native_entry(v, qk):
+    """How runtime/njit_entry serves variant v for quick key qk, or None when it cannot (a
+    guarded variant, locks or callbacks to take, F-contiguous or complex arguments, ...)."""
+    guards = None if v.guard_fn is None else getattr(v.guard_fn, "spec", None)
+    if (v.guard_fn is not None and guards is None) or not v._plain:
+        return None
+    n_consts = len(v.consts)
+    kinds = v.kinds[n_consts:]
+    if any(k == "array" and not isinstance(c, np.ndarray) for c, k in zip(v.consts, v.kinds)):
+        return None  # a constant the code takes by memory
+    if len(kinds) != len(qk):
+        return None
+    args = []
+    for part, kind in zip(qk, kinds):
+        if type(part) is tuple:
+            dtype, ndim, layout, writeable = part
+            # (the entry matches NumPy's own descriptor objects: builtin, native byte order)
+            if layout != "C" or kind != "array" or not _plain_dtype(dtype):
+                return None
+            args.append(("array", dtype, ndim, writeable))
+        elif kind == "i64" and (part is int or issubclass(part, np.integer)):
+            args.append((part, "i64"))
+        elif kind == "f64" and (part is float or issubclass(part, np.floating)):
+            args.append((part, "f64"))
+        elif kind == "array" and issubclass(part, np.generic) and _plain_dtype(np.dtype(part)):
+            args.append(("memory", part))  # as a 0-d array, as the Python path passes it
+        else:
+            return None
+    if guards is not None:  # sizes of array arguments only
+        used = [k for k, _, _ in guards[0]]
+        used += [k for terms, _, _ in guards[1] for _, fs in terms for k, _ in fs]
+        if any(k >= len(args) or args[k][0] != "array" for k in used):
+            return None
+    outs = []
+    # an array made inside and shown by several results has one reference for all of them
+    alone = sum(spec[0] == "ref" for spec in v.out_layout) == 1
+    for spec, aval in zip(v.out_layout, v.optimized_ir.out_avals):
+        if spec[0] == "array":
+            outs.append(njit_entry.NEW_ARRAY)
+        elif spec[0] == "ref" and _plain_dtype(np.dtype(spec[2])):
+            outs.append(("ref", spec[1], np.dtype(spec[2]), alone))
+        elif spec[0] == "ref":
+            outs.append(None)
+        else:
+            dt, weak = np.dtype(spec[1]), aval.weak_type
+            if dt.kind == "b":
+                outs.append(njit_entry.WEAK_BOOL if weak else njit_entry.NP_BOOL)
+            elif dt.kind in "iu" and weak:
+                outs.append(njit_entry.WEAK_INT)
+            elif dt.kind in "iu" and _LITTLE:  # its low bytes: astype's wrap-around
+                outs.append(("data", dt, 1))
+            elif dt.kind == "f" and weak:
+                outs.append(njit_entry.WEAK_FLOAT)
+            elif dt == np.float64 or (dt == np.complex128 and not weak):  # the slots' doubles
+                outs.append(("data", dt, dt.itemsize // 8))
+            elif dt.kind == "f":  # a float32 is rounded from the double the slot holds
+                outs.append(("np", dt.type, "f"))
+            else:  # complex, other NumPy integers: the variant's own code
+                outs.append(None)
+    tree = v.out_tree
+    if v._no_results:
+        shape = "none"
+    elif tree.kind == "leaf" and len(outs) == 1:
+        shape = "leaf"
+    elif (
+        tree.kind == "tuple"
+        and len(tree.children) == len(outs) >= 1
+        and all(c.kind == "leaf" for c in tree.children)
+    ):
+        shape = "tuple"
+    else:
+        shape, outs = "leaf", [None]
+    ref = weakref.ref(v)
+
+    def finish(addr, *args):
+        var = ref()
+        return pytree.unflatten(var.out_tree, var._results(var._buf_type.from_address(addr), args))
+
+    def failed(rc, err_at):
+        var = ref()
+        if rc in (2, interrupt.ABORTED):
+            record_fault(var, rc)
+        var._raise(rc, (ctypes.c_int64 * lower_nj.ERRINFO_SLOTS).from_address(err_at))
+
+    return njit_entry.Entry(
+        args=tuple(args),
+        address=v.module.address,
+        consts=v.consts,
+        kinds=v.kinds,
+        n_slots=v.n_slots,
+        err_slots=lower_nj.ERRINFO_SLOTS,
+        ctx=v._ctx,
+        nogil=v.nogil,
+        outs=outs,
+        tree=shape,
+        finish=finish,
+        failed=failed,
+        keep=[v.module],
+        guards=guards,
+    )
 
 
 def _flat_types(types_):
@@ -1165,19 +1347,34 @@ def _all_sizes(leaves, labels):
 def _guard_checker(guards, fn, leaves, fixed=(), n_consts=0):
     """A function of the call's leaves telling whether the variant's size guards hold
     (`fixed`: (leaf, axis, size) compiled as that size)."""
-    names = {}
+    names, where = {}, {}
     for k, v in enumerate(fn.invars):
         if isinstance(v.aval, RefType):
             for d, dim in enumerate(v.aval.shape):
                 if isinstance(dim, Dim) and len(dim.symbols) == 1:
                     names[dim.symbols[0]] = f"L[{k}].shape[{d}]"
+                    where[dim.symbols[0]] = (k, d)
     lines = [f"(L[{k}].shape[{d}] == {n})" for k, d, n in fixed]
     for (diff, op), want in guards.items():
         src = shapes.python_source(diff, lambda s: names[s])
         test = f"({src} == 0)" if op == "==" else f"({src} >= 0)"
         lines.append(test if want else f"(not {test})")
     code = "lambda L: " + (" and ".join(lines) or "True")
-    return eval(code)
+    check = eval(code)
+    # the same tests as data, for the native entry (runtime/njit_entry): (leaf, axis, size)
+    # and ([(coefficient, [(leaf, axis), ...])], op, want); None when a term is not a
+    # product of argument sizes (a floor division, a remainder)
+    tests = []
+    for (diff, op), want in guards.items():
+        if not isinstance(diff, Dim) or any(
+            not isinstance(a, str) or a not in where for m, _ in diff.terms for a in m
+        ):
+            check.spec = None
+            return check
+        terms = [(int(c), [where[a] for a in m]) for m, c in diff.terms]
+        tests.append((terms, op, bool(want)))
+    check.spec = (tuple(fixed), tests)
+    return check
 
 
 # ---------------------------------------------------------------- errors while tracing

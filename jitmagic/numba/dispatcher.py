@@ -225,6 +225,8 @@ class Dispatcher:
         self._explicit = []  # (return type, argument types), in the order given
         for sig in signatures:
             self.add_signature(sig)
+        if not self._explicit:  # its calls are the njit function's: served by its entry
+            self._nj.add_front(self)
         self.__name__ = getattr(fn, "__name__", "dispatcher")
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -236,6 +238,7 @@ class Dispatcher:
         # compiled now (traced on example arguments of those types, not run)
         self._nj.compile_only(tuple(ex), layouts=_layouts(args))
         self._explicit.append((ret, tuple(args)))
+        self._nj.remove_front(self)  # its calls now pick among the signatures
 
     @property
     def signatures(self):
