@@ -1601,10 +1601,12 @@ def _int(x=0, base=None):
     x = _val(x)
     if x.aval.dtype.kind == "f":
         # Python's int() of a float: NaN and the infinities raise (their int64 bits are not
-        # a number Python could give)
+        # a number Python could give). The second test is written `|x| < inf`, true of
+        # neither (NaN raised already): the code generator branches on both at once, and
+        # LLVM folds that to the one test `not |x| < inf`
         bind("nj_require", bind("eq", x, x), exc="ValueError",
              message="cannot convert float NaN to integer")  # fmt: skip
-        bind("nj_require", bind("ne", np.abs(x), np.array(np.inf, x.dtype)),
+        bind("nj_require", bind("lt", np.abs(x), np.array(np.inf, x.dtype)),
              exc="OverflowError", message="cannot convert float infinity to integer")  # fmt: skip
         x = np.trunc(x)
     return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)

@@ -623,6 +623,10 @@ class Codegen(ScalarOps):
         return a
 
     # ---------------------------------------------------------------- kernels
+    def flush_checks(self):
+        """Branch on checks deferred so far (njit's code generator defers some, so that
+        adjacent ones share a branch); here there are none."""
+
     def emit_eqn(self, e):
         """Lower one equation; a failure names it. Only top-level kernels (depth 1) run in
         parallel, not those inside control-flow bodies."""

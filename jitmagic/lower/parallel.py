@@ -123,6 +123,7 @@ def run(cg, n_outer, emit_range, extra=()):
     mapped_extra = [load(v) for v in extra]
     cg.buffers = _Captured(saved[2], load)
     emit_range(lo, hi, t, mapped_extra)
+    cg.flush_checks()  # a deferred check branches inside the part, before its return
     cg.b.ret_void()
     eb.position_at_end(entry)
     eb.branch(kernel)

@@ -209,6 +209,7 @@ def emit_function(cg, plan, inputs):
         if not any(v in plan.materialized for v in e.outvars):
             continue
         cg.emit_eqn(e)
+    cg.flush_checks()  # before the caller's code ends the block
     cg.memo = saved
 
 

@@ -1,0 +1,74 @@
+"""Minimum-time ratios of jitmagic.njit to Numba on the loop suite, interleaved in one process.
+
+    python benchmarks/loops_min.py [--kernels a,b] [--scale 0.3] [--calls 15]
+
+Per kernel: both systems built from the same source (loops_runner.build), each checked once
+against plain Python, then `calls` rounds, each timing one Numba call and one jitmagic call
+(arguments a kernel changes are copied before the timed call). The minimum per system is the
+steady cost least disturbed by other processes on a shared machine; the ratio is
+jitmagic / Numba. Prints one line per kernel and the geomean over the serial kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+import harness  # noqa: E402
+import loops as L  # noqa: E402
+import loops_runner as R  # noqa: E402
+import oracle  # noqa: E402
+
+
+def measure(name, scale, calls):
+    k = L.KERNELS[name]
+    args = k.data(np.random.default_rng(0), scale)
+    fs = {s: R.build(k, s) for s in ("numba", "jitmagic")}
+    mutates = False
+    for f in fs.values():  # each checked against Python (results and arguments afterwards)
+        oracle.check_against_python(k.fn, f, args, **k.tol)
+        mutates = mutates or R._mutates(args, oracle.run_on_copies(f, args))
+    best = {s: math.inf for s in fs}
+    for _ in range(calls):
+        for s, f in fs.items():
+            a = oracle.clone_args(tuple(args)) if mutates else args
+            t0 = harness.ns()
+            f(*a)
+            best[s] = min(best[s], harness.ns() - t0)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", default="")
+    ap.add_argument("--scale", type=float, default=0.3)
+    ap.add_argument("--calls", type=int, default=15)
+    a = ap.parse_args()
+    names = [n for n in a.kernels.split(",") if n] or list(L.KERNELS)
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    logs = []
+    for n in names:
+        b = measure(n, a.scale, a.calls)
+        r = b["jitmagic"] / b["numba"]
+        if "prange" not in n and n != "gemm_then_normalize":
+            logs.append(math.log(r))
+        print(
+            f"{n:24s} numba {b['numba'] / 1e3:10.1f} us  jitmagic {b['jitmagic'] / 1e3:10.1f} us"
+            f"  {r:5.2f}x",
+            flush=True,
+        )
+    if logs:
+        print(f"geomean over {len(logs)} serial kernels: {math.exp(sum(logs) / len(logs)):.2f}x")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
