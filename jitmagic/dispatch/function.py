@@ -863,7 +863,9 @@ pickling.register(JitFunction)
 
 def _drop_class_call(cls, _ref):
     """A JitFunction with a native entry is gone: free the entry (and what it holds) now."""
-    _set_call(cls, None)
+    set_call = globals().get("_set_call")
+    if set_call is not None:  # (None while the interpreter shuts down: nothing to free then)
+        set_call(cls, None)
 
 
 def _set_call(cls, fn):
