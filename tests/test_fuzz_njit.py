@@ -432,3 +432,21 @@ def test_a_size_of_an_unused_view_is_bound():
     agree(_unused_view_reads, np.zeros(11), np.zeros(2), 9)
     agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(6), 2)
     agree(_unused_view_read_then_broadcast, np.zeros(7), np.arange(2), 9)
+
+
+def _loop_never_runs_mismatched_sizes(x, z, n):
+    j = -1
+    while j < n:
+        j += 1
+        x[:] *= z[:]  # shapes (3,) and (0,): NumPy raises only if the loop runs
+    return x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="program 12911 of seed 7: arguments whose sizes cannot broadcast in a loop that "
+    "never runs; the trace decides the sizes from the arguments (a guard) and raises "
+    "ValueError when compiling, where Python runs no iteration and returns",
+)
+def test_mismatched_argument_sizes_in_a_loop_that_never_runs():
+    agree(_loop_never_runs_mismatched_sizes, np.array([1.0, 2.0, 3.0]), np.zeros(0), -5)
