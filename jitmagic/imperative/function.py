@@ -37,7 +37,7 @@ from jitmagic.dispatch import baseline, events, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import namespace
+from jitmagic.imperative import namespace, objects
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
@@ -954,7 +954,8 @@ class NjitFunction(JitFunction):
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
             try:
-                out = _returned(fun(*args))
+                # (argument objects whose fields were rebound come back with the result)
+                out = objects.returning_changed(args, _returned(fun(*args)))
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)

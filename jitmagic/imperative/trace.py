@@ -24,6 +24,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
+from jitmagic.imperative.objects import Struct
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -110,12 +111,16 @@ class _Flat(list):
     """Carried values already given one by one (the hooks take them as they are)."""
 
 
+# carried field by field: tuples, and objects whose fields live in memory (objects.py)
+_FLATTENED = (tuple, Struct)
+
+
 def _holds_tuples(init):
     # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
     return not isinstance(init, _Flat) and any(
-        isinstance(v, tuple)
+        isinstance(v, _FLATTENED)
         or v is UNDEFINED
-        or (isinstance(v, MaybeUndefined) and isinstance(v.value, tuple))
+        or (isinstance(v, MaybeUndefined) and isinstance(v.value, _FLATTENED))
         for v in init
     )
 
@@ -153,9 +158,9 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     flat_init, flat_names, layout = [], [], []
     for k, (v, n) in enumerate(zip(init, names)):
         flag = None
-        if isinstance(v, MaybeUndefined) and isinstance(v.value, tuple):
+        if isinstance(v, MaybeUndefined) and isinstance(v.value, _FLATTENED):
             v, flag = v.value, v.defined
-        if isinstance(v, tuple):
+        if isinstance(v, _FLATTENED):
             leaves, td, paths = pytree.flatten(v)
             layout.append((td, len(leaves)))
             flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
@@ -195,7 +200,7 @@ def _flat_tuples_once(call, fns, init, names, line, found):
         for k, (v, slot, n) in enumerate(zip(values, layout, names)):
             if slot is None:
                 inner = v.value if isinstance(v, MaybeUndefined) else v
-                if isinstance(inner, tuple) and init[k] is UNDEFINED:
+                if isinstance(inner, _FLATTENED) and init[k] is UNDEFINED:
                     leaves, td, _ = pytree.flatten(inner)
                     raise _TupleFound(found, k, td, len(leaves))
                 out.append(v)
@@ -206,11 +211,12 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             flag = None
             if isinstance(v, MaybeUndefined):
                 v, flag = v.value, v.defined
-            leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
+            leaves, td, _ = pytree.flatten(v) if isinstance(v, _FLATTENED) else (None, None, None)
             if td != slot[0]:
+                what = "tuple" if slot[0].kind == "tuple" else slot[0].node.__name__
                 raise NjitUnsupportedError(
-                    f"variable '{n}' (line {line}) holds a tuple in a compiled loop or branch "
-                    f"and {'a tuple of another shape' if td is not None else 'no tuple'} "
+                    f"variable '{n}' (line {line}) holds a {what} in a compiled loop or branch "
+                    f"and {f'a {what} of another shape' if td is not None else f'no {what}'} "
                     "elsewhere in it: keep the same number of elements (and nesting)",
                     construct="a tuple changing shape in a compiled loop or branch",
                 )

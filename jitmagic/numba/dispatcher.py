@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.imperative.function import NjitFunction
+from jitmagic.numba import config
 from jitmagic.numba import types as nt
 
 
@@ -306,6 +307,8 @@ def _decorate(args, options, who):
             sigs = (first,)
         if len(args) > 1:
             raise TypeError(f"{who}() takes at most one positional argument (the signatures)")
+    if config.DISABLE_JIT:  # (read when decorating, as Numba does: the function as it is)
+        return fn if fn is not None else (lambda f: f)
     if fn is not None:
         return Dispatcher(fn, sigs, options)
     return lambda f: Dispatcher(f, sigs, options)
