@@ -6,7 +6,7 @@ classes complete Numba's hierarchy; jitmagic raises none of them."""
 
 from __future__ import annotations
 
-from jitmagic.errors import LoweringError, NumbaError, TypingError
+from jitmagic.errors import LoweringError, NumbaError, TypingError, UnsupportedError
 
 
 class NumbaWarning(Warning):
@@ -107,3 +107,36 @@ class NotDefinedError(IRError):
 
 class VerificationError(IRError):
     pass
+
+
+__all__ = [
+    "NumbaError",
+    "TypingError",
+    "UnsupportedError",
+    "LoweringError",
+    "NumbaWarning",
+    "NumbaPerformanceWarning",
+    "NumbaDeprecationWarning",
+    "NumbaPendingDeprecationWarning",
+    "NumbaParallelSafetyWarning",
+    "NumbaExperimentalFeatureWarning",
+    "NumbaTypeSafetyWarning",
+    "NumbaTypeError",
+    "NumbaValueError",
+    "NumbaIndexError",
+    "NumbaKeyError",
+    "NumbaAttributeError",
+    "NumbaAssertionError",
+    "NumbaNotImplementedError",
+    "UntypedAttributeError",
+    "RequireLiteralValue",
+    "NumbaRuntimeError",
+    "CompilerError",
+    "InternalError",
+    "ConstantInferenceError",
+    "DeprecationError",
+    "ForbiddenConstruct",
+    "IRError",
+    "NotDefinedError",
+    "VerificationError",
+]
