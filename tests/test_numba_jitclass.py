@@ -289,6 +289,59 @@ def fields_in_compiled_loops(m):
     return i, t.hits, t.misses, t.acc
 
 
+@program
+def operators(m):
+    """Special methods: binary operators (reflected too), unary ones, indexing, comparisons,
+    in njit code and from Python."""
+
+    @m.jitclass([("x", m.float64), ("y", m.float64)])
+    class Vec:
+        def __init__(self, x, y):
+            self.x = x
+            self.y = y
+
+        def __add__(self, o):
+            return Vec(self.x + o.x, self.y + o.y)
+
+        def __mul__(self, k):
+            return Vec(self.x * k, self.y * k)
+
+        def __rmul__(self, k):
+            return Vec(self.x * k, self.y * k)
+
+        def __neg__(self):
+            return Vec(-self.x, -self.y)
+
+        def __getitem__(self, i):
+            return self.x if i == 0 else self.y
+
+        def __setitem__(self, i, v):
+            if i == 0:
+                self.x = v
+            else:
+                self.y = v
+
+        def __lt__(self, o):
+            return self.x * self.x + self.y * self.y < o.x * o.x + o.y * o.y
+
+        def __len__(self):
+            return 2
+
+    @m.njit
+    def combine(a, b, k):
+        c = a + b * 2.0
+        d = -(c * k)
+        d[1] = d[1] + 0.5
+        for i in range(3):
+            a[0] = a[0] + i
+        return d[0], d[1], a < b, b < a
+
+    a, b = Vec(1.0, 2.0), Vec(3.0, 5.0)
+    out = combine(a, b, 3.0)
+    e = a + b
+    return (*out, a.x, e.x, e.y, len(a), a[1], a < b)
+
+
 @casting_program(want=(2.0, 6.0, 15, np.array([2.5, 1.0, 1.0], np.float32)))
 def casts_per_spec(m):
     """Values are cast to the field's type (an int into a float field is a float)."""
@@ -573,3 +626,35 @@ def test_disable_jit_returns_the_class(monkeypatch):
 
     assert jitclass([("v", jnb.int64)])(Plain) is Plain
     assert jitclass(Plain) is Plain
+
+
+def test_an_instance_njit_code_finds_as_a_global_is_refused():
+    """Its fields would be read once while compiling (and written once): refused by name."""
+    Holder = _holder()
+    glob = Holder(1, 1.0, np.zeros(2))
+
+    @jnb.njit
+    def read():
+        return glob.x
+
+    with pytest.raises(NotImplementedError, match="field 'x' of a Holder .* global"):
+        read()
+
+
+def test_reflected_operators():
+    """`k * obj` with k a number calls obj.__rmul__ (Python's rule; Numba 0.68 refuses it)."""
+
+    @jitclass([("x", jnb.float64)])
+    class S:
+        def __init__(self, x):
+            self.x = x
+
+        def __rmul__(self, k):
+            return S(self.x * k)
+
+    @jnb.njit
+    def f(k, s):
+        return (k * s).x
+
+    assert f(3.0, S(2.0)) == 6.0
+    assert (3.0 * S(2.0)).x == 6.0

@@ -22,6 +22,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative.objects import Struct
 
 _INT_KINDS = "iu"
 
@@ -50,6 +51,8 @@ def _sized(op):
     """Tracer's operator `op` with a size operand taken as the Python int it is."""
 
     def f(self, other):
+        if isinstance(other, Struct):  # (`k * obj`: the object's own __rmul__ decides)
+            return NotImplemented
         return op(self, _size_operand(other))
 
     f.__name__ = op.__name__

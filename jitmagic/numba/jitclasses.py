@@ -255,6 +255,28 @@ def _python_store(inst, name, value):
 
 # ---------------------------------------------------------------- instances in Python
 
+# the special methods a jitclass's instances have in Python (Numba's list, less __str__ and
+# __hash__, whose compiled forms would need strings and hashing), and in njit code: binary
+# operators (and their reflected forms), unary ones, indexing
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or")
+_BINARY += ("xor", "lshift", "rshift")
+_COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+_UNARY = ("neg", "pos", "abs", "invert")
+_PYTHON_DUNDERS = {
+    *(f"__{n}__" for n in _BINARY + _COMPARE + _UNARY),
+    *(f"__r{n}__" for n in _BINARY),
+    *(f"__i{n}__" for n in _BINARY),
+    "__getitem__",
+    "__setitem__",
+    "__len__",
+    "__contains__",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__complex__",
+}
+
 
 # live instances by their `_id` array, so a result naming one is that instance
 _LIVE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -308,13 +330,26 @@ class _Field:
     def __get__(self, inst, owner=None):
         if inst is None:
             return self
+        _not_while_tracing(inst, self.name)
         v = inst._jm_data[self.name]
         if v is None:
             raise AttributeError(f"{_label(owner, self.name)} was never assigned")
         return v if isinstance(self.t, nt.Array) else v.item()
 
     def __set__(self, inst, value):
+        _not_while_tracing(inst, self.name)
         _python_store(inst, self.name, value)
+
+
+def _not_while_tracing(inst, name):
+    """An instance njit code reaches other than as an argument (a global, a closure) would be
+    read once while compiling, its writes made once: refused."""
+    if current_trace() is not None:
+        raise NotImplementedError(
+            f"njit code reads or writes the field '{name}' of a {type(inst).__name__} it "
+            f"found as a global or closure variable: pass the instance as an argument (its "
+            f"fields are then the caller's memory)"
+        )
 
 
 class _Method:
@@ -398,7 +433,8 @@ def _make(cls, spec):
     for name, t in fields.items():
         dct[name] = _Field(name, t)
     for k, fn in dct["_jm_methods"].items():
-        if k != "__init__":
+        # (a dunder Numba does not call from Python, __repr__ say, keeps Python's own)
+        if k != "__init__" and not (k.startswith("__") and k not in _PYTHON_DUNDERS):
             dct[k] = _Method(fn)
     for k, (get, set_) in dct["_jm_props"].items():
         dct[k] = property(
@@ -534,6 +570,32 @@ class TracedInstance(Struct):
             )
         _check_scalar(cls, name, t, kind, ndim)
         self._jm_data[name][()] = value
+
+
+def _dunder(name, binary):
+    def method(self, *args):
+        fn = self._jm_class._jm_methods.get(name)
+        if fn is None:
+            if binary:
+                return NotImplemented  # (Python then tries the other operand, or raises)
+            raise TypeError(f"{self._jm_class.__name__} (jitclass) has no method {name}")
+        return fn(self, *args)
+
+    method.__name__ = name
+    return method
+
+
+for _n in _BINARY:
+    for _form in (f"__{_n}__", f"__r{_n}__", f"__i{_n}__"):
+        setattr(TracedInstance, _form, _dunder(_form, True))
+for _n in _COMPARE:
+    setattr(TracedInstance, f"__{_n}__", _dunder(f"__{_n}__", True))
+for _n in _UNARY:
+    setattr(TracedInstance, f"__{_n}__", _dunder(f"__{_n}__", False))
+for _n in ("__getitem__", "__setitem__"):
+    setattr(TracedInstance, _n, _dunder(_n, False))
+# (==/!= without __eq__: Python's identity would be decided once while tracing)
+TracedInstance.__hash__ = object.__hash__
 
 
 def _traced_parts(inst):
