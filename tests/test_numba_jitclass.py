@@ -658,3 +658,90 @@ def test_reflected_operators():
 
     assert f(3.0, S(2.0)) == 6.0
     assert (3.0 * S(2.0)).x == 6.0
+
+
+def test_constructor_and_methods_take_keywords_and_defaults():
+    @jitclass([("a", jnb.float64), ("b", jnb.int64)])
+    class KW:
+        def __init__(self, a, b=7):
+            self.a = a
+            self.b = b
+
+        def f(self, x, scale=2.0):
+            return (self.a + x) * scale + self.b
+
+    @jnb.njit
+    def inside(x):
+        k = KW(1.5)
+        m = KW(b=1, a=0.5)
+        return k.f(x) + m.f(x, scale=1.0)
+
+    k = KW(b=3, a=2.0)
+    assert (k.a, k.b) == (2.0, 3) and KW(1.0).b == 7
+    assert k.f(1.0) == 9.0 and k.f(1.0, scale=1.0) == 6.0
+    assert inside(1.0) == (2.5 * 2.0 + 7) + (1.5 + 1)
+    with pytest.raises(TypeError, match=r"KW\(\)"):
+        KW()
+
+
+def test_fields_read_in_a_parallel_loop():
+    @jitclass([("scale", jnb.float64), ("out", jnb.float64[:])])
+    class Job:
+        def __init__(self, scale, out):
+            self.scale = scale
+            self.out = out
+
+    @jnb.njit(parallel=True)
+    def run(job, x):
+        for i in jnb.prange(x.shape[0]):
+            job.out[i] = x[i] * job.scale
+
+    x = np.arange(1000.0)
+    job = Job(0.5, np.empty(1000))
+    run(job, x)
+    np.testing.assert_array_equal(job.out, x * 0.5)
+
+
+def test_an_unassigned_array_field():
+    @jitclass([("n", jnb.int64), ("data", jnb.float64[:])])
+    class Lazy:
+        def __init__(self, n):
+            self.n = n
+
+    @jnb.njit
+    def read(o):
+        return o.data[0]
+
+    o = Lazy(3)
+    with pytest.raises(AttributeError, match="field 'data' of Lazy was never assigned"):
+        o.data  # noqa: B018
+    with pytest.raises(AttributeError, match="field 'data' of Lazy is read before"):
+        read(o)
+    o.data = np.ones(2)
+    assert read(o) == 1.0
+
+
+def test_the_same_instance_twice():
+    @jitclass([("v", jnb.int64)])
+    class V:
+        def __init__(self, v):
+            self.v = v
+
+    @jnb.njit
+    def bump_both(a, b):
+        a.v += 1
+        b.v += 10
+        return a.v
+
+    o = V(0)
+    assert bump_both(o, o) == 11 and o.v == 11
+
+
+def test_an_eager_signature_with_an_instance_type_raises_naming_it():
+    @jitclass([("v", jnb.int64)])
+    class V:
+        def __init__(self, v):
+            self.v = v
+
+    with pytest.raises(NotImplementedError, match="jitclass type"):
+        jnb.njit(jnb.int64(V.class_type.instance_type))(lambda o: o.v)

@@ -15,6 +15,7 @@ import numpy as np
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.numba import config
 from jitmagic.numba import types as nt
+from jitmagic.numba.jitclasses import ClassInstanceType
 
 
 def _parse(sig):
@@ -49,6 +50,11 @@ def _parse(sig):
 
 def _example(t):
     """An argument of Numba type t (to compile a signature before any call)."""
+    if isinstance(t, ClassInstanceType):
+        raise NotImplementedError(
+            f"an eager signature naming the jitclass type {t}: jitmagic compiles functions "
+            f"taking jitclass instances lazily (write @njit without the signature)"
+        )
     if isinstance(t, nt.Array):
         shape = (4,) * t.ndim
         a = np.zeros(shape, t.dtype, order="F" if t.layout == "F" else "C")
