@@ -607,6 +607,21 @@ def test_instances_of_a_list_with_a_traced_index_raise_clearly():
     with pytest.raises(NjitUnsupportedError, match="tuple"):
         pick(1)
 
+    @jnb.njit
+    def pick_from_list(vs, i):
+        return vs[i].v
+
+    @jnb.njit
+    def bump_all(vs):
+        for v in vs:  # (a list the caller passes: its items are known, the loop unrolled)
+            v.v += 1
+
+    vs = [V(1), V(2)]
+    with pytest.raises(NjitUnsupportedError, match="known only when the code runs"):
+        pick_from_list(vs, 1)
+    bump_all(vs)
+    assert [v.v for v in vs] == [2, 3]
+
 
 def test_jm_jit_refuses_an_instance():
     Holder = _holder()
@@ -745,3 +760,39 @@ def test_an_eager_signature_with_an_instance_type_raises_naming_it():
 
     with pytest.raises(NotImplementedError, match="jitclass type"):
         jnb.njit(jnb.int64(V.class_type.instance_type))(lambda o: o.v)
+
+
+def test_len_bool_and_in_with_python_values():
+    """len(), truth and `in` need a Python value while compiling: a constant works, a value
+    the code computes raises naming the method."""
+
+    @jitclass([("n", jnb.int64)])
+    class Sized:
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __contains__(self, x):
+            return x < 2
+
+    @jnb.njit
+    def constant_membership(o):
+        return 1 in o
+
+    @jnb.njit
+    def computed_len(o):
+        return len(o)
+
+    o = Sized(4)
+    assert len(o) == 4 and (1 in o) and 3 not in o
+    assert constant_membership(o)
+    with pytest.raises(NotImplementedError, match="__len__"):
+        computed_len(o)
+
+    @jnb.njit
+    def truth(o):
+        return 1 if o else 0
+
+    assert truth(o) == 1  # (no __bool__: Python's truth of an object)

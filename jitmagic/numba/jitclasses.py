@@ -594,8 +594,35 @@ for _n in _UNARY:
     setattr(TracedInstance, f"__{_n}__", _dunder(f"__{_n}__", False))
 for _n in ("__getitem__", "__setitem__"):
     setattr(TracedInstance, _n, _dunder(_n, False))
-# (==/!= without __eq__: Python's identity would be decided once while tracing)
 TracedInstance.__hash__ = object.__hash__
+
+
+def _python_valued(name, builtin, want):
+    """__len__, __bool__, __contains__: Python takes their result as a Python value, so a
+    result the running code computes cannot be one: said so by name (a constant is fine)."""
+
+    def method(self, *args):
+        fn = self._jm_class._jm_methods.get(name)
+        if fn is None:
+            if name == "__bool__":  # (Python's truth of an object: true)
+                return True
+            raise TypeError(f"{self._jm_class.__name__} (jitclass) has no method {name}")
+        r = fn(self, *args)
+        if isinstance(r, Tracer):
+            raise NotImplementedError(
+                f"{builtin} of a {self._jm_class.__name__} (jitclass) whose {name} computes "
+                f"its result when the code runs: Python needs {want} while compiling; call a "
+                f"method of another name that returns it (or read the field it comes from)"
+            )
+        return r
+
+    method.__name__ = name
+    return method
+
+
+TracedInstance.__len__ = _python_valued("__len__", "len()", "an int")
+TracedInstance.__bool__ = _python_valued("__bool__", "the truth", "a bool")
+TracedInstance.__contains__ = _python_valued("__contains__", "`in`", "a bool")
 
 
 def _traced_parts(inst):
