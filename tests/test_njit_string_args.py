@@ -80,3 +80,18 @@ def test_a_string_inside_a_tuple_is_refused_by_name():
     f = jm.njit(lambda t: t[1] * 2)
     with pytest.raises(TypeError, match=r"argument 't\[0\]' of type str"):
         f(("a", 1.0))
+
+
+def spell(text, weights):
+    total = 0
+    for i, c in enumerate(text):
+        if c in "aeiou":
+            total += weights[i % weights.shape[0]] * ord(c)
+    for c, d in zip(text, "xyz"):
+        total -= ord(c) - ord(d)
+    return total
+
+
+@pytest.mark.parametrize("text", ["hello", "", "queue"])
+def test_iterating_a_string_argument_or_constant_unrolls_over_its_characters(text):
+    agree(spell, text, np.array([1, 2, 3]))
