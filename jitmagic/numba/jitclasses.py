@@ -306,6 +306,12 @@ def _from_parts(cls, kids):
                 f"function"
             )
         return TracedInstance(cls, ident, dict(zip(cls._jm_fields, values)), argument=True)
+    if not isinstance(ident, np.ndarray):
+        # (the structure unflattened with placeholder leaves: an instance holding them)
+        inst = object.__new__(cls)
+        object.__setattr__(inst, "_jm_id", ident)
+        object.__setattr__(inst, "_jm_data", dict(zip(cls._jm_fields, values)))
+        return inst
     existing = _LIVE.get(id(ident))
     if existing is not None and existing._jm_id is ident:
         # the caller's own instance: rebound array fields come back with it
