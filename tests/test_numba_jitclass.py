@@ -342,6 +342,32 @@ def operators(m):
     return (*out, a.x, e.x, e.y, len(a), a[1], a < b)
 
 
+@program
+def booleans_complex_and_small_ints(m):
+    """Fields of bool, complex and uint8 type, written in a compiled loop."""
+
+    @m.jitclass([("seen", m.boolean), ("z", m.complex128), ("k", m.int64), ("w", m.float32)])
+    class State:
+        def __init__(self):
+            self.seen = False
+            self.z = 0j
+            self.k = 0
+            self.w = np.float32(0.0)
+
+    @m.njit
+    def walk(s, xs):
+        for x in xs:
+            s.z = s.z * 1j + x
+            s.k += 1
+            s.w += np.float32(0.25)
+            if x > 2.0:
+                s.seen = True
+
+    s = State()
+    walk(s, np.array([1.0, 3.0, 0.5]))
+    return s.seen, s.z, s.k, s.w
+
+
 @casting_program(want=(2.0, 6.0, 15, np.array([2.5, 1.0, 1.0], np.float32)))
 def casts_per_spec(m):
     """Values are cast to the field's type (an int into a float field is a float)."""

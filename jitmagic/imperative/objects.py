@@ -20,21 +20,20 @@ from jitmagic.errors import NjitUnsupportedError
 
 
 class Struct:
-    """A traced object with fields. Subclasses define the fields; `_jm_entry` holds the
-    fields an argument object came in with (None for one made by the traced code), and
-    `_jm_home` the trace it belongs to: a field rebound in another one (a loop body, a
-    branch) would leave that trace's value in it."""
+    """A traced object with fields. Subclasses define the fields and call
+    `Struct.__init__(self, entry)`: `entry` holds the fields an argument object came in with
+    (None for one made by the traced code); the trace it is made in is its home, where its
+    fields may be rebound (a field rebound in another trace, a loop body or a branch, would
+    leave that trace's value in it)."""
 
-    _jm_entry = None
-    _jm_home = None
+    def __init__(self, entry=None):
+        # (object.__setattr__: a subclass's __setattr__ is its fields')
+        object.__setattr__(self, "_jm_entry", None if entry is None else dict(entry))
+        object.__setattr__(self, "_jm_home", current_trace())
 
     def jm_fields(self) -> dict:
         """name -> the field's current value (a reference), or None while it is unset."""
         raise NotImplementedError
-
-    def jm_name(self) -> str:
-        """What the object is called in messages (its class's name)."""
-        return type(self).__name__
 
     def jm_changed(self) -> bool:
         """Whether a field of an argument object was rebound (not written into)."""
@@ -49,7 +48,7 @@ class Struct:
 
         if self._jm_home is not None and current_trace() is not self._jm_home:
             raise NjitUnsupportedError(
-                f"assigning the {what} field '{field}' of a {self.jm_name()} inside a "
+                f"assigning the {what} field '{field}' of a {type(self).__name__} inside a "
                 f"compiled loop or branch that does not rebind the variable holding it: write "
                 f"into the array instead (`obj.{field}[:] = ...`), or assign the field before "
                 f"the loop or branch",

@@ -305,7 +305,7 @@ def _from_parts(cls, kids):
                 f"follow Numba's semantics; pass it to a jitmagic.njit / jitmagic.numba.njit "
                 f"function"
             )
-        return TracedInstance(cls, ident, dict(zip(cls._jm_fields, values)), argument=True)
+        return cls._jm_traced(cls, ident, dict(zip(cls._jm_fields, values)), argument=True)
     if not isinstance(ident, np.ndarray):
         # (the structure unflattened with placeholder leaves: an instance holding them)
         inst = object.__new__(cls)
@@ -463,6 +463,9 @@ def _make(cls, spec):
     out._jm_ctor = _njit(_construct_with(out), q)
     names = ("_id", *fields)
     pytree.register(pytree.Node(out, _python_parts, _from_parts, names=names))
+    # its instances in njit code: a class of the jitclass's name (messages name it)
+    out._jm_traced = type(cls.__name__, (TracedInstance,), {"__qualname__": q})
+    pytree.register(pytree.Node(out._jm_traced, _traced_parts, _from_parts, names=names))
     return out
 
 
@@ -486,7 +489,7 @@ def _traced_new(cls, args, kwargs):
         name: _new_box(t.dtype) if isinstance(t, nt.Scalar) else None
         for name, t in cls._jm_fields.items()
     }
-    inst = TracedInstance(cls, _new_box(np.uint8), data)
+    inst = cls._jm_traced(cls, _new_box(np.uint8), data)
     init = cls._jm_methods.get("__init__")
     if init is not None:
         r = init(inst, *args, **kwargs)
@@ -502,14 +505,10 @@ class TracedInstance(Struct):
         object.__setattr__(self, "_jm_class", cls)
         object.__setattr__(self, "_jm_id", ident)
         object.__setattr__(self, "_jm_data", data)
-        object.__setattr__(self, "_jm_home", current_trace())
-        object.__setattr__(self, "_jm_entry", dict(data) if argument else None)
+        Struct.__init__(self, data if argument else None)
 
     def jm_fields(self):
         return self._jm_data
-
-    def jm_name(self):
-        return self._jm_class.__name__
 
     def __repr__(self):
         return f"<traced {self._jm_class.__name__}>"
@@ -634,9 +633,6 @@ TracedInstance.__contains__ = _python_valued("__contains__", "`in`", "a bool")
 def _traced_parts(inst):
     cls = inst._jm_class
     return (inst._jm_id, *(inst._jm_data[n] for n in cls._jm_fields)), cls
-
-
-pytree.register(pytree.Node(TracedInstance, _traced_parts, _from_parts))
 
 
 __all__ = ["jitclass", "JitClassType", "ClassType", "ClassInstanceType"]
