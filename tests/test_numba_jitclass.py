@@ -368,6 +368,47 @@ def booleans_complex_and_small_ints(m):
     return s.seen, s.z, s.k, s.w
 
 
+@program
+def growing_buffer(m):
+    """A buffer that grows when full (an array field rebound in a branch of a method called
+    in a loop), and a constructor choosing its array in a branch."""
+
+    @m.jitclass([("n", m.int64), ("data", m.float64[:])])
+    class Buf:
+        def __init__(self, cap):
+            if cap > 0:
+                self.data = np.zeros(cap)
+            else:
+                self.data = np.zeros(1)
+            self.n = 0
+
+        def push(self, v):
+            if self.n == self.data.shape[0]:
+                new = np.zeros(2 * self.data.shape[0])
+                new[: self.n] = self.data
+                self.data = new
+            self.data[self.n] = v
+            self.n += 1
+
+    @m.njit
+    def fill(b, k):
+        for i in range(k):
+            b.push(i * 1.5)
+        return b.data.shape[0]
+
+    @m.njit
+    def made(k):
+        b = Buf(0)
+        for i in range(k):
+            b.push(i + 0.5)
+        return b
+
+    b = Buf(2)
+    cap = fill(b, 5)
+    r = made(6)
+    return cap, b.n, b.data.copy(), r.n, r.data.copy(), Buf(0).data.shape[0]
+
+
 @casting_program(want=(2.0, 6.0, 15, np.array([2.5, 1.0, 1.0], np.float32)))
 def casts_per_spec(m):
     """Values are cast to the field's type (an int into a float field is a float)."""
@@ -499,7 +540,9 @@ def test_unknown_attributes():
         read(h)
 
 
-def test_rebinding_an_array_field_in_a_compiled_loop_is_refused_by_name():
+def test_an_array_field_rebound_in_a_compiled_loop():
+    """Rebinding a field in a loop carries the instance's array fields through it."""
+
     @jitclass([("data", jnb.float64[:])])
     class Box:
         def __init__(self, n):
@@ -508,11 +551,30 @@ def test_rebinding_an_array_field_in_a_compiled_loop_is_refused_by_name():
     @jnb.njit
     def regrow(b, n):
         for i in range(n):
-            b.data = np.zeros(i + 1)
+            b.data = np.full(i + 1, float(i))
+        return b.data.sum()
 
     b = Box(2)
+    assert regrow(b, 4) == 12.0
+    np.testing.assert_array_equal(b.data, [3.0, 3.0, 3.0, 3.0])
+
+
+def test_an_array_field_rebound_in_a_conditional_expression_is_refused_by_name():
+    @jitclass([("data", jnb.float64[:])])
+    class Box:
+        def __init__(self, n):
+            self.data = np.zeros(n)
+
+        def reset(self):
+            self.data = np.zeros(1)
+            return 1
+
+    @jnb.njit
+    def maybe_reset(b, c):
+        return b.reset() if c > 0 else 0
+
     with pytest.raises(NjitUnsupportedError, match="array field 'data' of a Box"):
-        regrow(b, 3)
+        maybe_reset(Box(2), 1)
 
 
 def test_variant_key_holds_the_class_and_its_field_types():

@@ -24,7 +24,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
-from jitmagic.imperative.objects import Struct
+from jitmagic.imperative.objects import Struct, carrying_rebound
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -598,6 +598,7 @@ class TraceOps:
             text = m if isinstance(m, str) else str(m)
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
+    @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def if_(self, pred, then, orelse, init, names, line):
         if _concrete_bool(pred):
             return pyops.if_(pred, then, orelse, init, names, line)
@@ -672,7 +673,14 @@ class TraceOps:
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
         present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
+        # a reference whose sizes differ between the branches (np.zeros(1) / np.zeros(n)) is
+        # the joined type, its sizes symbols bound where the branches meet (not branch 0's)
+        joined = tuple(t for t in out_types if t is not None)
+        resized = any(
+            isinstance(t, RefType) and not same_type(t, a.aval) for t, a in zip(joined, fns[0].outs)
+        )
+        extra = {"out_avals": joined} if resized else {}
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **extra)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -692,6 +700,7 @@ class TraceOps:
         return tuple(result)
 
     # -------------------------------------------------------- loops
+    @carrying_rebound("for")  # (objects whose fields are rebound inside)
     def for_range(
         self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
     ):
@@ -798,6 +807,7 @@ class TraceOps:
             extra_test,
         )
 
+    @carrying_rebound("while")  # (objects whose fields are rebound inside)
     def while_(self, cond, body, init, names, line):
         if _holds_tuples(init):
             return _flat_tuples(

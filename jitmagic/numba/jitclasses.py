@@ -510,6 +510,9 @@ class TracedInstance(Struct):
     def jm_fields(self):
         return self._jm_data
 
+    def jm_rebindable(self):
+        return tuple(n for n, t in self._jm_class._jm_fields.items() if isinstance(t, nt.Array))
+
     def __repr__(self):
         return f"<traced {self._jm_class.__name__}>"
 
