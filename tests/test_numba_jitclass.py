@@ -884,3 +884,35 @@ def test_len_bool_and_in_with_python_values():
         return 1 if o else 0
 
     assert truth(o) == 1  # (no __bool__: Python's truth of an object)
+
+
+def test_property_setters_and_static_methods_in_njit_code():
+    @jitclass([("c", jnb.float64)])
+    class Temp:
+        def __init__(self, c):
+            self.c = c
+
+        @property
+        def f(self):
+            return self.c * 9.0 / 5.0 + 32.0
+
+        @f.setter
+        def f(self, v):
+            self.c = (v - 32.0) * 5.0 / 9.0
+
+        @staticmethod
+        def avg(a, b):
+            return (a + b) / 2.0
+
+    @jnb.njit
+    def warm(t, by):
+        t.f = t.f + by
+        return Temp.avg(t.c, 0.0) + t.avg(1.0, 3.0)
+
+    t = Temp(100.0)
+    assert t.f == 212.0
+    t.f = 32.0
+    assert t.c == 0.0
+    t.c = 10.0
+    r = warm(t, 9.0)
+    assert t.c == pytest.approx(15.0) and r == pytest.approx(7.5 + 2.0)
