@@ -6,9 +6,10 @@ marker with the format spec) and remembers the value; string concatenation and f
 carry the marker along as text. `split(text)` turns a message holding markers into a
 template with one typed field per value ({i0}, {f1:.3f}, {b2}, {c3}, {s4} for a float32)
 and the values to pass with the raise or the print; the running code stores them as int64
-bits and Python formats the template when it raises (lower/imperative.py format_message). A marker that reaches
-anything else (a comparison, a dict key, a returned string) would make Python decide on a
-placeholder instead of the value: `check_consumed` refuses the function by name then.
+bits and Python formats the template when it raises (lower/imperative.py format_message).
+A marker that reaches anything else (a comparison, a dict key, a returned string) would
+make Python decide on a placeholder instead of the value: `check_consumed` refuses the
+function by name then.
 """
 
 from __future__ import annotations
