@@ -1048,8 +1048,6 @@ def creation_sized_by_argument(n):
 @example(
     lambda: (f64(6, 4)[::2],),
     lambda: (f64(5, 6)[1:, ::-2],),
-    xfail="the strides of an array that is neither C- nor F-contiguous: njit has no primitive "
-    "reading strides at run time (NjitUnsupportedError)",
 )
 def array_strides_of_a_view(a):
     return a.strides, a.flags.c_contiguous

@@ -623,6 +623,15 @@ def _position(cg, i, n, axis, mode):
     return i
 
 
+def lower_stride(cg, e, outs):
+    """ref_stride: a reference's stride along an axis, in bytes as NumPy gives it."""
+    buf = cg.buffers[e.inputs[0]]
+    s = buf.strides[e.kw["axis"]]
+    s = s if isinstance(s, ir.Value) else cg.size(s)
+    item = ir.Constant(I64, buf.aval.dtype.itemsize)
+    cg.store(outs[0], [], cg.b.mul(s, item))
+
+
 def lower_load(cg, e, outs):
     r, idx = e.inputs[0], e.inputs[1:]
     buf = cg.buffers[r]
