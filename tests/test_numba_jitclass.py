@@ -35,6 +35,10 @@ class _Python:
     def njit(fn=None, **options):
         return fn if fn is not None else (lambda f: f)
 
+    @staticmethod
+    def instance_type(cls):
+        return None
+
     prange = range
 
 
@@ -53,6 +57,10 @@ def _numba():
 
         jitclass = staticmethod(real_jitclass)
 
+        @staticmethod
+        def instance_type(cls):
+            return cls.class_type.instance_type
+
     return Real()
 
 
@@ -61,6 +69,10 @@ class _Jitmagic:
         return getattr(jnb, name)
 
     jitclass = staticmethod(jitclass)
+
+    @staticmethod
+    def instance_type(cls):
+        return cls.class_type.instance_type
 
 
 PROGRAMS = {}
@@ -407,6 +419,44 @@ def growing_buffer(m):
     cap = fill(b, 5)
     r = made(6)
     return cap, b.n, b.data.copy(), r.n, r.data.copy(), Buf(0).data.shape[0]
+
+
+@program
+def nested_instances(m):
+    """Fields holding instances of another jitclass: read, written into, rebound in a method
+    called in a compiled loop; the caller's object holds the new ones afterwards."""
+
+    @m.jitclass([("x", m.float64), ("y", m.float64)])
+    class Vec:
+        def __init__(self, x, y):
+            self.x = x
+            self.y = y
+
+    spec = [("pos", m.instance_type(Vec)), ("vel", m.instance_type(Vec)), ("steps", m.int64)]
+
+    @m.jitclass(spec)
+    class Body:
+        def __init__(self, x, y):
+            self.pos = Vec(x, y)
+            self.vel = Vec(1.0, 0.5)
+            self.steps = 0
+
+        def step(self, dt):
+            self.pos = Vec(self.pos.x + dt * self.vel.x, self.pos.y + dt * self.vel.y)
+            self.vel.y -= 9.81 * dt
+            self.steps += 1
+
+    @m.njit
+    def run(b, n, dt):
+        for i in range(n):
+            b.step(dt)
+        return b.pos.x
+
+    b = Body(0.0, 10.0)
+    first = b.pos
+    x = run(b, 10, 0.1)
+    b.step(0.05)  # (from Python)
+    return x, b.pos.x, b.pos.y, b.vel.y, b.steps, first.x, first.y
 
 
 @casting_program(want=(2.0, 6.0, 15, np.array([2.5, 1.0, 1.0], np.float32)))
@@ -916,3 +966,32 @@ def test_property_setters_and_static_methods_in_njit_code():
     t.c = 10.0
     r = warm(t, 9.0)
     assert t.c == pytest.approx(15.0) and r == pytest.approx(7.5 + 2.0)
+
+
+def test_an_instance_field_takes_instances_of_its_class_only():
+    @jitclass([("v", jnb.int64)])
+    class A:
+        def __init__(self, v):
+            self.v = v
+
+    @jitclass([("v", jnb.int64)])
+    class B:
+        def __init__(self, v):
+            self.v = v
+
+    @jitclass([("a", A.class_type.instance_type)])
+    class Holder:
+        def __init__(self, a):
+            self.a = a
+
+    h = Holder(A(1))
+    assert h.a.v == 1
+    with pytest.raises(TypingError, match="field 'a' of Holder"):
+        h.a = B(2)
+
+    @jnb.njit
+    def swap_in(h):
+        h.a = B(3)
+
+    with pytest.raises(TypingError, match="field 'a' of Holder"):
+        swap_in(h)

@@ -63,10 +63,7 @@ def _field_type(name, t):
     if isinstance(t, type) and t in _PY_TYPES:
         t = nt.SCALARS[_PY_TYPES[t]]
     if isinstance(t, ClassInstanceType):
-        raise NotImplementedError(
-            f"jitclass field '{name}' of type {t}: a field holding another jitclass instance "
-            f"is not supported by jitmagic; give the outer class the inner one's fields"
-        )
+        return t
     if not isinstance(t, nt.Type):
         raise TypeError(f"spec values should be Numba type instances, got {t!r}")
     if isinstance(t, nt.Scalar) and t.dtype is not None:
@@ -75,7 +72,7 @@ def _field_type(name, t):
         return t
     raise NotImplementedError(
         f"jitclass field '{name}' of type {t}: jitmagic's jitclass fields are numbers, "
-        f"booleans and arrays"
+        f"booleans, arrays and instances of other jitclasses"
     )
 
 
@@ -231,11 +228,29 @@ def _check_array(cls, name, t, dtype, ndim, layout, readonly):
         raise NjitTypingError(f"cannot assign a read-only array to the {t} {_label(cls, name)}")
 
 
+def _check_instance(cls, name, t, value):
+    jc = t.class_type.jitclass
+    if not isinstance(value, jc):
+        raise NjitTypingError(
+            f"cannot assign a {type(value).__name__} to the {t.class_type.jitclass.__name__} "
+            f"{_label(cls, name)}"
+        )
+
+
+def _held_by_reference(t):
+    """A field holding an array or an instance: rebound, not written into, by assignment."""
+    return isinstance(t, (nt.Array, ClassInstanceType))
+
+
 def _python_store(inst, name, value):
     """obj.name = value from Python, cast as Numba casts it (a float into an int field is
     truncated; a complex one into a real field raises)."""
     cls = type(inst)
     t = cls._jm_fields[name]
+    if isinstance(t, ClassInstanceType):
+        _check_instance(cls, name, t, value)
+        inst._jm_data[name] = value
+        return
     if isinstance(t, nt.Array):
         if not isinstance(value, np.ndarray):
             raise NjitTypingError(
@@ -316,7 +331,7 @@ def _from_parts(cls, kids):
     if existing is not None and existing._jm_id is ident:
         # the caller's own instance: rebound array fields come back with it
         for (name, t), v in zip(cls._jm_fields.items(), values):
-            if isinstance(t, nt.Array):
+            if _held_by_reference(t):
                 existing._jm_data[name] = v
         return existing
     data = {}
@@ -340,7 +355,7 @@ class _Field:
         v = inst._jm_data[self.name]
         if v is None:
             raise AttributeError(f"{_label(owner, self.name)} was never assigned")
-        return v if isinstance(self.t, nt.Array) else v.item()
+        return v if _held_by_reference(self.t) else v.item()
 
     def __set__(self, inst, value):
         _not_while_tracing(inst, self.name)
@@ -511,7 +526,7 @@ class TracedInstance(Struct):
         return self._jm_data
 
     def jm_rebindable(self):
-        return tuple(n for n, t in self._jm_class._jm_fields.items() if isinstance(t, nt.Array))
+        return tuple(n for n, t in self._jm_class._jm_fields.items() if _held_by_reference(t))
 
     def __repr__(self):
         return f"<traced {self._jm_class.__name__}>"
@@ -525,7 +540,7 @@ class TracedInstance(Struct):
             v = self._jm_data[name]
             if v is None:
                 raise AttributeError(f"{_label(cls, name)} is read before it is assigned")
-            return v if isinstance(t, nt.Array) else v[()]
+            return v if _held_by_reference(t) else v[()]
         if name in cls._jm_methods:
             return types.MethodType(cls._jm_methods[name], self)
         if name in cls._jm_props:
@@ -549,6 +564,11 @@ class TracedInstance(Struct):
                 f"'{cls.__name__}' object has no attribute '{name}' (a jitclass has the "
                 f"fields of its spec: {', '.join(cls._jm_fields) or 'none'})"
             )
+        if isinstance(t, ClassInstanceType):
+            _check_instance(cls, name, t, value)
+            self.jm_check_home(name, "object")
+            self._jm_data[name] = value
+            return
         if isinstance(t, nt.Array):
             if not isinstance(value, Tracer):
                 raise NjitTypingError(
