@@ -1,8 +1,9 @@
 """Python's `random` module functions as njit compiles them: CPython's algorithms
-(Lib/random.py of the running Python: 3.11's, with 3.12's messages where they changed), written as njit code over `w()`, one 32-bit word of the
-module's own MT19937 (imperative/pyrandom.py binds it). Each helper is converted and traced
-inline where the user's code calls the function, so the compiled code draws exactly the
-words the module would, in the same order.
+(Lib/random.py of the running Python: 3.11's, with 3.12's messages where they changed),
+written as njit code over `w()`, one 32-bit word of the module's own MT19937
+(imperative/pyrandom.py binds it). Each helper is converted and traced inline where the
+user's code calls the function, so the compiled code draws exactly the words the module
+would, in the same order.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ def _genrand(module):
     fn.linkage = "internal"
     p = fn.args[0]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    c32 = lambda v: ir.Constant(I32, v)  # noqa: E731
-    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    c32 = lambda v: ir.Constant(I32, v)
+    c64 = lambda v: ir.Constant(I64, v)
     state = b.gep(p, [c64(4)], source_etype=I8)
 
     def word(i):
