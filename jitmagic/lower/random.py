@@ -87,7 +87,7 @@ def _genrand(module):
     fn.attributes.add("alwaysinline")
     p = fn.args[0]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    c32 = lambda v: ir.Constant(I32, v)  # noqa: E731
+    c32 = lambda v: ir.Constant(I32, v)
     idx = b.load(p, typ=I32)
     twist = fn.append_basic_block("twist")
     draw = fn.append_basic_block("draw")
@@ -119,8 +119,8 @@ def _twist(module):
     fn.attributes.add("noinline")
     p = fn.args[0]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    c32 = lambda v: ir.Constant(I32, v)  # noqa: E731
-    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    c32 = lambda v: ir.Constant(I32, v)
+    c64 = lambda v: ir.Constant(I64, v)
     state = b.gep(p, [c64(4)], source_etype=I8)
 
     def word(i):
