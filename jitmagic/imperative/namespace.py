@@ -941,6 +941,42 @@ def place(arr, mask, vals):
     library.call(library.place_flat, x, _flat_mask(mask, arr, "place"), _flat_values(vals, x.dtype))
 
 
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """np.histogram; a number of bins known only when the code runs (an argument, a computed
+    count) sized when it runs (library.histogram_equal_bins), otherwise jnp's."""
+    if not (_traced(bins) or isinstance(bins, Dim)) or _val_ndim(bins):
+        return jnp.histogram(_val(a) if _traced(a) else a, bins, range, weights, density)
+    from jitmagic.errors import NjitUnsupportedError
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    x = _val(a) if _traced(a) else jnp.asarray(a)
+    if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and x.dtype != np.float64):
+        # (NumPy computes the edges of float32 data in float32: not done here)
+        raise NjitUnsupportedError(
+            f"np.histogram of {x.dtype} data with a bin count known only when the code runs",
+            construct=f"np.histogram of {x.dtype} data",
+        )
+    flat = _tracer(jnp.ravel(x).astype(np.float64))
+    nb = _int64(bins)
+    weighted = weights is not None
+    w = (
+        _tracer(jnp.ravel(_val(weights) if _traced(weights) else jnp.asarray(weights)))
+        if (weighted)
+        else flat
+    )
+    if weighted and w.shape[0] != flat.shape[0]:  # (sizes the running code knows: checked)
+        raise ValueError("weights should have the same shape as a.")
+    lo, hi = (0.0, 1.0) if range is None else range
+    return library.call(
+        library.histogram_equal_bins, flat, nb, w, weighted, lo, hi, range is not None, density
+    )
+
+
+def _val_ndim(x):
+    return _val(x).ndim if _traced(x) else 0
+
+
 def fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
     below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
@@ -1195,6 +1231,7 @@ _NUMPY_OVERRIDES = {
     "ascontiguousarray": ascontiguousarray,
     "asfortranarray": asfortranarray,
     "copyto": copyto,
+    "histogram": histogram,
     "put": put,
     "putmask": putmask,
     "place": place,
