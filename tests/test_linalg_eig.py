@@ -197,6 +197,21 @@ def test_numpy_eig_on_tracers_dispatches_to_jnp():
     match(w, np.linalg.eigvals(a), 1e-10 * _scale(a))
 
 
+def test_jit_eig_shape_generic_variant():
+    """shapes='dynamic': one variant whose batch and matrix sizes are symbolic (geev is called
+    with the sizes the call brings; a size 0 calls nothing)."""
+    f = jm.jit(jnp.linalg.eig, shapes="dynamic")
+    for shape in [(2, 3, 3), (1, 5, 5), (3, 1, 1), (0, 4, 4), (2, 0, 0)]:
+        a = rand(shape, np.float64, seed=shape[-1])
+        w, v = f(a)
+        ew, ev = _jax_eig(a)
+        assert w.shape == ew.shape and v.shape == ev.shape and w.dtype == ew.dtype
+        for k in np.ndindex(shape[:-2]):
+            match(w[k], ew[k], 1e-10 * _scale(a))
+        check_pairs(a, w, v, 1e-10)
+    assert any(vr.generic is not None for vr in f.variants)
+
+
 def test_eig_primitive_lowering_matches_its_reference():
     """The primitive bound directly, compiled, against its NumPy reference, with and without
     vectors (the registry's entry)."""
@@ -428,6 +443,25 @@ def test_jitmagic_numba_drop_in():
     w, r = f(a, p)
     match(w, np.linalg.eigvals(a), 1e-10 * _scale(a))
     match(r, np.roots(p), 1e-12)
+
+
+def test_njit_raise_after_a_lapack_call_frees_its_scratch_once():
+    """A raise after a LAPACK kernel in njit code (the domain check after geev, or the user's
+    own) frees the kernel's scratch once: it was freed at the kernel's end and again on the
+    raise's exit (glibc aborted the process: double free)."""
+
+    @jm.njit
+    def f(a, b):
+        x = np.linalg.solve(a, b)
+        if x[0] > 0:
+            raise ValueError("positive")
+        return x
+
+    for _ in range(3):
+        with pytest.raises(ValueError, match="positive"):
+            f(2 * np.eye(2), np.ones(2))
+        with pytest.raises(ValueError, match="domain change"):
+            nj_eigvals(rotation_like(np.float64))
 
 
 # ================================================================ real Numba, a second voice

@@ -1,8 +1,8 @@
 """The general eigenproblem through LAPACK's ?geev (lower/lapack.py's conventions).
 
-Unlike the other factorizations, the matrix size may be symbolic (known when the code runs):
-njit's np.roots builds a companion matrix whose size depends on the coefficients' values. The
-batch shape must be static.
+Unlike the other factorizations, the sizes may be symbolic (known when the code runs): njit's
+np.roots builds a companion matrix whose size depends on the coefficients' values, and a
+shape-generic variant leaves the batch and matrix sizes to the call.
 
 A real matrix's eigenvalues come back from geev as two real arrays (wr, wi) and its vectors
 packed: a conjugate pair j, j+1 (positive imaginary part first) shares columns j (real part)
@@ -16,7 +16,6 @@ import numpy as np
 
 from jitmagic.core import shapes
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.errors import LoweringError
 from jitmagic.lower import lapack
 from jitmagic.lower.codegen import Buffer
 from jitmagic.lower.lapack import Scratch, call, char, check, copy_in, fill, i32, i64, when
@@ -47,8 +46,6 @@ def _ld(cg, n):
 def lower_eig(cg, e, outs):
     (a,), outs = e.inputs, list(outs)
     *batch, n, _ = a.aval.shape
-    if shapes.any_symbolic(batch):
-        raise LoweringError("eig: the batch shape must be static (only the matrix size may vary)")
     if not shapes.is_symbolic(n) and int(n) == 0:
         return  # nothing to compute, and LAPACKE is not asked to
     vectors = e.kw["compute_v"]
@@ -103,8 +100,32 @@ def lower_eig(cg, e, outs):
         else:
             body(bidx, flat)
 
-    lapack.batch_loop(cg, batch, guarded, e.inputs)
+    _each_matrix(cg, batch, guarded, e.inputs)
     scratch.free()
+
+
+def _each_matrix(cg, batch, body, operands):
+    """lapack.batch_loop, also over a symbolic batch shape (its matrices' indices from the
+    flat one by division with the sizes known when the code runs; the loop runs only when
+    every size is at least 1, so no division is by zero)."""
+    if not shapes.any_symbolic(batch):
+        lapack.batch_loop(cg, batch, body, operands)
+        return
+    strides, acc = [], 1
+    for d in reversed(batch):
+        strides.append(acc)
+        acc = acc * d
+    strides.reverse()
+
+    def one(flat):
+        idx, rest = [], flat
+        for st in strides:
+            v = cg.size(st)
+            idx.append(cg.b.udiv(rest, v))
+            rest = cg.b.urem(rest, v)
+        body(idx, flat)
+
+    cg.loop(acc, one, interruptible=True)
 
 
 def _all_finite(cg, m, n):
