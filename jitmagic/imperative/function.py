@@ -37,7 +37,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import namespace
+from jitmagic.imperative import namespace, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
@@ -470,7 +470,7 @@ class NjitVariant:
 
                 exc = getattr(builtins, exc, RuntimeError)
             vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
-            msg = template.format(*vals) if template else None
+            msg = lower_nj.format_message(template, vals) if template else None
             raise exc(msg) if msg is not None else exc()
         raise RuntimeError(f"jitmagic: njit code failed with status {rc}")
 
@@ -966,6 +966,7 @@ class NjitFunction(JitFunction):
             fun = conv.build(ops, self._namespace(ops))
             try:
                 out = _returned(fun(*args))
+                strings.check_consumed()
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)

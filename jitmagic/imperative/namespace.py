@@ -25,7 +25,7 @@ from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import tracers
+from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -1777,6 +1777,13 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
     parts, kinds, vals = [], "", []
     for a in args:
+        if strings.has_markers(a):  # an f-string of values the running code knows
+            template, more = strings.split(a, builtins.len(vals))
+            parts.append(["fmt", template])
+            for v in more:
+                kinds += "d" if v.aval.dtype.kind == "f" else "q"
+                vals.append(v)
+            continue
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
@@ -1804,7 +1811,14 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 def _print_callback(full, *values):
     _, _, spec = full.partition(":")
     parts, sep, end, flush = json.loads(spec)
-    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    items = [
+        text
+        if kind == "lit"
+        else strings.format_values(text, values)
+        if kind == "fmt"
+        else values[text]
+        for kind, text in parts
+    ]
     builtins.print(*items, sep=sep, end=end, flush=flush)
     return 0
 
