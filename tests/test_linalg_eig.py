@@ -418,6 +418,27 @@ def test_njit_roots_sizes_are_decided_at_run_time():
     assert len(nj_roots.variants) == 1
 
 
+def test_njit_eig_of_views_and_in_loops():
+    """A strided view as the operand, eigvals and roots called per iteration (their scratch
+    allocated and released each time, roots' sizes changing from one to the next)."""
+
+    @jm.njit
+    def f(a, ps):
+        s = 0.0
+        for i in range(3):
+            s += np.linalg.eigvals(a.T[::2, ::2] + i).sum()
+        n = 0
+        for k in range(ps.shape[0]):
+            n += np.roots(ps[k]).size
+        return s, n
+
+    a = symmetric((6, 6), np.float64, seed=13)
+    ps = np.array([[0.0, 1, -3, 2], [1, -6, 11, -6], [0, 0, 0, 5], [0, 0, 0, 0], [1, 0, 0, 0]])
+    s, n = f(a, ps)
+    assert abs(s - sum(np.linalg.eigvals(a.T[::2, ::2] + i).sum() for i in range(3))) < 1e-12
+    assert n == sum(np.roots(p).size for p in ps)
+
+
 def test_njit_roots_complex_roots():
     p = np.array([1.0, 0.0, 1.0])
     with pytest.raises(ValueError, match="must not cause a domain change"):

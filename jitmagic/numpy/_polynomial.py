@@ -177,9 +177,9 @@ def roots(p, *, strip_zeros=True):
         if isinstance(p, Tracer):
             err = concretization_error(p, "jnp.roots")
             raise type(err)(
-                "jnp.roots(strip_zeros=True) strips leading zeros, so its number of roots "
-                "depends on the values: pass strip_zeros=False inside jit (a NaN root for each "
-                "leading zero). " + str(err)
+                "jnp.roots(strip_zeros=True) (np.roots's behaviour) strips leading zeros, so its "
+                "number of roots depends on the values: inside jit call jnp.roots(p, "
+                "strip_zeros=False) (a NaN root for each leading zero). " + str(err)
             )
         values = np.asarray(p)
         lead = int(np.argmax(values != 0)) if values.any() else n
