@@ -150,6 +150,23 @@ def test_jit_eig_against_jax(kind, dt):
     np.testing.assert_array_equal(np.asarray(wv), np.asarray(w))  # geev without vectors
 
 
+@pytest.mark.parametrize("n", range(1, 10))
+def test_jit_eig_sizes_against_jax(n):
+    """Real matrices of every size to 9, several seeds: conjugate pairs at every position of
+    geev's packed vectors (unpacked into complex columns) and special matrices."""
+    mats = [rand((n, n), np.float64, seed=s) for s in range(4)]
+    mats += [np.zeros((n, n)), np.eye(n), np.triu(np.ones((n, n))), np.eye(n, k=1)]
+    f = jm.jit(jnp.linalg.eig)
+    for a in mats:
+        w, v = f(a)
+        ew, ev = _jax_eig(a)
+        assert w.dtype == ew.dtype and v.dtype == ev.dtype
+        match(w, ew, 1e-10 * _scale(a))
+        assert np.isfinite(v).all()
+        check_pairs(a, w, v, 1e-10)
+        same_columns_up_to_phase(v, ev, 1e-8, w, ew)
+
+
 def test_jit_eig_eager_is_the_reference():
     """Outside jit jnp.linalg.eig runs the primitive's NumPy reference; inside, LAPACK."""
     a = rand((3, 4, 4), np.float64, seed=5)
