@@ -417,3 +417,21 @@ def trim_bounds(x, front, back):
         while stop > first and x[stop - 1] == 0:
             stop -= 1
     return first, stop
+
+
+def roots_of(p):
+    """np.roots of a 1-d float or complex p: the companion matrix of p without its leading
+    and trailing zeros (first row -p[1:] / p[0], ones below the diagonal), its eigenvalues
+    (np.linalg.eigvals as njit defines it), then a zero for each trailing zero."""
+    first, stop = trim_bounds(p, True, True)
+    m = max(stop - first - 1, 0)
+    a = np.zeros((m, m), p.dtype)
+    for j in range(m):
+        a[0, j] = -p[first + 1 + j] / p[first]
+    for i in range(1, m):
+        a[i, i - 1] = 1
+    w = np.linalg.eigvals(a)
+    out = np.zeros(max(p.shape[0] - first - 1, 0), w.dtype)
+    for k in range(m):
+        out[k] = w[k]
+    return out

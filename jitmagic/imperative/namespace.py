@@ -23,6 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import strings, tracers
@@ -1267,6 +1268,10 @@ _NUMPY_OVERRIDES = {
     "setxor1d": setxor1d,
     "delete": delete,
     "fill_diagonal": fill_diagonal,
+    "roots": nj_linalg.roots,
+    # np.linalg as njit code sees it: eig and eigvals with Numba's types (its other
+    # functions reach jnp.linalg through NumPy's dispatch on tracers)
+    "linalg": _Module(np.linalg, {"eig": nj_linalg.eig, "eigvals": nj_linalg.eigvals}),
     **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
@@ -2100,6 +2105,7 @@ BY_IDENTITY = {
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
 BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
+BY_IDENTITY.update({np.linalg.eig: nj_linalg.eig, np.linalg.eigvals: nj_linalg.eigvals})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )
