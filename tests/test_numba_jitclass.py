@@ -995,3 +995,31 @@ def test_an_instance_field_takes_instances_of_its_class_only():
 
     with pytest.raises(TypingError, match="field 'a' of Holder"):
         swap_in(h)
+
+
+def test_a_method_called_positionally_and_by_keyword_agree():
+    """Positional calls from Python go through a caller of the instance's arrays (njit's quick
+    path); keyword calls through the method's own njit function: the same results and state."""
+
+    @jitclass([("n", jnb.int64), ("data", jnb.float64[:])])
+    class Acc:
+        def __init__(self, m):
+            self.n = 0
+            self.data = np.zeros(m)
+
+        def add(self, v, times):
+            for _ in range(times):
+                if self.n == self.data.shape[0]:
+                    bigger = np.zeros(2 * self.data.shape[0])
+                    bigger[: self.n] = self.data
+                    self.data = bigger
+                self.data[self.n] = v
+                self.n += 1
+            return self.n
+
+    a, b = Acc(1), Acc(1)
+    for k in range(4):
+        assert a.add(k * 1.5, 2) == b.add(v=k * 1.5, times=2)
+    assert a.n == b.n == 8
+    np.testing.assert_array_equal(a.data, b.data)
+    assert a.data.shape == (8,)

@@ -21,6 +21,7 @@ instance in njit code and returns it.
 from __future__ import annotations
 
 import inspect
+import linecache
 import types
 import typing
 import weakref
@@ -31,6 +32,7 @@ import numpy as np
 from jitmagic.core import pytree
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitTypingError
+from jitmagic.imperative import objects
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.imperative.objects import Struct
 from jitmagic.imperative.tracers import RefTracer
@@ -374,13 +376,61 @@ def _not_while_tracing(inst, name):
 
 
 class _Method:
-    """A method called from Python: its njit function, with the instance first."""
+    """A method called from Python: its njit function, with the instance first. A call with
+    positional arguments goes through a caller taking the instance's arrays and the method's
+    arguments (`_leaf_caller`): numbers and arrays, which njit's quick path and native entry
+    serve (an instance argument takes its general path: flattening, labels, the key)."""
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, cls, name):
+        self.fn, self.cls, self.name = fn, cls, name
+        self._caller = None  # (made at the first call)
+        params = list(inspect.signature(fn.fun).parameters.values())[1:]
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params)
+        self._n = len(params) if plain else None
 
     def __get__(self, inst, owner=None):
-        return self.fn if inst is None else types.MethodType(self.fn, inst)
+        if inst is None:
+            return self.fn
+        if self._n is None:
+            return types.MethodType(self.fn, inst)
+        return types.MethodType(self._call, inst)
+
+    def _call(self, inst, *args, **kwargs):
+        if kwargs or len(args) != self._n or any(v is None for v in inst._jm_data.values()):
+            return self.fn(inst, *args, **kwargs)
+        if self._caller is None:
+            self._caller = _leaf_caller(self.cls, self.name, self.fn, self._n)
+        return self._caller(inst._jm_id, *inst._jm_data.values(), *args)
+
+
+def _leaf_caller(cls, name, method, n):
+    """njit(def Cls_name(self__id, self_<field>..., a0, ...): the method called on the
+    instance rebuilt from its arrays, the instance returned with the result when a field of
+    it was rebound (written back as for an argument instance)."""
+    fields = ["self__id", *(f"self_{f}" for f in cls._jm_fields)]
+    params = [f"a{k}" for k in range(n)]
+    text = (
+        f"def {cls.__name__}_{name.strip('_')}({', '.join(fields + params)}):\n"
+        f"    self = _jc_rebuild(_jc_cls, ({', '.join(fields)},))\n"
+        f"    return _jc_finish(self, _jc_method(self, {', '.join(params)}))\n"
+    )
+    filename = f"<jitclass {cls.__qualname__}.{name} caller {id(cls):x}>"
+    # (njit reads a function's source: the generated one's is kept in linecache, as
+    # IPython keeps a cell's)
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    env = {"_jc_rebuild": _rebuild, "_jc_cls": cls, "_jc_finish": _finish, "_jc_method": method}
+    exec(compile(text, filename, "exec"), env)
+    fn = env[f"{cls.__name__}_{name.strip('_')}"]
+    fn.__qualname__ = f"{cls.__qualname__}.{name}"
+    return NjitFunction(fn, name=f"{cls.__qualname__}.{name}")
+
+
+def _rebuild(cls, leaves):
+    return cls._jm_traced(cls, leaves[0], dict(zip(cls._jm_fields, leaves[1:])), argument=True)
+
+
+def _finish(inst, result):
+    return objects.returning_changed((inst,), result)
 
 
 class JitClassType(type):
@@ -456,7 +506,7 @@ def _make(cls, spec):
     for k, fn in dct["_jm_methods"].items():
         # (a dunder Numba does not call from Python, __repr__ say, keeps Python's own)
         if k != "__init__" and not (k.startswith("__") and k not in _PYTHON_DUNDERS):
-            dct[k] = _Method(fn)
+            dct[k] = _Method(fn, None, k)
     for k, (get, set_) in dct["_jm_props"].items():
         dct[k] = property(
             None if get is None else (lambda inst, g=get: g(inst)),
@@ -474,6 +524,9 @@ def _make(cls, spec):
                 f"'{p.name}' (Numba's jitclass takes positional-or-keyword parameters only)"
             )
     out = JitClassType(cls.__name__, (), dct)
+    for v in dct.values():
+        if isinstance(v, _Method):
+            v.cls = out
     out.class_type = ClassType(out, fields, cls)
     out._jm_ctor = _njit(_construct_with(out), q)
     names = ("_id", *fields)
