@@ -206,3 +206,33 @@ def test_reshape_of_a_computed_array_to_argument_sizes():
 
 def test_a_reshape_that_does_not_fit_raises_when_it_runs():
     agree(reshaped, np.arange(12.0), 5)
+
+
+# ------------------------------------- products over an empty contraction, inside loops
+
+
+def lu_in_place(A):
+    # polybench's lu as NumPy users write it: at j = 0 the dot product is over nothing
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def empty_products(A, x, n):
+    out = np.zeros((n + 1, 3))
+    for k in range(n + 1):
+        out[k] = A[:, :k] @ x[:k]  # a matrix with no columns times nothing
+        out[k] += x[:k] @ A[:k, :3]  # nothing times a matrix with no rows
+        out[k, 0] += A[0, :k] @ x[:k]
+    return out
+
+
+def test_an_empty_dot_product_in_a_loop_is_zero():
+    # BLAS's ?gemv returns at once for an empty matrix, leaving its output as it was: the
+    # product read uninitialised memory (silently wrong LU factors, 5e-5 relative error)
+    rng = np.random.default_rng(3)
+    agree(lu_in_place, rng.random((8, 8)) + 8 * np.eye(8))
+    agree(empty_products, rng.random((3, 4)), rng.random(4), 3)
