@@ -15,7 +15,16 @@ ctx[4 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` get
 per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the caller), or a
 reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
 the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
-or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values).
+or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values), or 5 before
+anything ran: two array arguments share memory, and the code was compiled knowing they do not.
+
+Alias facts: the memory of each array argument and of each array the code makes for its
+results is an LLVM alias scope; every load and store through one of them is tagged with its
+scope and as not aliasing the others (`alias_scopes`). LLVM then keeps values in registers
+across stores and vectorizes loops without run-time overlap tests (Numba's code has them at
+every entry of an inner loop). The facts hold when the arguments are distinct memory, which the
+entry checks first: when two overlap it returns 5, and the caller runs the same IR compiled
+without them (imperative/function.py, compiled at the first such call).
 
 Memory: a value's buffer is allocated where its equation runs (its size may be known only
 then: np.empty(n), a slice with traced bounds) and freed at the end of the scope it belongs to
@@ -55,6 +64,7 @@ _I64 = np.dtype(np.int64)
 _I64_AVAL = ShapedArray((), _I64)
 _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
 STATUS_RAISE = 16
+STATUS_ALIASED = 5
 CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
 ERRINFO_SLOTS = 8
 
@@ -68,6 +78,18 @@ class RefBuffer(Buffer):
         super().__init__(ptr, aval, strides)
         self.root = root
         self.obj = obj
+
+
+def _scope_root(buf):
+    """The memory an access belongs to, when it is distinct from every other's: an argument
+    (checked at entry) or an array made for the results (new memory, never freed inside).
+    None: not known (a carried reference, a temporary)."""
+    root = getattr(buf, "root", None)
+    if root is None:
+        return None
+    if root[0] == "arg" or (root[0] == "alloc" and buf.obj is not None):
+        return root
+    return None
 
 
 def value_aval(aval):
@@ -190,6 +212,8 @@ class NjitCodegen(Codegen):
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
         self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
+        self.alias_scopes = False  # tag memory accesses with their arrays' scopes (see above)
+        self._scoped = []  # (load or store, root) to tag
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -220,6 +244,8 @@ class NjitCodegen(Codegen):
                 self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=False), v.aval)
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        if self.alias_scopes:
+            self._return_if_overlapping([self.buffers[v] for v in ins])
         self.scopes.append([])
         self.emit_region(fn)
         self._emit_results(fn)
@@ -241,7 +267,48 @@ class NjitCodegen(Codegen):
             self.b.ret(ir.Constant(I32, rc))
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
+        self._tag_scopes()
         return self._text()
+
+    # ------------------------------------------------------------ alias facts
+    def _return_if_overlapping(self, bufs):
+        """Return STATUS_ALIASED when two array arguments' memory extents intersect."""
+        refs = [x for x in bufs if isinstance(x, RefBuffer) and _scope_root(x) is not None]
+        if len(refs) < 2:
+            return
+        b = self.b
+        overlap = ir.Constant(I1, 0)
+        for i, x in enumerate(refs):
+            for y in refs[i + 1 :]:
+                overlap = b.or_(overlap, _overlaps(self, x, y))
+        aliased = self.func.append_basic_block("aliased")
+        ok = self.func.append_basic_block("distinct")
+        b.cbranch(overlap, aliased, ok).set_weights(COLD_WEIGHTS)
+        b.position_at_end(aliased)
+        b.ret(ir.Constant(I32, STATUS_ALIASED))
+        b.position_at_end(ok)
+
+    def memory_access(self, buf, *instrs):
+        if self.alias_scopes:
+            root = _scope_root(buf)
+            if root is not None:
+                self._scoped.extend((i, root) for i in instrs)
+
+    def _tag_scopes(self):
+        roots = list(dict.fromkeys(r for _, r in self._scoped))
+        if len(roots) < 2:
+            return
+        m = self.module
+        domain = m.add_metadata([ir.MetaDataString(m, "jm.memory")])
+        names = {}
+        for r in roots:  # names in order of first access: the text is the disk cache's key
+            names[r] = f"arg{r[1]}" if r[0] == "arg" else f"new{len(names)}"
+        scope = {r: m.add_metadata([ir.MetaDataString(m, names[r]), domain]) for r in roots}
+        own = {r: m.add_metadata([scope[r]]) for r in roots}
+        others = {r: m.add_metadata([scope[o] for o in roots if o != r]) for r in roots}
+        for instr, r in self._scoped:
+            instr.set_metadata("alias.scope", own[r])
+            instr.set_metadata("noalias", others[r])
 
     def _ref_arg(self, arg, aval, k):
         """An array argument as a reference: data pointer, the shape's symbols (loaded by
@@ -927,13 +994,16 @@ def _escapes(self, v):
 NjitCodegen.escapes = _escapes
 
 
-def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False):
+def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False, alias_scopes=True):
     """(LLVM IR text, the code generator) of an njit variant's optimised IR. `fastmath`: LLVM
     fast-math flags for the function's floating-point operations (exactly those); `nogil`:
-    the caller releases the GIL, so the code takes it to make or drop Python objects."""
+    the caller releases the GIL, so the code takes it to make or drop Python objects;
+    `alias_scopes`: the arrays' alias facts, with the entry's test that the arguments are
+    distinct memory (False: the code for arguments that are not)."""
     cg = NjitCodegen(fn, name, arg_layouts)
     cg.fastmath = tuple(sorted(fastmath))
     cg.nogil = nogil
+    cg.alias_scopes = alias_scopes
     text = cg.build()
     return text, cg
 
@@ -1219,6 +1289,18 @@ def _contains_loops(fn) -> bool:
     return False
 
 
+def _branches(fn) -> bool:
+    """fn branches (`if d < D[i, j]: D[i, j] = d`, `0 if a[i] == b[j] else 1`)."""
+    for e in fn.eqns:
+        if e.prim == "nj_cond":
+            return True
+        for _, v in e.params:
+            subs = v if isinstance(v, tuple) else (v,)
+            if any(isinstance(f, Function) and _branches(f) for f in subs):
+                return True
+    return False
+
+
 def _ticks(cg):
     """The function's work counter (a stack slot, a register once optimised): loop iterations
     run since the last Ctrl-C poll. One per LLVM function (a prange part has its own)."""
@@ -1274,8 +1356,10 @@ def counted_loop(cg, n, body, fn_body, carried=(), start=None, split=False):
     # time: a plain loop when the count is at most POLL, the strip-mined one otherwise. The
     # block loop around a short inner loop carrying a value cost 1.2-1.6x Numba's time
     # (horner_eval's 13-iteration loop 1.6x, plain 1.05x; cholesky_inplace 1.45x -> 1.06x;
-    # nussinov 1.27x -> 0.7x). One that only stores was slower split (floyd_warshall's
-    # conditional stores: 0.65x -> 1.18x), so it is not. The body is emitted twice, as a
+    # nussinov 1.27x -> 0.7x). A loop that only stores is split when it does not branch
+    # (heat_3d's 12-iteration stencil rows, vectorized: 27.7 -> 23.8 us, lu_inplace 19.8 ->
+    # 16.6 us); one that branches stays strip-mined (floyd_warshall's conditional stores:
+    # 13 -> 68 us split, edit_distance 135 -> 166 us). The body is emitted twice, as a
     # versioned loop's is.
     saved = cg.memo
     with b.if_else(b.icmp_signed("<=", count, ir.Constant(I64, POLL))) as (
@@ -1359,7 +1443,8 @@ def lower_for(cg, e, outs):
             cg.emit_region(body)
             _store_outputs(cg, body, carry_in, storage)
 
-    counted_loop(cg, n, one_iteration, body, split=bool(e.outvars))
+    split = bool(e.outvars) or not _branches(body)
+    counted_loop(cg, n, one_iteration, body, split=split)
     _finish(cg, e.outvars, storage)
 
 
