@@ -1289,18 +1289,6 @@ def _contains_loops(fn) -> bool:
     return False
 
 
-def _branches(fn) -> bool:
-    """fn branches (`if d < D[i, j]: D[i, j] = d`, `0 if a[i] == b[j] else 1`)."""
-    for e in fn.eqns:
-        if e.prim == "nj_cond":
-            return True
-        for _, v in e.params:
-            subs = v if isinstance(v, tuple) else (v,)
-            if any(isinstance(f, Function) and _branches(f) for f in subs):
-                return True
-    return False
-
-
 def _ticks(cg):
     """The function's work counter (a stack slot, a register once optimised): loop iterations
     run since the last Ctrl-C poll. One per LLVM function (a prange part has its own)."""
@@ -1356,10 +1344,10 @@ def counted_loop(cg, n, body, fn_body, carried=(), start=None, split=False):
     # time: a plain loop when the count is at most POLL, the strip-mined one otherwise. The
     # block loop around a short inner loop carrying a value cost 1.2-1.6x Numba's time
     # (horner_eval's 13-iteration loop 1.6x, plain 1.05x; cholesky_inplace 1.45x -> 1.06x;
-    # nussinov 1.27x -> 0.7x). A loop that only stores is split when it does not branch
-    # (heat_3d's 12-iteration stencil rows, vectorized: 27.7 -> 23.8 us, lu_inplace 19.8 ->
-    # 16.6 us); one that branches stays strip-mined (floyd_warshall's conditional stores:
-    # 13 -> 68 us split, edit_distance 135 -> 166 us). The body is emitted twice, as a
+    # nussinov 1.27x -> 0.7x). A loop that only stores is not split: floyd_warshall's
+    # conditional stores went 13 -> 68 us split, edit_distance 135 -> 166 us; the stencils
+    # gain (heat_3d 27.7 -> 23.8 us, lu_inplace 19.8 -> 16.6 us) but compile 1.5-2x longer
+    # (heat_3d 1.25 -> 2.4 s), which the first call pays. The body is emitted twice, as a
     # versioned loop's is.
     saved = cg.memo
     with b.if_else(b.icmp_signed("<=", count, ir.Constant(I64, POLL))) as (
@@ -1443,8 +1431,7 @@ def lower_for(cg, e, outs):
             cg.emit_region(body)
             _store_outputs(cg, body, carry_in, storage)
 
-    split = bool(e.outvars) or not _branches(body)
-    counted_loop(cg, n, one_iteration, body, split=split)
+    counted_loop(cg, n, one_iteration, body, split=bool(e.outvars))
     _finish(cg, e.outvars, storage)
 
 
