@@ -187,6 +187,7 @@ def _eval_positions(v, fn, producer, mat, pos):
 
 # branch weights (taken, not taken) of a test whose taken side raises or aborts
 COLD_WEIGHTS = (1, 1 << 20)
+HOT_WEIGHTS = (1 << 20, 1)
 
 
 class NjitCodegen(Codegen):
@@ -460,14 +461,31 @@ class NjitCodegen(Codegen):
         range raises NumPy's IndexError."""
         b = self.b
         nv = self.size(n)
-        j = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, nv), i)
+        # 0 <= i < n is the hot path: the position is i itself, with no select between the
+        # index and the load's address (a binary search's chain of dependent loads); a
+        # negative index is counted from the end on a path of its own (histogram_loop 1.41x
+        # -> 1.24x of Numba's time, quickselect_median 1.01x -> 0.92x, bsearch_queries
+        # 1.08x -> 1.04x)
+        self.flush_checks()
+        hot = b.block
+        wrap = self.func.append_basic_block("wrap_index")
+        done = self.func.append_basic_block("index")
+        b.cbranch(b.icmp_unsigned("<", i, nv), done, wrap).set_weights(HOT_WEIGHTS)
+        b.position_at_end(wrap)
+        j = b.add(i, nv)  # i < 0: in range when i + n >= 0; i >= n: never (unsigned)
         self.raise_if(
             b.icmp_unsigned(">=", j, nv),
             "IndexError",
             "index {0} is out of bounds for axis " + str(axis) + " with size {1}",
             [i, nv],
         )
-        return j
+        came = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        pos = b.phi(I64)
+        pos.add_incoming(i, hot)
+        pos.add_incoming(j, came)
+        return pos
 
     # ------------------------------------------------------------ NumPy objects
     def new_array(self, aval):
