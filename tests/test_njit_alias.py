@@ -125,3 +125,26 @@ def test_empty_and_zero_stride_arguments_are_distinct():
     shift_add(a, want)
     assert b.tolist() == want.tolist()
     assert all(v._alias_safe is None for v in f.variants)
+
+
+def test_many_array_arguments_compile_without_the_facts():
+    """Beyond lower_nj.MAX_SCOPED_ARGS array arguments the entry's pairwise test is not made
+    (it grows as the square of their number) and the code has no alias facts: still right."""
+    n = lower_nj.MAX_SCOPED_ARGS + 1
+    names = ", ".join(f"a{k}" for k in range(n))
+    body = "".join(f"    a0[0] += a{k}[0]\n" for k in range(1, n))
+    src = f"def many({names}):\n{body}    return a0[0]\n"
+    import linecache
+
+    fname = "<njit-alias-many>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {}
+    exec(compile(src, fname, "exec"), ns)
+    f = jm.njit(ns["many"])
+    base = np.ones(3)
+    args = [base] + [np.full(3, float(k)) for k in range(1, n)]
+    assert f(*args) == 1.0 + sum(range(1, n))
+    text = f.variants[0].module.llvm_ir
+    assert "!alias.scope" not in text and "ret i32 5" not in text
+    # the same array everywhere: no facts, so nothing to fall back on
+    assert f(*[np.ones(3)] * n) == ns["many"](*[np.ones(3)] * n)

@@ -67,6 +67,7 @@ _I64_AVAL = ShapedArray((), _I64)
 _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
 STATUS_RAISE = 16
 STATUS_ALIASED = 5
+MAX_SCOPED_ARGS = 16  # array arguments beyond which the code is compiled without alias facts
 CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
 ERRINFO_SLOTS = 8
 
@@ -311,6 +312,9 @@ class NjitCodegen(Codegen):
         """Return STATUS_ALIASED when two array arguments' memory extents intersect."""
         refs = [x for x in bufs if isinstance(x, RefBuffer) and _scope_root(x) is not None]
         if len(refs) < 2:
+            return
+        if len(refs) > MAX_SCOPED_ARGS:  # the pairs' tests would grow as the square: no facts
+            self.alias_scopes = False
             return
         b = self.b
         overlap = ir.Constant(I1, 0)
