@@ -148,3 +148,22 @@ def test_many_array_arguments_compile_without_the_facts():
     assert "!alias.scope" not in text and "ret i32 5" not in text
     # the same array everywhere: no facts, so nothing to fall back on
     assert f(*[np.ones(3)] * n) == ns["many"](*[np.ones(3)] * n)
+
+
+def dot_read_only(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+def test_arrays_only_read_may_share_memory():
+    """The entry tests only pairs where the code stores into one: f(x, x) of a function that
+    only reads keeps the code with the facts (loads never conflict)."""
+    f = jm.njit(dot_read_only)
+    x = np.arange(50.0)
+    for _ in range(WARM):
+        assert f(x, x) == dot_read_only(x, x)
+        assert f(x[1:], x[:-1]) == dot_read_only(x[1:], x[:-1])
+    assert all(v._alias_safe is None for v in f.variants)
+    assert "!alias.scope" in f.variants[0].module.llvm_ir

@@ -16,15 +16,17 @@ per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the 
 reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
 the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
 or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values), or 5 before
-anything ran: two array arguments share memory, and the code was compiled knowing they do not.
+anything ran: an array argument the code stores into shares memory with another argument, and
+the code was compiled knowing they do not.
 
 Alias facts: the memory of each array argument and of each array the code makes for its
 results is an LLVM alias scope; every load and store through one of them is tagged with its
 scope and as not aliasing the others (`alias_scopes`). LLVM then keeps values in registers
 across stores and vectorizes loops without run-time overlap tests (Numba's code has them at
-every entry of an inner loop). The facts hold when the arguments are distinct memory, which the
-entry checks first: when two overlap it returns 5, and the caller runs the same IR compiled
-without them (imperative/function.py, compiled at the first such call).
+every entry of an inner loop). The facts matter only where one of two arrays is written (loads
+never conflict), so the entry tests those pairs of arguments: when two overlap it returns 5,
+and the caller runs the same IR compiled without the facts (imperative/function.py, compiled
+at the first such call).
 
 Memory: a value's buffer is allocated where its equation runs (its size may be known only
 then: np.empty(n), a slice with traced bounds) and freed at the end of the scope it belongs to
@@ -281,8 +283,9 @@ class NjitCodegen(Codegen):
                 self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=False), v.aval)
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        self._overlap = None
         if self.alias_scopes:
-            self._return_if_overlapping([self.buffers[v] for v in ins])
+            self._open_overlap_test([self.buffers[v] for v in ins])
         self.scopes.append([])
         self.emit_region(fn)
         self._emit_results(fn)
@@ -304,29 +307,46 @@ class NjitCodegen(Codegen):
             self.b.ret(ir.Constant(I32, rc))
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
+        self._close_overlap_test()
         self._tag_scopes()
         return self._text()
 
     # ------------------------------------------------------------ alias facts
-    def _return_if_overlapping(self, bufs):
-        """Return STATUS_ALIASED when two array arguments' memory extents intersect."""
+    def _open_overlap_test(self, bufs):
+        """The array arguments' memory extents, and a block for the test that two of them
+        overlap where one is written (filled by _close_overlap_test, once the code is made
+        and it is known which arrays it stores into: arrays only read may share memory)."""
+        self._overlap = None
         refs = [x for x in bufs if isinstance(x, RefBuffer) and _scope_root(x) is not None]
         if len(refs) < 2:
             return
         if len(refs) > MAX_SCOPED_ARGS:  # the pairs' tests would grow as the square: no facts
             self.alias_scopes = False
             return
-        b = self.b
+        extents = [(x.root, _extent(self, x)) for x in refs]
+        test = self.func.append_basic_block("alias_test")
+        self.b.branch(test)
+        self.b.position_at_end(self.func.append_basic_block("distinct"))
+        self._overlap = (extents, test, self.b.block)
+
+    def _close_overlap_test(self):
+        """Return STATUS_ALIASED when an array the code stores into shares memory with
+        another argument."""
+        if self._overlap is None:
+            return
+        extents, test, ok = self._overlap
+        written = {r for instr, r in self._scoped if instr.opname == "store"}
+        b = ir.IRBuilder(test)
         overlap = ir.Constant(I1, 0)
-        for i, x in enumerate(refs):
-            for y in refs[i + 1 :]:
-                overlap = b.or_(overlap, _overlaps(self, x, y))
+        for i, (rx, (lo1, hi1)) in enumerate(extents):
+            for ry, (lo2, hi2) in extents[i + 1 :]:
+                if rx in written or ry in written:
+                    both = b.and_(b.icmp_signed("<", lo1, hi2), b.icmp_signed("<", lo2, hi1))
+                    overlap = b.or_(overlap, both)
         aliased = self.func.append_basic_block("aliased")
-        ok = self.func.append_basic_block("distinct")
         b.cbranch(overlap, aliased, ok).set_weights(COLD_WEIGHTS)
         b.position_at_end(aliased)
         b.ret(ir.Constant(I32, STATUS_ALIASED))
-        b.position_at_end(ok)
 
     def memory_access(self, buf, *instrs):
         if self.alias_scopes:
