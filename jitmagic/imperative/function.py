@@ -580,6 +580,9 @@ class NjitFunction(JitFunction):
 
     backend = "jitmagic"
     kind = "njit"
+    # arrays' alias facts, with the entry's overlap test (lower/imperative.py); off for code
+    # whose entry is called by other native code that cannot run the fallback (ufunc loops)
+    alias_facts = True
 
     def __init__(self, fun, options=None, name=None):
         self.options = dict(options or {})
@@ -880,6 +883,7 @@ class NjitFunction(JitFunction):
                         arg_layouts,
                         fastmath=self.opts.fastmath,
                         nogil=self.opts.nogil,
+                        alias_scopes=self.alias_facts,
                     )
                     timer.mark("llvm_ir")
                 break
@@ -1008,7 +1012,12 @@ class NjitFunction(JitFunction):
         """The LLVM IR njit generates for an optimised IR (Lowered.as_text("llvm"))."""
         layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
         return lower_nj.lower_function(
-            opt, self.name, layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+            opt,
+            self.name,
+            layouts,
+            fastmath=self.opts.fastmath,
+            nogil=self.opts.nogil,
+            alias_scopes=self.alias_facts,
         )[0]
 
     def compile_alias_safe(self, variant):
