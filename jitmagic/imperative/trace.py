@@ -23,7 +23,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import pyops
+from jitmagic.imperative import lists, pyops
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -341,6 +341,8 @@ def _as_tracer(v):
 
 def truthy(pred, line):
     """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    if lists.is_runtime(pred):
+        return pred.truth()
     if isinstance(pred, RefTracer):
         pred = pred.value()
     a = aval_of(pred)
@@ -381,6 +383,8 @@ def is_traced(x):
 
 
 def _concrete_bool(pred):
+    if lists.is_runtime(pred):
+        return False
     if isinstance(pred, MaybeUndefined):
         raise NjitUnsupportedError("a condition on a variable that may not be assigned")
     return not isinstance(pred, Tracer)
@@ -521,6 +525,10 @@ class TraceOps:
 
         return _njit_view(value, self, {})
 
+    def list_(self, items, line):
+        """A list display: a list njit code can change in compiled loops (lists.py)."""
+        return lists.NjList(items)
+
     def getitem(self, obj, index, line):
         if isinstance(obj, tuple) and isinstance(index, Tracer):
             return _tuple_at(obj, index)
@@ -530,7 +538,9 @@ class TraceOps:
         if op in ("In", "NotIn"):
             # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
             # would ask the truth of __contains__'s result while tracing)
-            if isinstance(b, Tracer):
+            if isinstance(b, lists.NjList) and (b.runtime or _has_traced((a, *list(b)))):
+                found = b.contains(a)
+            elif isinstance(b, Tracer):
                 found = b.__contains__(a)
             elif isinstance(b, tuple) and _has_traced((a,) + b):
                 found = np.bool_(False)
@@ -593,6 +603,8 @@ class TraceOps:
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
     def if_(self, pred, then, orelse, init, names, line):
+        if isinstance(pred, lists.NjList) and pred.runtime:
+            pred = pred.truth()
         if _concrete_bool(pred):
             return pyops.if_(pred, then, orelse, init, names, line)
         if _holds_tuples(init):
@@ -606,6 +618,14 @@ class TraceOps:
         return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names, line, "if")
 
     def _cond(self, pred, then, orelse, init, names, line, what):
+        return lists.carrying(
+            lambda fns, i, n: self._cond_(pred, fns[0], fns[1], i, n, line, what),
+            [(then, 0, True), (orelse, 0, True)],
+            init,
+            names,
+        )
+
+    def _cond_(self, pred, then, orelse, init, names, line, what):
         p = truthy(pred, line)
         init = list(init)
         fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
@@ -666,7 +686,15 @@ class TraceOps:
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
         present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
+        # references whose sizes or layouts differ between the branches: the result has
+        # their join (out_types), not one branch's type
+        joined = [t for t in out_types if t is not None]
+        kw = {}
+        if any(
+            isinstance(t, RefType) and not same_type(t, o.aval) for t, o in zip(joined, fns[0].outs)
+        ):
+            kw["out_types"] = tuple(joined)
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -689,6 +717,16 @@ class TraceOps:
     def for_range(
         self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
     ):
+        return lists.carrying(
+            lambda fns, i, n: self._for_range(
+                start, stop, step, fns[0], i, n, line, fns[1], parallel
+            ),
+            [(body, 1, True), (extra_test, 0, False)],
+            init,
+            names,
+        )
+
+    def _for_range(self, start, stop, step, body, init, names, line, extra_test, parallel):
         if _holds_tuples(init):
             return _flat_tuples(
                 lambda fns, i, n: self.for_range(
@@ -716,6 +754,12 @@ class TraceOps:
             return self.for_range(
                 0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
             )
+        if lists.is_runtime(iterable):
+            # each element read from the list as it is when that iteration runs
+            return self.for_range(
+                0, iterable.length(), 1, lambda i, *c: body(iterable[i], *c), init, names, line,
+                extra_test,
+            )  # fmt: skip
         if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
@@ -764,6 +808,11 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
+        if lists.is_runtime(iterable):
+            return self.for_range(
+                0, iterable.length(), 1, lambda i, *c: body(i + start, iterable[i], *c), init,
+                names, line, extra_test,
+            )  # fmt: skip
         if isinstance(iterable, (tuple, list)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
         arr = _as_iterable(iterable)
@@ -773,6 +822,22 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
+        if any(lists.is_runtime(x) for x in iterables):
+            # a runtime list zipped: up to the shortest length, each element read when its
+            # iteration runs
+            n, items = None, []
+            for x in iterables:
+                if lists.is_runtime(x):
+                    m, item = x.length(), x.__getitem__
+                else:
+                    arr = _as_iterable(x)
+                    m, item = _index(arr.shape[0], "zip"), arr.__getitem__
+                n = m if n is None else np.minimum(n, m)
+                items.append(item)
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(*[f(i) for f in items], *c), init, names, line,
+                extra_test,
+            )  # fmt: skip
         if all(isinstance(x, (tuple, list)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
         arrs = [_as_iterable(x) for x in iterables]
@@ -791,6 +856,14 @@ class TraceOps:
         )
 
     def while_(self, cond, body, init, names, line):
+        return lists.carrying(
+            lambda fns, i, n: self._while(fns[0], fns[1], i, n, line),
+            [(cond, 0, False), (body, 0, True)],
+            init,
+            names,
+        )
+
+    def _while(self, cond, body, init, names, line):
         if _holds_tuples(init):
             return _flat_tuples(
                 lambda fns, i, n: self.while_(fns[0], fns[1], i, n, line),
@@ -1103,7 +1176,7 @@ def _aval_of_const(c):
 
 
 def truthy_or_bool(x, line):
-    if isinstance(x, Tracer):
+    if isinstance(x, Tracer) or lists.is_runtime(x):
         return truthy(x, line)
     return bool(x)
 
