@@ -23,14 +23,14 @@ def grown(buf, n, need):
     return buf
 
 
-def append(buf, n, v):
+def room(buf, n):
+    """buf, or twice as long a copy when it is full (an append's room)."""
     if n == buf.shape[0]:
         new = np.empty(2 * n + 8, buf.dtype)
         for k in range(n):
             new[k] = buf[k]
         buf = new
-    buf[n] = v
-    return buf, n + 1
+    return buf
 
 
 def position(n, i, what):

@@ -237,7 +237,11 @@ class NjList(list):
         self._changing(v)
         if not self.runtime:
             return list.append(self, v)
-        self._buf, self._n = library.call(listlib.append, self._buf, self._n, self._cast(v))
+        v = self._cast(v)
+        self._buf = library.call(listlib.room, self._buf, self._n)
+        # (n < the capacity room made: stored unchecked)
+        bind("ref_store", self._buf, _tracer(self._n), v, checked=(False,))
+        self._n = self._n + np.int64(1)
 
     def extend(self, other):
         if isinstance(other, NjList) and other.runtime:

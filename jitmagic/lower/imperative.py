@@ -957,6 +957,9 @@ def _apply_fastmath(module, flags):
 # ---------------------------------------------------------------- control flow
 
 
+_HOLDERS = 8  # enclosing carries _take compares a pointer with (the innermost ones)
+
+
 class _RefSlots:
     """A reference carried by a loop or merged by a branch: its pointer, sizes and strides in
     stack slots (registers once optimised), so each iteration may hold another array.
@@ -1029,12 +1032,21 @@ class _RefSlots:
 
     def _take(self, cg, buf, inner):
         """buf, held by the carry `inner` of a construct inside this one (a branch in the
-        loop body): the memory this carry holds already (a list's buffer that the branch
-        did not grow) is kept as a pointer; memory `inner` owns is taken over (its copy
-        made when the branch grew it); anything else is copied."""
+        loop body): memory this carry or an enclosing one holds now (a list's buffer that the
+        branch did not grow: it lives as long as this carry) is kept as a pointer; memory
+        `inner` owns is taken over (its copy made when the branch grew it); anything else is
+        copied."""
         b = cg.b
         null = ir.Constant(PTR, None)
-        same = b.icmp_unsigned("==", buf.ptr, b.load(self.ptr, typ=PTR))
+        holders = [self] + [
+            st
+            for scope in cg.scopes[: self.depth]
+            for st in scope
+            if isinstance(st, _RefSlots) and st is not self and st.depth <= self.depth
+        ][-_HOLDERS:]
+        same = ir.Constant(I1, 0)
+        for st in holders:
+            same = b.or_(same, b.icmp_unsigned("==", buf.ptr, b.load(st.ptr, typ=PTR)))
         with b.if_else(same) as (keep, other):
             with keep:
                 self._store(cg, buf)
