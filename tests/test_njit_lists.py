@@ -69,6 +69,14 @@ def positives(a):
     return np.array(out), len(out)
 
 
+def positives_list(a):
+    out = []
+    for x in a:
+        if x > 0.5:
+            out.append(x)
+    return out
+
+
 def literal_then_append(a):
     lst = [a[0], a[1], 2.5]
     for i in range(a.shape[0]):
@@ -208,6 +216,19 @@ def test_errors_are_python_s():
     agree(pop_empty, 3)  # IndexError: pop from empty list
     agree(remove_missing, 4)  # ValueError: list.remove(x): x not in list
     agree(cleared, 5)
+
+
+def counters(a, n):
+    c = [0] * n  # a list sized by a value, then counted into
+    for x in a:
+        c[x % n] += 1
+    del c[0]
+    return c, [1.5] * 3, 2 * [True], len([0.0] * (n - 10))
+
+
+@pytest.mark.parametrize("n", [1, 4, 12])
+def test_repeated_lists_and_del(n):
+    agree(counters, np.arange(30), n, numba_too=True)
 
 
 # ------------------------------------------------------------------ indexing and slicing
@@ -350,6 +371,62 @@ def test_list_comprehensions_over_arrays_and_ranges():
     agree(comprehension_in_a_while_test, 5, numba_too=True)
 
 
+# ------------------------------------------------------------------ rebound by name
+
+
+def groups(a):
+    sizes = []
+    cur = []
+    for x in a:
+        if x < 0:
+            sizes.append(len(cur))
+            cur = []
+        else:
+            cur.append(x)
+    return sizes, len(cur), cur
+
+
+def best_pair(a):
+    best = [0.0]
+    for x in a:
+        cand = [x, x * 2.0]
+        if sum(cand) > sum(best):
+            best = cand
+    return best
+
+
+def bound_inside(a):
+    for x in a:
+        row = [x]
+        row.append(x + 1.0)
+    return row
+
+
+def alias_of_rebound(a):
+    first = []
+    cur = first
+    for x in a:
+        cur.append(x)
+        if x < 0:
+            cur = []
+    return first
+
+
+def test_a_list_rebound_in_a_loop_or_branch():
+    a = np.array([1.0, 2.0, -1.0, 3.0, -1.0, -2.0, 5.0])
+    agree(groups, a)  # (Numba refuses it: `cur = []` has an imprecise type for it)
+    agree(groups, np.zeros(0))
+    agree(best_pair, np.random.default_rng(4).standard_normal(30), numba_too=True)
+    agree(bound_inside, a)
+
+
+def test_a_rebound_list_used_through_another_name_is_refused():
+    # Python's `first` sees the appends made through `cur` until it is rebound; njit would
+    # not: refused rather than answered differently
+    with pytest.raises(NjitUnsupportedError, match="used through another name"):
+        jm.njit(alias_of_rebound)(np.array([1.0, -1.0, 2.0]))
+
+
 # ------------------------------------------------------------------ across functions
 
 
@@ -402,6 +479,8 @@ def test_a_list_passed_to_another_function_is_changed_in_place():
 def test_a_returned_list_is_a_python_list():
     got = jm.njit(squares)(5)
     assert type(got) is list and all(type(v) is int for v in got)
+    got = jm.njit(positives_list)(np.arange(3, dtype=np.float32))
+    assert got == [1.0, 2.0] and all(type(v) is np.float32 for v in got)
     got = jm.njit(make)(3)
     assert got == [0.0, 0.25, 0.5] and all(type(v) is float for v in got)
 

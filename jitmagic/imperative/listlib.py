@@ -88,6 +88,17 @@ def extend_from(buf, n, src, m):
     return buf, n + m
 
 
+def repeated(src, m, times):
+    """The m elements of src, `times` times over (lst * times), in a new buffer."""
+    if times < 0:
+        times = 0
+    out = np.empty(m * times + 8, src.dtype)
+    for r in range(times):
+        for k in range(m):
+            out[r * m + k] = src[k]
+    return out, m * times
+
+
 def find(buf, n, v):
     """The first position holding v, or -1."""
     at = -1

@@ -104,11 +104,22 @@ class NjList(list):
     # ------------------------------------------------------------ state
     @property
     def runtime(self):
+        self._not_retired()
         return self._buf is not None
+
+    def _not_retired(self):
+        if self._home is _RETIRED:
+            raise NjitUnsupportedError(
+                "a list that a compiled loop or branch rebinds (`cur = [...]` inside it) is "
+                "used through another name: that name would not see the changes made "
+                "inside; use one name for the list",
+                construct="a list rebound in a loop and used through another name",
+            )
 
     def _changing(self, value=None):
         """About to change: in a loop or branch that does not carry the list yet, say so
         (its hook carries it and traces again)."""
+        self._not_retired()
         if self._argument is not None:
             raise NjitUnsupportedError(
                 f"the list argument {self._argument!r} is changed: njit does not give the "
@@ -294,6 +305,35 @@ class NjList(list):
         out.extend(other)
         return out
 
+    def __mul__(self, times):
+        if isinstance(times, (bool, np.bool_)) or not isinstance(times, (int, np.integer)):
+            if not isinstance(times, (Tracer, Dim)):
+                return NotImplemented
+        if not self.runtime and not isinstance(times, (Tracer, Dim)):
+            return NjList(list(list.__iter__(self)) * int(times))
+        src = self if self.runtime else NjList(list.__iter__(self))
+        if not src.runtime:
+            src.materialise()
+        buf, n = library.call(
+            listlib.repeated, src._buf, src._n, self._index(times) if not isinstance(
+                times, (int, np.integer)) else np.int64(times)
+        )  # fmt: skip
+        out = NjList()
+        out._set_runtime(buf, _val(_tracer(n)), src._dtype, src._weak)
+        return out
+
+    __rmul__ = __mul__
+
+    def __delitem__(self, i):
+        self._changing()
+        if not self.runtime:
+            if not isinstance(i, Tracer):
+                return list.__delitem__(self, i)
+            self.materialise()
+        if isinstance(i, slice):
+            raise NotImplementedError("deleting a slice of a list in njit code")
+        self.pop(i)
+
     def copy(self):
         if not self.runtime:
             return NjList(list.__iter__(self))
@@ -424,6 +464,7 @@ class NjList(list):
                 "use len(lst) in njit code",
                 construct="len() of a runtime list outside njit code",
             )
+        self._not_retired()
         return list.__len__(self)
 
     def __iter__(self):
@@ -433,6 +474,7 @@ class NjList(list):
                 "tracing (a call of a NumPy function on it?): convert it with np.array(lst)",
                 construct="a runtime list used as a sequence",
             )
+        self._not_retired()
         return list.__iter__(self)
 
     def __bool__(self):
@@ -452,7 +494,7 @@ class NjList(list):
     __hash__ = None
 
     def __repr__(self):
-        if self.runtime:
+        if self._buf is not None:
             return f"<njit list of {self._dtype}>"
         return list.__repr__(self)
 
@@ -517,21 +559,125 @@ def _carry_once(call, fns, init, names, hidden, home):
     return tuple(out[:m])
 
 
+# ---------------------------------------------------------------- lists rebound by name
+
+
+class Slot:
+    """The type of a list a loop or branch carries by name (`cur = []` inside it): its
+    element dtype (None: not known yet, the list was always empty) and whether its elements
+    are Python numbers. trace.py carries such a list as its (buffer, length)."""
+
+    __slots__ = ("dtype", "weak")
+
+    def __init__(self, dtype, weak):
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self.weak = weak
+
+    @classmethod
+    def of(cls, lst):
+        if lst._buf is not None:
+            return cls(lst._dtype, lst._weak)
+        items = list(list.__iter__(lst))
+        if not items:
+            return cls(None, True)
+        dt, weak = dtypes.result_type(*[_scalar_aval(x) for x in items])
+        return cls(dt, bool(weak))
+
+    def __eq__(self, other):
+        return isinstance(other, Slot) and (self.dtype, self.weak) == (other.dtype, other.weak)
+
+    def __hash__(self):
+        return hash((self.dtype, self.weak))
+
+    def __repr__(self):
+        return f"list[{self.dtype}]"
+
+
+class SlotFound(Exception):
+    """The type of a list carried by name is known (or wider) inside the construct: it is
+    traced again with that type (trace._flat_tuples)."""
+
+    def __init__(self, slot):
+        self.slot = slot
+
+
+_PLACEHOLDER = np.dtype(np.float64)  # (the buffer of a list that stays empty)
+
+
+def carried_leaves(lst, slot, name, line):
+    """The (buffer, length) a loop or branch carries for the list variable `name` of type
+    `slot`; SlotFound when the list's type is not the slot's yet but may become it."""
+    if not isinstance(lst, NjList):
+        raise NjitUnsupportedError(
+            f"variable {name!r} (line {line}) holds a list in a compiled loop or branch and "
+            f"a {type(lst).__name__} elsewhere in it: keep it a list",
+            construct="a variable holding a list and another value",
+        )
+    mine = Slot.of(lst)
+    want = slot.dtype
+    if mine.dtype is not None and mine.dtype != want:
+        if want is None or np.can_cast(want, mine.dtype, "safe"):
+            raise SlotFound(Slot(mine.dtype, mine.weak and slot.weak))
+        if not np.can_cast(mine.dtype, want, "safe"):
+            raise NjitUnsupportedError(
+                f"variable {name!r} (line {line}) holds a list of {want} and a list of "
+                f"{mine.dtype} in a compiled loop or branch: njit's lists hold one type",
+                construct="lists of different types in one variable",
+            )
+    from jitmagic.imperative import namespace  # (namespace imports this module)
+
+    dt = _PLACEHOLDER if want is None else want
+    if lst._buf is not None:
+        buf = lst._buf
+        if buf.dtype != dt:
+            buf = namespace.array(_val(buf).astype(dt))
+        return [buf, _tracer(lst._n)]
+    items = list(list.__iter__(lst))
+    buf = namespace.empty(max(8, len(items)), dt)
+    tmp = NjList()
+    tmp._dtype, tmp._weak = dt, slot.weak
+    for k, x in enumerate(items):
+        buf[k] = tmp._cast(x)
+    return [buf, _tracer(np.int64(len(items)))]
+
+
+def from_leaves(slot, leaves):
+    """The list a loop or branch gives (its body, or its result) from its (buffer, length)."""
+    buf, n = leaves
+    out = NjList()
+    out._set_runtime(buf, n, _PLACEHOLDER if slot.dtype is None else slot.dtype, slot.weak)
+    return out
+
+
+def retire(lst):
+    """The list object a loop or branch carried by name: the variable holds a new list after
+    it, so a use of this object (through another name) would miss the construct's changes:
+    refused from now on."""
+    lst._argument = None
+    lst._home = _RETIRED
+
+
+_RETIRED = object()
+
+
 # ---------------------------------------------------------------- results, builtins
 
 
 def _to_parts(x):
     if x.runtime:
-        return [x.values()], "runtime"
+        return [x.values()], ("runtime", x._weak)
     return list(list.__iter__(x)), None
 
 
 def _from_parts(aux, kids):
-    if aux == "runtime":
+    if aux is not None:
         (a,) = kids
+        weak = aux[1]
         if isinstance(a, np.ndarray):
-            return a.tolist()  # (the caller gets a Python list, as from Numba's reflected list)
-        return NjList.from_array(a)
+            # the caller gets a Python list (as from Numba's reflected list): of Python
+            # numbers, or of NumPy scalars where the list held NumPy values
+            return a.tolist() if weak else list(a)
+        return NjList.from_array(a, weak)
     return list(kids)
 
 

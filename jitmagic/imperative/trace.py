@@ -112,10 +112,11 @@ class _Flat(list):
 
 def _holds_tuples(init):
     # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
+    # (a list rebound in the construct is carried as its buffer and length: lists.Slot)
     return not isinstance(init, _Flat) and any(
-        isinstance(v, tuple)
+        isinstance(v, (tuple, lists.NjList))
         or v is UNDEFINED
-        or (isinstance(v, MaybeUndefined) and isinstance(v.value, tuple))
+        or (isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)))
         for v in init
     )
 
@@ -141,7 +142,10 @@ def _flat_tuples(call, fns, init, names, line):
             return _flat_tuples_once(call, fns, init, names, line, found)
         except _TupleFound as e:
             # (a construct inside this one found its own: it starts again, not this one)
-            if e.owner is not found or e.k in found:
+            known = found.get(e.k, (None,))[0]
+            if e.owner is not found or (
+                e.k in found and not (isinstance(known, lists.Slot) and known.dtype is None)
+            ):
                 raise
             found[e.k] = (e.treedef, e.n)
     raise AssertionError("unreachable")
@@ -151,11 +155,28 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     from jitmagic.core import pytree
 
     flat_init, flat_names, layout = [], [], []
+    retired = []
     for k, (v, n) in enumerate(zip(init, names)):
         flag = None
-        if isinstance(v, MaybeUndefined) and isinstance(v.value, tuple):
+        if isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)):
             v, flag = v.value, v.defined
-        if isinstance(v, tuple):
+        if isinstance(v, lists.NjList):
+            if any(v is r for r in retired):
+                raise NjitUnsupportedError(
+                    f"two variables that the loop or branch at line {line} rebinds hold one "
+                    f"list ('{n}' is one): use one name for it",
+                    construct="one list in two variables rebound in a loop or branch",
+                )
+            slot = found[k][0] if k in found else lists.Slot.of(v)
+            try:
+                leaves = lists.carried_leaves(v, slot, n, line)
+            except lists.SlotFound as e:
+                raise _TupleFound(found, k, e.slot, 2) from None
+            layout.append((slot, 2))
+            flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+            flat_names += [f"{n}.buffer", f"len({n})"]
+            retired.append(v)
+        elif isinstance(v, tuple):
             leaves, td, paths = pytree.flatten(v)
             layout.append((td, len(leaves)))
             flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
@@ -180,14 +201,19 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             td, m = slot
             leaves = list(flat[k : k + m])
             k += m
+            make = (
+                (lambda vals, td=td: lists.from_leaves(td, vals))
+                if isinstance(td, lists.Slot)
+                else (lambda vals, td=td: pytree.unflatten(td, vals))
+            )
             if all(x is UNDEFINED for x in leaves):
                 out.append(UNDEFINED)  # (not bound yet on this path)
             elif any(isinstance(x, MaybeUndefined) for x in leaves):
                 flag = next(x.defined for x in leaves if isinstance(x, MaybeUndefined))
                 values = [x.value if isinstance(x, MaybeUndefined) else x for x in leaves]
-                out.append(MaybeUndefined(pytree.unflatten(td, values), flag))
+                out.append(MaybeUndefined(make(values), flag))
             else:
-                out.append(pytree.unflatten(td, leaves))
+                out.append(make(leaves))
         return out
 
     def reflat(values):
@@ -198,6 +224,8 @@ def _flat_tuples_once(call, fns, init, names, line, found):
                 if isinstance(inner, tuple) and init[k] is UNDEFINED:
                     leaves, td, _ = pytree.flatten(inner)
                     raise _TupleFound(found, k, td, len(leaves))
+                if isinstance(inner, lists.NjList) and init[k] is UNDEFINED:
+                    raise _TupleFound(found, k, lists.Slot.of(inner), 2)
                 out.append(v)
                 continue
             if v is UNDEFINED:
@@ -206,6 +234,13 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             flag = None
             if isinstance(v, MaybeUndefined):
                 v, flag = v.value, v.defined
+            if isinstance(slot[0], lists.Slot):
+                try:
+                    leaves = lists.carried_leaves(v, slot[0], n, line)
+                except lists.SlotFound as e:
+                    raise _TupleFound(found, k, e.slot, 2) from None
+                out += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+                continue
             leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
             if td != slot[0]:
                 raise NjitUnsupportedError(
@@ -227,6 +262,8 @@ def _flat_tuples_once(call, fns, init, names, line, found):
 
         return flat_fn
 
+    for v in retired:
+        lists.retire(v)  # (inside the construct and after it, its variables hold new lists)
     out = call([wrap(f, lead, ret) for f, lead, ret in fns], _Flat(flat_init), flat_names)
     return tuple(unflat(list(out)))
 
