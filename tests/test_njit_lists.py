@@ -565,6 +565,56 @@ def test_python_numbers_read_from_a_list_stay_python_numbers():
     agree(python_numbers_stay_weak, np.float32(1.5))
 
 
+# ------------------------------------------------------------------ lists of tuples
+
+
+def weighted_edges(a):
+    out = []
+    for i in range(a.shape[0]):
+        for j in range(i):
+            if a[i] + a[j] > 1.0:
+                out.append((i, a[i] * a[j]))
+    s = 0.0
+    for k, w in out:
+        s += k * w
+    last = (0, 0.0)
+    if out:
+        last = out.pop()
+    out.insert(0, (99, 0.5))
+    out[1] = (7, 0.25)
+    return out[:3], len(out), s, last, np.array(out), out[-1]
+
+
+def pairs_in_a_branch(n):
+    pairs = [(0, 0)]
+    for i in range(n):
+        if i % 3 == 0:
+            pairs.append((i, i * i))
+    for k, p in enumerate(pairs):
+        if p[0] > 4:
+            pairs[k] = (p[1], p[0])
+    return pairs
+
+
+def sorted_tuples(n):
+    pairs = []
+    for i in range(n):
+        pairs.append((i % 3, i))
+    pairs.sort()
+    return pairs
+
+
+@pytest.mark.parametrize("n", [3, 8, 20])
+def test_lists_of_tuples_of_numbers(n):
+    agree(weighted_edges, np.random.default_rng(n).random(n), numba_too=True)
+    agree(pairs_in_a_branch, n, numba_too=True)
+
+
+def test_what_lists_of_tuples_do_not_do_yet_is_refused():
+    with pytest.raises(NjitUnsupportedError, match="sort"):
+        jm.njit(sorted_tuples)(5)
+
+
 # ------------------------------------------------------------------ the numba drop-in
 
 

@@ -99,6 +99,12 @@ def repeated(src, m, times):
     return out, m * times
 
 
+def fill_column(out, buf, n, j):
+    """out[:, j] = buf[:n] (a list of tuples as an (n, k) array, one field at a time)."""
+    for r in range(n):
+        out[r, j] = buf[r]
+
+
 def find(buf, n, v):
     """The first position holding v, or -1."""
     at = -1

@@ -90,7 +90,7 @@ class NjList(list):
     """A list in njit code: a Python list while tracing knows its elements, a runtime list
     (buffer, length) once a compiled loop or branch has changed it."""
 
-    __slots__ = ("_buf", "_n", "_home", "_dtype", "_weak", "_argument")
+    __slots__ = ("_buf", "_n", "_home", "_dtype", "_weak", "_argument", "_fields")
 
     def __init__(self, items=()):
         super().__init__(items)
@@ -99,13 +99,25 @@ class NjList(list):
         self._dtype = None
         self._weak = False
         self._argument = None
+        self._fields = None  # a list of tuples: one runtime list per tuple position
         self._home = current_trace()
 
     # ------------------------------------------------------------ state
     @property
     def runtime(self):
         self._not_retired()
-        return self._buf is not None
+        return self._buf is not None or self._fields is not None
+
+    def carried(self):
+        """The lists a loop or branch that changes this one carries: itself, or for a list
+        of tuples its field lists (each changes, and raises ListChanged, on its own)."""
+        return list(self._fields) if self._fields is not None else [self]
+
+    def _tuples_only(self, what):
+        raise NjitUnsupportedError(
+            f"{what} of a list of tuples changed in a compiled loop is not supported yet",
+            construct=f"{what} of a list of tuples",
+        )
 
     def _not_retired(self):
         if self._home is _RETIRED:
@@ -134,7 +146,9 @@ class NjList(list):
         """Become a runtime list holding the elements known now (and able to hold value)."""
         if self.runtime:
             return
-        items = list.__iter__(self)
+        items = list(list.__iter__(self))
+        if isinstance(value, tuple) or any(isinstance(x, tuple) for x in items):
+            return self._become_tuples(items, value)
         avals = [_scalar_aval(x) for x in items]
         if value is not None:
             avals.append(_scalar_aval(value))
@@ -154,6 +168,40 @@ class NjList(list):
             buf[k] = self._cast(x)
         self._buf, self._n = buf, np.int64(len(self))
         list.clear(self)
+
+    def _become_tuples(self, items, value):
+        """A list of k-tuples of numbers as k runtime lists, one per position."""
+        rows = items + ([value] if value is not None else [])
+        k = len(rows[0]) if isinstance(rows[0], tuple) else -1
+        if k <= 0 or any(not isinstance(t, tuple) or len(t) != k for t in rows):
+            raise NjitUnsupportedError(
+                "a list changed in a compiled loop holds tuples of one length (of numbers) or "
+                "numbers, not both or tuples of several lengths",
+                construct="a list of mixed tuples",
+            )
+        fields = []
+        for j in range(k):
+            f = NjList([t[j] for t in items])
+            f._home = self._home
+            f.materialise(value[j] if value is not None else None)
+            fields.append(f)
+        self._fields = fields
+        list.clear(self)
+
+    @classmethod
+    def of_fields(cls, fields):
+        out = cls()
+        out._fields = list(fields)
+        return out
+
+    def _row(self, v):
+        if not isinstance(v, tuple) or len(v) != len(self._fields):
+            raise NjitUnsupportedError(
+                f"a {type(v).__name__} added to a list of {len(self._fields)}-tuples: njit's "
+                "lists hold one type",
+                construct="a list element of another type",
+            )
+        return v
 
     def _set_runtime(self, buf, n, dtype, weak):
         self._buf, self._n, self._dtype, self._weak = buf, n, dtype, weak
@@ -234,17 +282,34 @@ class NjList(list):
         raise TypeError(f"list indices must be integers or slices, not {type(i).__name__}")
 
     def values(self):
-        """The elements as a new 1-d array value (a copy)."""
+        """The elements as a new array value (a copy): 1-d, or (n, k) for k-tuples."""
+        if self._fields is not None:
+            from jitmagic.imperative import namespace  # (namespace imports this module)
+
+            fs = self._fields
+            dt = np.result_type(*[f._dtype for f in fs])
+            out = namespace.empty((_tracer(fs[0]._n), len(fs)), dt)
+            for j, f in enumerate(fs):
+                col = f._buf if f._dtype == dt else namespace.array(_val(f._buf).astype(dt))
+                library.call(listlib.fill_column, out, col, fs[0]._n, j)
+            return out.value()
         return self._buf[: self._n].value() if self.runtime else None
 
     def length(self):
         """len(lst): a Python int while known, else the int the code computes."""
         if not self.runtime:
             return list.__len__(self)
+        if self._fields is not None:
+            return self._fields[0].length()
         return bind("convert_element_type", _tracer(self._n), new_dtype=_I64, weak_type=True)
 
     # ------------------------------------------------------------ Python's list API
     def append(self, v):
+        if self._fields is not None:
+            self._not_retired()
+            for f, x in zip(self._fields, self._row(v)):
+                f.append(x)
+            return
         self._changing(v)
         if not self.runtime:
             return list.append(self, v)
@@ -255,6 +320,18 @@ class NjList(list):
         self._n = self._n + np.int64(1)
 
     def extend(self, other):
+        if self._fields is not None or (isinstance(other, NjList) and other._fields):
+            if isinstance(other, NjList) and other._fields is not None:
+                if self._fields is None:
+                    self._tuples_only("extend() with")
+                for f, g in zip(self._fields, other._fields):
+                    f.extend(g)
+                return
+            if isinstance(other, (list, tuple)):
+                for x in list(other):
+                    self.append(x)
+                return
+            self._tuples_only("extend() with this type")
         if isinstance(other, NjList) and other.runtime:
             probe = np.zeros((), other._dtype)[()]
             self._changing(probe)
@@ -306,6 +383,8 @@ class NjList(list):
         return out
 
     def __mul__(self, times):
+        if self._fields is not None:
+            self._tuples_only("*")
         if isinstance(times, (bool, np.bool_)) or not isinstance(times, (int, np.integer)):
             if not isinstance(times, (Tracer, Dim)):
                 return NotImplemented
@@ -325,6 +404,9 @@ class NjList(list):
     __rmul__ = __mul__
 
     def __delitem__(self, i):
+        if self._fields is not None:
+            self.pop(i)
+            return
         self._changing()
         if not self.runtime:
             if not isinstance(i, Tracer):
@@ -335,11 +417,16 @@ class NjList(list):
         self.pop(i)
 
     def copy(self):
+        if self._fields is not None:
+            return NjList.of_fields([f.copy() for f in self._fields])
         if not self.runtime:
             return NjList(list.__iter__(self))
         return NjList.from_array(self.values(), self._weak)
 
     def pop(self, i=-1):
+        if self._fields is not None:
+            self._not_retired()
+            return tuple(f.pop(i) for f in self._fields)
         self._changing()
         if not self.runtime:
             return list.pop(self, i)
@@ -347,6 +434,11 @@ class NjList(list):
         return self._out(v)
 
     def insert(self, i, v):
+        if self._fields is not None:
+            self._not_retired()
+            for f, x in zip(self._fields, self._row(v)):
+                f.insert(i, x)
+            return
         self._changing(v)
         if not self.runtime:
             return list.insert(self, i, v)
@@ -355,18 +447,26 @@ class NjList(list):
         )
 
     def remove(self, v):
+        if self._fields is not None:
+            self._tuples_only("remove()")
         self._changing()
         if not self.runtime:
             return list.remove(self, v)
         self._n = library.call(listlib.remove, self._buf, self._n, self._cast(v))
 
     def clear(self):
+        if self._fields is not None:
+            for f in self._fields:
+                f.clear()
+            return
         self._changing()
         if not self.runtime:
             return list.clear(self)
         self._n = np.int64(0)
 
     def index(self, v, *bounds):
+        if self._fields is not None:
+            self._tuples_only("index()")
         if not self.runtime:
             return list.index(self, v, *bounds)
         if bounds:
@@ -375,12 +475,18 @@ class NjList(list):
         return bind("convert_element_type", _val(_tracer(at)), new_dtype=_I64, weak_type=True)
 
     def count(self, v):
+        if self._fields is not None:
+            self._tuples_only("count()")
         if not self.runtime:
             return list.count(self, v)
         c = library.call(listlib.count, self._buf, self._n, self._cast(v))
         return bind("convert_element_type", _val(_tracer(c)), new_dtype=_I64, weak_type=True)
 
     def reverse(self):
+        if self._fields is not None:
+            for f in self._fields:
+                f.reverse()
+            return
         if not self.runtime:
             self._changing()
             return list.reverse(self)
@@ -389,6 +495,8 @@ class NjList(list):
     def sort(self, key=None, reverse=False):
         if key is not None:
             raise NotImplementedError("list.sort(key=...) is not supported by njit")
+        if self._fields is not None:
+            self._tuples_only("sort()")
         if not self.runtime:
             self._changing()
             if any(isinstance(x, Tracer) for x in list.__iter__(self)):
@@ -402,6 +510,8 @@ class NjList(list):
 
     def contains(self, v):
         """`v in lst` as a traced bool."""
+        if self._fields is not None:
+            self._tuples_only("`in`")
         if not self.runtime:
             found = np.bool_(False)
             for x in list.__iter__(self):
@@ -418,6 +528,11 @@ class NjList(list):
         return v  # (compared with NumPy's promotion, as Python compares numbers)
 
     def __getitem__(self, i):
+        if self._fields is not None:
+            self._not_retired()
+            if isinstance(i, slice):
+                return NjList.of_fields([f[i] for f in self._fields])
+            return tuple(f[i] for f in self._fields)
         if not self.runtime:
             if isinstance(i, Tracer) and not isinstance(i, RefTracer):
                 # a traced index into a list known while tracing: read from its elements
@@ -448,6 +563,11 @@ class NjList(list):
         return self._out(library.call(listlib.get, self._buf, self._n, self._index(i)))
 
     def __setitem__(self, i, v):
+        if self._fields is not None:
+            self._not_retired()
+            for f, x in zip(self._fields, self._row(v)):
+                f[i] = x
+            return
         if not self.runtime:
             self._changing(v)
             if not (isinstance(i, Tracer) and not isinstance(i, slice)):
@@ -484,6 +604,8 @@ class NjList(list):
 
     def truth(self):
         """`if lst:` / `while lst:` on a runtime list: its length is not 0."""
+        if self._fields is not None:
+            return self._fields[0].truth()
         return bind("ne", _tracer(self._n), np.int64(0))
 
     def __eq__(self, other):
@@ -517,7 +639,7 @@ def carrying(call, fns, init, names):
             if lst._home is not home or any(h is lst for h in hidden):
                 raise
             lst.materialise(e.value)
-            hidden.append(lst)
+            hidden.extend(x for x in lst.carried() if not any(x is h for h in hidden))
 
 
 def _carry_once(call, fns, init, names, hidden, home):
@@ -575,6 +697,12 @@ class Slot:
 
     @classmethod
     def of(cls, lst):
+        if lst._fields is not None or any(isinstance(x, tuple) for x in list.__iter__(lst)):
+            raise NjitUnsupportedError(
+                "a list of tuples rebound in a compiled loop or branch is not supported yet: "
+                "change it in place (append, pop, ...) instead",
+                construct="a list of tuples rebound in a loop",
+            )
         if lst._buf is not None:
             return cls(lst._dtype, lst._weak)
         items = list(list.__iter__(lst))
@@ -664,12 +792,19 @@ _RETIRED = object()
 
 
 def _to_parts(x):
+    if x._fields is not None:
+        return [f.values() for f in x._fields], ("tuples", tuple(f._weak for f in x._fields))
     if x.runtime:
         return [x.values()], ("runtime", x._weak)
     return list(list.__iter__(x)), None
 
 
 def _from_parts(aux, kids):
+    if aux is not None and aux[0] == "tuples":
+        if all(isinstance(a, np.ndarray) for a in kids):
+            cols = [a.tolist() if w else list(a) for a, w in zip(kids, aux[1])]
+            return list(zip(*cols))
+        return NjList.of_fields([NjList.from_array(a, w) for a, w in zip(kids, aux[1])])
     if aux is not None:
         (a,) = kids
         weak = aux[1]
@@ -761,6 +896,8 @@ def with_lists(builtin, kind):
             x = args[0]
             if kind == "len":
                 return x.length()
+            if x._fields is not None:
+                x._tuples_only(f"{kind}()")
             if len(args) == 1 and not kwargs:
                 return reduce(kind, x)
             if kind == "sum" and len(args) == 2 and not kwargs:

@@ -138,7 +138,7 @@ def _flat_tuples(call, fns, init, names, line):
     before). fns: [(function or None, leading arguments not carried, whether it returns
     the carried)]."""
     found = {}
-    for _ in range(len(init) + 1):
+    for _ in range(2 * len(init) + 1):  # (a list found empty, then its type: two rounds)
         try:
             return _flat_tuples_once(call, fns, init, names, line, found)
         except _TupleFound as e:
