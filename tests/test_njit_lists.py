@@ -643,3 +643,71 @@ def test_an_array_resized_in_one_branch_has_that_size_after_it(c):
     # (main gave the result the other branch's size: an IndexError that Python does not raise)
     agree(resized_in_one_branch, 4 if not c else 9, c)
     agree(resized_in_one_branch, 2, c)
+
+
+# ------------------------------------------------------------------ random programs
+
+_OPS = [
+    "L.append({e})",
+    "L.insert({k}, {e})",
+    "if len(L) > 0:\n    s += L.pop()",
+    "if len(L) > 1:\n    s += L.pop(0)",
+    "if len(L) > 0:\n    L[i % len(L)] = {e}",
+    "if len(L) > 0:\n    s += L[-1] * 0.5",
+    "L.extend([{e}, {e2}])",
+    "L.reverse()",
+    "L.sort()",
+    "if {e} in L:\n    s += 1",
+    "s += sum(L)",
+    "if len(L) > 2:\n    L = L[1:]",
+    "if L:\n    s += min(L) - max(L)",
+    "for v in L:\n    s += v",
+    "for k, v in enumerate(L):\n    s += k * v",
+    "if len(L) > 3:\n    del L[1]",
+    "M = [x * 2 for x in L if x > {e}]\ns += len(M)",
+    "L = L + [{e}]",
+    "if i % 4 == 3:\n    L = []",
+    "L = [x for x in L]",
+    "while len(L) > 6:\n    L.pop(0)",
+    "L2 = sorted(L)\nif len(L2) > 0:\n    s += L2[0]",
+]
+
+
+def _random_program(rng):
+    """A loop over i changing a list L of ints or of floats (one type: Python would keep an
+    int put in a float list, njit converts it) with random operations, some in branches."""
+    import textwrap
+
+    floats = rng.random() < 0.5
+    exprs = (
+        ["i * 1.0", "i * 3 - 7.5", "a[i % a.shape[0]]", "s % 5", "i / 2"]
+        if floats
+        else ["i", "i * 3 - 7", "i // 2", "n - i"]
+    )
+    lines = ["def f(a, n):", "    s = 0.0", f"    L = {[1.5, 2.5] if floats else [1, 2]}"]
+    lines.append("    for i in range(n):")
+    for _ in range(rng.randint(1, 5)):
+        body = rng.choice(_OPS).format(
+            e=rng.choice(exprs),
+            e2=rng.choice(exprs),
+            k=rng.choice(["0", "-1", "i", "len(L) // 2", "100"]),
+        )
+        if rng.random() < 0.3:
+            body = "if i % 3 == 1:\n" + textwrap.indent(body, "    ")
+        lines.append(textwrap.indent(body, "        "))
+    lines.append("    return L, s, len(L)")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_random_list_programs_agree_with_python(k, tmp_path):
+    import random
+
+    src = _random_program(random.Random(1000 + k))
+    path = tmp_path / f"prog_{k}.py"
+    path.write_text(src)  # (njit reads the source of what it compiles)
+    ns = {"np": np}
+    exec(compile(src, str(path), "exec"), ns)
+    a = np.linspace(-2.0, 3.0, 7)
+    for n in (0, 3, 11):
+        agree(ns["f"], a, n)
