@@ -645,6 +645,103 @@ def test_an_array_resized_in_one_branch_has_that_size_after_it(c):
     agree(resized_in_one_branch, 2, c)
 
 
+# ------------------------------------------------------------------ programs as people write them
+
+
+def bfs(adj, start):
+    n = adj.shape[0]
+    seen = [False] * n
+    order = []
+    queue = [start]
+    seen[start] = True
+    while len(queue) > 0:
+        v = queue.pop(0)
+        order.append(v)
+        for w in range(n):
+            if adj[v, w] and not seen[w]:
+                seen[w] = True
+                queue.append(w)
+    return order
+
+
+def sieve(n):
+    is_p = [True] * (n + 1)
+    is_p[0] = False
+    if n >= 1:
+        is_p[1] = False
+    i = 2
+    while i * i <= n:
+        if is_p[i]:
+            for j in range(i * i, n + 1, i):
+                is_p[j] = False
+        i += 1
+    return [k for k in range(n + 1) if is_p[k]]
+
+
+def runs(a):
+    starts = []
+    lengths = []
+    k = 0
+    while k < a.shape[0]:
+        j = k
+        while j < a.shape[0] and a[j] == a[k]:
+            j += 1
+        starts.append(k)
+        lengths.append(j - k)
+        k = j
+    return starts, lengths
+
+
+def merge_sorted(x, y):
+    a = sorted([v for v in x])
+    b = sorted([v for v in y])
+    out = []
+    i = 0
+    j = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            out.append(a[i])
+            i += 1
+        else:
+            out.append(b[j])
+            j += 1
+    out.extend(a[i:])
+    out.extend(b[j:])
+    return out
+
+
+def rpn(tokens):
+    # >= 0 pushes, -1 adds, -2 multiplies: the first change the trace meets is a pop of an
+    # empty list (the else branch is traced first), its type known only at the append
+    st = []
+    for t in tokens:
+        if t >= 0:
+            st.append(t)
+        elif t == -1:
+            b = st.pop()
+            a = st.pop()
+            st.append(a + b)
+        else:
+            b = st.pop()
+            a = st.pop()
+            st.append(a * b)
+    return st[-1], len(st)
+
+
+def test_programs_as_numba_users_write_them():
+    rng = np.random.default_rng(5)
+    adj = rng.random((9, 9)) < 0.3
+    agree(bfs, adj, 0, numba_too=True)
+    agree(bfs, adj, 4)
+    for n in (1, 50, 1000):
+        agree(sieve, n, numba_too=True)
+    agree(runs, np.array([1, 1, 2, 2, 2, 3, 1, 1]), numba_too=True)
+    agree(runs, np.zeros(0, np.int64))
+    agree(merge_sorted, rng.random(6), rng.random(9), numba_too=True)
+    agree(rpn, np.array([2, 3, -1, 4, -2]), numba_too=True)
+    agree(rpn, np.array([2, -1]))  # IndexError: pop from empty list
+
+
 # ------------------------------------------------------------------ random programs
 
 _OPS = [

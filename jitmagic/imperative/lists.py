@@ -41,6 +41,17 @@ _I64 = np.dtype(np.int64)
 _KINDS = "biufc"  # a value of a kind may go into a list of this kind or a later one
 
 
+class ListTyped(Exception):
+    """The first value added to a list whose type was provisional (an empty list a compiled
+    loop popped from before the trace met a value added to it): its construct starts again
+    with the list of that value's type."""
+
+    def __init__(self, lst, value):
+        super().__init__("a provisional list's first value")
+        self.lst = lst
+        self.value = value
+
+
 class ListChanged(Exception):
     """A list changed inside a compiled loop or branch that does not carry it yet."""
 
@@ -90,7 +101,7 @@ class NjList(list):
     """A list in njit code: a Python list while tracing knows its elements, a runtime list
     (buffer, length) once a compiled loop or branch has changed it."""
 
-    __slots__ = ("_buf", "_n", "_home", "_dtype", "_weak", "_argument", "_fields")
+    __slots__ = ("_buf", "_n", "_home", "_dtype", "_weak", "_argument", "_fields", "_provisional")
 
     def __init__(self, items=()):
         super().__init__(items)
@@ -100,6 +111,7 @@ class NjList(list):
         self._weak = False
         self._argument = None
         self._fields = None  # a list of tuples: one runtime list per tuple position
+        self._provisional = None  # the trace whose construct gave it a provisional type
         self._home = current_trace()
 
     # ------------------------------------------------------------ state
@@ -153,11 +165,10 @@ class NjList(list):
         if value is not None:
             avals.append(_scalar_aval(value))
         if not avals:
-            raise NjitUnsupportedError(
-                "a list whose element type is unknown (an empty list changed in a compiled "
-                "loop or branch without a value added): add an element first",
-                construct="an empty list of unknown type",
-            )
+            # (an empty list popped from, say, before the trace met a value added to it: a
+            # provisional type, until the construct that made it a runtime list sees one)
+            avals = [ShapedArray((), _PLACEHOLDER, True)]
+            self._provisional = current_trace()
         dt, weak = dtypes.result_type(*avals)
         self._dtype, self._weak = np.dtype(dt), bool(weak)
         from jitmagic.imperative import namespace  # (namespace imports this module)
@@ -231,6 +242,8 @@ class NjList(list):
         """v as an element: its type checked against the list's (never a silent cast)."""
         a = _scalar_aval(v)
         dt = self._dtype
+        if self._provisional is not None and (a.dtype != dt or a.weak_type != self._weak):
+            raise ListTyped(self, v)
         if a.dtype != dt:
             widening = np.can_cast(a.dtype, dt, "safe") or (
                 a.weak_type and _KINDS.index(a.dtype.kind) <= _KINDS.index(dt.kind)
@@ -633,7 +646,20 @@ def carrying(call, fns, init, names):
     hidden = []
     while True:
         try:
-            return _carry_once(call, fns, init, names, hidden, home)
+            out = _carry_once(call, fns, init, names, hidden, home)
+            for lst in hidden:
+                if lst._provisional is home:
+                    lst._provisional = None  # (no value added: its type stays)
+            return out
+        except ListTyped as e:
+            lst = e.lst
+            if lst._provisional is not home:
+                raise
+            # the list as it was made here, empty, of the first value's type
+            lst._provisional = None
+            list.clear(lst)
+            lst._buf = None
+            lst.materialise(e.value)
         except ListChanged as e:
             lst = e.lst
             if lst._home is not home or any(h is lst for h in hidden):
