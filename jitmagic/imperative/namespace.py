@@ -23,8 +23,10 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import linalg as nj_linalg
+from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import tracers
+from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -873,6 +875,109 @@ def delete(arr, obj, axis=None):
     return r[(slice(None),) * (int(axis) % r.ndim) + (_val(keep),)]
 
 
+def _flat_target(a, what):
+    """a as the 1-d array np.put/np.place/np.putmask write through: itself, or the flat view
+    of a C-contiguous array (flat positions are C order; other layouts are refused)."""
+    from jitmagic.errors import NjitUnsupportedError
+
+    if not isinstance(a, RefTracer):
+        raise TypeError(f"{what}: the first argument must be an array")
+    if a.ndim <= 1:
+        return a
+    if a.ref.layout != "C":
+        raise NjitUnsupportedError(
+            f"{what} on a {a.ref.layout}-layout array of {a.ndim} dimensions",
+            construct=f"{what} on a non-C-contiguous array",
+        )
+    return a.reshape(-1)
+
+
+def _flat_values(v, dtype):
+    from jitmagic.imperative.indexing import _tracer
+
+    return _tracer(jnp.ravel(jnp.asarray(_val(v) if _traced(v) else v, dtype=dtype)))
+
+
+def put(a, ind, v, mode="raise"):
+    """np.put: a.flat[ind] = v in place, values repeated, mode 'raise', 'wrap' or 'clip'."""
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    x = _flat_target(a, "np.put")
+    iv = _val(ind) if _traced(ind) else np.asarray(ind)
+    if iv.dtype.kind not in "iu":
+        raise TypeError(
+            f"Cannot cast array data from dtype('{iv.dtype}') to dtype('int64') according to "
+            "the rule 'safe'"
+        )
+    idx = _tracer(jnp.ravel(jnp.asarray(iv, dtype=np.int64)))
+    vals = _flat_values(v, x.dtype)
+    library.call(library.put_flat, x, idx, vals, mode == "wrap", mode == "clip")
+
+
+def _flat_mask(mask, like, what):
+    from jitmagic.imperative.indexing import _tracer
+
+    m = _val(mask) if _traced(mask) else np.asarray(mask)
+    if tuple(m.shape) != tuple(like.shape):
+        raise ValueError(f"{what}: mask and data must be the same size")
+    return _tracer(jnp.ravel(jnp.asarray(m, dtype=np.bool_)))
+
+
+def putmask(a, mask, values):
+    from jitmagic.imperative import library
+
+    x = _flat_target(a, "np.putmask")
+    library.call(
+        library.putmask_flat, x, _flat_mask(mask, a, "putmask"), _flat_values(values, x.dtype)
+    )
+
+
+def place(arr, mask, vals):
+    from jitmagic.imperative import library
+
+    x = _flat_target(arr, "np.place")
+    library.call(library.place_flat, x, _flat_mask(mask, arr, "place"), _flat_values(vals, x.dtype))
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """np.histogram; a number of bins known only when the code runs (an argument, a computed
+    count) sized when it runs (library.histogram_equal_bins), otherwise jnp's."""
+    if not (_traced(bins) or isinstance(bins, Dim)) or _val_ndim(bins):
+        return jnp.histogram(_val(a) if _traced(a) else a, bins, range, weights, density)
+    from jitmagic.errors import NjitUnsupportedError
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    x = _val(a) if _traced(a) else jnp.asarray(a)
+    if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and x.dtype != np.float64):
+        # (NumPy computes the edges of float32 data in float32: not done here)
+        raise NjitUnsupportedError(
+            f"np.histogram of {x.dtype} data with a bin count known only when the code runs",
+            construct=f"np.histogram of {x.dtype} data",
+        )
+    flat = _tracer(jnp.ravel(x).astype(np.float64))
+    nb = _int64(bins)
+    weighted = weights is not None
+    w = (
+        _tracer(jnp.ravel(_val(weights) if _traced(weights) else jnp.asarray(weights)))
+        if (weighted)
+        else flat
+    )
+    if weighted and w.shape[0] != flat.shape[0]:  # (sizes the running code knows: checked)
+        raise ValueError("weights should have the same shape as a.")
+    lo, hi = (0.0, 1.0) if range is None else range
+    return library.call(
+        library.histogram_equal_bins, flat, nb, w, weighted, lo, hi, range is not None, density
+    )
+
+
+def _val_ndim(x):
+    return _val(x).ndim if _traced(x) else 0
+
+
 def fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
     below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
@@ -1127,6 +1232,10 @@ _NUMPY_OVERRIDES = {
     "ascontiguousarray": ascontiguousarray,
     "asfortranarray": asfortranarray,
     "copyto": copyto,
+    "histogram": histogram,
+    "put": put,
+    "putmask": putmask,
+    "place": place,
     "transpose": transpose,
     "reshape": reshape,
     "ravel": ravel,
@@ -1159,6 +1268,10 @@ _NUMPY_OVERRIDES = {
     "setxor1d": setxor1d,
     "delete": delete,
     "fill_diagonal": fill_diagonal,
+    "roots": nj_linalg.roots,
+    # np.linalg as njit code sees it: eig and eigvals with Numba's types (its other
+    # functions reach jnp.linalg through NumPy's dispatch on tracers)
+    "linalg": _Module(np.linalg, {"eig": nj_linalg.eig, "eigvals": nj_linalg.eigvals}),
     **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
@@ -1702,6 +1815,13 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
     parts, kinds, vals = [], "", []
     for a in args:
+        if strings.has_markers(a):  # an f-string of values the running code knows
+            template, more = strings.split(a, builtins.len(vals))
+            parts.append(["fmt", template])
+            for v in more:
+                kinds += "d" if v.aval.dtype.kind == "f" else "q"
+                vals.append(v)
+            continue
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
@@ -1729,7 +1849,14 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 def _print_callback(full, *values):
     _, _, spec = full.partition(":")
     parts, sep, end, flush = json.loads(spec)
-    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    items = [
+        text
+        if kind == "lit"
+        else strings.format_values(text, values)
+        if kind == "fmt"
+        else values[text]
+        for kind, text in parts
+    ]
     builtins.print(*items, sep=sep, end=end, flush=flush)
     return 0
 
@@ -1833,15 +1960,13 @@ def _refusing_module(real, instead):
     return _Module(real, {n: _frozen_call(real.__name__, n, instead) for n in names})
 
 
-_PY_RANDOM_MODULE = _refusing_module(
-    _pyrandom, "draw with np.random (NumPy's stream, drawn at each call) or pass the numbers in"
-)
+_PY_RANDOM_MODULE = _Module(_pyrandom, nj_pyrandom.FUNCTIONS)
 _TIME_MODULE = _refusing_module(_time, "time the call of the njit function from Python")
 
 
 def python_random_module():
-    """Python's `random` as njit code sees it: each function raises NjitUnsupportedError (its
-    draws would be made once, while tracing)."""
+    """Python's `random` as njit code sees it: its functions drawn natively from the module's
+    own generator (imperative/pyrandom.py)."""
     return _PY_RANDOM_MODULE
 
 
@@ -1980,6 +2105,7 @@ BY_IDENTITY = {
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
 BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
+BY_IDENTITY.update({np.linalg.eig: nj_linalg.eig, np.linalg.eigvals: nj_linalg.eigvals})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )

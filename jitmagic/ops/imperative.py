@@ -169,9 +169,10 @@ register(
 
 
 def _exception(name):
+    """An exception class: a builtin's name, or the class itself (np.linalg.LinAlgError)."""
     import builtins
 
-    return getattr(builtins, name, RuntimeError)
+    return name if isinstance(name, type) else getattr(builtins, name, RuntimeError)
 
 
 def _require_abstract(cond, *values, exc, message):
@@ -219,7 +220,10 @@ register(
 
 
 def _raise_impl(*values, exc, message):
-    raise _exception(exc)(message.format(*[int(v) for v in values]))
+    bits = [
+        np.float64(v).view(np.int64) if isinstance(v, float | np.floating) else v for v in values
+    ]
+    raise _exception(exc)(nj.format_message(message, [int(b) for b in bits]))
 
 
 register(
