@@ -24,9 +24,9 @@ from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import linalg as nj_linalg
+from jitmagic.imperative import lists, strings, tracers
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -392,6 +392,8 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
 
 
 def _val_tree(x):
+    if lists.is_runtime(x):
+        return x.values()
     if isinstance(x, (list, tuple)):
         return type(x)(_val_tree(e) for e in x)
     return _val(x)
@@ -449,10 +451,13 @@ def transpose(a, axes=None):
 
 
 def reshape(a, newshape, order="C"):
+    shape = newshape if isinstance(newshape, (tuple, list)) else (newshape,)
     if isinstance(a, RefTracer):
-        return tracers.reshape(
-            a, newshape if isinstance(newshape, (tuple, list)) else (newshape,), order
-        )
+        return tracers.reshape(a, shape, order)
+    if _traced(a) and any(_traced(d) for d in shape):
+        # sizes known only when the code runs: a computed array's new shape as a reference's
+        # (np.reshape(A.reshape(NR, NQ, 1, NP) @ C4, (NR, NQ, NP)))
+        return tracers.reshape(_new(_val(a)), shape, order)
     return jnp.reshape(a, newshape, order=order)
 
 
@@ -1921,6 +1926,7 @@ BUILTINS = {
     "sum": _sum,
     "print": _print,
 }
+lists.register(BUILTINS)
 
 
 def numpy_module():
