@@ -23,8 +23,8 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import dicts, tracers
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -1535,6 +1535,8 @@ def _range(*args):
 def _len(x):
     if isinstance(x, tracers.NjRange):
         return x.length()
+    if hasattr(x, "__jm_len__"):  # a compiled dict or set (imperative/dicts.py)
+        return x.__jm_len__()
     if _traced(x):
         if not x.shape:
             raise TypeError("len() of unsized object")
@@ -1793,6 +1795,8 @@ BUILTINS = {
     "divmod": _divmod,
     "sum": _sum,
     "print": _print,
+    "dict": dicts.njit_dict,
+    "set": dicts.njit_set,
 }
 
 

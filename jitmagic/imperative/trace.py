@@ -23,7 +23,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import pyops
+from jitmagic.imperative import dicts, pyops
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -243,6 +243,13 @@ class MaybeUndefined:
 
 
 def type_of(v, where):
+    if dicts.is_table(v) or dicts.is_table(getattr(v, "value", None)):
+        raise NjitUnsupportedError(
+            f"{where}: a dict or set the code builds is bound to a variable anew in a compiled "
+            "loop or branch: make it once before the loop or branch and fill (or .clear()) it "
+            "inside",
+            construct="a compiled dict or set rebound in a compiled loop or branch",
+        )
     if isinstance(v, RefTracer):
         return v._var.aval
     if isinstance(v, (MaybeUndefined,)):
@@ -520,6 +527,12 @@ class TraceOps:
         from jitmagic.imperative.function import _njit_view
 
         return _njit_view(value, self, {})
+
+    def dict_display(self, keys, values, line):
+        return dicts.dict_display(keys, values)
+
+    def set_display(self, items, line):
+        return dicts.set_display(items)
 
     def getitem(self, obj, index, line):
         if isinstance(obj, tuple) and isinstance(index, Tracer):

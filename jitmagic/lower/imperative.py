@@ -31,12 +31,13 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.core import shapes
+from jitmagic.core.dicts import DictType
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Function, Lit, Var
 from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.errors import LoweringError
-from jitmagic.lower import fusion
+from jitmagic.lower import dicts, fusion
 from jitmagic.lower.codegen import (
     ENTRY,
     Buffer,
@@ -315,7 +316,7 @@ class NjitCodegen(Codegen):
 
     def _close_scope(self):
         for p in self.scopes.pop():
-            if isinstance(p, _RefSlots):
+            if isinstance(p, (_RefSlots, dicts.Table)):
                 p.release(self)
             else:
                 self.release(p)
@@ -480,7 +481,13 @@ class NjitCodegen(Codegen):
         handed = []  # the object slots of arrays given to the caller
         for a in fn.outs:
             aval = a.aval
-            if isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
+            if isinstance(aval, DictType):
+                # the caller takes the table (lower/dicts.read_result frees it)
+                self.out_layout.append(("dict", aval))
+                self._result(slot, self.buffers[a].hand_over(self))
+                handed.append(self.buffers[a].slot)
+                slot += 1
+            elif isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
                 # an array a loop or branch picked among several (one made in each iteration):
                 # the caller gets a new array holding its elements
                 buf = self.buffers[a]

@@ -1,0 +1,618 @@
+"""Dicts and sets in njit code (Numba's typed dict and reflected set): a table the running
+code builds (core/dicts.py, ops/dicts.py, lower/dicts.py), keyed by values it computes.
+
+A dict or set display (`{}`, `{k: v}`, `{a, b}`) or `dict()`/`set()` is first what it always
+was while tracing: a Python dict or set of keys known while tracing (`StaticDict`,
+`StaticSet`: `{"a": x}` with traced values stays a Python dict). When a key only the running
+code knows meets one (`d[x] = 1`, `x in s`), the trace starts again (`Retype`), and that
+display (its site: the code and instruction that made it) makes a table (`DictTracer`) in
+every later trace, its key and value types those the trace found (bool, int64 or float64
+keys; scalar values, NumPy's promotion of every value stored: a dict given ints and floats
+holds floats, as Numba's would unify them). A type found later that does not fit (a float
+key in a dict of int keys, a float value stored where ints were) widens the site's types and
+starts again; each start widens a type, so it ends.
+
+Iteration follows insertion order (Python's order for dicts; a set's order is Python's own
+detail, here the order of insertion too). Changing a table's size while a loop iterates over
+it raises Python's RuntimeError.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from jitmagic import numpy as jnp
+from jitmagic.core import dtypes
+from jitmagic.core.dicts import DictType
+from jitmagic.core.dtypes import ShapedArray
+from jitmagic.core.tracing import Tracer, aval_of, bind
+from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative.tracers import state
+
+_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
+_BOOL = np.dtype(bool)
+_MISSING = object()
+_KEY_RANK = {"b": 0, "i": 1, "f": 2}
+
+
+class Retype(BaseException):
+    """A table's types are new or wider than the trace used: trace again (a BaseException, so
+    the hooks' `except Exception` around trial traces pass it on)."""
+
+    def __init__(self, site):
+        super().__init__(site)
+        self.site = site
+
+
+class Site:
+    """What the traces found about one display: its key and value types (value None: not
+    known yet), and whether it is a set."""
+
+    __slots__ = ("key", "value", "is_set", "provisional")
+
+    def __init__(self, is_set):
+        self.key = None
+        self.value = None
+        self.is_set = is_set
+        self.provisional = False  # the value type is a guess (no value stored yet)
+
+    def type(self):
+        value = None
+        if not self.is_set:
+            value = self.value if self.value is not None else ShapedArray((), _I64, True)
+        return DictType(self.key, value)
+
+
+def _sites():
+    st = state()
+    if not hasattr(st, "dict_sites"):
+        st.dict_sites = {}
+    return st.dict_sites
+
+
+def site_of(depth):
+    """The display's site: the code object and instruction of the user's frame `depth` up."""
+    f = sys._getframe(depth + 1)
+    return (f.f_code, f.f_lasti)
+
+
+def _traced(x):
+    return isinstance(x, Tracer)
+
+
+# ---------------------------------------------------------------- types
+
+
+def key_aval(x):
+    """The table key type of a key: bool, int64 or float64 (weak for a Python number)."""
+    if isinstance(x, DictTracer):
+        raise TypeError(f"unhashable type: '{'set' if x.aval.is_set else 'dict'}'")
+    if isinstance(x, tuple):
+        raise NjitUnsupportedError(
+            "a tuple as a dict key or set member whose items are known only when the code runs: "
+            "njit's tables take numbers as keys (combine the items into one int, e.g. i * n + j)",
+            construct="a tuple key of a compiled dict or set",
+        )
+    try:
+        a = aval_of(x.value() if hasattr(x, "value") and _traced(x) else x)
+    except TypeError:
+        raise NjitUnsupportedError(
+            f"a {type(x).__name__} as a key of a dict or set keyed by values the running code "
+            f"computes: njit's tables take numbers (bool, int, float) as keys",
+            construct=f"a {type(x).__name__} key of a compiled dict or set",
+        ) from None
+    if a.shape != ():
+        raise TypeError("unhashable type: 'numpy.ndarray'")
+    k = a.dtype.kind
+    if k == "u" and a.dtype.itemsize == 8:
+        raise NjitUnsupportedError(
+            "a uint64 key of a compiled dict or set: cast it to int64 (or float)",
+            construct="a uint64 dict key",
+        )
+    if k not in "biuf":
+        raise NjitUnsupportedError(
+            f"a {a.dtype} key of a compiled dict or set: keys are bool, int or float",
+            construct=f"a {a.dtype} dict key",
+        )
+    dt = {"b": _BOOL, "i": _I64, "u": _I64, "f": _F64}[k]
+    return ShapedArray((), dt, a.weak_type)
+
+
+def value_aval(x):
+    if isinstance(x, DictTracer):
+        raise NjitUnsupportedError(
+            "a dict or set as a value of a compiled dict: values are numbers",
+            construct="a nested compiled dict",
+        )
+    try:
+        a = aval_of(x.value() if hasattr(x, "value") and _traced(x) else x)
+    except TypeError:
+        a = None
+    if a is None or a.shape != () or a.dtype.kind not in "biuf":
+        what = type(x).__name__ if a is None else ("an array" if a.shape else str(a.dtype))
+        raise NjitUnsupportedError(
+            f"{what} as a value of a dict keyed by values the running code computes: njit's "
+            f"compiled dicts hold numbers (bool, int, float) as values",
+            construct="a non-number value of a compiled dict",
+        )
+    return a
+
+
+def _join_key(a, b):
+    if a is None:
+        return b
+    if a.dtype == b.dtype:
+        return ShapedArray((), a.dtype, a.weak_type and b.weak_type)
+    hi = a if _KEY_RANK[a.dtype.kind] > _KEY_RANK[b.dtype.kind] else b
+    return ShapedArray((), hi.dtype, a.weak_type and b.weak_type)
+
+
+def _join_value(a, b):
+    if a is None:
+        return b
+    if a.dtype == b.dtype:
+        return ShapedArray((), a.dtype, a.weak_type and b.weak_type)
+    dt, weak = dtypes.result_type(a, b)
+    return ShapedArray((), np.dtype(dt), weak)
+
+
+def _widen(site_key, site, key=None, value=None, replace_value=False):
+    """Widen a site's types with a key's and a value's; Retype when anything changed."""
+    changed = False
+    if key is not None:
+        k = _join_key(site.key, key)
+        changed |= k != site.key
+        site.key = k
+    if value is not None and not site.is_set:
+        v = value if (replace_value or site.value is None) else _join_value(site.value, value)
+        changed |= v != site.value or site.provisional
+        site.value, site.provisional = v, False
+    if changed:
+        raise Retype(site_key)
+
+
+def _as(x, aval):
+    x = x.value() if _traced(x) and hasattr(x, "value") else x
+    return bind("convert_element_type", x, new_dtype=aval.dtype, weak_type=aval.weak_type)
+
+
+def _numbers(items, what):
+    for x in items:
+        if not (_traced(x) or isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))):
+            raise NjitUnsupportedError(
+                f"a {what} holding {type(x).__name__} keys was given a key known only when the "
+                f"code runs: njit's compiled dicts and sets take numbers as keys",
+                construct=f"a {what} mixing {type(x).__name__} keys and computed keys",
+            )
+
+
+# ---------------------------------------------------------------- while tracing: Python's own
+
+
+class StaticDict(dict):
+    """A dict of keys known while tracing (what njit always compiled); a key known only when
+    the code runs restarts the trace with its display compiled as a table."""
+
+    def __init__(self, site_key, items):
+        super().__init__(items)
+        self._site_key = site_key
+
+    def _found(self, key, value=None):
+        _numbers(self.keys(), "dict")
+        site = _sites().setdefault(self._site_key, Site(False))
+        k = key_aval(key)
+        for x in self.keys():
+            k = _join_key(k, key_aval(x))
+        site.key = _join_key(site.key, k)
+        for x in (*self.values(), *(() if value is None else (value,))):
+            v = value_aval(x)
+            site.value = v if site.value is None else _join_value(site.value, v)
+            site.provisional = False
+        if site.value is None:
+            site.provisional = True
+        raise Retype(self._site_key)
+
+    def __setitem__(self, key, value):
+        if _traced(key):
+            self._found(key, value)
+        super().__setitem__(key, value)
+
+    def __getitem__(self, key):
+        if _traced(key):
+            self._found(key)
+        return super().__getitem__(key)
+
+    def __delitem__(self, key):
+        if _traced(key):
+            self._found(key)
+        super().__delitem__(key)
+
+    def __contains__(self, key):
+        if _traced(key):
+            self._found(key)
+        return super().__contains__(key)
+
+    def get(self, key, default=None):
+        if _traced(key):
+            self._found(key, None if default is None else default)
+        return super().get(key, default)
+
+    def pop(self, key, default=_MISSING):
+        if _traced(key):
+            self._found(key, None if default is _MISSING else default)
+        return super().pop(key) if default is _MISSING else super().pop(key, default)
+
+    def setdefault(self, key, default=None):
+        if _traced(key):
+            self._found(key, default)
+        return super().setdefault(key, default)
+
+
+class StaticSet(set):
+    """A set of members known while tracing; a member known only when the code runs restarts
+    the trace with its display compiled as a table."""
+
+    def __init__(self, site_key, items):
+        super().__init__(items)
+        self._site_key = site_key
+
+    def _found(self, key):
+        _numbers(self, "set")
+        site = _sites().setdefault(self._site_key, Site(True))
+        k = key_aval(key)
+        for x in self:
+            k = _join_key(k, key_aval(x))
+        _widen(self._site_key, site, key=k)
+        raise Retype(self._site_key)
+
+    def add(self, key):
+        if _traced(key):
+            self._found(key)
+        super().add(key)
+
+    def discard(self, key):
+        if _traced(key):
+            self._found(key)
+        super().discard(key)
+
+    def remove(self, key):
+        if _traced(key):
+            self._found(key)
+        super().remove(key)
+
+    def __contains__(self, key):
+        if _traced(key):
+            self._found(key)
+        return super().__contains__(key)
+
+
+# ---------------------------------------------------------------- tables
+
+
+class DictTracer(Tracer):
+    """A dict or set the running code builds: its methods are the table's primitives."""
+
+    __slots__ = ("site_key",)
+
+    def __init__(self, trace, var, site_key):
+        super().__init__(trace, var)
+        self.site_key = site_key
+
+    # ---- types
+    @property
+    def _site(self):
+        return _sites()[self.site_key]
+
+    def _key(self, key):
+        """key as the table's key type (the site widened and the trace restarted if it does
+        not fit)."""
+        t = self.aval
+        k = key_aval(key)
+        j = _join_key(t.key, k)
+        if j.dtype != t.key.dtype:
+            _widen(self.site_key, self._site, key=j)
+        return _as(key, t.key)
+
+    def _value(self, value):
+        t = self.aval
+        v = value_aval(value)
+        site = self._site
+        if site.provisional:
+            if v != t.value:
+                _widen(self.site_key, site, value=v, replace_value=True)
+            site.provisional = False
+        else:
+            j = _join_value(t.value, v)
+            if j.dtype != t.value.dtype:
+                _widen(self.site_key, site, value=j)
+        return _as(value, t.value)
+
+    def _guess_value(self, default):
+        """A read giving `default` when the key is missing, before any value was stored: the
+        table's values are taken to be of the default's type."""
+        site = self._site
+        if site.provisional:
+            v = value_aval(default)
+            if v != self.aval.value:
+                _widen(self.site_key, site, value=v, replace_value=True)
+            site.provisional = False
+
+    def _lookup(self, key, remove=False):
+        return bind("dict_remove" if remove else "dict_lookup", self, self._key(key))
+
+    def _require(self, found, key):
+        t = self.aval
+        if t.key.dtype.kind == "f":
+            # (the exception's values are integers: a float key is named by the text)
+            bind("nj_require", found, exc="KeyError", message="a float key is missing")
+        else:
+            k = bind("convert_element_type", self._key(key), new_dtype=_I64, weak_type=False)
+            bind("nj_require", found, k, exc="KeyError", message="{0}")
+
+    # ---- dict
+    def __setitem__(self, key, value):
+        self._not_set("d[k] = v")
+        bind("dict_store", self, self._key(key), self._value(value))
+
+    def __getitem__(self, key):
+        self._not_set("d[k]")
+        found, v = self._lookup(key)
+        self._require(found, key)
+        return v
+
+    def __delitem__(self, key):
+        self._not_set("del d[k]")
+        found, _ = self._lookup(key, remove=True)
+        self._require(found, key)
+
+    def get(self, key, default=None):
+        self._not_set("d.get")
+        if default is None:
+            raise NjitUnsupportedError(
+                "d.get(k) without a default on a compiled dict: its None is not a number; "
+                "give a default (d.get(k, 0)) or test `k in d` first",
+                construct="d.get(k) without a default",
+            )
+        self._guess_value(default)
+        found, v = self._lookup(key)
+        return jnp.where(found, v, _plain(default))
+
+    def pop(self, key, default=_MISSING):
+        self._not_set("d.pop")
+        if default is not _MISSING:
+            self._guess_value(default)
+        found, v = self._lookup(key, remove=True)
+        if default is _MISSING:
+            self._require(found, key)
+            return v
+        return jnp.where(found, v, _plain(default))
+
+    def setdefault(self, key, default=None):
+        self._not_set("d.setdefault")
+        if default is None:
+            raise NjitUnsupportedError(
+                "d.setdefault(k) without a default on a compiled dict: its None is not a "
+                "number; give a default (d.setdefault(k, 0))",
+                construct="d.setdefault(k) without a default",
+            )
+        k = self._key(key)
+        d = self._value(default)
+        found, v = bind("dict_lookup", self, k)
+        # an existing key is written its own value: its place in the order is kept
+        now = jnp.where(found, v, d)
+        bind("dict_store", self, k, _as(now, self.aval.value))
+        return _as(now, self.aval.value)
+
+    def keys(self):
+        return _View(self, "keys")
+
+    def values(self):
+        self._not_set("d.values()")
+        return _View(self, "values")
+
+    def items(self):
+        self._not_set("d.items()")
+        return _View(self, "items")
+
+    def clear(self):
+        bind("dict_clear", self)
+
+    # ---- set
+    def add(self, key):
+        self._only_set("s.add")
+        bind("dict_store", self, self._key(key))
+
+    def discard(self, key):
+        self._only_set("s.discard")
+        self._lookup(key, remove=True)
+
+    def remove(self, key):
+        self._only_set("s.remove")
+        (found,) = self._lookup(key, remove=True)
+        self._require(found, key)
+
+    # ---- both
+    def __contains__(self, key):
+        # (a float asked of an int table widens it to floats: 2.0 finds 2, 2.5 nothing)
+        return bind("dict_lookup", self, self._key(key))[0]
+
+    def __jm_len__(self):
+        return _weak(bind("dict_len", self))
+
+    def __jm_loop__(self):
+        return _View(self, "keys").__jm_loop__()
+
+    def __len__(self):
+        raise NjitUnsupportedError(
+            "len() of a compiled dict or set outside njit's builtins (a library call): "
+            "call len(d) in the njit function itself",
+            construct="a Python int from the length of a compiled dict",
+        )
+
+    def __iter__(self):
+        raise NjitUnsupportedError(
+            "iterating over a compiled dict or set outside a `for` loop of the njit function "
+            "(list(d), sorted(d), a library call): loop over it with `for k in d:`",
+            construct="a compiled dict iterated outside a for loop",
+        )
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{'set' if self.aval.is_set else 'dict'}'")
+
+    def __bool__(self):
+        raise NjitUnsupportedError(
+            "the truth of a compiled dict or set outside njit's converted control flow: "
+            "write `len(d) > 0`",
+            construct="the truth value of a compiled dict",
+        )
+
+    def _not_set(self, what):
+        if self.aval.is_set:
+            raise AttributeError(f"'set' object has no attribute or operation {what}")
+
+    def _only_set(self, what):
+        if not self.aval.is_set:
+            raise AttributeError(f"'dict' object has no attribute {what.split('.')[-1]!r}")
+
+
+def _plain(x):
+    return x.value() if _traced(x) and hasattr(x, "value") else x
+
+
+def _weak(x):
+    return bind("convert_element_type", x, new_dtype=_I64, weak_type=True)
+
+
+class _View:
+    """d.keys(), d.values(), d.items(): iterated by a compiled loop over the entries."""
+
+    def __init__(self, table, what):
+        self.table, self.what = table, what
+
+    def __jm_loop__(self):
+        d = self.table
+        n = bind("dict_iter", d)
+        what = self.what
+
+        def item(i):
+            parts = bind("dict_entry", d, i, n)
+            if what == "keys":
+                return parts[0]
+            if what == "values":
+                return parts[1]
+            return (parts[0], parts[1])
+
+        return _weak(n), item
+
+    def __jm_len__(self):
+        return self.table.__jm_len__()
+
+    def __contains__(self, key):
+        if self.what != "keys":
+            raise NjitUnsupportedError(
+                f"`in` of d.{self.what}() on a compiled dict: ask `k in d`",
+                construct=f"`in` of d.{self.what}()",
+            )
+        return self.table.__contains__(key)
+
+
+# ---------------------------------------------------------------- the hooks
+
+
+def _new_table(site_key, site):
+    t = site.type()
+    out = bind("dict_new", type=t)
+    return DictTracer(out._trace, out._var, site_key)
+
+
+def dict_display(keys, values, depth=1):
+    """{k: v, ...} (or dict()): a Python dict while its keys are known while tracing, a table
+    once its site has met a key known only when the code runs."""
+    site_key = site_of(depth + 1)
+    sites = _sites()
+    site = sites.get(site_key)
+    if site is None and any(_traced(k) for k in keys):
+        site = sites[site_key] = Site(False)
+    if site is None:
+        return StaticDict(site_key, zip(keys, values))
+    _numbers(keys, "dict")
+    for k in keys:
+        site.key = _join_key(site.key, key_aval(k))
+    for v in values:
+        site.value = value_aval(v) if site.value is None else _join_value(site.value, value_aval(v))
+        site.provisional = False
+    if site.key is None:
+        site.key = ShapedArray((), _I64, True)
+    if site.value is None:
+        site.provisional = True
+    d = _new_table(site_key, site)
+    for k, v in zip(keys, values):
+        d[k] = v
+    return d
+
+
+def set_display(items, depth=1):
+    """{a, b, ...} (or set()): a Python set while its members are known while tracing, a table
+    once its site has met a member known only when the code runs."""
+    site_key = site_of(depth + 1)
+    sites = _sites()
+    site = sites.get(site_key)
+    if site is None and any(_traced(k) for k in items):
+        site = sites[site_key] = Site(True)
+    if site is None:
+        return StaticSet(site_key, items)
+    _numbers(items, "set")
+    for k in items:
+        site.key = _join_key(site.key, key_aval(k))
+    if site.key is None:
+        site.key = ShapedArray((), _I64, True)
+    s = _new_table(site_key, site)
+    for k in items:
+        s.add(k)
+    return s
+
+
+def njit_dict(*args, **kwargs):
+    """dict() in njit code: empty, or of a dict or of keyword arguments (known keys)."""
+    if args and isinstance(args[0], DictTracer):
+        raise NjitUnsupportedError(
+            "dict(d) of a compiled dict: build the copy in a loop (`for k in d: e[k] = d[k]`)",
+            construct="a copy of a compiled dict",
+        )
+    items = dict(*args, **kwargs)
+    return dict_display(list(items.keys()), list(items.values()), depth=1)
+
+
+def njit_set(*args):
+    """set() in njit code: empty, or of a tuple of members."""
+    if args and not isinstance(args[0], (tuple, list, set, frozenset)):
+        raise NjitUnsupportedError(
+            f"set() of a {type(args[0]).__name__} in njit code: build it in a loop "
+            f"(`s = set()`, then `s.add(x)` for each x)",
+            construct=f"set() of a {type(args[0]).__name__}",
+        )
+    return set_display(list(args[0]) if args else [], depth=1)
+
+
+njit_dict.builtin_of = dict
+njit_set.builtin_of = set
+
+
+def empty_typed_dict(key_type, value_type, n_keys=0):
+    """numba.typed.Dict.empty(key_type, value_type) inside njit code: a table of those types."""
+    site_key = site_of(2)
+    sites = _sites()
+    site = sites.get(site_key)
+    if site is None:
+        site = sites[site_key] = Site(False)
+    site.key = _join_key(site.key, ShapedArray((), key_type, False))
+    site.value = ShapedArray((), value_type, False)
+    site.provisional = False
+    return _new_table(site_key, site)
+
+
+def is_table(x):
+    return isinstance(x, DictTracer)
