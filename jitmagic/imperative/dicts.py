@@ -27,7 +27,7 @@ from jitmagic import numpy as jnp
 from jitmagic.core import dtypes
 from jitmagic.core.dicts import DictType
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.core.tracing import Tracer, aval_of, bind
+from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative.tracers import state
 
@@ -601,18 +601,26 @@ njit_dict.builtin_of = dict
 njit_set.builtin_of = set
 
 
-def empty_typed_dict(key_type, value_type, n_keys=0):
-    """numba.typed.Dict.empty(key_type, value_type) inside njit code: a table of those types."""
+def empty_typed_dict(key_type, value_type):
+    """numba.typed.Dict.empty(key_type, value_type) inside njit code: a table of those types
+    (a key type converted as keys are: int32 keys are int64)."""
+    t = current_trace()
+    if t is None or getattr(t.root, "njit", None) is None:
+        raise NotImplementedError(
+            "numba.typed.Dict.empty outside njit code is not supported by jitmagic (a typed "
+            "dict passed to njit code): make the dict inside the njit function"
+        )
     site_key = site_of(2)
     sites = _sites()
     site = sites.get(site_key)
     if site is None:
         site = sites[site_key] = Site(False)
-    site.key = _join_key(site.key, ShapedArray((), key_type, False))
-    site.value = ShapedArray((), value_type, False)
+    site.key = _join_key(site.key, key_aval(np.dtype(key_type).type(0)))
+    site.value = value_aval(np.dtype(value_type).type(0))
     site.provisional = False
     return _new_table(site_key, site)
 
 
 def is_table(x):
-    return isinstance(x, DictTracer)
+    """A dict or set of njit code: a table, or a display that may become one."""
+    return isinstance(x, (DictTracer, StaticDict, StaticSet))

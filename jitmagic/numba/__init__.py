@@ -17,13 +17,13 @@ with Numba's semantics and jitmagic's visibility (every variant, miss and compil
     set_parallel_chunksize, get_parallel_chunksize, parallel_chunksize
                          Numba's chunk size hint (kept; prange splits one chunk per thread)
 
-What jitmagic does not do (object mode, objmode blocks, cfunc, typed containers,
-generated_jit) raises NotImplementedError naming it.
+What jitmagic does not do (object mode, objmode blocks, cfunc, typed.List, a typed.Dict made
+outside njit code, generated_jit) raises NotImplementedError naming it.
 """
 
 from __future__ import annotations
 
-from jitmagic.numba import types
+from jitmagic.numba import typed, types
 from jitmagic.numba.dispatcher import jit, njit
 from jitmagic.numba.parallel import (
     get_num_threads,
@@ -69,7 +69,6 @@ class _Unsupported:
 objmode = _Unsupported("objmode", "move the Python-only code out of the compiled function")
 cfunc = _Unsupported("cfunc", "C callbacks are not made; call the njit function from Python")
 generated_jit = _Unsupported("generated_jit", "write one njit function per case")
-typed = _Unsupported("typed", "typed.List/typed.Dict: use NumPy arrays")
 overload = _Unsupported("extending.overload", "write the function in Python for njit to compile")
 
 

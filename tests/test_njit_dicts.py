@@ -1,0 +1,475 @@
+"""Dicts and sets keyed by values the running code computes, under jitmagic.njit (issues
+#24/#25): a hash table the compiled code builds (imperative/dicts.py, ops/dicts.py,
+lower/dicts.py), never unrolled while tracing.
+
+The oracle is the undecorated function (tests/oracle.py: results, exceptions' classes and
+every argument after the call); real Numba is a second voice where it compiles the same
+source. A dict's order is Python's semantics (insertion order) and is compared; a set's
+order is Python's own detail, so sets are compared as sets (and loops over them compute
+order-free results).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+import jitmagic.numba as jnb
+from jitmagic.errors import NjitUnsupportedError
+
+RNG = np.random.default_rng(24)
+INTS = RNG.integers(-50, 50, 400)
+FLOATS = np.round(RNG.normal(size=300), 1)
+
+
+def agree(fn, *args, compiled=None):
+    py = run_on_copies(fn, args)
+    got = run_on_copies(compiled or jm.njit(fn), args)
+    problems = compare_outcomes(py, got)
+    assert not problems, problems
+    if isinstance(py.result, dict):  # a dict's order is part of its value
+        assert list(got.result) == list(py.result)
+    return got.result
+
+
+# ------------------------------------------------------------------ counting and grouping
+
+
+def counts(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    return len(d)
+
+
+def histogram(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    return d
+
+
+def group_sums(keys, vals):
+    d = dict()
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        if k in d:
+            d[k] += vals[i]
+        else:
+            d[k] = vals[i]
+    return d
+
+
+def first_seen(a):
+    where = {}
+    for i, x in enumerate(a):
+        where.setdefault(x, i)
+    return where
+
+
+@pytest.mark.parametrize("a", [INTS, INTS[:0], INTS % 3, FLOATS, FLOATS > 0])
+def test_counting(a):
+    agree(counts, a)
+    agree(histogram, a)
+    agree(first_seen, a)
+
+
+def test_grouping():
+    agree(group_sums, INTS % 7, RNG.normal(size=400))
+    agree(group_sums, FLOATS, np.arange(300))
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+def test_the_brief_example_and_numba():
+    """The issue's example, with jitmagic.numba's njit and real Numba as a second voice."""
+
+    got = agree(counts, INTS, compiled=jnb.njit(counts))
+    numba = pytest.importorskip("numba")
+    typed = numba.njit(counts)
+    try:
+        want = typed(INTS)
+    except numba.core.errors.TypingError:
+        want = None  # (Numba cannot type an empty dict read before it is written)
+    if want is not None:
+        assert got == want
+
+
+def nan_and_zero(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    s = 0
+    for v in d.values():
+        s += v
+    return len(d), s, d.get(0.0, -1), d.get(-0.0, -1)
+
+
+def test_float_keys_nan_and_signed_zero():
+    """-0.0 is the key 0.0 (==); each NaN read from an array is a new key (Python compares
+    NaN keys by identity, and each read makes a new object): documented in docs/njit.md."""
+    a = np.array([0.0, -0.0, np.nan, 1.5, np.nan, 0.0, 1.5])
+    agree(nan_and_zero, a)
+
+
+def bool_keys(a):
+    d = {}
+    for x in a:
+        d[x > 0] = d.get(x > 0, 0.0) + x
+    return d
+
+
+def test_bool_keys():
+    agree(bool_keys, FLOATS)
+
+
+# ------------------------------------------------------------------ every operation
+
+
+def literal(a, b):
+    d = {a: 1.5, b: 2}
+    d[a + b] = d[a] * 2
+    return d
+
+
+def test_literal_display():
+    agree(literal, 3, 4)
+    agree(literal, 3, 3)  # the same key twice: the later value, the first position
+
+
+def missing_key(a, k):
+    d = {}
+    for x in a:
+        d[x] = 1
+    return d[k]
+
+
+def test_missing_key_raises_keyerror():
+    agree(missing_key, INTS, int(INTS[0]))
+    agree(missing_key, INTS, 1000)
+    with pytest.raises(KeyError, match="1000"):
+        jm.njit(missing_key)(INTS, 1000)
+
+
+def membership(a, probes):
+    d = {}
+    for x in a:
+        d[x] = 0
+    n = 0
+    for p in probes:
+        if p in d:
+            n += 1
+        if p not in d:
+            n += 100
+    return n
+
+
+def test_membership():
+    agree(membership, INTS, np.arange(-60, 60))
+
+
+def removals(a, drop):
+    d = {}
+    for i, x in enumerate(a):
+        d[x] = i
+    total = 0
+    for x in drop:
+        if x in d:
+            del d[x]
+        total += d.pop(x + 1, -1)
+    out = 0
+    for k in d:
+        out = out * 31 + k
+    return d, total, out, len(d)
+
+
+def test_del_pop_and_order_after_removal():
+    agree(removals, INTS, INTS[::7])
+
+
+def pop_missing(a):
+    d = {1: 2}
+    for x in a:
+        d[x] = x
+    return d.pop(12345)
+
+
+def del_missing(a):
+    d = {}
+    for x in a:
+        d[x] = x
+    del d[12345]
+    return len(d)
+
+
+def test_pop_and_del_of_a_missing_key_raise_keyerror():
+    agree(pop_missing, INTS)
+    agree(del_missing, INTS)
+
+
+def views(a):
+    d = {}
+    for x in a:
+        d[x // 3] = d.get(x // 3, 0.0) + x * 0.5
+    ks, vs, ps = 0, 0.0, 0.0
+    for k in d.keys():
+        ks = ks * 7 + k
+    for v in d.values():
+        vs = vs * 0.5 + v
+    for k, v in d.items():
+        ps = ps * 0.25 + k * v
+    return ks, vs, ps, len(d.keys())
+
+
+def test_keys_values_items_in_insertion_order():
+    agree(views, INTS)
+
+
+def changes_while_iterating(a):
+    d = {}
+    for x in a:
+        d[x] = 0
+    for k in d:
+        d[k + 1000] = 1
+    return len(d)
+
+
+def overwrite_while_iterating(a):
+    d = {}
+    for x in a:
+        d[x] = 0
+    for k in d:
+        d[k] = k * 2  # a value changed: allowed, as in Python
+    return d
+
+
+def test_changing_size_while_iterating_raises_runtimeerror():
+    agree(changes_while_iterating, INTS)
+    agree(overwrite_while_iterating, INTS)
+
+
+def widening(a):
+    d = {}
+    for i in range(a.shape[0]):
+        d[i] = i  # ints first
+    d[0.5] = a[0]  # then a float key and a float value: a dict of floats
+    return d
+
+
+def test_types_widen_as_python_values_would_compare():
+    agree(widening, FLOATS[:10])
+
+
+def per_iteration(a, n):
+    total = 0
+    for j in range(n):
+        d = {}
+        for x in a:
+            d[x % (j + 2)] = 1
+        total += len(d)
+    return total
+
+
+def test_a_dict_made_in_each_iteration():
+    agree(per_iteration, np.abs(INTS), 20)
+
+
+def in_branch(a, flag):
+    total = 0
+    if flag > 0:
+        s = set()
+        for x in a:
+            s.add(x)
+        total = len(s)
+    return total
+
+
+def test_a_set_made_in_a_branch():
+    agree(in_branch, INTS, 1)
+    agree(in_branch, INTS, 0)
+
+
+def clearing(a):
+    d = {}
+    out = 0
+    for j in range(3):
+        for x in a:
+            d[x + j] = j
+        out += len(d)
+        d.clear()
+    d[7] = 1
+    return out, d
+
+
+def test_clear():
+    agree(clearing, INTS)
+
+
+def grow_and_shrink(n):
+    d = {}
+    for i in range(n):
+        d[i * 7919 % n] = i
+        if i % 3 == 0:
+            del d[i * 7919 % n]
+    s = 0
+    for k, v in d.items():
+        s += k * v
+    return len(d), s
+
+
+def test_many_keys_grow_the_table():
+    agree(grow_and_shrink, 100_003)
+    agree(grow_and_shrink, 1)
+
+
+# ------------------------------------------------------------------ sets
+
+
+def distinct(a):
+    s = set()
+    for x in a:
+        s.add(x)
+    return len(s), s
+
+
+def set_ops(a, b):
+    s = {a[0], a[1]}
+    for x in a:
+        s.add(x)
+    n = 0
+    for x in b:
+        if x in s:
+            n += 1
+        s.discard(x + 1)
+    t = 0
+    for x in s:  # (order-free)
+        t += x * x
+    return n, t, len(s), s
+
+
+def set_remove_missing(a):
+    s = set()
+    for x in a:
+        s.add(x)
+    s.remove(12345)
+    return len(s)
+
+
+def test_sets():
+    agree(distinct, INTS)
+    agree(distinct, FLOATS)
+    agree(set_ops, INTS, INTS[::3])
+    agree(set_remove_missing, INTS)
+    got = jm.njit(distinct)(INTS)[1]
+    assert isinstance(got, set) and got == set(INTS.tolist())
+
+
+# ------------------------------------------------------------------ typing, reuse, errors
+
+
+def helper_counts(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    return d
+
+
+def two_calls(a, b):
+    return helper_counts(a), helper_counts(b)
+
+
+def test_one_helper_called_with_ints_and_floats():
+    """One display reached with int and float keys: one site, its types widened (the int
+    keys become floats that compare equal)."""
+    agree(two_calls, INTS, FLOATS)
+
+
+def constant_keys(x):
+    d = {"scale": 2.0, "shift": x}  # keys known while tracing: a Python dict, as before
+    return d["scale"] * x + d["shift"]
+
+
+def test_constant_keyed_dicts_stay_python_dicts():
+    agree(constant_keys, 1.5)
+
+
+def test_repeated_calls_return_fresh_dicts():
+    f = jm.njit(histogram)
+    first = f(INTS)
+    for _ in range(5):  # cache hits (the native entry after two)
+        again = f(INTS)
+        assert again == first and again is not first
+    assert f(INTS[:3]) == histogram(INTS[:3])
+
+
+def test_the_ir_prints_tables():
+    text = jm.njit(histogram).lower(INTS).as_text()
+    assert "dict_new[type=dict[i64:i64~]]" in text
+    assert "dict_lookup" in text and "dict_store" in text
+
+
+def rebinds(a):
+    d = {}
+    for x in a:
+        if x > 0:
+            d = {}
+        d[x] = 1
+    return len(d)
+
+
+def get_without_default(a):
+    d = {}
+    for x in a:
+        d[x] = 1
+    return d.get(3)
+
+
+def tuple_keys(a):
+    d = {}
+    for x in a:
+        d[(x, x)] = 1
+    return len(d)
+
+
+def string_values(a):
+    d = {}
+    for x in a:
+        d[x] = "seen"
+    return len(d)
+
+
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (rebinds, "bound to a variable anew"),
+        (get_without_default, "without a default"),
+        (tuple_keys, "tuple"),
+        (string_values, "values"),
+    ],
+)
+def test_what_is_refused_says_so(fn, words):
+    with pytest.raises(NjitUnsupportedError, match=words):
+        jm.njit(fn)(INTS)
+
+
+def typed_empty(a):
+    d = jnb.typed.Dict.empty(key_type=jnb.types.int64, value_type=jnb.types.float64)
+    for x in a:
+        d[x] = d.get(x, 0.0) + 0.5
+    return d
+
+
+def test_numba_typed_dict_empty_inside_njit():
+    got = jnb.njit(typed_empty)(INTS)
+    want = {}
+    for x in INTS.tolist():
+        want[x] = want.get(x, 0.0) + 0.5
+    assert got == want and list(got) == list(want)
+    assert all(type(v) is np.float64 for v in got.values())
