@@ -154,8 +154,13 @@ def missing_key(a, k):
 def test_missing_key_raises_keyerror():
     agree(missing_key, INTS, int(INTS[0]))
     agree(missing_key, INTS, 1000)
-    with pytest.raises(KeyError, match="1000"):
-        jm.njit(missing_key)(INTS, 1000)
+    for a, k in ((INTS, 1000), (FLOATS, 2.25), (FLOATS, np.float64(-7.5))):
+        with pytest.raises(KeyError) as e:  # KeyError(key): Python's args, type and all
+            jm.njit(missing_key)(a, k)
+        with pytest.raises(KeyError) as want:
+            missing_key(a, k)
+        assert e.value.args == want.value.args
+        assert type(e.value.args[0]) is type(want.value.args[0])
 
 
 def membership(a, probes):

@@ -30,6 +30,7 @@ from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative.tracers import state
+from jitmagic.lower import dicts as lower_dicts
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
@@ -344,13 +345,17 @@ class DictTracer(Tracer):
         return bind("dict_remove" if remove else "dict_lookup", self, self._key(key))
 
     def _require(self, found, key):
+        """KeyError(key) when not found (the key passed as its bits: lower/dicts.key_error)."""
         t = self.aval
-        if t.key.dtype.kind == "f":
-            # (the exception's values are integers: a float key is named by the text)
-            bind("nj_require", found, exc="KeyError", message="a float key is missing")
-        else:
-            k = bind("convert_element_type", self._key(key), new_dtype=_I64, weak_type=False)
-            bind("nj_require", found, k, exc="KeyError", message="{0}")
+        k = self._key(key)
+        bits = (
+            bind("bitcast_convert_type", k, new_dtype=_I64)
+            if t.key.dtype.kind == "f"
+            else bind("convert_element_type", k, new_dtype=_I64, weak_type=False)
+        )
+        weak = key_aval(key).weak_type
+        message = lower_dicts.key_error_template(t.key.dtype.kind, weak)
+        bind("nj_require", found, bits, exc="KeyError", message=message)
 
     # ---- dict
     def __setitem__(self, key, value):

@@ -592,6 +592,32 @@ def lower_clear(cg, e, outs):
 
 # ---------------------------------------------------------------- results
 
+_KEY_ERROR = "\x00KeyError:"  # an exception site's template: KeyError(the key), see key_error
+
+
+def key_error_template(kind, weak):
+    """The template of a missing key's KeyError site, its one value the key's bits (as the
+    table's key type `kind`; `weak`: the key was a Python number)."""
+    return f"{_KEY_ERROR}{kind}{'~' if weak else ''}"
+
+
+def is_key_error(template):
+    return isinstance(template, str) and template.startswith(_KEY_ERROR)
+
+
+def key_error(template, bits):
+    """KeyError(key) from the key's bits, as Python raises it (its args the key itself)."""
+    kind = template[len(_KEY_ERROR)]
+    weak = template.endswith("~")
+    word = np.array([bits], np.int64)
+    if kind == "f":
+        key = word.view(np.float64)[0]
+        return KeyError(float(key) if weak else key)
+    if kind == "b":
+        return KeyError(bool(bits) if weak else np.bool_(bits))
+    return KeyError(int(bits) if weak else word[0])
+
+
 
 def _free_fn():
     return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(bufpool.tmp_free_address())
