@@ -144,9 +144,7 @@ def main():
             t_nb = _time(nb[nb_name], a, args.repeat)
         nb_txt = f"{t_nb:9.1f}ms" if t_nb is not None else f"{'-':>11s}"
         ratio = f"{t_nb / t_jm:8.2f}x" if t_nb is not None else f"{'-':>9s}"
-        print(
-            f"{label:34s} {t_jm:9.1f}ms {nb_txt} {t_py:9.1f}ms {ratio} {t_py / t_jm:6.1f}x{note}"
-        )
+        print(f"{label:34s} {t_jm:9.1f}ms {nb_txt} {t_py:9.1f}ms {ratio} {t_py / t_jm:6.1f}x{note}")
 
 
 if __name__ == "__main__":

@@ -436,10 +436,10 @@ def get_without_default(a):
     return d.get(3)
 
 
-def tuple_keys(a):
+def float_tuple_keys(a):
     d = {}
     for x in a:
-        d[(x, x)] = 1
+        d[(x * 0.5, x)] = 1
     return len(d)
 
 
@@ -455,7 +455,7 @@ def string_values(a):
     [
         (rebinds, "bound to a variable anew"),
         (get_without_default, "without a default"),
-        (tuple_keys, "tuple"),
+        (float_tuple_keys, "tuple key of floats"),
         (string_values, "values"),
     ],
 )
@@ -478,3 +478,39 @@ def test_numba_typed_dict_empty_inside_njit():
         want[x] = want.get(x, 0.0) + 0.5
     assert got == want and list(got) == list(want)
     assert all(type(v) is np.float64 for v in got.values())
+
+
+# ------------------------------------------------------------------ tuples of ints as keys
+
+
+def pairs(a, b):
+    d = {}
+    for i in range(a.shape[0]):
+        d[a[i], b[i]] = d.get((a[i], b[i]), 0) + 1
+    n = 0
+    for (x, y), c in d.items():
+        n += x * 1000 + y * c
+    return d, n, (a[0], b[0]) in d, (-999, 3) in d
+
+
+def pair_set(a):
+    s = set()
+    for i in range(a.shape[0] - 1):
+        s.add((a[i], a[i + 1]))
+    return len(s), s
+
+
+def pair_missing(a):
+    d = {(1, 2): 0.5}
+    for i in range(a.shape[0]):
+        d[(i, a[i])] = 1.0
+    return d[(-1, 7)]
+
+
+def test_tuples_of_ints_as_keys():
+    agree(pairs, INTS % 5, INTS % 3)
+    agree(pair_set, INTS % 4)
+    agree(pair_missing, INTS)
+    with pytest.raises(KeyError) as e:
+        jm.njit(pair_missing)(INTS)
+    assert e.value.args == ((-1, 7),)

@@ -18,24 +18,39 @@ KEY_DTYPES = (np.dtype(bool), np.dtype(np.int64), np.dtype(np.float64))
 
 
 class DictType:
-    """A table of `key` -> `value` (ShapedArray scalars; value None for a set)."""
+    """A table of `key` -> `value` (ShapedArray scalars; value None for a set). A key may be
+    a tuple of int64 scalars (a tuple of ints as the key, Python's `d[i, j]`)."""
 
     __slots__ = ("key", "value")
     shape = ()
     dtype = np.dtype(object)  # (not an array: code reading it as one fails loudly)
     weak_type = False
 
-    def __init__(self, key: ShapedArray, value: ShapedArray | None):
-        if key.shape != () or key.dtype not in KEY_DTYPES:
-            raise TypeError(f"a dict key type is bool, int64 or float64, got {key}")
+    def __init__(self, key, value: ShapedArray | None):
+        parts = key if isinstance(key, tuple) else (key,)
+        for k in parts:
+            if k.shape != () or k.dtype not in KEY_DTYPES:
+                raise TypeError(f"a dict key type is bool, int64 or float64, got {k}")
+        if isinstance(key, tuple) and (not key or any(k.dtype != np.dtype(np.int64) for k in key)):
+            raise TypeError(f"a tuple key type is a tuple of int64, got {key}")
         if value is not None and (value.shape != () or value.dtype.kind not in "biuf"):
             raise TypeError(f"a dict value type is a real scalar, got {value}")
-        self.key = ShapedArray((), key.dtype, key.weak_type)
+        scalar = [ShapedArray((), k.dtype, k.weak_type) for k in parts]
+        self.key = tuple(scalar) if isinstance(key, tuple) else scalar[0]
         self.value = None if value is None else ShapedArray((), value.dtype, value.weak_type)
 
     @property
     def is_set(self) -> bool:
         return self.value is None
+
+    @property
+    def key_parts(self) -> tuple:
+        """The key's scalars: one, or a tuple key's items."""
+        return self.key if isinstance(self.key, tuple) else (self.key,)
+
+    @property
+    def tuple_key(self) -> bool:
+        return isinstance(self.key, tuple)
 
     @property
     def ndim(self):
@@ -51,9 +66,10 @@ class DictType:
         def one(a):
             return SHORT.get(a.dtype, str(a.dtype)) + ("~" if a.weak_type else "")
 
+        key = "(" + ",".join(one(k) for k in self.key) + ")" if self.tuple_key else one(self.key)
         if self.value is None:
-            return f"set[{one(self.key)}]"
-        return f"dict[{one(self.key)}:{one(self.value)}]"
+            return f"set[{key}]"
+        return f"dict[{key}:{one(self.value)}]"
 
     # (the printer shows a parameter by its repr: dict_new[type=dict[i64:f64]])
     __str__ = __repr__ = str_short

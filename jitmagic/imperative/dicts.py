@@ -81,6 +81,8 @@ def site_of(depth):
 
 
 def _traced(x):
+    if isinstance(x, tuple):  # a tuple key holding a traced item
+        return any(_traced(v) for v in x)
     return isinstance(x, Tracer)
 
 
@@ -92,11 +94,14 @@ def key_aval(x):
     if isinstance(x, DictTracer):
         raise TypeError(f"unhashable type: '{'set' if x.aval.is_set else 'dict'}'")
     if isinstance(x, tuple):
-        raise NjitUnsupportedError(
-            "a tuple as a dict key or set member whose items are known only when the code runs: "
-            "njit's tables take numbers as keys (combine the items into one int, e.g. i * n + j)",
-            construct="a tuple key of a compiled dict or set",
-        )
+        parts = tuple(key_aval(v) for v in x)
+        if not parts or any(p.dtype.kind == "f" for p in parts):
+            raise NjitUnsupportedError(
+                "a tuple key of a compiled dict or set holding floats (or empty): njit's "
+                "tables take numbers, or tuples of ints, as keys",
+                construct="a tuple key of floats of a compiled dict or set",
+            )
+        return tuple(ShapedArray((), _I64, p.weak_type) for p in parts)
     try:
         a = aval_of(x.value() if hasattr(x, "value") and _traced(x) else x)
     except TypeError:
@@ -145,6 +150,14 @@ def value_aval(x):
 def _join_key(a, b):
     if a is None:
         return b
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+            raise NjitUnsupportedError(
+                "a compiled dict or set given keys of different kinds (numbers and tuples, or "
+                "tuples of different lengths): njit's tables hold keys of one type",
+                construct="keys of different kinds in one compiled dict",
+            )
+        return tuple(_join_key(x, y) for x, y in zip(a, b))
     if a.dtype == b.dtype:
         return ShapedArray((), a.dtype, a.weak_type and b.weak_type)
     hi = a if _KEY_RANK[a.dtype.kind] > _KEY_RANK[b.dtype.kind] else b
@@ -180,8 +193,15 @@ def _as(x, aval):
     return bind("convert_element_type", x, new_dtype=aval.dtype, weak_type=aval.weak_type)
 
 
+def _weak_of(k):
+    return all(p.weak_type for p in k) if isinstance(k, tuple) else k.weak_type
+
+
 def _numbers(items, what):
     for x in items:
+        if isinstance(x, tuple):
+            _numbers(x, what)
+            continue
         if not (_traced(x) or isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))):
             raise NjitUnsupportedError(
                 f"a {what} holding {type(x).__name__} keys was given a key known only when the "
@@ -308,14 +328,16 @@ class DictTracer(Tracer):
         return _sites()[self.site_key]
 
     def _key(self, key):
-        """key as the table's key type (the site widened and the trace restarted if it does
-        not fit)."""
+        """key as the table's key operands, one per item of a tuple key (the site widened
+        and the trace restarted if it does not fit)."""
         t = self.aval
         k = key_aval(key)
         j = _join_key(t.key, k)
-        if j.dtype != t.key.dtype:
+        parts = j if isinstance(j, tuple) else (j,)
+        if any(p.dtype != q.dtype for p, q in zip(parts, t.key_parts)):
             _widen(self.site_key, self._site, key=j)
-        return _as(key, t.key)
+        items = key if isinstance(key, tuple) else (key,)
+        return [_as(x, p) for x, p in zip(items, t.key_parts)]
 
     def _value(self, value):
         t = self.aval
@@ -342,25 +364,25 @@ class DictTracer(Tracer):
             site.provisional = False
 
     def _lookup(self, key, remove=False):
-        return bind("dict_remove" if remove else "dict_lookup", self, self._key(key))
+        return bind("dict_remove" if remove else "dict_lookup", self, *self._key(key))
 
     def _require(self, found, key):
         """KeyError(key) when not found (the key passed as its bits: lower/dicts.key_error)."""
         t = self.aval
-        k = self._key(key)
-        bits = (
+        bits = [
             bind("bitcast_convert_type", k, new_dtype=_I64)
-            if t.key.dtype.kind == "f"
+            if k.aval.dtype.kind == "f"
             else bind("convert_element_type", k, new_dtype=_I64, weak_type=False)
-        )
-        weak = key_aval(key).weak_type
-        message = lower_dicts.key_error_template(t.key.dtype.kind, weak)
-        bind("nj_require", found, bits, exc="KeyError", message=message)
+            for k in self._key(key)
+        ]
+        kind = f"t{len(t.key)}" if t.tuple_key else t.key.dtype.kind
+        message = lower_dicts.key_error_template(kind, _weak_of(key_aval(key)))
+        bind("nj_require", found, *bits, exc="KeyError", message=message)
 
     # ---- dict
     def __setitem__(self, key, value):
         self._not_set("d[k] = v")
-        bind("dict_store", self, self._key(key), self._value(value))
+        bind("dict_store", self, *self._key(key), self._value(value))
 
     def __getitem__(self, key):
         self._not_set("d[k]")
@@ -405,10 +427,10 @@ class DictTracer(Tracer):
             )
         k = self._key(key)
         d = self._value(default)
-        found, v = bind("dict_lookup", self, k)
+        found, v = bind("dict_lookup", self, *k)
         # an existing key is written its own value: its place in the order is kept
         now = jnp.where(found, v, d)
-        bind("dict_store", self, k, _as(now, self.aval.value))
+        bind("dict_store", self, *k, _as(now, self.aval.value))
         return _as(now, self.aval.value)
 
     def keys(self):
@@ -428,7 +450,7 @@ class DictTracer(Tracer):
     # ---- set
     def add(self, key):
         self._only_set("s.add")
-        bind("dict_store", self, self._key(key))
+        bind("dict_store", self, *self._key(key))
 
     def discard(self, key):
         self._only_set("s.discard")
@@ -442,7 +464,7 @@ class DictTracer(Tracer):
     # ---- both
     def __contains__(self, key):
         # (a float asked of an int table widens it to floats: 2.0 finds 2, 2.5 nothing)
-        return bind("dict_lookup", self, self._key(key))[0]
+        return bind("dict_lookup", self, *self._key(key))[0]
 
     def __jm_len__(self):
         return _weak(bind("dict_len", self))
@@ -502,13 +524,17 @@ class _View:
         n = bind("dict_iter", d)
         what = self.what
 
+        t = d.aval
+        nk = len(t.key_parts)
+
         def item(i):
             parts = bind("dict_entry", d, i, n)
+            key = tuple(parts[:nk]) if t.tuple_key else parts[0]
             if what == "keys":
-                return parts[0]
+                return key
             if what == "values":
-                return parts[1]
-            return (parts[0], parts[1])
+                return parts[nk]
+            return (key, parts[nk])
 
         return _weak(n), item
 

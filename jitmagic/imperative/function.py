@@ -473,7 +473,7 @@ class NjitVariant:
                 exc = getattr(builtins, exc, RuntimeError)
             vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
             if lower_dicts.is_key_error(template):  # KeyError(key), as Python's
-                raise lower_dicts.key_error(template, vals[0])
+                raise lower_dicts.key_error(template, vals)
             msg = template.format(*vals) if template else None
             raise exc(msg) if msg is not None else exc()
         raise RuntimeError(f"jitmagic: njit code failed with status {rc}")

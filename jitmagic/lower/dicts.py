@@ -42,15 +42,20 @@ _P = (1 << 61) - 1  # the modulus of Python's hash of numbers
 
 
 def entry_words(t) -> int:
-    return 2 if t.is_set else 3
+    return 1 + len(t.key_parts) + (0 if t.is_set else 1)
 
 
 def _key_kind(t):
-    return t.key.dtype.kind  # "b", "i" or "f"
+    """ "b", "i" or "f" (the key's dtype), or "t<n>" for a tuple of n ints."""
+    return f"t{len(t.key)}" if t.tuple_key else t.key.dtype.kind
 
 
-def _key_type(kind):
-    return F64 if kind == "f" else I64
+def _n_keys(kind):
+    return int(kind[1:]) if kind[0] == "t" else 1
+
+
+def _key_types(kind):
+    return [F64] if kind == "f" else [I64] * _n_keys(kind)
 
 
 # ---------------------------------------------------------------- the table's functions
@@ -108,7 +113,28 @@ def _hash_int(b, x):
     return b.select(b.icmp_signed("==", h, _c(-1)), _c(-2), h)
 
 
-def _hash(b, module, key, kind):
+_XXPRIME_1, _XXPRIME_2, _XXPRIME_5 = (
+    11400714785074694791,
+    14029467366897019727,
+    2870177450012600261,
+)
+
+
+def _u64(v):
+    return _c(v - (1 << 64) if v >= 1 << 63 else v)
+
+
+def _hash(b, module, keys, kind):
+    if kind[0] == "t":
+        # Python's hash of a tuple (CPython's xxHash-based tuplehash) of the items' hashes
+        acc = _u64(_XXPRIME_5)
+        for k in keys:
+            acc = b.add(acc, b.mul(_hash_int(b, k), _u64(_XXPRIME_2)))
+            acc = b.or_(b.shl(acc, _c(31)), b.lshr(acc, _c(33)))
+            acc = b.mul(acc, _u64(_XXPRIME_1))
+        acc = b.add(acc, _u64(len(keys) ^ (_XXPRIME_5 ^ 3527539)))
+        return b.select(b.icmp_signed("==", acc, _c(-1)), _c(1546275796), acc)
+    (key,) = keys
     if kind != "f":
         return _hash_int(b, key)
     # an integer-valued float hashes as the int (so 2.0 and 2 would meet, as in Python);
@@ -138,10 +164,14 @@ def _fabs(module):
     return _intrinsic(module, "llvm.fabs.f64")
 
 
-def _same_key(b, a, k, kind):
-    if kind == "f":
-        return b.fcmp_ordered("==", a, k)
-    return b.icmp_signed("==", a, k)
+def _same_key(b, entry, keys, kind):
+    """The entry's key is `keys`."""
+    same = None
+    for j, (k, kt) in enumerate(zip(keys, _key_types(kind))):
+        a = b.load(_word(b, entry, 1 + j), typ=kt)
+        eq = b.fcmp_ordered("==", a, k) if kind == "f" else b.icmp_signed("==", a, k)
+        same = eq if same is None else b.and_(same, eq)
+    return same
 
 
 def _probe(f, blk, mask, h, stop):
@@ -172,12 +202,11 @@ def _probe(f, blk, mask, h, stop):
 
 def _find(module, kind, E):
     """find(block, key, hash) -> the slot holding key, or -1."""
-    name = f"jm_table_find_{kind}{E}"
+    name = f"jm_table_find_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
-    kt = _key_type(kind)
-    f = _Fn(module, name, I64, [PTR, kt, I64])
-    blk, key, h = f.fn.args
+    f = _Fn(module, name, I64, [PTR, I64, *_key_types(kind)])
+    blk, h, keys = f.fn.args[0], f.fn.args[1], f.fn.args[2:]
     b = f.b
     mask = b.load(_word(b, blk, 0), typ=I64)
     missing = f.block("missing")
@@ -189,8 +218,7 @@ def _find(module, kind, E):
         live = b.icmp_signed(">=", ix, _c(0))
         e = _entry(b, blk, mask, b.select(live, ix, _c(0)), E)
         eh = b.load(e, typ=I64)
-        ek = b.load(_word(b, e, 1), typ=kt)
-        return b.and_(live, b.and_(b.icmp_signed("==", eh, h), _same_key(b, ek, key, kind)))
+        return b.and_(live, b.and_(b.icmp_signed("==", eh, h), _same_key(b, e, keys, kind)))
 
     slot = _probe(f, blk, mask, h, stop)
     b.ret(slot)
@@ -296,14 +324,13 @@ def _rebuild(module, E):
 
 def _lookup(module, kind, E):
     """lookup(block, key) -> the key's entry, or NULL."""
-    name = f"jm_table_lookup_{kind}{E}"
+    name = f"jm_table_lookup_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
-    kt = _key_type(kind)
-    f = _Fn(module, name, PTR, [PTR, kt])
-    blk, key = f.fn.args
+    f = _Fn(module, name, PTR, [PTR, *_key_types(kind)])
+    blk, keys = f.fn.args[0], f.fn.args[1:]
     b = f.b
-    slot = b.call(_find(module, kind, E), [blk, key, _hash(b, module, key, kind)])
+    slot = b.call(_find(module, kind, E), [blk, _hash(b, module, keys, kind), *keys])
     hit, miss = f.block("hit"), f.block("miss")
     b.cbranch(b.icmp_signed(">=", slot, _c(0)), hit, miss)
     b.position_at_end(hit)
@@ -318,17 +345,16 @@ def _lookup(module, kind, E):
 def _insert(module, kind, E):
     """insert(slot, key) -> the key's entry (a new one appended, the table grown first when
     full), or NULL out of memory. The caller writes the value."""
-    name = f"jm_table_insert_{kind}{E}"
+    name = f"jm_table_insert_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
-    kt = _key_type(kind)
-    f = _Fn(module, name, PTR, [PTR, kt])
-    slotp, key = f.fn.args
+    f = _Fn(module, name, PTR, [PTR, *_key_types(kind)])
+    slotp, keys = f.fn.args[0], f.fn.args[1:]
     b = f.b
     size = b.alloca(I64)
     blk0 = b.load(slotp, typ=PTR)
-    h = _hash(b, module, key, kind)
-    slot = b.call(_find(module, kind, E), [blk0, key, h])
+    h = _hash(b, module, keys, kind)
+    slot = b.call(_find(module, kind, E), [blk0, h, *keys])
     hit, miss = f.block("hit"), f.block("miss")
     b.cbranch(b.icmp_signed(">=", slot, _c(0)), hit, miss)
     b.position_at_end(hit)
@@ -363,7 +389,8 @@ def _insert(module, kind, E):
     filled = b.load(_word(b, blk, 2), typ=I64)
     e = _entry(b, blk, mask, filled, E)
     b.store(h, e)
-    b.store(key, _word(b, e, 1))
+    for j, k in enumerate(keys):
+        b.store(k, _word(b, e, 1 + j))
     b.store(b.add(filled, _c(1)), _word(b, blk, 2))
     b.store(b.add(b.load(_word(b, blk, 1), typ=I64), _c(1)), _word(b, blk, 1))
     free = _free_slot(f, blk, mask, h)
@@ -375,14 +402,13 @@ def _insert(module, kind, E):
 def _remove(module, kind, E):
     """remove(block, key) -> the key's entry, now deleted (its value still readable), or
     NULL when the key is not there."""
-    name = f"jm_table_remove_{kind}{E}"
+    name = f"jm_table_remove_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
-    kt = _key_type(kind)
-    f = _Fn(module, name, PTR, [PTR, kt])
-    blk, key = f.fn.args
+    f = _Fn(module, name, PTR, [PTR, *_key_types(kind)])
+    blk, keys = f.fn.args[0], f.fn.args[1:]
     b = f.b
-    slot = b.call(_find(module, kind, E), [blk, key, _hash(b, module, key, kind)])
+    slot = b.call(_find(module, kind, E), [blk, _hash(b, module, keys, kind), *keys])
     hit, miss = f.block("hit"), f.block("miss")
     b.cbranch(b.icmp_signed(">=", slot, _c(0)), hit, miss)
     b.position_at_end(hit)
@@ -426,13 +452,13 @@ class Table:
         return cg.b.ptrtoint(self.block(cg), I64)
 
 
-def _key_value(cg, atom, t):
-    """The key operand as the table's functions take it: i64 (bool, int) or double."""
-    v = cg.emit_value(atom, [])
-    kind = _key_kind(t)
-    if kind == "b":
-        return cg.b.zext(v, I64)
-    return v
+def _key_values(cg, atoms, t):
+    """The key operands as the table's functions take them: i64s (bool, int) or a double."""
+    out = []
+    for a in atoms:
+        v = cg.emit_value(a, [])
+        out.append(cg.b.zext(v, I64) if a.aval.dtype.kind == "b" else v)
+    return out
 
 
 def _check_null(cg, p):
@@ -442,28 +468,31 @@ def _check_null(cg, p):
     b.position_at_end(ok)
 
 
-def _value_ptr(cg, entry):
-    return _word(cg.b, entry, 2)
+def _value_ptr(cg, entry, t):
+    return _word(cg.b, entry, 1 + len(t.key_parts))
 
 
-def _load_value(cg, entry, aval):
-    b, dt = cg.b, aval.dtype
-    v = b.load(_value_ptr(cg, entry), typ=storage_type(dt))
+def _load_value(cg, entry, t):
+    b, dt = cg.b, t.value.dtype
+    v = b.load(_value_ptr(cg, entry, t), typ=storage_type(dt))
     return b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if dt.kind == "b" else v
 
 
-def _store_value(cg, entry, aval, v):
-    b, dt = cg.b, aval.dtype
+def _store_value(cg, entry, t, v):
+    b, dt = cg.b, t.value.dtype
     if dt.kind == "b":
         v = b.zext(v, I8)
-    b.store(v, _value_ptr(cg, entry))
+    b.store(v, _value_ptr(cg, entry, t))
 
 
-def _load_key(cg, entry, t):
+def _load_keys(cg, entry, t):
     b = cg.b
     kind = _key_kind(t)
-    k = b.load(_word(b, entry, 1), typ=_key_type(kind))
-    return b.icmp_unsigned("!=", k, _c(0)) if kind == "b" else k
+    out = []
+    for j, kt in enumerate(_key_types(kind)):
+        k = b.load(_word(b, entry, 1 + j), typ=kt)
+        out.append(b.icmp_unsigned("!=", k, _c(0)) if kind == "b" else k)
+    return out
 
 
 def _zero(aval):
@@ -485,14 +514,15 @@ def lower_new(cg, e, outs):
 
 
 def lower_store(cg, e, outs):
-    d, k = e.inputs[0], e.inputs[1]
+    d = e.inputs[0]
     table = cg.buffers[d]
     t = d.aval
-    key = _key_value(cg, k, t)
-    entry = cg.b.call(_insert(cg.module, _key_kind(t), entry_words(t)), [table.slot, key])
+    n = len(t.key_parts)
+    keys = _key_values(cg, e.inputs[1 : 1 + n], t)
+    entry = cg.b.call(_insert(cg.module, _key_kind(t), entry_words(t)), [table.slot, *keys])
     _check_null(cg, entry)
     if not t.is_set:
-        _store_value(cg, entry, t.value, cg.emit_value(e.inputs[2], []))
+        _store_value(cg, entry, t, cg.emit_value(e.inputs[1 + n], []))
 
 
 def _found(cg, entry):
@@ -500,12 +530,12 @@ def _found(cg, entry):
 
 
 def _lookup_like(cg, e, outs, make):
-    d, k = e.inputs[0], e.inputs[1]
+    d = e.inputs[0]
     table = cg.buffers[d]
     t = d.aval
-    key = _key_value(cg, k, t)
+    keys = _key_values(cg, e.inputs[1:], t)
     fn = make(cg.module, _key_kind(t), entry_words(t))
-    entry = cg.b.call(fn, [table.block(cg), key])
+    entry = cg.b.call(fn, [table.block(cg), *keys])
     found = _found(cg, entry)
     cg.store(outs[0], [], found)
     if not t.is_set:
@@ -513,7 +543,7 @@ def _lookup_like(cg, e, outs, make):
         slot = cg._slot_builder_at_entry().alloca(storage_type(t.value.dtype))
         b.store(_zero(t.value) if t.value.dtype.kind != "b" else ir.Constant(I8, 0), slot)
         with b.if_then(found):
-            v = _load_value(cg, entry, t.value)
+            v = _load_value(cg, entry, t)
             b.store(b.zext(v, I8) if t.value.dtype.kind == "b" else v, slot)
         v = b.load(slot, typ=storage_type(t.value.dtype))
         if t.value.dtype.kind == "b":
@@ -574,9 +604,11 @@ def lower_entry(cg, e, outs):
     blk = table.block(cg)
     mask = b.load(_word(b, blk, 0), typ=I64)
     entry = _entry(b, blk, mask, iv, entry_words(t))
-    cg.store(outs[0], [], _load_key(cg, entry, t))
+    keys = _load_keys(cg, entry, t)
+    for out, k in zip(outs, keys):
+        cg.store(out, [], k)
     if not t.is_set:
-        cg.store(outs[1], [], _load_value(cg, entry, t.value))
+        cg.store(outs[len(keys)], [], _load_value(cg, entry, t))
 
 
 def lower_clear(cg, e, outs):
@@ -596,8 +628,9 @@ _KEY_ERROR = "\x00KeyError:"  # an exception site's template: KeyError(the key),
 
 
 def key_error_template(kind, weak):
-    """The template of a missing key's KeyError site, its one value the key's bits (as the
-    table's key type `kind`; `weak`: the key was a Python number)."""
+    """The template of a missing key's KeyError site, its values the key's bits (as the
+    table's key type `kind`, "b", "i", "f" or "t<n>"; `weak`: the key was a Python number,
+    or a tuple of them)."""
     return f"{_KEY_ERROR}{kind}{'~' if weak else ''}"
 
 
@@ -605,10 +638,14 @@ def is_key_error(template):
     return isinstance(template, str) and template.startswith(_KEY_ERROR)
 
 
-def key_error(template, bits):
+def key_error(template, values):
     """KeyError(key) from the key's bits, as Python raises it (its args the key itself)."""
-    kind = template[len(_KEY_ERROR)]
+    kind = template[len(_KEY_ERROR) :].rstrip("~")
     weak = template.endswith("~")
+    if kind[0] == "t":
+        items = values[: _n_keys(kind)]
+        return KeyError(tuple(int(v) if weak else np.int64(v) for v in items))
+    bits = values[0]
     word = np.array([bits], np.int64)
     if kind == "f":
         key = word.view(np.float64)[0]
@@ -616,7 +653,6 @@ def key_error(template, bits):
     if kind == "b":
         return KeyError(bool(bits) if weak else np.bool_(bits))
     return KeyError(int(bits) if weak else word[0])
-
 
 
 def _free_fn():
@@ -633,11 +669,13 @@ def read_result(address, t):
         (ctypes.c_int64 * (filled * E)).from_address(address + 8 * (HEADER + mask + 1))
     ).reshape(filled, E)
     live = words[words[:, 0] != DELETED_HASH]
-    keys = _as_python(live[:, 1].copy(), t.key)
+    n = len(t.key_parts)
+    cols = [_as_python(live[:, 1 + j].copy(), k) for j, k in enumerate(t.key_parts)]
+    keys = list(zip(*cols)) if t.tuple_key else cols[0]
     if t.is_set:
         out = set(keys)
     else:
-        out = dict(zip(keys, _as_python(live[:, 2].copy(), t.value)))
+        out = dict(zip(keys, _as_python(live[:, 1 + n].copy(), t.value)))
     _free_fn()(address)
     return out
 

@@ -13,8 +13,9 @@ is memory, so its reads and writes stay in program order.
                                           changed the table since dict_iter gave n)
     dict_clear  (d)         -> ()         d.clear()
 
-Keys and values are given as the table's types (the tracer converts them). The NumPy
-references run on Python dicts (a set is a dict of None values, kept in insertion order).
+A key `k` is one operand (result), or one per item of a tuple key (d[i, j]: two). Keys and
+values are given as the table's types (the tracer converts them). The NumPy references run
+on Python dicts (a set is a dict of None values, kept in insertion order).
 """
 
 from __future__ import annotations
@@ -44,8 +45,17 @@ def _table(d):
     return d.item() if isinstance(d, np.ndarray) else d
 
 
-def _key(k):
-    return np.asarray(k).item()
+def _key(ks):
+    items = tuple(np.asarray(k).item() for k in ks)
+    return items[0] if len(items) == 1 else items
+
+
+def _keys(prim, d, ks):
+    parts = d.key_parts
+    if len(ks) != len(parts):
+        raise TypeError(f"{prim}: {len(ks)} key operands for a {d}")
+    for k, want in zip(ks, parts):
+        _need(prim, "key", k, want)
 
 
 def _values(d):
@@ -76,22 +86,22 @@ def _new_abstract(*, type):
 class _Table(dict):
     """The reference's table: a dict (a set's values are None), in insertion order."""
 
-    def __init__(self, is_set):
+    def __init__(self, t):
         super().__init__()
-        self.is_set = is_set
+        self.is_set, self.n_keys = t.is_set, len(t.key_parts)
 
 
-_register(
-    "dict_new", _new_abstract, lambda *, type: _Table(type.is_set), lower.lower_new, multiple=False
-)
+_register("dict_new", _new_abstract, lambda *, type: _Table(type), lower.lower_new, multiple=False)
 
 
 # ---------------------------------------------------------------- dict_store
 
 
-def _store_abstract(d, k, *v):
+def _store_abstract(d, *kv):
     _need_table("dict_store", d)
-    _need("dict_store", "key", k, d.key)
+    n = len(d.key_parts)
+    _keys("dict_store", d, kv[:n])
+    v = kv[n:]
     if len(v) != (0 if d.is_set else 1):
         raise TypeError(f"dict_store: {len(v)} values for a {d}")
     if v:
@@ -99,8 +109,10 @@ def _store_abstract(d, k, *v):
     return ()
 
 
-def _store_impl(d, k, *v):
-    _table(d)[_key(k)] = v[0][()] if v else None
+def _store_impl(d, *kv):
+    t = _table(d)
+    n = t.n_keys
+    t[_key(kv[:n])] = None if t.is_set else kv[n][()]
     return ()
 
 
@@ -110,15 +122,15 @@ _register("dict_store", _store_abstract, _store_impl, lower.lower_store)
 # ---------------------------------------------------------------- dict_lookup, dict_remove
 
 
-def _lookup_abstract(d, k):
+def _lookup_abstract(d, *ks):
     _need_table("dict_lookup", d)
-    _need("dict_lookup", "key", k, d.key)
+    _keys("dict_lookup", d, ks)
     return (shaped((), _BOOL), *_values(d))
 
 
-def _lookup_impl(d, k):
+def _lookup_impl(d, *ks):
     t = _table(d)
-    key = _key(k)
+    key = _key(ks)
     hit = key in t
     return [np.bool_(hit)] + ([] if t.is_set else [t.get(key, 0)])
 
@@ -126,9 +138,9 @@ def _lookup_impl(d, k):
 _register("dict_lookup", _lookup_abstract, _lookup_impl, lower.lower_lookup)
 
 
-def _remove_impl(d, k):
+def _remove_impl(d, *ks):
     t = _table(d)
-    key = _key(k)
+    key = _key(ks)
     hit = key in t
     value = t.pop(key, 0)
     return [np.bool_(hit)] + ([] if t.is_set else [value])
@@ -166,7 +178,7 @@ def _entry_abstract(d, i, n):
     for x in (i, n):
         if x.shape != () or x.dtype != _I64:
             raise TypeError(f"dict_entry: positions are int64 scalars, got {x}")
-    return (d.key, *_values(d))
+    return (*d.key_parts, *_values(d))
 
 
 def _entry_impl(d, i, n):
@@ -174,7 +186,8 @@ def _entry_impl(d, i, n):
     if len(t) != int(n):
         raise RuntimeError("dictionary changed size during iteration")
     k, v = list(t.items())[int(i)]
-    return [k] if t.is_set else [k, v]
+    ks = list(k) if t.n_keys > 1 else [k]
+    return ks if t.is_set else [*ks, v]
 
 
 _register("dict_entry", _entry_abstract, _entry_impl, lower.lower_entry)
