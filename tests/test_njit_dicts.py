@@ -514,3 +514,46 @@ def test_tuples_of_ints_as_keys():
     with pytest.raises(KeyError) as e:
         jm.njit(pair_missing)(INTS)
     assert e.value.args == ((-1, 7),)
+
+
+# ------------------------------------------------------------------ random operation streams
+
+
+def replay(ops, keys, vals):
+    """A stream of dict operations (growth, deletions leaving holes, keys deleted and added
+    again, reads of missing keys): the dict, in order, and a checksum of what the reads saw."""
+    d = {}
+    seen = 0.0
+    for i in range(ops.shape[0]):
+        op, k = ops[i], keys[i]
+        if op == 0:
+            d[k] = vals[i]
+        elif op == 1:
+            if k in d:
+                del d[k]
+        elif op == 2:
+            seen = seen * 0.5 + d.get(k, -1.0)
+        elif op == 3:
+            seen = seen * 0.5 + d.pop(k, -2.0)
+        else:
+            seen = seen * 0.5 + d.setdefault(k, vals[i])
+    if ops.shape[0] % 2:  # the table as the operations left it (holes and all)
+        return d, seen
+    total = 0.0
+    for k, v in d.items():  # (made contiguous for the loop)
+        total = total * 0.75 + k * v
+    return d, seen, total, len(d)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_operation_streams_agree_with_python(seed):
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    span = [8, 64, 1000, 1 << 40, 30, 5000][seed]
+    ops = rng.choice(5, size=n, p=[0.4, 0.2, 0.15, 0.15, 0.1])
+    keys = rng.integers(-span, span, n)
+    vals = np.round(rng.normal(size=n), 2)
+    f = jm.njit(replay)
+    for m in (n, n - 1):
+        agree(replay, ops[:m], keys[:m], vals[:m], compiled=f)
+        agree(replay, ops[:m], keys[:m].astype(np.float64) * 0.5, vals[:m], compiled=f)
