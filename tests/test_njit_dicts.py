@@ -557,3 +557,16 @@ def test_random_operation_streams_agree_with_python(seed):
     for m in (n, n - 1):
         agree(replay, ops[:m], keys[:m], vals[:m], compiled=f)
         agree(replay, ops[:m], keys[:m].astype(np.float64) * 0.5, vals[:m], compiled=f)
+
+
+def parallel_counts(a):
+    d = {}
+    for i in jnb.prange(a.shape[0]):
+        d[a[i]] = d.get(a[i], 0) + 1
+    return d
+
+
+def test_a_prange_loop_using_a_dict_runs_serially():
+    f = jnb.njit(parallel=True)(parallel_counts)
+    agree(parallel_counts, INTS, compiled=f)
+    assert any("dict or set" in n for v in f.variants for n in v.notes)

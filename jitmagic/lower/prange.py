@@ -28,6 +28,9 @@ from jitmagic.runtime import threadpool
 
 REDUCTIONS = ("add", "sub", "mul", "max", "min")
 _SERIAL_ONLY = ("nj_pycall", "nj_rng_draw", "nj_rng_fill", "nj_rng_seed", "nj_rng_shuffle")
+# a dict's or set's table (lower/dicts.py) lives in the calling function's frame, and two
+# threads changing one would race
+_SERIAL_ONLY += tuple(f"dict_{p}" for p in "new store lookup remove len iter entry clear".split())
 
 
 def _uses(fn, counts):
@@ -74,6 +77,8 @@ def plan(e):
         what = (
             "draws random numbers"
             if any(p.startswith("nj_rng") for p in serial)
+            else "uses a dict or set"
+            if any(p.startswith("dict_") for p in serial)
             else ("calls Python")
         )
         return None, f"its body {what}, which one thread at a time must do"
