@@ -729,7 +729,9 @@ class TraceOps:
             return self.for_range(
                 0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
             )
-        if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
+        if isinstance(iterable, (tuple, list, str)) and not any(
+            isinstance(x, Tracer) for x in iterable
+        ):  # (a str is a constant: its characters are known, so the loop is unrolled)
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
             # a sequence holding traced values: its items are known, so the loop is unrolled
@@ -777,7 +779,7 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
-        if isinstance(iterable, (tuple, list)):
+        if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
         arr = _as_iterable(iterable)
         n = arr.shape[0]
@@ -786,7 +788,7 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
-        if all(isinstance(x, (tuple, list)) for x in iterables):
+        if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
         arrs = [_as_iterable(x) for x in iterables]
         n = arrs[0].shape[0]
