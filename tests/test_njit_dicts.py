@@ -570,3 +570,27 @@ def test_a_prange_loop_using_a_dict_runs_serially():
     f = jnb.njit(parallel=True)(parallel_counts)
     agree(parallel_counts, INTS, compiled=f)
     assert any("dict or set" in n for v in f.variants for n in v.notes)
+
+
+def reductions(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    s = set()
+    for x in a:
+        s.add(x * 0.5)
+    return sum(d.values()), max(d.values()), min(d), max(d.keys()), sum(s, 0.25), min(s)
+
+
+def empty_max(a):
+    d = {}
+    for x in a:
+        if x > 1000:
+            d[x] = 1
+    return max(d.values())
+
+
+def test_sum_min_max_over_tables():
+    agree(reductions, INTS)
+    agree(reductions, FLOATS)
+    agree(empty_max, INTS)

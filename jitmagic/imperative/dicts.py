@@ -29,6 +29,7 @@ from jitmagic.core.dicts import DictType
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative import trace as _trace  # (a cycle through the module object)
 from jitmagic.imperative.tracers import state
 from jitmagic.lower import dicts as lower_dicts
 
@@ -514,7 +515,8 @@ def _weak(x):
 
 
 class _View:
-    """d.keys(), d.values(), d.items(): iterated by a compiled loop over the entries."""
+    """d.keys(), d.values(), d.items(): iterated by a compiled loop over the entries (and by
+    sum, min and max: reduce)."""
 
     def __init__(self, table, what):
         self.table, self.what = table, what
@@ -650,6 +652,46 @@ def empty_typed_dict(key_type, value_type):
     site.value = value_aval(np.dtype(value_type).type(0))
     site.provisional = False
     return _new_table(site_key, site)
+
+
+def loops_over_table(x):
+    """x is a table or a view of one (sum/min/max over it are compiled loops: reduce)."""
+    return isinstance(x, (DictTracer, _View))
+
+
+def reduce(x, how, start=0, line=0):
+    """sum(x, start), min(x), max(x) of a table or a view of one, as Python computes them: a
+    compiled loop over the items (in order; min/max keep the first of equal items, and
+    raise ValueError when there are none)."""
+    view = x if isinstance(x, _View) else _View(x, "keys")
+    t = view.table.aval
+    ops = _trace.TraceOps()
+    what = view.what
+    if what == "items" or (what == "keys" and t.tuple_key):
+        raise NjitUnsupportedError(
+            f"{how}() over the tuples of a compiled dict's {what}(): loop over it instead",
+            construct=f"{how}() of a compiled dict's tuples",
+        )
+    if how == "sum":
+        (total,) = ops.for_iter(view, lambda v, acc: (acc + v,), (start,), ("jm_sum",), line)
+        return total
+    item = t.value if what == "values" else t.key
+    first = bind(
+        "convert_element_type",
+        np.zeros((), item.dtype),
+        new_dtype=item.dtype,
+        weak_type=item.weak_type,
+    )
+
+    def better(v, best, started):
+        take = jnp.logical_or(jnp.logical_not(started), (v > best) if how == "max" else (v < best))
+        return jnp.where(take, v, best), np.bool_(True)
+
+    best, started = ops.for_iter(
+        view, better, (first, np.bool_(False)), ("jm_best", "jm_started"), line
+    )
+    bind("nj_require", started, exc="ValueError", message=f"{how}() arg is an empty sequence")
+    return best
 
 
 def is_table(x):

@@ -1631,6 +1631,8 @@ def _pick(args, better):
     first stays, a NaN later is never better)."""
     if builtins.len(args) == 1:
         (seq,) = args
+        if dicts.loops_over_table(seq):
+            return dicts.reduce(seq, "min" if better == "lt" else "max")
         if _traced(seq):
             return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
         args = tuple(seq)
@@ -1757,6 +1759,8 @@ def _divmod(a, b):
 
 
 def _sum(seq, start=0):
+    if dicts.loops_over_table(seq):
+        return dicts.reduce(seq, "sum", start)
     if _traced(seq):
         return np.sum(_val(seq)) + start
     total = start
