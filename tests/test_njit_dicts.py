@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from oracle import compare_outcomes, run_on_copies
+from oracle import compare_outcomes, rebind, run_on_copies
 
 import jitmagic as jm
 import jitmagic.numba as jnb
@@ -594,3 +594,30 @@ def test_sum_min_max_over_tables():
     agree(reductions, INTS)
     agree(reductions, FLOATS)
     agree(empty_max, INTS)
+
+
+def bump(d, k):
+    d[k] = d.get(k, 0) + 1
+
+
+def plain_bump(d, k):
+    d[k] = d.get(k, 0) + 10
+
+
+def through_helpers(a):
+    d = {}
+    for x in a:
+        bump(d, x)  # an njit function and a plain one, inlined, change the caller's table
+        plain_bump(d, x + 100)
+    return d
+
+
+def test_helpers_change_the_callers_table():
+    # (the compiled copy calls an njit `bump`; Python's, the plain one)
+    compiled = jm.njit(rebind(through_helpers, jm.njit, helpers=("bump",)))
+    agree(through_helpers, INTS % 9, compiled=compiled)
+
+
+def test_a_dict_passed_in_from_python_is_refused_by_name():
+    with pytest.raises(NjitUnsupportedError, match="passed in from Python"):
+        jm.njit(bump)({}, 3)

@@ -829,7 +829,7 @@ def list_comprehension_sum(n):
     return vals[2]
 
 
-@example(lambda: (np.array([3.0, 1.0, 3.0, 2.0]),), unsupported="dict key")
+@example(lambda: (np.array([3.0, 1.0, 3.0, 2.0]),))  # a compiled dict (imperative/dicts.py)
 def dict_keyed_by_values(v):
     first = {}
     for k in range(v.shape[0]):
