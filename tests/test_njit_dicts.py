@@ -578,7 +578,7 @@ def reductions(a):
         d[x] = d.get(x, 0) + 1
     s = set()
     for x in a:
-        s.add(x * 0.5)
+        s.add(x // 2)  # (integers: a sum in a set's order, which is not Python's, is exact)
     return sum(d.values()), max(d.values()), min(d), max(d.keys()), sum(s, 0.25), min(s)
 
 
@@ -621,3 +621,51 @@ def test_helpers_change_the_callers_table():
 def test_a_dict_passed_in_from_python_is_refused_by_name():
     with pytest.raises(NjitUnsupportedError, match="passed in from Python"):
         jm.njit(bump)({}, 3)
+
+
+# ------------------------------------------------------------------ copies, updates, set algebra
+
+
+def from_iterables(a, b):
+    s = set(a)
+    t = set(b)
+    t.update(a[:5])
+    u = s | t
+    i = s & t
+    d = s - t
+    x = s ^ t
+    c = s.copy()
+    c.add(12345)
+    return len(s), len(u), len(i), len(d), len(x), s, c, u, i, d, x
+
+
+def dict_copies(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    e = d.copy()
+    e[777] = 1
+    f = dict(d)
+    g = {-1: 5}
+    g.update(d)
+    keys = set(d)
+    vals = set(d.values())
+    return d, e, f, g, keys, vals
+
+
+def test_sets_and_dicts_from_iterables_copies_and_algebra():
+    agree(from_iterables, INTS % 17, INTS % 11 + 5)
+    agree(from_iterables, FLOATS, FLOATS * 2)
+    agree(dict_copies, INTS % 13)
+
+
+def updated_set(a, b):
+    s = set()
+    s.update(a)
+    t = {1, 2}
+    t.update(b)
+    return s, t, len(s | t)
+
+
+def test_a_set_updated_with_an_array():
+    agree(updated_set, INTS % 23, INTS % 5)

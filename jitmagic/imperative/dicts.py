@@ -222,10 +222,10 @@ class StaticDict(dict):
         super().__init__(items)
         self._site_key = site_key
 
-    def _found(self, key, value=None):
+    def _found(self, key, value=None, k=None):
         _numbers(self.keys(), "dict")
         site = _sites().setdefault(self._site_key, Site(False))
-        k = key_aval(key)
+        k = key_aval(key) if k is None else k
         for x in self.keys():
             k = _join_key(k, key_aval(x))
         site.key = _join_key(site.key, k)
@@ -272,6 +272,12 @@ class StaticDict(dict):
             self._found(key, default)
         return super().setdefault(key, default)
 
+    def update(self, *args, **kwargs):
+        if args and isinstance(args[0], DictTracer) and not args[0].aval.is_set:
+            t = args[0].aval
+            self._found(None, _example(t.value), k=t.key)
+        super().update(*args, **kwargs)
+
 
 class StaticSet(set):
     """A set of members known while tracing; a member known only when the code runs restarts
@@ -304,6 +310,19 @@ class StaticSet(set):
         if _traced(key):
             self._found(key)
         super().remove(key)
+
+    def update(self, *others):
+        for o in others:
+            item = _item_aval(o)
+            if item is not None:  # computed members: the set becomes a table
+                _numbers(self, "set")
+                site = _sites().setdefault(self._site_key, Site(True))
+                k = key_aval(_example(item))
+                for x in self:
+                    k = _join_key(k, key_aval(x))
+                site.key = _join_key(site.key, k)
+                raise Retype(self._site_key)
+        super().update(*others)
 
     def __contains__(self, key):
         if _traced(key):
@@ -447,6 +466,60 @@ class DictTracer(Tracer):
 
     def clear(self):
         bind("dict_clear", self)
+
+    def copy(self):
+        return self._copy(depth=2)
+
+    def _copy(self, depth):
+        t = self.aval
+        out = _made_here(t.is_set, t.key, t.value, depth)
+        _fill(out, self if t.is_set else _View(self, "items"))
+        return out
+
+    def update(self, other):
+        if not isinstance(other, (DictTracer, _View)) and not (self.aval.is_set and _traced(other)):
+            raise NjitUnsupportedError(
+                f"{'s' if self.aval.is_set else 'd'}.update() of a {type(other).__name__}: "
+                f"of a compiled dict or set (or, for a set, a 1-d array)",
+                construct=f"update() of a {type(other).__name__}",
+            )
+        if self.aval.is_set:
+            _fill(self, other)
+        else:
+            if isinstance(other, _View) or other.aval.is_set:
+                raise NjitUnsupportedError(
+                    "d.update() of a set or a view: of a compiled dict",
+                    construct="d.update() of a set",
+                )
+            _fill(self, _View(other, "items"))
+
+    def _algebra(self, other, how):
+        if not (isinstance(other, DictTracer) and self.aval.is_set and other.aval.is_set):
+            return NotImplemented
+        out = _made_here(True, _join_key(self.aval.key, other.aval.key), None, depth=2)
+        if how == "|":
+            _fill(out, self)
+            _fill(out, other)
+        elif how == "&":
+            _fill(out, self, only_if=other.__contains__)
+        elif how == "-":
+            _fill(out, self, only_if=lambda x: jnp.logical_not(other.__contains__(x)))
+        else:
+            _fill(out, self, only_if=lambda x: jnp.logical_not(other.__contains__(x)))
+            _fill(out, other, only_if=lambda x: jnp.logical_not(self.__contains__(x)))
+        return out
+
+    def __or__(self, other):
+        return self._algebra(other, "|")
+
+    def __and__(self, other):
+        return self._algebra(other, "&")
+
+    def __sub__(self, other):
+        return self._algebra(other, "-")
+
+    def __xor__(self, other):
+        return self._algebra(other, "^")
 
     # ---- set
     def add(self, key):
@@ -609,25 +682,92 @@ def set_display(items, depth=1):
 
 
 def njit_dict(*args, **kwargs):
-    """dict() in njit code: empty, or of a dict or of keyword arguments (known keys)."""
+    """dict() in njit code: empty, of keyword arguments or a dict of known keys (a Python
+    dict while tracing, as a display), or a copy of a compiled dict."""
     if args and isinstance(args[0], DictTracer):
-        raise NjitUnsupportedError(
-            "dict(d) of a compiled dict: build the copy in a loop (`for k in d: e[k] = d[k]`)",
-            construct="a copy of a compiled dict",
-        )
+        if args[0].aval.is_set or kwargs:
+            raise NjitUnsupportedError(
+                "dict() of a compiled set (or of a compiled dict with keyword arguments)",
+                construct="dict() of a compiled set",
+            )
+        return args[0]._copy(depth=2)
     items = dict(*args, **kwargs)
     return dict_display(list(items.keys()), list(items.values()), depth=1)
 
 
 def njit_set(*args):
-    """set() in njit code: empty, or of a tuple of members."""
-    if args and not isinstance(args[0], (tuple, list, set, frozenset)):
+    """set() in njit code: empty, of a tuple of members, or of the items of an array, a range
+    or a compiled dict or set (a compiled loop adding each)."""
+    if not args or isinstance(args[0], (tuple, list, set, frozenset)):
+        return set_display(list(args[0]) if args else [], depth=1)
+    src = args[0]
+    item = _item_aval(src)
+    if item is None:
         raise NjitUnsupportedError(
-            f"set() of a {type(args[0]).__name__} in njit code: build it in a loop "
-            f"(`s = set()`, then `s.add(x)` for each x)",
-            construct=f"set() of a {type(args[0]).__name__}",
+            f"set() of a {type(src).__name__} in njit code: of a 1-d array, a compiled dict or "
+            f"set (its keys or values), or a tuple (or build it in a loop: `s = set()`, then "
+            f"`s.add(x)`)",
+            construct=f"set() of a {type(src).__name__}",
         )
-    return set_display(list(args[0]) if args else [], depth=1)
+    out = _made_here(True, key_aval(_example(item)), None, depth=1)
+    _fill(out, src)
+    return out
+
+
+def _item_aval(x):
+    """The type of the items a compiled loop over x gives (a 1-d array, a compiled dict or set
+    or a view of one), or None when x is none of them."""
+    if loops_over_table(x):
+        view = x if isinstance(x, _View) else _View(x, "keys")
+        t = view.table.aval
+        if view.what == "items":
+            return None
+        return t.value if view.what == "values" else t.key
+    if _traced(x) and not isinstance(x, tuple) and x.ndim == 1:
+        return ShapedArray((), x.dtype, False)
+    return None
+
+
+def _example(aval):
+    """A value of a scalar type, to ask key_aval what key it makes (tuples item by item)."""
+    if isinstance(aval, tuple):
+        return tuple(_example(a) for a in aval)
+    return aval.dtype.type(0) if not aval.weak_type else aval.dtype.type(0).item()
+
+
+def _made_here(is_set, key, value, depth):
+    """A new table made by the user's line `depth` frames up (a copy, set(a), s | t): its
+    site's types widened with `key` and `value`."""
+    site_key = site_of(depth + 1)
+    sites = _sites()
+    site = sites.get(site_key)
+    if site is None:
+        site = sites[site_key] = Site(is_set)
+    site.key = _join_key(site.key, key)
+    if value is not None:
+        site.value = value if site.value is None else _join_value(site.value, value)
+        site.provisional = False
+    return _new_table(site_key, site)
+
+
+def _fill(table, iterable, only_if=None):
+    """A compiled loop over `iterable` adding each item to `table` (a dict's items: storing
+    each pair); only_if(item): a traced bool, the items for which it is false skipped."""
+    ops = _trace.TraceOps()
+
+    def put(item):
+        if table.aval.is_set:
+            table.add(item)
+        else:
+            table[item[0]] = item[1]
+        return ()
+
+    def body(item):
+        if only_if is None:
+            return put(item)
+        return ops.if_(only_if(item), lambda: put(item), lambda: (), (), (), 0)
+
+    ops.for_iter(iterable, body, (), (), 0)
 
 
 njit_dict.builtin_of = dict
