@@ -14,188 +14,40 @@ starts again; each start widens a type, so it ends.
 
 Iteration follows insertion order (Python's order for dicts; a set's order is Python's own
 detail, here the order of insertion too). Changing a table's size while a loop iterates over
-it raises Python's RuntimeError.
+it raises Python's RuntimeError. The sites and their types: imperative/dict_types.py.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from jitmagic import numpy as jnp
-from jitmagic.core import dtypes
-from jitmagic.core.dicts import DictType
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
+from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import trace as _trace  # (a cycle through the module object)
-from jitmagic.imperative.tracers import state
+from jitmagic.imperative.dict_types import (
+    Retype,
+    Site,
+    join_key,
+    join_value,
+    key_aval,
+    site_of,
+    sites,
+    traced,
+    value_aval,
+    weak_of,
+    widen,
+)
 from jitmagic.lower import dicts as lower_dicts
 
 _I64 = np.dtype(np.int64)
-_F64 = np.dtype(np.float64)
-_BOOL = np.dtype(bool)
 _MISSING = object()
-_KEY_RANK = {"b": 0, "i": 1, "f": 2}
-
-
-class Retype(BaseException):
-    """A table's types are new or wider than the trace used: trace again (a BaseException, so
-    the hooks' `except Exception` around trial traces pass it on)."""
-
-    def __init__(self, site):
-        super().__init__(site)
-        self.site = site
-
-
-class Site:
-    """What the traces found about one display: its key and value types (value None: not
-    known yet), and whether it is a set."""
-
-    __slots__ = ("key", "value", "is_set", "provisional")
-
-    def __init__(self, is_set):
-        self.key = None
-        self.value = None
-        self.is_set = is_set
-        self.provisional = False  # the value type is a guess (no value stored yet)
-
-    def type(self):
-        value = None
-        if not self.is_set:
-            value = self.value if self.value is not None else ShapedArray((), _I64, True)
-        return DictType(self.key, value)
-
-
-def _sites():
-    st = state()
-    if not hasattr(st, "dict_sites"):
-        st.dict_sites = {}
-    return st.dict_sites
-
-
-def site_of(depth):
-    """The display's site: the code object and instruction of the user's frame `depth` up."""
-    f = sys._getframe(depth + 1)
-    return (f.f_code, f.f_lasti)
-
-
-def _traced(x):
-    if isinstance(x, tuple):  # a tuple key holding a traced item
-        return any(_traced(v) for v in x)
-    return isinstance(x, Tracer)
-
-
-# ---------------------------------------------------------------- types
-
-
-def key_aval(x):
-    """The table key type of a key: bool, int64 or float64 (weak for a Python number)."""
-    if isinstance(x, DictTracer):
-        raise TypeError(f"unhashable type: '{'set' if x.aval.is_set else 'dict'}'")
-    if isinstance(x, tuple):
-        parts = tuple(key_aval(v) for v in x)
-        if not parts or any(p.dtype.kind == "f" for p in parts):
-            raise NjitUnsupportedError(
-                "a tuple key of a compiled dict or set holding floats (or empty): njit's "
-                "tables take numbers, or tuples of ints, as keys",
-                construct="a tuple key of floats of a compiled dict or set",
-            )
-        return tuple(ShapedArray((), _I64, p.weak_type) for p in parts)
-    try:
-        a = aval_of(x.value() if hasattr(x, "value") and _traced(x) else x)
-    except TypeError:
-        raise NjitUnsupportedError(
-            f"a {type(x).__name__} as a key of a dict or set keyed by values the running code "
-            f"computes: njit's tables take numbers (bool, int, float) as keys",
-            construct=f"a {type(x).__name__} key of a compiled dict or set",
-        ) from None
-    if a.shape != ():
-        raise TypeError("unhashable type: 'numpy.ndarray'")
-    k = a.dtype.kind
-    if k == "u" and a.dtype.itemsize == 8:
-        raise NjitUnsupportedError(
-            "a uint64 key of a compiled dict or set: cast it to int64 (or float)",
-            construct="a uint64 dict key",
-        )
-    if k not in "biuf":
-        raise NjitUnsupportedError(
-            f"a {a.dtype} key of a compiled dict or set: keys are bool, int or float",
-            construct=f"a {a.dtype} dict key",
-        )
-    dt = {"b": _BOOL, "i": _I64, "u": _I64, "f": _F64}[k]
-    return ShapedArray((), dt, a.weak_type)
-
-
-def value_aval(x):
-    if isinstance(x, DictTracer):
-        raise NjitUnsupportedError(
-            "a dict or set as a value of a compiled dict: values are numbers",
-            construct="a nested compiled dict",
-        )
-    try:
-        a = aval_of(x.value() if hasattr(x, "value") and _traced(x) else x)
-    except TypeError:
-        a = None
-    if a is None or a.shape != () or a.dtype.kind not in "biuf":
-        what = type(x).__name__ if a is None else ("an array" if a.shape else str(a.dtype))
-        raise NjitUnsupportedError(
-            f"{what} as a value of a dict keyed by values the running code computes: njit's "
-            f"compiled dicts hold numbers (bool, int, float) as values",
-            construct="a non-number value of a compiled dict",
-        )
-    return a
-
-
-def _join_key(a, b):
-    if a is None:
-        return b
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
-            raise NjitUnsupportedError(
-                "a compiled dict or set given keys of different kinds (numbers and tuples, or "
-                "tuples of different lengths): njit's tables hold keys of one type",
-                construct="keys of different kinds in one compiled dict",
-            )
-        return tuple(_join_key(x, y) for x, y in zip(a, b))
-    if a.dtype == b.dtype:
-        return ShapedArray((), a.dtype, a.weak_type and b.weak_type)
-    hi = a if _KEY_RANK[a.dtype.kind] > _KEY_RANK[b.dtype.kind] else b
-    return ShapedArray((), hi.dtype, a.weak_type and b.weak_type)
-
-
-def _join_value(a, b):
-    if a is None:
-        return b
-    if a.dtype == b.dtype:
-        return ShapedArray((), a.dtype, a.weak_type and b.weak_type)
-    dt, weak = dtypes.result_type(a, b)
-    return ShapedArray((), np.dtype(dt), weak)
-
-
-def _widen(site_key, site, key=None, value=None, replace_value=False):
-    """Widen a site's types with a key's and a value's; Retype when anything changed."""
-    changed = False
-    if key is not None:
-        k = _join_key(site.key, key)
-        changed |= k != site.key
-        site.key = k
-    if value is not None and not site.is_set:
-        v = value if (replace_value or site.value is None) else _join_value(site.value, value)
-        changed |= v != site.value or site.provisional
-        site.value, site.provisional = v, False
-    if changed:
-        raise Retype(site_key)
 
 
 def _as(x, aval):
-    x = x.value() if _traced(x) and hasattr(x, "value") else x
+    x = x.value() if traced(x) and hasattr(x, "value") else x
     return bind("convert_element_type", x, new_dtype=aval.dtype, weak_type=aval.weak_type)
-
-
-def _weak_of(k):
-    return all(p.weak_type for p in k) if isinstance(k, tuple) else k.weak_type
 
 
 def _numbers(items, what):
@@ -203,7 +55,7 @@ def _numbers(items, what):
         if isinstance(x, tuple):
             _numbers(x, what)
             continue
-        if not (_traced(x) or isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))):
+        if not (traced(x) or isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))):
             raise NjitUnsupportedError(
                 f"a {what} holding {type(x).__name__} keys was given a key known only when the "
                 f"code runs: njit's compiled dicts and sets take numbers as keys",
@@ -224,51 +76,51 @@ class StaticDict(dict):
 
     def _found(self, key, value=None, k=None):
         _numbers(self.keys(), "dict")
-        site = _sites().setdefault(self._site_key, Site(False))
+        site = sites().setdefault(self._site_key, Site(False))
         k = key_aval(key) if k is None else k
         for x in self.keys():
-            k = _join_key(k, key_aval(x))
-        site.key = _join_key(site.key, k)
+            k = join_key(k, key_aval(x))
+        site.key = join_key(site.key, k)
         for x in (*self.values(), *(() if value is None else (value,))):
             v = value_aval(x)
-            site.value = v if site.value is None else _join_value(site.value, v)
+            site.value = v if site.value is None else join_value(site.value, v)
             site.provisional = False
         if site.value is None:
             site.provisional = True
         raise Retype(self._site_key)
 
     def __setitem__(self, key, value):
-        if _traced(key):
+        if traced(key):
             self._found(key, value)
         super().__setitem__(key, value)
 
     def __getitem__(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         return super().__getitem__(key)
 
     def __delitem__(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         super().__delitem__(key)
 
     def __contains__(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         return super().__contains__(key)
 
     def get(self, key, default=None):
-        if _traced(key):
+        if traced(key):
             self._found(key, None if default is None else default)
         return super().get(key, default)
 
     def pop(self, key, default=_MISSING):
-        if _traced(key):
+        if traced(key):
             self._found(key, None if default is _MISSING else default)
         return super().pop(key) if default is _MISSING else super().pop(key, default)
 
     def setdefault(self, key, default=None):
-        if _traced(key):
+        if traced(key):
             self._found(key, default)
         return super().setdefault(key, default)
 
@@ -289,25 +141,25 @@ class StaticSet(set):
 
     def _found(self, key):
         _numbers(self, "set")
-        site = _sites().setdefault(self._site_key, Site(True))
+        site = sites().setdefault(self._site_key, Site(True))
         k = key_aval(key)
         for x in self:
-            k = _join_key(k, key_aval(x))
-        _widen(self._site_key, site, key=k)
+            k = join_key(k, key_aval(x))
+        widen(self._site_key, site, key=k)
         raise Retype(self._site_key)
 
     def add(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         super().add(key)
 
     def discard(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         super().discard(key)
 
     def remove(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         super().remove(key)
 
@@ -316,16 +168,16 @@ class StaticSet(set):
             item = _item_aval(o)
             if item is not None:  # computed members: the set becomes a table
                 _numbers(self, "set")
-                site = _sites().setdefault(self._site_key, Site(True))
+                site = sites().setdefault(self._site_key, Site(True))
                 k = key_aval(_example(item))
                 for x in self:
-                    k = _join_key(k, key_aval(x))
-                site.key = _join_key(site.key, k)
+                    k = join_key(k, key_aval(x))
+                site.key = join_key(site.key, k)
                 raise Retype(self._site_key)
         super().update(*others)
 
     def __contains__(self, key):
-        if _traced(key):
+        if traced(key):
             self._found(key)
         return super().__contains__(key)
 
@@ -345,17 +197,17 @@ class DictTracer(Tracer):
     # ---- types
     @property
     def _site(self):
-        return _sites()[self.site_key]
+        return sites()[self.site_key]
 
     def _key(self, key):
         """key as the table's key operands, one per item of a tuple key (the site widened
         and the trace restarted if it does not fit)."""
         t = self.aval
         k = key_aval(key)
-        j = _join_key(t.key, k)
+        j = join_key(t.key, k)
         parts = j if isinstance(j, tuple) else (j,)
         if any(p.dtype != q.dtype for p, q in zip(parts, t.key_parts)):
-            _widen(self.site_key, self._site, key=j)
+            widen(self.site_key, self._site, key=j)
         items = key if isinstance(key, tuple) else (key,)
         return [_as(x, p) for x, p in zip(items, t.key_parts)]
 
@@ -365,12 +217,12 @@ class DictTracer(Tracer):
         site = self._site
         if site.provisional:
             if v != t.value:
-                _widen(self.site_key, site, value=v, replace_value=True)
+                widen(self.site_key, site, value=v, replace_value=True)
             site.provisional = False
         else:
-            j = _join_value(t.value, v)
+            j = join_value(t.value, v)
             if j.dtype != t.value.dtype:
-                _widen(self.site_key, site, value=j)
+                widen(self.site_key, site, value=j)
         return _as(value, t.value)
 
     def _guess_value(self, default):
@@ -380,7 +232,7 @@ class DictTracer(Tracer):
         if site.provisional:
             v = value_aval(default)
             if v != self.aval.value:
-                _widen(self.site_key, site, value=v, replace_value=True)
+                widen(self.site_key, site, value=v, replace_value=True)
             site.provisional = False
 
     def _lookup(self, key, remove=False):
@@ -396,7 +248,7 @@ class DictTracer(Tracer):
             for k in self._key(key)
         ]
         kind = f"t{len(t.key)}" if t.tuple_key else t.key.dtype.kind
-        message = lower_dicts.key_error_template(kind, _weak_of(key_aval(key)))
+        message = lower_dicts.key_error_template(kind, weak_of(key_aval(key)))
         bind("nj_require", found, *bits, exc="KeyError", message=message)
 
     # ---- dict
@@ -477,7 +329,7 @@ class DictTracer(Tracer):
         return out
 
     def update(self, other):
-        if not isinstance(other, (DictTracer, _View)) and not (self.aval.is_set and _traced(other)):
+        if not isinstance(other, (DictTracer, _View)) and not (self.aval.is_set and traced(other)):
             raise NjitUnsupportedError(
                 f"{'s' if self.aval.is_set else 'd'}.update() of a {type(other).__name__}: "
                 f"of a compiled dict or set (or, for a set, a 1-d array)",
@@ -496,7 +348,7 @@ class DictTracer(Tracer):
     def _algebra(self, other, how):
         if not (isinstance(other, DictTracer) and self.aval.is_set and other.aval.is_set):
             return NotImplemented
-        out = _made_here(True, _join_key(self.aval.key, other.aval.key), None, depth=2)
+        out = _made_here(True, join_key(self.aval.key, other.aval.key), None, depth=2)
         if how == "|":
             _fill(out, self)
             _fill(out, other)
@@ -580,7 +432,7 @@ class DictTracer(Tracer):
 
 
 def _plain(x):
-    return x.value() if _traced(x) and hasattr(x, "value") else x
+    return x.value() if traced(x) and hasattr(x, "value") else x
 
 
 def _weak(x):
@@ -638,17 +490,17 @@ def dict_display(keys, values, depth=1):
     """{k: v, ...} (or dict()): a Python dict while its keys are known while tracing, a table
     once its site has met a key known only when the code runs."""
     site_key = site_of(depth + 1)
-    sites = _sites()
-    site = sites.get(site_key)
-    if site is None and any(_traced(k) for k in keys):
-        site = sites[site_key] = Site(False)
+    known = sites()
+    site = known.get(site_key)
+    if site is None and any(traced(k) for k in keys):
+        site = known[site_key] = Site(False)
     if site is None:
         return StaticDict(site_key, zip(keys, values))
     _numbers(keys, "dict")
     for k in keys:
-        site.key = _join_key(site.key, key_aval(k))
+        site.key = join_key(site.key, key_aval(k))
     for v in values:
-        site.value = value_aval(v) if site.value is None else _join_value(site.value, value_aval(v))
+        site.value = value_aval(v) if site.value is None else join_value(site.value, value_aval(v))
         site.provisional = False
     if site.key is None:
         site.key = ShapedArray((), _I64, True)
@@ -664,15 +516,15 @@ def set_display(items, depth=1):
     """{a, b, ...} (or set()): a Python set while its members are known while tracing, a table
     once its site has met a member known only when the code runs."""
     site_key = site_of(depth + 1)
-    sites = _sites()
-    site = sites.get(site_key)
-    if site is None and any(_traced(k) for k in items):
-        site = sites[site_key] = Site(True)
+    known = sites()
+    site = known.get(site_key)
+    if site is None and any(traced(k) for k in items):
+        site = known[site_key] = Site(True)
     if site is None:
         return StaticSet(site_key, items)
     _numbers(items, "set")
     for k in items:
-        site.key = _join_key(site.key, key_aval(k))
+        site.key = join_key(site.key, key_aval(k))
     if site.key is None:
         site.key = ShapedArray((), _I64, True)
     s = _new_table(site_key, site)
@@ -723,7 +575,7 @@ def _item_aval(x):
         if view.what == "items":
             return None
         return t.value if view.what == "values" else t.key
-    if _traced(x) and not isinstance(x, tuple) and x.ndim == 1:
+    if traced(x) and not isinstance(x, tuple) and x.ndim == 1:
         return ShapedArray((), x.dtype, False)
     return None
 
@@ -739,13 +591,13 @@ def _made_here(is_set, key, value, depth):
     """A new table made by the user's line `depth` frames up (a copy, set(a), s | t): its
     site's types widened with `key` and `value`."""
     site_key = site_of(depth + 1)
-    sites = _sites()
-    site = sites.get(site_key)
+    known = sites()
+    site = known.get(site_key)
     if site is None:
-        site = sites[site_key] = Site(is_set)
-    site.key = _join_key(site.key, key)
+        site = known[site_key] = Site(is_set)
+    site.key = join_key(site.key, key)
     if value is not None:
-        site.value = value if site.value is None else _join_value(site.value, value)
+        site.value = value if site.value is None else join_value(site.value, value)
         site.provisional = False
     return _new_table(site_key, site)
 
@@ -784,11 +636,11 @@ def empty_typed_dict(key_type, value_type):
             "dict passed to njit code): make the dict inside the njit function"
         )
     site_key = site_of(2)
-    sites = _sites()
-    site = sites.get(site_key)
+    known = sites()
+    site = known.get(site_key)
     if site is None:
-        site = sites[site_key] = Site(False)
-    site.key = _join_key(site.key, key_aval(np.dtype(key_type).type(0)))
+        site = known[site_key] = Site(False)
+    site.key = join_key(site.key, key_aval(np.dtype(key_type).type(0)))
     site.value = value_aval(np.dtype(value_type).type(0))
     site.provisional = False
     return _new_table(site_key, site)
