@@ -1,5 +1,6 @@
 """Dicts and sets in njit code (Numba's typed dict and reflected set): a table the running
-code builds (core/dicts.py, ops/dicts.py, lower/dicts.py), keyed by values it computes.
+code builds (core/dicts.py, ops/dicts.py, lower/dicts.py, lower/hashtable.py), keyed by
+values it computes.
 
 A dict or set display (`{}`, `{k: v}`, `{a, b}`) or `dict()`/`set()` is first what it always
 was while tracing: a Python dict or set of keys known while tracing (`StaticDict`,

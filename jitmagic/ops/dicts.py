@@ -1,6 +1,6 @@
 """Primitives on the dicts and sets of njit code (core/dicts.py: a table the running code
-builds; the tables' layout and functions: lower/dicts.py). Every one is an effect: a table
-is memory, so its reads and writes stay in program order.
+builds; the tables: lower/hashtable.py, their lowering: lower/dicts.py). Every one is an
+effect: a table is memory, so its reads and writes stay in program order.
 
     dict_new    ()          -> table      type=DictType: an empty dict or set
     dict_store  (d, k[, v]) -> ()         d[k] = v (a set: add k)
