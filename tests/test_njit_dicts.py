@@ -669,3 +669,35 @@ def updated_set(a, b):
 
 def test_a_set_updated_with_an_array():
     agree(updated_set, INTS % 23, INTS % 5)
+
+
+def loops_and_truth(a):
+    d = {}
+    out = 0
+    if not d:
+        out += 1
+    for x in a:
+        d[x] = d.get(x, 0) + 1
+    if d:
+        out += 10
+    first_big = -1
+    for k in d:
+        if d[k] > 2:
+            first_big = k
+            break
+    for i, k in enumerate(d):
+        out += i * k
+    for k, x in zip(d, a):
+        out += k * x
+    while d:
+        k = 0
+        for j in d:
+            k = j
+            break
+        del d[k]
+        out += 1
+    return out, first_big, len(d)
+
+
+def test_break_enumerate_zip_and_truth():
+    agree(loops_and_truth, INTS % 10)

@@ -1781,6 +1781,12 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
+        if dicts.is_table(a):
+            raise NjitUnsupportedError(
+                "print() of a compiled dict or set inside njit code: print its items in a "
+                "loop, or return it and print it outside",
+                construct="print() of a compiled dict or set",
+            )
         v = _val(a)
         if v.aval.ndim:
             raise NjitUnsupportedError(

@@ -347,7 +347,10 @@ def _as_tracer(v):
 
 
 def truthy(pred, line):
-    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous;
+    a compiled dict or set is true when not empty."""
+    if dicts.is_table(pred):
+        return bind("gt", pred.__jm_len__(), np.int64(0))
     if isinstance(pred, RefTracer):
         pred = pred.value()
     a = aval_of(pred)
@@ -781,24 +784,23 @@ class TraceOps:
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
         if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
-        arr = _as_iterable(iterable)
-        n = arr.shape[0]
+        n, item = _items(iterable)
         return self.for_range(
-            0, n, 1, lambda i, *c: body(i + start, arr[i], *c), init, names, line, extra_test
+            0, n, 1, lambda i, *c: body(i + start, item(i), *c), init, names, line, extra_test
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
         if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
-        arrs = [_as_iterable(x) for x in iterables]
-        n = arrs[0].shape[0]
-        for a in arrs[1:]:
-            n = _min_size(n, a.shape[0])
+        sources = [_items(x) for x in iterables]
+        n = sources[0][0]
+        for m, _ in sources[1:]:
+            n = _min_size(n, m)
         return self.for_range(
             0,
             n,
             1,
-            lambda i, *c: body(*[a[i] for a in arrs], *c),
+            lambda i, *c: body(*[item(i) for _, item in sources], *c),
             init,
             names,
             line,
@@ -1172,6 +1174,16 @@ def _as_iterable(x):
     if not x.shape:
         raise TypeError("iteration over a 0-d array")
     return x
+
+
+def _items(x):
+    """(n, item(i)) of what a compiled loop iterates over: an iterator njit defines (a
+    compiled dict, np.ndindex: `__jm_loop__`), else an array's rows."""
+    compiled = getattr(x, "__jm_loop__", None)
+    if compiled is not None:
+        return compiled()
+    arr = _as_iterable(x)
+    return arr.shape[0], lambda i: arr[i]
 
 
 def _min_size(a, b):
