@@ -701,3 +701,24 @@ def loops_and_truth(a):
 
 def test_break_enumerate_zip_and_truth():
     agree(loops_and_truth, INTS % 10)
+
+
+def float_sums(a):
+    d = {}
+    for x in a:
+        d[x] = d.get(x, 0.0) + x * 0.5
+    return d
+
+
+def test_fastmath_keeps_the_tables_key_comparisons():
+    """fastmath's flags apply to the user's arithmetic, not to the table's == of keys (a NaN
+    key would be undefined behaviour under nnan)."""
+    a = np.array([0.0, -0.0, np.nan, 1.5, np.nan, 0.0, 1.5])
+    f = jm.njit(fastmath=True)(float_sums)
+    agree(float_sums, a[[0, 1, 3, 5, 6]], compiled=f)
+    text = f.lower(a).as_text("llvm")
+    tables = [
+        chunk for chunk in text.split("\ndefine ") if chunk.split("(")[0].find("jm_table_") >= 0
+    ]
+    assert tables and all(" fast " not in c and "nnan" not in c for c in tables)
+    assert "fadd fast" in text  # (the user's arithmetic has the flags)

@@ -215,6 +215,11 @@ def lower_clear(cg, e, outs):
     raw_store(b, p, table.slot)
 
 
+def is_table_function(f):
+    """f (an LLVM function of the module) is one of the tables' (lower/hashtable.py)."""
+    return f.name.startswith(ht.PREFIX)
+
+
 # ---------------------------------------------------------------- results
 
 _KEY_ERROR = "\x00KeyError:"  # an exception site's template: KeyError(the key), see key_error

@@ -31,6 +31,7 @@ import llvmlite.ir as ir
 from jitmagic.lower.scalar import F64, I1, I32, I64, PTR, raw_store
 from jitmagic.runtime import bufpool
 
+PREFIX = "jm_table_"  # the names of the functions generated here
 HEADER = 4  # words before the index
 MIN_SIZE = 8
 EMPTY, DUMMY, DELETED_HASH = -1, -2, -1
@@ -198,7 +199,7 @@ def _probe(f, blk, mask, h, stop):
 
 def find(module, kind, E):
     """find(block, key, hash) -> the slot holding key, or -1."""
-    name = f"jm_table_find_{kind}_{E}"
+    name = f"{PREFIX}find_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, I64, [PTR, I64, *key_types(kind)])
@@ -268,7 +269,7 @@ def _loop(f, n, body):
 
 def new(module, E):
     """new() -> an empty table, or NULL."""
-    name = f"jm_table_new_{E}"
+    name = f"{PREFIX}new_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, PTR, [])
@@ -282,7 +283,7 @@ def new(module, E):
 def rebuild(module, E):
     """rebuild(slot, size) -> 0, or 1 out of memory: the table at *slot copied into a new block
     of `size` index slots, its live entries in order, the old block freed."""
-    name = f"jm_table_rebuild_{E}"
+    name = f"{PREFIX}rebuild_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, I32, [PTR, I64])
@@ -320,7 +321,7 @@ def rebuild(module, E):
 
 def lookup(module, kind, E):
     """lookup(block, key) -> the key's entry, or NULL."""
-    name = f"jm_table_lookup_{kind}_{E}"
+    name = f"{PREFIX}lookup_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, PTR, [PTR, *key_types(kind)])
@@ -341,7 +342,7 @@ def lookup(module, kind, E):
 def insert(module, kind, E):
     """insert(slot, key) -> the key's entry (a new one appended, the table grown first when
     full), or NULL out of memory. The caller writes the value."""
-    name = f"jm_table_insert_{kind}_{E}"
+    name = f"{PREFIX}insert_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, PTR, [PTR, *key_types(kind)])
@@ -398,7 +399,7 @@ def insert(module, kind, E):
 def remove(module, kind, E):
     """remove(block, key) -> the key's entry, now deleted (its value still readable), or
     NULL when the key is not there."""
-    name = f"jm_table_remove_{kind}_{E}"
+    name = f"{PREFIX}remove_{kind}_{E}"
     if name in module.globals:
         return module.globals[name]
     f = _Fn(module, name, PTR, [PTR, *key_types(kind)])

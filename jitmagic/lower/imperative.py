@@ -951,8 +951,11 @@ _FP_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fcmp", "fneg"}
 def _apply_fastmath(module, flags):
     """The fast-math flags on every floating-point instruction of the module's functions
     (not on calls: libm and the vector-math routines are chosen by the flags of their
-    callers' operations)."""
+    callers' operations). A dict's table functions keep Python's == of keys (NaN finds no
+    key), whatever the flags."""
     for f in module.functions:
+        if dicts.is_table_function(f):
+            continue
         for block in f.blocks:
             for instr in block.instructions:
                 if getattr(instr, "opname", None) in _FP_OPS and hasattr(instr, "flags"):
