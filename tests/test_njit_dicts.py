@@ -732,3 +732,45 @@ def test_fastmath_keeps_the_tables_key_comparisons():
     ]
     assert tables and all(" fast " not in c and "nnan" not in c for c in tables)
     assert "fadd fast" in text  # (the user's arithmetic has the flags)
+
+
+# ------------------------------------------------------------------ value types the caller gets
+
+
+def typed_values(a32, i16, flags):
+    d = {}
+    e = {}
+    f = {}
+    for i in range(a32.shape[0]):
+        d[i % 5] = a32[i]  # float32 values: NumPy float32 scalars back
+        e[i16[i]] = e.get(i16[i], 0) + i16[i]  # int16 keys: int64 keys, int16 + int values
+        f[i % 3] = flags[i]  # bool values
+    return d, e, f
+
+
+def test_value_types_are_what_python_holds():
+    a32 = RNG.normal(size=50).astype(np.float32)
+    i16 = (INTS[:50] % 7).astype(np.int16)
+    flags = FLOATS[:50] > 0
+    got = agree(typed_values, a32, i16, flags)
+    want = typed_values(a32, i16, flags)
+    for g, w in zip(got, want):
+        assert [type(v) for v in g.values()] == [type(v) for v in w.values()]
+
+
+def nested_loops(a, n):
+    best = 0
+    for j in range(n):
+        seen = set()
+        i = 0
+        while i < a.shape[0]:
+            if a[i] % (j + 2) == 0:
+                seen.add(a[i])
+            i += 1
+        if len(seen) > best:
+            best = len(seen)
+    return best
+
+
+def test_a_set_made_in_a_loop_filled_in_a_while_loop():
+    agree(nested_loops, INTS, 6)
