@@ -837,6 +837,34 @@ def dict_keyed_by_values(v):
     return first[v[0]]
 
 
+@example(lambda: (i64(500, lo=-20, hi=20, k=3),))
+def mode_of_values(v):
+    counts = {}
+    for x in v:
+        if x in counts:
+            counts[x] += 1
+        else:
+            counts[x] = 1
+    best, best_n = v[0], 0
+    for k, c in counts.items():
+        if c > best_n:
+            best, best_n = k, c
+    return best, best_n, len(counts)
+
+
+@example(lambda: (i64(300, lo=0, hi=50, k=4), i64(300, lo=0, hi=50, k=5)))
+def distinct_shared(a, b):
+    seen = set()
+    for x in a:
+        seen.add(x)
+    shared = 0
+    for x in b:
+        if x in seen:
+            shared += 1
+            seen.discard(x)
+    return shared, len(seen)
+
+
 @example(args(3))
 def dict_of_constant_keys(n):
     weights = {"a": 1.5, "b": -2.0}
