@@ -37,7 +37,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import dicts, namespace
+from jitmagic.imperative import dicts, namespace, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
@@ -474,7 +474,7 @@ class NjitVariant:
             vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
             if lower_dicts.is_key_error(template):  # KeyError(key), as Python's
                 raise lower_dicts.key_error(template, vals)
-            msg = template.format(*vals) if template else None
+            msg = lower_nj.format_message(template, vals) if template else None
             raise exc(msg) if msg is not None else exc()
         raise RuntimeError(f"jitmagic: njit code failed with status {rc}")
 
@@ -989,6 +989,7 @@ class NjitFunction(JitFunction):
             fun = conv.build(ops, self._namespace(ops))
             try:
                 out = _returned(fun(*args))
+                strings.check_consumed()
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)

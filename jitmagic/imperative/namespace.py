@@ -23,7 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
-from jitmagic.imperative import dicts, tracers
+from jitmagic.imperative import dicts, strings, tracers
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
@@ -1778,6 +1778,13 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
     parts, kinds, vals = [], "", []
     for a in args:
+        if strings.has_markers(a):  # an f-string of values the running code knows
+            template, more = strings.split(a, builtins.len(vals))
+            parts.append(["fmt", template])
+            for v in more:
+                kinds += "d" if v.aval.dtype.kind == "f" else "q"
+                vals.append(v)
+            continue
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
@@ -1811,7 +1818,14 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 def _print_callback(full, *values):
     _, _, spec = full.partition(":")
     parts, sep, end, flush = json.loads(spec)
-    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    items = [
+        text
+        if kind == "lit"
+        else strings.format_values(text, values)
+        if kind == "fmt"
+        else values[text]
+        for kind, text in parts
+    ]
     builtins.print(*items, sep=sep, end=end, flush=flush)
     return 0
 
