@@ -774,3 +774,33 @@ def nested_loops(a, n):
 
 def test_a_set_made_in_a_loop_filled_in_a_while_loop():
     agree(nested_loops, INTS, 6)
+
+
+def popping(a):
+    d = {}
+    for i, x in enumerate(a):
+        d[x] = i
+    order = 0
+    while len(d) > 3:
+        k, v = d.popitem()  # last in, first out, as Python
+        order = order * 7 + k + v
+    s = set()
+    for x in a:
+        s.add(x)
+    total = 0
+    while s:
+        total += s.pop()  # (an order-free sum: Python's set picks its own item)
+    return order, d, total
+
+
+def popitem_empty(a):
+    d = {}
+    for x in a:
+        if x > 1000:
+            d[x] = 1
+    return d.popitem()
+
+
+def test_popitem_and_set_pop():
+    agree(popping, INTS % 50)
+    agree(popitem_empty, INTS)

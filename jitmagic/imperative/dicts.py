@@ -280,8 +280,7 @@ class DictTracer(Tracer):
         found, v = self._lookup(key)
         return jnp.where(found, v, _plain(default))
 
-    def pop(self, key, default=_MISSING):
-        self._not_set("d.pop")
+    def _dict_pop(self, key, default=_MISSING):
         if default is not _MISSING:
             self._guess_value(default)
         found, v = self._lookup(key, remove=True)
@@ -305,6 +304,25 @@ class DictTracer(Tracer):
         now = jnp.where(found, v, d)
         bind("dict_store", self, *k, _as(now, self.aval.value))
         return _as(now, self.aval.value)
+
+    def popitem(self):
+        """The last item inserted, removed (LIFO, as Python's); KeyError when empty."""
+        self._not_set("d.popitem")
+        k, v = self._take("last", "popitem(): dictionary is empty")
+        return (k, v)
+
+    def _take(self, which, empty):
+        """The first or last item (key, value), removed: the entries made contiguous, then
+        the one at 0 or n - 1 read and its key removed."""
+        t = self.aval
+        n = bind("dict_iter", self)
+        bind("nj_require", bind("gt", n, np.int64(0)), exc="KeyError", message=empty)
+        at = np.int64(0) if which == "first" else bind("sub", n, np.int64(1))
+        parts = bind("dict_entry", self, at, n)
+        nk = len(t.key_parts)
+        bind("dict_remove", self, *parts[:nk])
+        key = tuple(parts[:nk]) if t.tuple_key else parts[0]
+        return key, (None if t.is_set else parts[nk])
 
     def keys(self):
         return _View(self, "keys")
@@ -382,6 +400,14 @@ class DictTracer(Tracer):
     def discard(self, key):
         self._only_set("s.discard")
         self._lookup(key, remove=True)
+
+    def pop(self, *args):
+        if not self.aval.is_set:
+            return self._dict_pop(*args)
+        if args:
+            raise TypeError(f"set.pop() takes no arguments ({len(args)} given)")
+        # (an item Python's set would choose by its own order; njit's: the first inserted)
+        return self._take("first", "pop from an empty set")[0]
 
     def remove(self, key):
         self._only_set("s.remove")
