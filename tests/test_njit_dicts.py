@@ -804,3 +804,18 @@ def popitem_empty(a):
 def test_popitem_and_set_pop():
     agree(popping, INTS % 50)
     agree(popitem_empty, INTS)
+
+
+def nested_functions(a):
+    def count(v):
+        d = {}
+        for x in v:
+            d[x] = d.get(x, 0) + 1
+        return len(d)
+
+    pair = lambda v: {v[0], v[1]}
+    return count(a), count(a[:3]), len(pair(a))
+
+
+def test_tables_made_in_nested_functions_and_lambdas():
+    agree(nested_functions, INTS % 4)
