@@ -264,7 +264,7 @@ def read_result(address, t):
     mask, _used, filled, _cap = head[:]
     E = ht.entry_words(t)
     words = np.ctypeslib.as_array(
-        (ctypes.c_int64 * (filled * E)).from_address(address + 8 * (ht.HEADER + mask + 1))
+        (ctypes.c_int64 * (filled * E)).from_address(address + ht.entries_offset(mask + 1))
     ).reshape(filled, E)
     live = words[words[:, 0] != ht.DELETED_HASH]
     n = len(t.key_parts)

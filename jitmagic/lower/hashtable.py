@@ -3,16 +3,17 @@ functions that search and grow them, generated into each module that uses a tabl
 linkage, so LLVM inlines a lookup into the loop that makes it). The table primitives'
 lowering and the reading of a returned table: lower/dicts.py.
 
-A table is one block of memory from the temporaries' allocator (runtime/bufpool), of i64 words:
+A table is one block of memory from the temporaries' allocator (runtime/bufpool):
 
-    [0] mask       the index's size - 1 (a power of two, at least 8)
-    [1] used       live entries (len)
-    [2] filled     entries written, deleted ones included
-    [3] capacity   entries the block has room for: 2/3 of the index's size
-    [4 ...]        the index: per slot -1 (empty), -2 (a deleted entry was here), or the
-                   position of an entry
-    [4 + size ...] the entries, in insertion order, E words each: hash, key, value (a set's
-                   have no value); a deleted entry's hash is -1 (no hash is -1)
+    i64 [0] mask       the index's size - 1 (a power of two, at least 8)
+    i64 [1] used       live entries (len)
+    i64 [2] filled     entries written, deleted ones included
+    i64 [3] capacity   entries the block has room for: 2/3 of the index's size
+    i32 [size]         the index: per slot -1 (empty), -2 (a deleted entry was here), or the
+                       position of an entry (i32: half the memory a probe may miss in)
+    i64 [cap][E]       the entries, in insertion order, E words each: hash, key (one word per
+                       item of a tuple key), value (a set's have none); a deleted entry's
+                       hash is -1 (no hash is -1)
 
 as CPython's compact dict: open addressing with CPython's probe sequence (i = 5i + 1 +
 perturb, perturb >>= 5) over the index, the entries kept in insertion order, which is the
@@ -79,10 +80,30 @@ def word(b, blk, k):
     return b.gep(blk, [k if isinstance(k, ir.Value) else c(k)], source_etype=I64)
 
 
+def index_slot(b, blk, i):
+    """The address of the index's slot i (an i32)."""
+    return b.gep(blk, [b.add(c(2 * HEADER), i)], source_etype=I32)
+
+
+def load_index(b, blk, i):
+    return b.sext(b.load(index_slot(b, blk, i), typ=I32), I64)
+
+
+def store_index(b, blk, i, v):
+    b.store(b.trunc(v, I32), index_slot(b, blk, i))
+
+
+def entries_offset(size):
+    """The entries' offset in bytes from the block's start, for an index of `size` slots."""
+    return 8 * HEADER + 4 * size
+
+
 def entry(b, blk, mask, e, E):
     """The address of entry e."""
-    base = b.add(c(HEADER + 1), mask)  # header + size
-    return word(b, blk, b.add(base, b.mul(e, c(E))))
+    size = b.add(mask, c(1))
+    base = b.add(c(2 * HEADER), size)  # in i32s: the header's, the index's
+    at = b.add(base, b.mul(e, c(2 * E)))
+    return b.gep(blk, [at], source_etype=I32)
 
 
 def _tmp_alloc(module):
@@ -184,7 +205,7 @@ def _probe(f, blk, mask, h, stop):
     perturb = b.phi(I64)
     i.add_incoming(i0, start)
     perturb.add_incoming(h, start)
-    ix = b.load(word(b, blk, b.add(i, c(HEADER))), typ=I64)
+    ix = load_index(b, blk, i)
     found = stop(i, ix)
     b.cbranch(found, done, nxt)
     b.position_at_end(nxt)
@@ -231,8 +252,8 @@ def _free_slot(f, blk, mask, h):
 
 def _block_bytes(b, size, E):
     cap = b.sdiv(b.mul(size, c(2)), c(3))
-    words = b.add(b.add(c(HEADER), size), b.mul(cap, c(E)))
-    return b.mul(words, c(8)), cap
+    nbytes = b.add(b.add(c(8 * HEADER), b.mul(size, c(4))), b.mul(cap, c(8 * E)))
+    return nbytes, cap
 
 
 def _fresh(f, size, E, used):
@@ -246,7 +267,7 @@ def _fresh(f, size, E, used):
     for k, v in enumerate((b.sub(size, c(1)), used, used, cap)):
         b.store(v, word(b, blk, k))
     # the index, all empty (-1 bytes): LLVM makes the loop a memset
-    _loop(f, size, lambda j: b.store(c(EMPTY), word(b, blk, b.add(j, c(HEADER)))))
+    _loop(f, size, lambda j: store_index(b, blk, j, c(EMPTY)))
     return blk, fail
 
 
@@ -307,7 +328,7 @@ def rebuild(module, E):
             for w in range(E):
                 b.store(b.load(word(b, src, w), typ=I64), word(b, dst, w))
             slot = _free_slot(f, new, nmask, h)
-            b.store(j, word(b, new, b.add(slot, c(HEADER))))
+            store_index(b, new, slot, j)
             b.store(b.add(j, c(1)), count)
 
     _loop(f, filled, move)
@@ -332,7 +353,7 @@ def lookup(module, kind, E):
     b.cbranch(b.icmp_signed(">=", slot, c(0)), hit, miss)
     b.position_at_end(hit)
     mask = b.load(word(b, blk, 0), typ=I64)
-    ix = b.load(word(b, blk, b.add(slot, c(HEADER))), typ=I64)
+    ix = load_index(b, blk, slot)
     b.ret(entry(b, blk, mask, ix, E))
     b.position_at_end(miss)
     b.ret(ir.Constant(PTR, None))
@@ -356,7 +377,7 @@ def insert(module, kind, E):
     b.cbranch(b.icmp_signed(">=", slot, c(0)), hit, miss)
     b.position_at_end(hit)
     mask = b.load(word(b, blk0, 0), typ=I64)
-    ix = b.load(word(b, blk0, b.add(slot, c(HEADER))), typ=I64)
+    ix = load_index(b, blk0, slot)
     b.ret(entry(b, blk0, mask, ix, E))
     b.position_at_end(miss)
     filled0 = b.load(word(b, blk0, 2), typ=I64)
@@ -391,7 +412,7 @@ def insert(module, kind, E):
     b.store(b.add(filled, c(1)), word(b, blk, 2))
     b.store(b.add(b.load(word(b, blk, 1), typ=I64), c(1)), word(b, blk, 1))
     free = _free_slot(f, blk, mask, h)
-    b.store(filled, word(b, blk, b.add(free, c(HEADER))))
+    store_index(b, blk, free, filled)
     b.ret(e)
     return f.fn
 
@@ -410,9 +431,8 @@ def remove(module, kind, E):
     b.cbranch(b.icmp_signed(">=", slot, c(0)), hit, miss)
     b.position_at_end(hit)
     mask = b.load(word(b, blk, 0), typ=I64)
-    at = word(b, blk, b.add(slot, c(HEADER)))
-    e = entry(b, blk, mask, b.load(at, typ=I64), E)
-    b.store(c(DUMMY), at)
+    e = entry(b, blk, mask, load_index(b, blk, slot), E)
+    store_index(b, blk, slot, c(DUMMY))
     b.store(c(DELETED_HASH), e)
     b.store(b.sub(b.load(word(b, blk, 1), typ=I64), c(1)), word(b, blk, 1))
     b.ret(e)
