@@ -819,3 +819,17 @@ def nested_functions(a):
 
 def test_tables_made_in_nested_functions_and_lambdas():
     agree(nested_functions, INTS % 4)
+
+
+def returned_from_a_loop(a):
+    d = {}
+    for x in a:
+        if x < 0:
+            return d
+        d[x] = 1
+    return d
+
+
+def test_a_table_returned_from_inside_a_loop_is_refused_by_name():
+    with pytest.raises(NjitUnsupportedError, match="returned from inside one"):
+        jm.njit(returned_from_a_loop)(INTS)

@@ -247,8 +247,8 @@ def type_of(v, where):
     if dicts.is_table(v) or dicts.is_table(getattr(v, "value", None)):
         raise NjitUnsupportedError(
             f"{where}: a dict or set the code builds is bound to a variable anew in a compiled "
-            "loop or branch: make it once before the loop or branch and fill (or .clear()) it "
-            "inside",
+            "loop or branch, or returned from inside one: make it once before the loop or "
+            "branch, fill (or .clear()) it inside, and return it after the loop",
             construct="a compiled dict or set rebound in a compiled loop or branch",
         )
     if isinstance(v, RefTracer):
