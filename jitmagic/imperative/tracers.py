@@ -35,7 +35,8 @@ def _user_caller(depth=2):
     if f.f_code in TRANSPARENT:
         return True
     name = f.f_globals.get("__name__", "") or ""
-    return not name.startswith("jitmagic.")
+    # (pyrandom_lib is njit code as a user writes it: Python's random, Python's semantics)
+    return not name.startswith("jitmagic.") or name == "jitmagic.imperative.pyrandom_lib"
 
 
 def state():

@@ -27,7 +27,14 @@ from jitmagic.lower.scalar import I8, I64, PTR, raw_store
 from jitmagic.runtime import threadpool
 
 REDUCTIONS = ("add", "sub", "mul", "max", "min")
-_SERIAL_ONLY = ("nj_pycall", "nj_rng_draw", "nj_rng_fill", "nj_rng_seed", "nj_rng_shuffle")
+_SERIAL_ONLY = (
+    "nj_pycall",
+    "nj_rng_draw",
+    "nj_rng_fill",
+    "nj_rng_seed",
+    "nj_rng_shuffle",
+    "nj_rng_pyword",
+)
 # a dict's or set's table (lower/dicts.py) lives in the calling function's frame, and two
 # threads changing one would race
 _SERIAL_ONLY += tuple(f"dict_{p}" for p in "new store lookup remove len iter entry clear".split())
