@@ -28,6 +28,8 @@ class Dict:
 
     @staticmethod
     def empty(key_type, value_type, n_keys=0):
+        """An empty compiled dict of these types (n_keys, Numba's size hint, changes nothing
+        the code computes: the table grows as it fills)."""
         return dicts.empty_typed_dict(
             _dtype(key_type, "key_type"), _dtype(value_type, "value_type")
         )
