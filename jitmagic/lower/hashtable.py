@@ -35,6 +35,7 @@ from jitmagic.runtime import bufpool
 PREFIX = "jm_table_"  # the names of the functions generated here
 HEADER = 4  # words before the index
 MIN_SIZE = 8
+MAX_SIZE = 1 << 31  # index slots: every entry's position fits an i32
 EMPTY, DUMMY, DELETED_HASH = -1, -2, -1
 _P = (1 << 61) - 1  # the modulus of Python's hash of numbers
 
@@ -396,8 +397,12 @@ def insert(module, kind, E):
         )
         lz = b.call(ctlz, [b.sub(want, c(1)), ir.Constant(I1, 0)])
         b.store(b.shl(c(1), b.sub(c(64), lz)), size)
-    rc = b.call(rebuild(module, E), [slotp, b.load(size, typ=I64)])
-    oom = f.block("oom")
+    oom, sized = f.block("oom"), f.block("sized")
+    # (the index's i32 slots name at most 2**31 entries: a larger table is out of memory)
+    new_size = b.load(size, typ=I64)
+    b.cbranch(b.icmp_unsigned(">", new_size, c(MAX_SIZE)), oom, sized)
+    b.position_at_end(sized)
+    rc = b.call(rebuild(module, E), [slotp, new_size])
     b.cbranch(b.icmp_signed("!=", rc, ir.Constant(I32, 0)), oom, room)
     b.position_at_end(oom)
     b.ret(ir.Constant(PTR, None))
