@@ -37,7 +37,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import dicts, namespace, strings
+from jitmagic.imperative import dicts, lists, namespace, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -1029,6 +1029,7 @@ class NjitFunction(JitFunction):
                     layouts.append(None)
                 tracers.append(tr)
             args, _ = pytree.unflatten(tree, tracers)
+            args = lists.arguments(args, self.fun.__code__.co_varnames)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
             try:
@@ -1673,7 +1674,11 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
-    if mod in ("jitmagic.imperative.library", "jitmagic.imperative.pyrandom_lib"):
+    if mod in (
+        "jitmagic.imperative.library",
+        "jitmagic.imperative.listlib",
+        "jitmagic.imperative.pyrandom_lib",
+    ):
         return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):

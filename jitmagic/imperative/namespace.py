@@ -23,7 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
-from jitmagic.imperative import dicts, strings, tracers
+from jitmagic.imperative import dicts, lists, strings, tracers
 from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -392,6 +392,8 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
 
 
 def _val_tree(x):
+    if lists.is_runtime(x):
+        return x.values()
     if isinstance(x, (list, tuple)):
         return type(x)(_val_tree(e) for e in x)
     return _val(x)
@@ -1938,6 +1940,7 @@ BUILTINS = {
     "dict": dicts.njit_dict,
     "set": dicts.njit_set,
 }
+lists.register(BUILTINS)
 
 
 def numpy_module():

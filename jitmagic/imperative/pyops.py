@@ -128,6 +128,10 @@ def set_display(items, line):
     return set(items)
 
 
+def list_(items, line):
+    return items
+
+
 def getitem(obj, index, line):
     return obj[index]
 
