@@ -23,7 +23,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import lists, pyops, strings
+from jitmagic.imperative import dicts, lists, pyops, strings
 from jitmagic.imperative.objects import Struct, carrying_rebound
 from jitmagic.imperative.tracers import (
     NjNdindex,
@@ -287,6 +287,13 @@ class MaybeUndefined:
 
 
 def type_of(v, where):
+    if dicts.is_table(v) or dicts.is_table(getattr(v, "value", None)):
+        raise NjitUnsupportedError(
+            f"{where}: a dict or set the code builds is bound to a variable anew in a compiled "
+            "loop or branch, or returned from inside one: make it once before the loop or "
+            "branch, fill (or .clear()) it inside, and return it after the loop",
+            construct="a compiled dict or set rebound in a compiled loop or branch",
+        )
     if isinstance(v, RefTracer):
         return v._var.aval
     if isinstance(v, (MaybeUndefined,)):
@@ -384,7 +391,10 @@ def _as_tracer(v):
 
 
 def truthy(pred, line):
-    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous;
+    a compiled dict or set is true when not empty."""
+    if dicts.is_table(pred):
+        return bind("gt", pred.__jm_len__(), np.int64(0))
     if lists.is_runtime(pred):
         return pred.truth()
     if isinstance(pred, RefTracer):
@@ -568,6 +578,12 @@ class TraceOps:
         from jitmagic.imperative.function import _njit_view
 
         return _njit_view(value, self, {})
+
+    def dict_display(self, keys, values, line):
+        return dicts.dict_display(keys, values)
+
+    def set_display(self, items, line):
+        return dicts.set_display(items)
 
     def list_(self, items, line):
         """A list display: a list njit code can change in compiled loops (lists.py)."""
@@ -875,10 +891,9 @@ class TraceOps:
             )  # fmt: skip
         if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
-        arr = _as_iterable(iterable)
-        n = arr.shape[0]
+        n, item = _items(iterable)
         return self.for_range(
-            0, n, 1, lambda i, *c: body(i + start, arr[i], *c), init, names, line, extra_test
+            0, n, 1, lambda i, *c: body(i + start, item(i), *c), init, names, line, extra_test
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
@@ -900,15 +915,15 @@ class TraceOps:
             )  # fmt: skip
         if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
-        arrs = [_as_iterable(x) for x in iterables]
-        n = arrs[0].shape[0]
-        for a in arrs[1:]:
-            n = _min_size(n, a.shape[0])
+        sources = [_items(x) for x in iterables]
+        n = sources[0][0]
+        for m, _ in sources[1:]:
+            n = _min_size(n, m)
         return self.for_range(
             0,
             n,
             1,
-            lambda i, *c: body(*[a[i] for a in arrs], *c),
+            lambda i, *c: body(*[item(i) for _, item in sources], *c),
             init,
             names,
             line,
@@ -1291,6 +1306,16 @@ def _as_iterable(x):
     if not x.shape:
         raise TypeError("iteration over a 0-d array")
     return x
+
+
+def _items(x):
+    """(n, item(i)) of what a compiled loop iterates over: an iterator njit defines (a
+    compiled dict, np.ndindex: `__jm_loop__`), else an array's rows."""
+    compiled = getattr(x, "__jm_loop__", None)
+    if compiled is not None:
+        return compiled()
+    arr = _as_iterable(x)
+    return arr.shape[0], lambda i: arr[i]
 
 
 def _min_size(a, b):

@@ -18,11 +18,12 @@ with Numba's semantics and jitmagic's visibility (every variant, miss and compil
                          Numba's chunk size hint (kept; prange splits one chunk per thread)
 
     experimental.jitclass  classes with typed fields whose methods are compiled (jitclasses.py)
-    typed, extending,      Numba's submodules (typed.List/Dict: not yet; register_jitable;
-    core, config, np       types, errors; NUMBA_NUM_THREADS, DISABLE_JIT; numpy_support)
+    typed, extending,      Numba's submodules (typed.Dict.empty inside njit code, typed.List
+    core, config, np       not yet; register_jitable; types, errors; NUMBA_NUM_THREADS,
+                           DISABLE_JIT; numpy_support)
 
-What jitmagic does not do (object mode, objmode blocks, cfunc, typed containers,
-generated_jit, overload) raises NotImplementedError naming it.
+What jitmagic does not do (object mode, objmode blocks, cfunc, typed.List, a typed.Dict made
+outside njit code, generated_jit, overload) raises NotImplementedError naming it.
 """
 
 from __future__ import annotations
