@@ -115,7 +115,7 @@ def test_typed_seam_connects_an_implementation(monkeypatch):
     typed.connect("List", Mine)
     assert type(typed.List([1])) is Mine and typed.List([1]) == [1]
     assert type(typed.List.empty_list(jnb.int64)) is Mine
-    with pytest.raises(ValueError, match="List and Dict"):
+    with pytest.raises(ValueError, match="typed.connect takes .List."):
         typed.connect("Set", Mine)
 
 
