@@ -134,6 +134,8 @@ CONSTRUCTS = {
     "break": ("break",),
     "continue": ("continue",),
     "early return": (),
+    "early return of a tuple": (),  # (generator 2)
+    "literal zero divisor": (),  # (generator 2)
     "if/elif": ("elif ",),
     "slice write": (),
     "view write": (),
@@ -402,6 +404,8 @@ class Gen:
             return self.jump()
         if r >= 86 and self.p(30) and not self.in_prange():
             self.tags.add("early return")
+            if self.flags["tuple_early_return"]:
+                self.tags.add("early return of a tuple")
             self.early = True
             return Node(["return OUTS"], tag="return")
         return self.simple()
@@ -549,7 +553,10 @@ class Gen:
             c += ["math.inf", "0.5", "-2.0"] + (["t", "t"] if "t" in self.pnames else [])
         if self.flags["constant_zero_division"]:
             c += ["0", "0.0" if floats else "-0"]
-        return self.ch(c)
+        d = self.ch(c)
+        if d in ("0", "0.0", "-0"):
+            self.tags.add("literal zero divisor")
+        return d
 
     def pyint_expr(self):
         """A Python int, bounded: at most one variable, never multiplied by anything growing."""
