@@ -613,3 +613,16 @@ def test_a_carried_array_compiles_in_a_fresh_process(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "10.0"
+
+
+def _traced_float_by_size(x, n):
+    s = 1.5
+    for _ in range(n):
+        s = s + 1.0
+    return s % len(x), s // len(x), s / len(x)
+
+
+def test_a_python_float_divided_by_zero_says_what_python_says():
+    agree(_traced_float_by_size, np.zeros(0), 2)
+    with pytest.raises(ZeroDivisionError, match="^float modulo$"):
+        jm.njit(_traced_float_by_size)(np.zeros(0), 2)

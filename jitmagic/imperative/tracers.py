@@ -411,6 +411,13 @@ def _python_scalar(x):
     return isinstance(x, Tracer) and x.aval.shape == () and x.aval.weak_type
 
 
+_FLOAT_MESSAGES = {
+    "division by zero": "float division by zero",
+    "integer division or modulo by zero": "float floor division by zero",
+    "integer modulo by zero": "float modulo",
+}
+
+
 def _check_divisor(num, den, message):
     """Python raises ZeroDivisionError for Python numbers; NumPy scalars and arrays give
     inf/nan (and no error), as the same code run by NumPy does."""
@@ -419,6 +426,8 @@ def _check_divisor(num, den, message):
     opts = getattr(state(), "options", None)
     if opts is not None and opts.error_model == "numpy":
         return  # error_model="numpy": inf/nan, as NumPy's scalars give
+    if any(isinstance(x, float) or getattr(x, "dtype", None) == np.float64 for x in (num, den)):
+        message = _FLOAT_MESSAGES.get(message, message)  # (Python's own words for floats)
     if not isinstance(den, Tracer):
         if den == 0:  # raised when the division runs (it may sit in a branch that never does)
             bind("nj_raise", exc="ZeroDivisionError", message=message)
