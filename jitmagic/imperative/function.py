@@ -163,6 +163,7 @@ class NjitContext(shapes.GenericContext):
         self.examples = examples  # the same dict: the trace fills it as it makes arguments
         self.stretched = {}  # (a, b) -> the size their broadcast last gave (stretch)
         self.mismatched = set()  # (a, b) that cannot broadcast: raised where the code runs
+        self.writing_into = None  # the shape an in-place operation (x *= z) writes into
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
@@ -243,7 +244,7 @@ class NjitContext(shapes.GenericContext):
             if isinstance(d, Dim):
                 self.guard(d - 1, "==")
         values, texts = [], []
-        for s in operands:
+        for s in list(operands) + ([self.writing_into] if self.writing_into is not None else []):
             texts.append(",".join(f"{{{len(values) + i}}}" for i in range(len(s))))
             values += [bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d) for d in s]
         shown = " ".join(f"({t}{',' if t.count('{') == 1 else ''})" for t in texts)

@@ -728,7 +728,15 @@ class RefTracer(NjTracer):
 
     # -------------------------------------------------------- in place
     def _inplace(self, ufunc, other):
-        res = ufunc(self, other)
+        ctx = shapes.current()
+        into = getattr(ctx, "writing_into", False)
+        if into is not False:  # (NumPy's broadcast error names the output's shape too)
+            ctx.writing_into = self.shape
+        try:
+            res = ufunc(self, other)
+        finally:
+            if into is not False:
+                ctx.writing_into = into
         set_value(self, res, casting=ufunc.__name__)
         return self
 
