@@ -133,3 +133,142 @@ def arg_flags(a):
 )
 def test_flags_of_a_non_contiguous_argument(a):
     agree(arg_flags, a)
+
+
+# ------------------------------------------- np.histogram of a bin count known when it runs
+
+
+def histograms(a, n, w):
+    return (
+        np.histogram(a, n),
+        np.histogram(a, n, weights=w),
+        np.histogram(a, n, range=(0.2, 0.7)),
+        np.histogram(a, n, density=True),
+    )
+
+
+def azimuthal(data, radius, npt):
+    # the shape of pyFAI's azimuthal integration by histogram: weighted counts over counts
+    histu = np.histogram(radius, npt)[0]
+    histw = np.histogram(radius, npt, weights=data)[0]
+    return histw / histu
+
+
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_histogram_with_a_bin_count_passed_in(n):
+    rng = np.random.default_rng(n)
+    agree(histograms, rng.random(500), n, rng.random(500))
+    with pytest.raises(NjitUnsupportedError, match="float32 data"):
+        jm.njit(histograms)(rng.random(500).astype(np.float32), n, rng.random(500))
+    agree(azimuthal, rng.random(400), rng.random(400), n)
+
+
+@pytest.mark.parametrize(
+    "a",
+    [np.ones(5), np.zeros(0), np.arange(20), np.array([1.0, np.nan]), np.array([0.0, np.inf])],
+    ids=["one-value", "empty", "ints", "nan", "inf"],
+)
+def test_histogram_edge_cases_as_numpy(a):
+    agree(histograms, a, 3, np.ones(a.shape[0]))
+
+
+def test_histogram_of_zero_bins_raises_numpys_error():
+    agree(histograms, np.ones(4), 0, np.ones(4))
+
+
+# ------------------------------------------ reshapes to sizes known when the code runs
+
+
+def reshaped(A, n):
+    return (
+        A.reshape(n, -1).sum(axis=1),
+        (A * 2).reshape(n, -1).sum(axis=1),
+        (A + 1).reshape((n, 2, -1)).shape,
+        np.reshape(A * 2, (n, -1)).sum(axis=1),
+        A.copy().reshape(n, 4 * (12 // (4 * n))).shape,
+    )
+
+
+def doitgen_like(NR, NQ, NP, A, C4):
+    # polybench's doitgen as NumPy users write it: the sizes are arguments
+    A[:] = np.reshape(np.reshape(A, (NR, NQ, 1, NP)) @ C4, (NR, NQ, NP))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_reshape_to_sizes_passed_in(n):
+    agree(reshaped, np.arange(12.0), n)
+
+
+def test_reshape_of_a_computed_array_to_argument_sizes():
+    rng = np.random.default_rng(1)
+    agree(doitgen_like, 3, 4, 5, rng.random((3, 4, 5)), rng.random((5, 5)))
+
+
+def test_a_reshape_that_does_not_fit_raises_when_it_runs():
+    agree(reshaped, np.arange(12.0), 5)
+
+
+# ------------------------------------- products over an empty contraction, inside loops
+
+
+def lu_in_place(A):
+    # polybench's lu as NumPy users write it: at j = 0 the dot product is over nothing
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def empty_products(A, x, n):
+    out = np.zeros((n + 1, 3))
+    for k in range(n + 1):
+        out[k] = A[:, :k] @ x[:k]  # a matrix with no columns times nothing
+        out[k] += x[:k] @ A[:k, :3]  # nothing times a matrix with no rows
+        out[k, 0] += A[0, :k] @ x[:k]
+    return out
+
+
+def test_an_empty_dot_product_in_a_loop_is_zero():
+    # BLAS's ?gemv returns at once for an empty matrix, leaving its output as it was: the
+    # product read uninitialised memory (silently wrong LU factors, 5e-5 relative error)
+    rng = np.random.default_rng(3)
+    agree(lu_in_place, rng.random((8, 8)) + 8 * np.eye(8))
+    agree(empty_products, rng.random((3, 4)), rng.random(4), 3)
+
+
+# ---------------- products of arrays sized by argument values with the arguments themselves
+
+
+def products_sized_by_values(n, Y):
+    T = np.eye(n) * 2.0
+    U = np.ones((n, 2))
+    return T @ Y, Y.T @ T, U.T @ Y, T[0] @ Y
+
+
+def test_a_product_of_sizes_the_code_computes_checks_them_where_it_runs():
+    Y = np.arange(12.0).reshape(4, 3)
+    agree(products_sized_by_values, 4, Y)
+    agree(products_sized_by_values, 5, Y)  # (NumPy's ValueError: the contracted sizes differ)
+
+
+# ------------------------- a computed array read, then written, inside loops and branches
+
+
+def read_then_written(x):
+    v = x * 2.0 + 1.0
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            if v[i, j] > 2.0:
+                v[i, j] **= -1.5  # (npbench's nbody: inv_r3[i, j] **= -1.5)
+    w = x + 0.0
+    for i in range(w.shape[0]):
+        w[i, 0] += w[i, 1]
+    return v, w
+
+
+def test_a_computed_array_read_then_written_in_a_loop():
+    # the loop body captured the value at the read; the write made it a reference, and the
+    # capture (keyed by the tracer object) still held the value: an internal TypeError
+    agree(read_then_written, np.random.default_rng(5).random((4, 3)) + 0.5)

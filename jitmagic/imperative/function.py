@@ -37,8 +37,9 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import namespace, strings
+from jitmagic.imperative import lists, namespace, strings
 from jitmagic.imperative import options as njit_options
+from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
@@ -196,6 +197,21 @@ class NjitContext(shapes.GenericContext):
                 ),
             )
         return answer
+
+    def assume_equal(self, a, b, message):
+        """Sizes a shape check needs equal (shapes.assume_equal): decided on the arguments'
+        examples (a guard) when they are all it involves; otherwise yes, and the code
+        checks it where it runs (ValueError(message) with the two sizes)."""
+        diff = a - b
+        if not isinstance(diff, Dim):
+            return diff == 0
+        if set(diff.symbols) <= set(self.examples):
+            return self.guard(diff, "==")
+        if current_trace() is None:  # (re-checking the IR: the check is in it already)
+            return True
+        va, vb = (bind("dim_value", dim=x) if isinstance(x, Dim) else np.int64(x) for x in (a, b))
+        bind("nj_require", bind("eq", va, vb), va, vb, exc="ValueError", message=message)
+        return True
 
     def stretches(self, a, b):
         """Do sizes a and b meet as NumPy's broadcast does where the code runs? Yes when one
@@ -358,7 +374,9 @@ class NjitVariant:
         self.guards, self.guard_fn = guards, guard_fn
         self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
         self.uses_legacy_rng = cg.uses_legacy_rng
-        self.nogil = cg.nogil
+        self.uses_py_random = cg.uses_py_random
+        # Python's random module is guarded by the GIL alone: code drawing from it keeps it
+        self.nogil = cg.nogil and not cg.uses_py_random
         self.notes = list(cg.notes)  # e.g. a prange loop that runs serially, and why
         legacy = _legacy_rng() if self.uses_legacy_rng else None
         words = [
@@ -366,6 +384,7 @@ class NjitVariant:
             legacy.bitgen if legacy else 0,
             legacy.gauss if legacy else 0,
             callbacks.ADDRESS,
+            nj_pyrandom.state_address() if cg.uses_py_random else 0,
         ] + [id(o) for o in self._ctx_objs[1:]]
         self._ctx = (ctypes.c_int64 * len(words))(*words)
         # arguments that are np.random.Generators: passed as their bitgen_t's address, with
@@ -376,7 +395,9 @@ class NjitVariant:
             for i, t in enumerate(_flat_types(key[0]))
             if isinstance(t, tuple) and t[0] == "generator"
         ]
-        self._plain = not (self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks)
+        self._plain = not (
+            self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks or cg.uses_py_random
+        )
         self._ctx_addr = ctypes.addressof(self._ctx)
         self._buf_type = ctypes.c_int64 * (self.n_slots + lower_nj.ERRINFO_SLOTS)
         self._err_offset = 8 * self.n_slots
@@ -392,6 +413,7 @@ class NjitVariant:
         )
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
+        self._alias_safe = None  # (cfunc, module) for arguments sharing memory, made when needed
         self._install(module, tier)
 
     def _install(self, module, tier):
@@ -454,6 +476,12 @@ class NjitVariant:
                 rc = self.cfunc(*args, base, self._ctx_addr, err_at)
             else:
                 rc = self._call_holding_locks(list(args), base, err_at)
+            if rc == lower_nj.STATUS_ALIASED:  # arguments sharing memory: nothing ran yet
+                safe = self._alias_safe_cfunc()
+                if self._plain:
+                    rc = safe(*args, base, self._ctx_addr, err_at)
+                else:
+                    rc = self._call_holding_locks(list(args), base, err_at, safe)
             if rc in (2, interrupt.ABORTED):
                 record_fault(self, rc)
         except KeyboardInterrupt:
@@ -468,7 +496,19 @@ class NjitVariant:
             return None
         return pytree.unflatten(self.out_tree, self._results(buf, originals))
 
-    def _call_holding_locks(self, args, results_at, err_at):
+    def _alias_safe_cfunc(self):
+        """The variant's code compiled without the arrays' alias facts (lower/imperative.py),
+        for arguments that share memory: made at the first such call."""
+        if self._alias_safe is None:
+            module = self.owner().compile_alias_safe(self)
+            proto = ctypes.CFUNCTYPE if self.nogil else ctypes.PYFUNCTYPE
+            argtys = [_KIND_CTYPE[k] for k in self.kinds] + [ctypes.c_void_p] * 3
+            runstats.attach(module.engine, self.counters)
+            interrupt.attach(module.engine)
+            self._alias_safe = (proto(ctypes.c_int32, *argtys)(module.address), module)
+        return self._alias_safe[0]
+
+    def _call_holding_locks(self, args, results_at, err_at, cfunc=None):
         locks = []
         if self.uses_legacy_rng:
             locks.append(np.random.mtrand._rand._bit_generator.lock)
@@ -480,7 +520,7 @@ class NjitVariant:
         for lk in locks:
             lk.acquire()
         try:
-            return self.cfunc(*args, results_at, self._ctx_addr, err_at)
+            return (cfunc or self.cfunc)(*args, results_at, self._ctx_addr, err_at)
         finally:
             for lk in reversed(locks):
                 lk.release()
@@ -593,6 +633,9 @@ class NjitFunction(JitFunction):
 
     backend = "jitmagic"
     kind = "njit"
+    # arrays' alias facts, with the entry's overlap test (lower/imperative.py); off for code
+    # whose entry is called by other native code that cannot run the fallback (ufunc loops)
+    alias_facts = True
 
     def __init__(self, fun, options=None, name=None):
         self.options = dict(options or {})
@@ -893,6 +936,7 @@ class NjitFunction(JitFunction):
                         arg_layouts,
                         fastmath=self.opts.fastmath,
                         nogil=self.opts.nogil,
+                        alias_scopes=self.alias_facts,
                     )
                     timer.mark("llvm_ir")
                 break
@@ -994,6 +1038,7 @@ class NjitFunction(JitFunction):
                     layouts.append(None)
                 tracers.append(tr)
             args, _ = pytree.unflatten(tree, tracers)
+            args = lists.arguments(args, self.fun.__code__.co_varnames)
             ops = TraceOps()
             fun = conv.build(ops, self._namespace(ops))
             try:
@@ -1021,8 +1066,31 @@ class NjitFunction(JitFunction):
         """The LLVM IR njit generates for an optimised IR (Lowered.as_text("llvm"))."""
         layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
         return lower_nj.lower_function(
-            opt, self.name, layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+            opt,
+            self.name,
+            layouts,
+            fastmath=self.opts.fastmath,
+            nogil=self.opts.nogil,
+            alias_scopes=self.alias_facts,
         )[0]
+
+    def compile_alias_safe(self, variant):
+        """Machine code of a variant's IR without the alias facts (its entry does not test the
+        arguments): what runs when they share memory."""
+        opt = variant.optimized_ir
+        layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
+        text, _ = lower_nj.lower_function(
+            opt,
+            self.name,
+            layouts,
+            fastmath=self.opts.fastmath,
+            nogil=self.opts.nogil,
+            alias_scopes=False,
+        )
+        module, _ = pipeline.machine_code(
+            self, text, variant.info, 2, use_disk_cache=True if self.opts.cache else None
+        )
+        return module
 
     def _optimize(self, fn):
         if not self.opts.boundscheck:
@@ -1615,7 +1683,11 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
-    if mod == "jitmagic.imperative.library":
+    if mod in (
+        "jitmagic.imperative.library",
+        "jitmagic.imperative.listlib",
+        "jitmagic.imperative.pyrandom_lib",
+    ):
         return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):

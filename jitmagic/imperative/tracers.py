@@ -36,7 +36,15 @@ def _user_caller(depth=2):
     if f.f_code in TRANSPARENT:
         return True
     name = f.f_globals.get("__name__", "") or ""
-    return not name.startswith("jitmagic.")
+    # (pyrandom_lib is njit code as a user writes it: Python's random, Python's semantics)
+    return not name.startswith("jitmagic.") or name == "jitmagic.imperative.pyrandom_lib"
+
+
+def _njit_code_caller(depth=2):
+    """Is the frame `depth` up njit code: the user's, or njit's helpers written as njit code
+    (imperative/library.py), whose messages format values as the user's do?"""
+    f = sys._getframe(depth)
+    return _user_caller(depth + 1) or f.f_globals.get("__name__") == "jitmagic.imperative.library"
 
 
 def state():
@@ -105,15 +113,24 @@ class NjTracer(Tracer):
             r = Tracer.reshape(self, new)
         self._trace, self._var = r._trace, r._var
 
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if any(isinstance(d, Tracer) for d in shape):
+            # sizes known only when the code runs: the computed array as a new reference,
+            # reshaped as one (its sizes bound where it runs)
+            return reshape(_new_ref(self), shape, order)
+        return Tracer.reshape(self, shape, order=order)
+
     def __str__(self):
-        if _user_caller():  # str(n) in user code: the value the running code will hold
+        if _njit_code_caller():  # str(n) in njit code: the value the running code will hold
             from jitmagic.imperative import strings
 
             return strings.placeholder(self)
         return Tracer.__repr__(self)
 
     def __format__(self, spec):
-        if _user_caller():  # f"{n:.3f}" in user code
+        if _njit_code_caller():  # f"{n:.3f}" in njit code
             from jitmagic.imperative import strings
 
             return strings.placeholder(self, spec)
@@ -558,6 +575,12 @@ def _check_value_indices(items, shape):
 
 def _val_of(x):
     return x.value() if isinstance(x, RefTracer) else x
+
+
+def _as_i64(v):
+    if isinstance(v, Tracer):
+        return bind("convert_element_type", v, new_dtype=np.dtype(np.int64), weak_type=False)
+    return np.int64(v)
 
 
 def _new_ref(v):
@@ -1118,6 +1141,9 @@ def reshape(r, shape, order="C"):
         return Tracer.reshape(r.value(), shape)  # NumPy copies a non-contiguous array here
     st = state()
     dims, binds, out = [], [], []
+    # each size as a value where the equation runs: a symbol this reshape binds is not bound
+    # yet there, so the -1 size is computed from the traced sizes themselves
+    values = []
     unknown = None
     for k, d in enumerate(shape):
         if isinstance(d, (int, np.integer)) and int(d) == -1:
@@ -1127,8 +1153,10 @@ def reshape(r, shape, order="C"):
             out.append(None)
         elif isinstance(d, (int, np.integer, Dim)):
             out.append(int(d) if not isinstance(d, Dim) else d)
+            values.append(out[-1])
         else:
             dims.append(d)
+            values.append(d)
             sym = st.size_symbol(d)
             if isinstance(sym, str):
                 binds.append(sym)
@@ -1143,16 +1171,16 @@ def reshape(r, shape, order="C"):
                 known = known * d
         if isinstance(known, int) and not shapes.is_symbolic(r.size):
             out[unknown] = r.size // known if known else 0
-        elif known == 1:
+        elif isinstance(known, int) and known == 1:  # (a symbolic `known == 1` is a guard)
             out[unknown] = r.size
         else:
             sym = st.fresh("r")
             out[unknown] = Dim.symbol(sym)
-            dims.append(
-                bind("floordiv", bind("dim_value", dim=r.size), bind("dim_value", dim=known))
-                if shapes.is_symbolic(known)
-                else bind("floordiv", bind("dim_value", dim=r.size), np.int64(known))
-            )
+            known_v = np.int64(1)
+            for v in values:
+                v = bind("dim_value", dim=v) if isinstance(v, Dim) else v
+                known_v = bind("mul", _as_i64(known_v), _as_i64(v))
+            dims.append(bind("floordiv", bind("dim_value", dim=r.size), known_v))
             binds.append(sym)
     return bind("ref_reshape", r, *dims, out_shape=tuple(out), binds=tuple(binds))
 

@@ -10,12 +10,24 @@ An array input (a reference, or a constant) is its PyArrayObject*; a weak Python
 passed by value as i64/f64. `ctx` holds what the code must not bake in (the machine code may be
 loaded from the disk cache in another process): ctx[0] is numpy.ndarray's type object, ctx[1]
 and ctx[2] the bitgen_t and Gaussian cache of NumPy's global RandomState (when the code draws
-from it: `uses_legacy_rng`), ctx[3] the Python callback dispatcher (runtime/callbacks) and
-ctx[4 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` gets one record
+from it: `uses_legacy_rng`), ctx[3] the Python callback dispatcher (runtime/callbacks), ctx[4]
+the state of Python's `random` module (its MT19937 in CPython's Random object: `uses_py_random`)
+and ctx[5 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` gets one record
 per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the caller), or a
 reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
 the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
-or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values).
+or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values), or 5 before
+anything ran: an array argument the code stores into shares memory with another argument, and
+the code was compiled knowing they do not.
+
+Alias facts: the memory of each array argument and of each array the code makes for its
+results is an LLVM alias scope; every load and store through one of them is tagged with its
+scope and as not aliasing the others (`alias_scopes`). LLVM then keeps values in registers
+across stores and vectorizes loops without run-time overlap tests (Numba's code has them at
+every entry of an inner loop). The facts matter only where one of two arrays is written (loads
+never conflict), so the entry tests those pairs of arguments: when two overlap it returns 5,
+and the caller runs the same IR compiled without the facts (imperative/function.py, compiled
+at the first such call).
 
 Memory: a value's buffer is allocated where its equation runs (its size may be known only
 then: np.empty(n), a slice with traced bounds) and freed at the end of the scope it belongs to
@@ -57,7 +69,16 @@ _I64 = np.dtype(np.int64)
 _I64_AVAL = ShapedArray((), _I64)
 _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
 STATUS_RAISE = 16
-CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
+STATUS_ALIASED = 5
+MAX_SCOPED_ARGS = 16  # array arguments beyond which the code is compiled without alias facts
+CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_PYRANDOM, CTX_DTYPES = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+)
 ERRINFO_SLOTS = 8
 
 
@@ -103,6 +124,18 @@ class RefBuffer(Buffer):
         super().__init__(ptr, aval, strides)
         self.root = root
         self.obj = obj
+
+
+def _scope_root(buf):
+    """The memory an access belongs to, when it is distinct from every other's: an argument
+    (checked at entry) or an array made for the results (new memory, never freed inside).
+    None: not known (a carried reference, a temporary)."""
+    root = getattr(buf, "root", None)
+    if root is None:
+        return None
+    if root[0] == "arg" or (root[0] == "alloc" and buf.obj is not None):
+        return root
+    return None
 
 
 def value_aval(aval):
@@ -200,6 +233,7 @@ def _eval_positions(v, fn, producer, mat, pos):
 
 # branch weights (taken, not taken) of a test whose taken side raises or aborts
 COLD_WEIGHTS = (1, 1 << 20)
+HOT_WEIGHTS = (1 << 20, 1)
 
 
 class NjitCodegen(Codegen):
@@ -213,6 +247,7 @@ class NjitCodegen(Codegen):
         self.sites = []  # (exception class name, message template) per raising site
         self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
         self.uses_legacy_rng = False  # draws from NumPy's global RandomState
+        self.uses_py_random = False  # draws from Python's random module (needs the GIL)
         self.uses_callbacks = False  # calls Python (runtime/callbacks)
         self.fastmath = ()
         self.nogil = False
@@ -225,6 +260,8 @@ class NjitCodegen(Codegen):
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
         self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
+        self.alias_scopes = False  # tag memory accesses with their arrays' scopes (see above)
+        self._scoped = []  # (load or store, root) to tag
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -255,6 +292,9 @@ class NjitCodegen(Codegen):
                 self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=False), v.aval)
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        self._overlap = None
+        if self.alias_scopes:
+            self._open_overlap_test([self.buffers[v] for v in ins])
         self.scopes.append([])
         self.emit_region(fn)
         self._emit_results(fn)
@@ -276,7 +316,68 @@ class NjitCodegen(Codegen):
             self.b.ret(ir.Constant(I32, rc))
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
+        self._close_overlap_test()
+        self._tag_scopes()
         return self._text()
+
+    # ------------------------------------------------------------ alias facts
+    def _open_overlap_test(self, bufs):
+        """The array arguments' memory extents, and a block for the test that two of them
+        overlap where one is written (filled by _close_overlap_test, once the code is made
+        and it is known which arrays it stores into: arrays only read may share memory)."""
+        self._overlap = None
+        refs = [x for x in bufs if isinstance(x, RefBuffer) and _scope_root(x) is not None]
+        if len(refs) < 2:
+            return
+        if len(refs) > MAX_SCOPED_ARGS:  # the pairs' tests would grow as the square: no facts
+            self.alias_scopes = False
+            return
+        extents = [(x.root, _extent(self, x)) for x in refs]
+        test = self.func.append_basic_block("alias_test")
+        self.b.branch(test)
+        self.b.position_at_end(self.func.append_basic_block("distinct"))
+        self._overlap = (extents, test, self.b.block)
+
+    def _close_overlap_test(self):
+        """Return STATUS_ALIASED when an array the code stores into shares memory with
+        another argument."""
+        if self._overlap is None:
+            return
+        extents, test, ok = self._overlap
+        written = {r for instr, r in self._scoped if instr.opname == "store"}
+        b = ir.IRBuilder(test)
+        overlap = ir.Constant(I1, 0)
+        for i, (rx, (lo1, hi1)) in enumerate(extents):
+            for ry, (lo2, hi2) in extents[i + 1 :]:
+                if rx in written or ry in written:
+                    both = b.and_(b.icmp_signed("<", lo1, hi2), b.icmp_signed("<", lo2, hi1))
+                    overlap = b.or_(overlap, both)
+        aliased = self.func.append_basic_block("aliased")
+        b.cbranch(overlap, aliased, ok).set_weights(COLD_WEIGHTS)
+        b.position_at_end(aliased)
+        b.ret(ir.Constant(I32, STATUS_ALIASED))
+
+    def memory_access(self, buf, *instrs):
+        if self.alias_scopes:
+            root = _scope_root(buf)
+            if root is not None:
+                self._scoped.extend((i, root) for i in instrs)
+
+    def _tag_scopes(self):
+        roots = list(dict.fromkeys(r for _, r in self._scoped))
+        if len(roots) < 2:
+            return
+        m = self.module
+        domain = m.add_metadata([ir.MetaDataString(m, "jm.memory")])
+        names = {}
+        for r in roots:  # names in order of first access: the text is the disk cache's key
+            names[r] = f"arg{r[1]}" if r[0] == "arg" else f"new{len(names)}"
+        scope = {r: m.add_metadata([ir.MetaDataString(m, names[r]), domain]) for r in roots}
+        own = {r: m.add_metadata([scope[r]]) for r in roots}
+        others = {r: m.add_metadata([scope[o] for o in roots if o != r]) for r in roots}
+        for instr, r in self._scoped:
+            instr.set_metadata("alias.scope", own[r])
+            instr.set_metadata("noalias", others[r])
 
     def _ref_arg(self, arg, aval, k):
         """An array argument as a reference: data pointer, the shape's symbols (loaded by
@@ -428,14 +529,31 @@ class NjitCodegen(Codegen):
         range raises NumPy's IndexError."""
         b = self.b
         nv = self.size(n)
-        j = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, nv), i)
+        # 0 <= i < n is the hot path: the position is i itself, with no select between the
+        # index and the load's address (a binary search's chain of dependent loads); a
+        # negative index is counted from the end on a path of its own (histogram_loop 1.41x
+        # -> 1.24x of Numba's time, quickselect_median 1.01x -> 0.92x, bsearch_queries
+        # 1.08x -> 1.04x)
+        self.flush_checks()
+        hot = b.block
+        wrap = self.func.append_basic_block("wrap_index")
+        done = self.func.append_basic_block("index")
+        b.cbranch(b.icmp_unsigned("<", i, nv), done, wrap).set_weights(HOT_WEIGHTS)
+        b.position_at_end(wrap)
+        j = b.add(i, nv)  # i < 0: in range when i + n >= 0; i >= n: never (unsigned)
         self.raise_if(
             b.icmp_unsigned(">=", j, nv),
             "IndexError",
             "index {0} is out of bounds for axis " + str(axis) + " with size {1}",
             [i, nv],
         )
-        return j
+        came = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        pos = b.phi(I64)
+        pos.add_incoming(i, hot)
+        pos.add_incoming(j, came)
+        return pos
 
     # ------------------------------------------------------------ NumPy objects
     def new_array(self, aval):
@@ -971,13 +1089,16 @@ def _escapes(self, v):
 NjitCodegen.escapes = _escapes
 
 
-def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False):
+def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False, alias_scopes=True):
     """(LLVM IR text, the code generator) of an njit variant's optimised IR. `fastmath`: LLVM
     fast-math flags for the function's floating-point operations (exactly those); `nogil`:
-    the caller releases the GIL, so the code takes it to make or drop Python objects."""
+    the caller releases the GIL, so the code takes it to make or drop Python objects;
+    `alias_scopes`: the arrays' alias facts, with the entry's test that the arguments are
+    distinct memory (False: the code for arguments that are not)."""
     cg = NjitCodegen(fn, name, arg_layouts)
     cg.fastmath = tuple(sorted(fastmath))
     cg.nogil = nogil
+    cg.alias_scopes = alias_scopes
     text = cg.build()
     return text, cg
 
@@ -1001,6 +1122,9 @@ def _apply_fastmath(module, flags):
 # ---------------------------------------------------------------- control flow
 
 
+_HOLDERS = 8  # enclosing carries _take compares a pointer with (the innermost ones)
+
+
 class _RefSlots:
     """A reference carried by a loop or merged by a branch: its pointer, sizes and strides in
     stack slots (registers once optimised), so each iteration may hold another array.
@@ -1022,12 +1146,16 @@ class _RefSlots:
         self.strides = [sb.alloca(I64) for _ in aval.shape]
         self.own = sb.alloca(PTR)
         raw_store(sb, ir.Constant(PTR, None), self.own)
+        raw_store(sb, ir.Constant(PTR, None), self.ptr)
         cg._temp_slots[self] = self.own  # freed on an early exit
         cg.scopes[-1].append(self)  # and when the scope around the loop or branch ends
 
     def release(self, cg):
         cg.b.call(cg.tmp_free(), [cg.b.load(self.own, typ=PTR)])
         raw_store(cg.b, ir.Constant(PTR, None), self.own)
+        # (no pointer left from this scope: _take compares pointers, and freed memory's
+        # address may be given again)
+        raw_store(cg.b, ir.Constant(PTR, None), self.ptr)
 
     def _mode(self, cg, buf):
         """How buf is carried: "ptr", "copy", or another carry of this loop whose memory,
@@ -1053,7 +1181,9 @@ class _RefSlots:
         if mode == "ptr":
             self._store(cg, buf)
             return False
-        if mode == "copy":
+        if mode == "copy" and buf.root is not None and buf.root[0] == "carry":
+            self._take(cg, buf, buf.root[1])
+        elif mode == "copy":
             self._store(cg, self._copy(cg, buf))
         else:
             b = cg.b
@@ -1064,6 +1194,39 @@ class _RefSlots:
                 with otherwise:
                     self._store(cg, buf)
         return True
+
+    def _take(self, cg, buf, inner):
+        """buf, held by the carry `inner` of a construct inside this one (a branch in the
+        loop body): memory this carry or an enclosing one holds now (a list's buffer that the
+        branch did not grow: it lives as long as this carry) is kept as a pointer; memory
+        `inner` owns is taken over (its copy made when the branch grew it); anything else is
+        copied."""
+        b = cg.b
+        null = ir.Constant(PTR, None)
+        holders = [self] + [
+            st
+            for scope in cg.scopes[: self.depth]
+            for st in scope
+            if isinstance(st, _RefSlots) and st is not self and st.depth <= self.depth
+        ][-_HOLDERS:]
+        same = ir.Constant(I1, 0)
+        for st in holders:
+            same = b.or_(same, b.icmp_unsigned("==", buf.ptr, b.load(st.ptr, typ=PTR)))
+        with b.if_else(same) as (keep, other):
+            with keep:
+                self._store(cg, buf)
+            with other:
+                owned = b.load(inner.own, typ=PTR)
+                take = b.and_(
+                    b.icmp_unsigned("==", buf.ptr, owned), b.icmp_unsigned("!=", owned, null)
+                )
+                with b.if_else(take) as (steal, copy):
+                    with steal:
+                        raw_store(b, owned, self.own)
+                        raw_store(b, null, inner.own)
+                        self._store(cg, buf)
+                    with copy:
+                        self._store(cg, self._copy(cg, buf))
 
     def _store(self, cg, buf):
         b = cg.b
@@ -1318,8 +1481,10 @@ def counted_loop(cg, n, body, fn_body, carried=(), start=None, split=False):
     # time: a plain loop when the count is at most POLL, the strip-mined one otherwise. The
     # block loop around a short inner loop carrying a value cost 1.2-1.6x Numba's time
     # (horner_eval's 13-iteration loop 1.6x, plain 1.05x; cholesky_inplace 1.45x -> 1.06x;
-    # nussinov 1.27x -> 0.7x). One that only stores was slower split (floyd_warshall's
-    # conditional stores: 0.65x -> 1.18x), so it is not. The body is emitted twice, as a
+    # nussinov 1.27x -> 0.7x). A loop that only stores is not split: floyd_warshall's
+    # conditional stores went 13 -> 68 us split, edit_distance 135 -> 166 us; the stencils
+    # gain (heat_3d 27.7 -> 23.8 us, lu_inplace 19.8 -> 16.6 us) but compile 1.5-2x longer
+    # (heat_3d 1.25 -> 2.4 s), which the first call pays. The body is emitted twice, as a
     # versioned loop's is.
     saved = cg.memo
     with b.if_else(b.icmp_signed("<=", count, ir.Constant(I64, POLL))) as (

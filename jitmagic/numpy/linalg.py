@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic import numpy as jnp
-from jitmagic.core import dtypes
+from jitmagic.core import dtypes, shapes
 from jitmagic.core.operands import asarray, aval, broadcast_to, convert, normalize_axis, static_int
 from jitmagic.core.tracing import bind
 from jitmagic.numpy import _reductions, _shape, _ufuncs
@@ -46,6 +46,10 @@ class _Result(tuple):
 
 
 class EighResult(_Result):
+    _names = ("eigenvalues", "eigenvectors")
+
+
+class EigResult(_Result):
     _names = ("eigenvalues", "eigenvectors")
 
 
@@ -105,6 +109,10 @@ def _real_dtype(dt):
     return np.zeros((), dt).real.dtype
 
 
+def _complex_dtype(dt):
+    return np.result_type(dt, np.complex64)
+
+
 def _eye(n, batch, dt):
     return broadcast_to(_jnp().eye(n, dtype=dt), tuple(batch) + (n, n))
 
@@ -137,11 +145,13 @@ def solve(a, b):
     bs = aval(b).shape
     vector = len(bs) == 1
     if vector:
-        if bs[0] != n:
+        if not shapes.assume_equal(bs[0], n, "solve: b has {0} elements where a is {1} x {1}"):
             raise ValueError(f"solve: shapes {aval(a).shape} and {bs} do not match")
         b = _jnp().expand_dims(b, -1)
         bs = aval(b).shape
-    elif len(bs) < 2 or bs[-2] != n:
+    elif len(bs) < 2 or not shapes.assume_equal(
+        bs[-2], n, "solve: b has {0} rows where a is {1} x {1}"
+    ):
         raise ValueError(
             f"Invalid shapes for solve: {aval(a).shape}, {bs}: b must be a "
             f"vector of length {n} or a batch of matrices with {n} rows; for a "
@@ -239,6 +249,29 @@ def eigh(a, UPLO=None, symmetrize_input=True):
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input)[0]
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices (LAPACK's geev), complex
+    whatever the input, as JAX's: each vector of unit 2-norm, its largest component real."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "eig", square=True)
+    cdt = _complex_dtype(dt)
+    if n == 0 or 0 in batch:
+        return EigResult(_zeros(batch + (n,), cdt), _zeros(batch + (n, n), cdt))
+    w, v = bind("eig", a, compute_v=True)
+    return EigResult(_out(w, cdt), _out(v, cdt))
+
+
+def eigvals(a):
+    """The eigenvalues of general square matrices (geev without vectors), complex."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "eigvals", square=True)
+    cdt = _complex_dtype(dt)
+    if n == 0 or 0 in batch:
+        return _zeros(batch + (n,), cdt)
+    (w,) = bind("eig", a, compute_v=False)
+    return _out(w, cdt)
 
 
 def qr(a, mode="reduced"):
@@ -601,6 +634,8 @@ __all__ = [
     "slogdet",
     "eigh",
     "eigvalsh",
+    "eig",
+    "eigvals",
     "qr",
     "svd",
     "svdvals",
@@ -611,6 +646,7 @@ __all__ = [
     "norm",
     "cond",
     "EighResult",
+    "EigResult",
     "QRResult",
     "SVDResult",
     "SlogdetResult",

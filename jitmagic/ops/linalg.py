@@ -3,7 +3,7 @@
 dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsum build on
 it. Output axes are batch, then lhs free, then rhs free (as in JAX).
 
-The factorizations (cholesky, lu, solve, triangular_solve, eigh, qr, svd) work on the last
+The factorizations (cholesky, lu, solve, triangular_solve, eigh, eig, qr, svd) work on the last
 two axes, batched over the leading ones, and lower to LAPACK calls (lower/lapack.py).
 Their NumPy references use np.linalg where it has the routine, and short textbook
 algorithms where it has not (LU with partial pivoting, substitution), with the same
@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitmagic.core import shapes
 from jitmagic.core.registry import same_dtype, shaped
-from jitmagic.lower import blas, lapack
+from jitmagic.lower import blas, lapack, lapack_eig
 from jitmagic.lower.codegen import contract, place
 from jitmagic.lower.rules import lowering
 from jitmagic.ops.define import register
@@ -28,7 +29,12 @@ def _dot_abstract(lhs, rhs, *, contract, batch):
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise ValueError("dot_general: contracting/batch dimension lists differ in length")
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
-        if lhs.shape[a] != rhs.shape[b]:
+        if not shapes.assume_equal(
+            lhs.shape[a],
+            rhs.shape[b],
+            f"matmul: operand 1 has a mismatch in its core dimension: size {{1}} is "
+            f"different from {{0}} (dimension {a} of the first operand, {b} of the second)",
+        ):
             raise ValueError(
                 f"dot_general: shapes {lhs.shape} and {rhs.shape} not aligned: "
                 f"dimension {a} of lhs ({lhs.shape[a]}) != dimension {b} "
@@ -290,6 +296,30 @@ def _eigh_ref(a, *, lower):
         return _nan(a.real[0]), _nan(a)
 
 
+def _complex(dt):
+    return np.result_type(dt, np.complex64)
+
+
+def _eig_abstract(a, *, compute_v):
+    """Eigenvalues and right eigenvectors of a general matrix, complex whatever the input
+    (LAPACK's geev; jnp and njit decide what their users see)."""
+    batch, n, _ = _matrix("eig", a, square=True)
+    c = _complex(a.dtype)
+    w = shaped(batch + (n,), c)
+    return (w, shaped(a.shape, c)) if compute_v else (w,)
+
+
+def _eig_ref(a, *, compute_v):
+    c = _complex(a.dtype)
+    try:
+        if _has_nan(a):
+            raise np.linalg.LinAlgError("NaN operand")
+        w, v = np.linalg.eig(a)
+    except np.linalg.LinAlgError:
+        w, v = _nan(np.zeros(a.shape[:1], c)), _nan(np.zeros(a.shape, c))
+    return (w.astype(c), v.astype(c)) if compute_v else (w.astype(c),)
+
+
 def _no_empty(prim, m, n):
     # LAPACK returns at once on an empty matrix, leaving the identity factors unwritten;
     # jnp.linalg builds those itself and never binds the primitive on one
@@ -363,3 +393,12 @@ for _name, _abs, _ref in [
         _lapack(_name),
         multiple_results=_multi,
     )
+
+register(
+    "eig",
+    "custom",
+    _eig_abstract,
+    _reference(_eig_abstract, _eig_ref, True),
+    lapack_eig.lower_eig,
+    multiple_results=True,
+)
