@@ -59,6 +59,8 @@ GENERATORS = {
     2: {"tuple_early_return": True, "constant_zero_division": True},
 }
 GENERATOR = 2  # the latest: what CI and a new campaign draw
+# (records: tests/fuzz/last_campaign_njit.json is seed 7 by version 1; last_campaign_njit_g2.json
+# seed 8 by version 2, run with --out)
 
 # how often (per 1000 programs) each kind is drawn
 P_BIG = 15  # a 2**18+ element array and a prange loop over it, parallel=True
