@@ -272,3 +272,17 @@ def test_a_computed_array_read_then_written_in_a_loop():
     # the loop body captured the value at the read; the write made it a reference, and the
     # capture (keyed by the tracer object) still held the value: an internal TypeError
     agree(read_then_written, np.random.default_rng(5).random((4, 3)) + 0.5)
+
+
+def made_by_constructors(n, a):
+    KE = np.ndarray(n + 1, dtype=np.float64)  # (npbench's nbody)
+    KE[:] = 2.0
+    I = np.absolute(a) > 1.0
+    np.logical_not(I, I)  # a computed array as its own out=
+    y = a * 2
+    np.add(y, 1, out=y)
+    return KE, isinstance(a, np.ndarray), np.ndarray((2, n), np.int32).shape, I, y
+
+
+def test_ndarray_constructor_and_out_into_computed_arrays():
+    agree(made_by_constructors, 3, np.linspace(0.5, 1.5, 5))

@@ -1051,6 +1051,28 @@ def _scalar_type(t):
     return _ScalarTypeMeta(t.__name__, (t,), {"__module__": "numpy"})
 
 
+class _NdarrayType(type):
+    """np.ndarray as njit code sees it: `np.ndarray(shape, dtype)` makes an uninitialised
+    array (as np.empty); isinstance checks answer as for the real type."""
+
+    def __call__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        if buffer is not None or strides is not None or offset:
+            from jitmagic.errors import NjitUnsupportedError
+
+            raise NjitUnsupportedError(
+                "np.ndarray(buffer=, offset=, strides=) inside njit code",
+                construct="np.ndarray over a buffer",
+            )
+        return empty(shape, dtype, order or "C")
+
+    def __instancecheck__(cls, obj):
+        return _isinstance(obj, np.ndarray)
+
+
+class ndarray(metaclass=_NdarrayType):
+    pass
+
+
 _SCALAR_TYPES = {}
 for _name in (
     "bool_",
@@ -1909,6 +1931,7 @@ _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a
 
 _AS_TYPE = {_float: float, _int: int, _bool: bool, _complex: complex}
 _AS_TYPE.update({t: t.__mro__[1] for t in _SCALAR_TYPES.values()})
+_AS_TYPE[ndarray] = np.ndarray
 
 BUILTINS = {
     "isinstance": _isinstance,
@@ -1986,6 +2009,7 @@ def numba_module(real):
 
 
 _NUMPY_OVERRIDES.update(_SCALAR_TYPES)
+_NUMPY_OVERRIDES["ndarray"] = ndarray
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
 
 
