@@ -1234,7 +1234,11 @@ def _resized_refs(out_types, bodies):
 
 
 def _view_as(r, t):
-    """Reference r as a view of type t (the same sizes, named by t's symbols)."""
+    """Reference r as a view of type t (the same sizes, named by t's symbols); a value a
+    branch computed (`out = out * 2.0` against `out = out[1:]`) is given memory first."""
+    if not isinstance(r, RefTracer):
+        r = _as_tracer(r)
+        _promote(r)
     v = bind("ref_view", r, index=(), out_shape=t.shape, out_layout=t.layout)
     v.__class__ = RefTracer
     return v
