@@ -36,7 +36,7 @@ from jitmagic.core.ir import Function, Lit, Var
 from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.errors import LoweringError
-from jitmagic.lower import fusion
+from jitmagic.lower import calls, fusion
 from jitmagic.lower.codegen import (
     ENTRY,
     Buffer,
@@ -190,15 +190,24 @@ class NjitCodegen(Codegen):
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
         self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
+        self.calls_keep = []  # variants this one calls (lower/calls.py): kept alive with it
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
         fn = self.fn
         ins = fn.constvars + fn.invars
         argtys = [PTR if k == "array" else (I64 if k == "i64" else F64) for k in self.kinds]
-        func = ir.Function(self.module, ir.FunctionType(I32, argtys + [PTR, PTR, PTR]), ENTRY)
-        self.func = func
-        self.results, self.ctx, self.errinfo = func.args[len(argtys) :]
+        # a function that calls itself: its code is BODY (taking a stack floor), called by
+        # the entry and by itself (lower/calls.py)
+        recursive = calls.is_recursive(fn)
+        tail = [PTR, PTR, PTR] + ([I64] if recursive else [])
+        name = calls.BODY if recursive else ENTRY
+        func = ir.Function(self.module, ir.FunctionType(I32, argtys + tail), name)
+        if recursive:
+            func.linkage = "internal"
+        self.func = self.body_func = func
+        self.results, self.ctx, self.errinfo = func.args[len(argtys) : len(argtys) + 3]
+        self.stack_floor = func.args[-1] if recursive else None
         entry = func.append_basic_block("entry")
         self.fail_bb = func.append_basic_block("not_contiguous")
         self.oom_bb = func.append_basic_block("out_of_memory")
@@ -209,8 +218,11 @@ class NjitCodegen(Codegen):
         runstats.declare(self.module)
         interrupt.declare(self.module)
         self.abort_target = func.append_basic_block("interrupted")
-        interrupt.clear(self)
-        timing = runstats.emit_start(self)
+        if recursive:
+            calls.start_body(self)
+        else:
+            interrupt.clear(self)
+            timing = runstats.emit_start(self)
         n_const = len(fn.constvars)
         self._load_symbols(ins, func.args)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
@@ -224,7 +236,8 @@ class NjitCodegen(Codegen):
         self.emit_region(fn)
         self._emit_results(fn)
         self._close_scope()
-        runstats.emit_stop(self, timing)
+        if not recursive:
+            runstats.emit_stop(self, timing)
         self.b.ret(ir.Constant(I32, 0))
         self.b.position_at_end(self.fail_bb)
         self.b.ret(ir.Constant(I32, 1))
@@ -239,6 +252,8 @@ class NjitCodegen(Codegen):
             for slot in self.obj_slots:
                 self._decref(self.b.load(slot, typ=PTR))
             self.b.ret(ir.Constant(I32, rc))
+        if recursive:
+            calls.emit_entry(self, argtys)
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
         return self._text()
