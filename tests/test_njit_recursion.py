@@ -495,3 +495,27 @@ def test_bare_return_in_a_branch(args):
 def test_none_on_one_path_and_a_value_on_another_is_refused():
     with pytest.raises(NjitUnsupportedError, match="None on one side"):
         jm.njit(none_or_value)(1)
+
+
+# ------------------------------------------------------------------ from a prange loop
+
+
+def checked_fib(n):
+    if n == 13:
+        raise ValueError("thirteen")
+    if n < 2:
+        return n
+    return checked_fib(n - 1) + checked_fib(n - 2)
+
+
+def fib_table(out):
+    for i in jnb.prange(out.shape[0]):
+        out[i] = checked_fib(i)
+
+
+@pytest.mark.parametrize("n", [12, 16])
+def test_a_prange_loop_calls_a_recursive_function(n):
+    """A parallel loop's parts call the recursive function's own variant (each worker thread
+    sets its own stack floor); its exception (n=16: checked_fib(13)) reaches the caller."""
+    compiled = jnb.njit(parallel=True)(fib_table)
+    agree(fib_table, (np.zeros(n, np.int64),), compiled)

@@ -39,11 +39,14 @@ _HEADER_WORDS = 6  # a PyArrayObject's first fields: refcount, type, data, nd, d
 
 
 def _stack_budget():
-    """4 MiB, or half the stack a thread gets when that is smaller (ulimit -s, a smaller
-    threading.stack_size): what a recursive njit call may use below the entry's frame."""
+    """4 MiB, or half the stack a thread gets when that is smaller (ulimit -s, 2 MiB when it
+    is unlimited, a smaller threading.stack_size): what a recursive njit call may use below
+    the entry's frame."""
     budget = 4 << 20
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
-    if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+    if soft in (resource.RLIM_INFINITY, -1):
+        budget = 1 << 20  # (threads then get glibc's 2 MiB default)
+    elif soft > 0:
         budget = min(budget, soft // 2)
     size = threading.stack_size()
     if size:
@@ -115,10 +118,14 @@ def emit_entry(cg, argtys):
 def lower_call(cg, e, outs):
     callee = e.kw["callee"]
     v = callee.variant
-    if getattr(cg, "body_func", None) is None or cg.func is not cg.body_func and v is None:
+    # a prange loop's part runs on the thread pool, in a function of its own: it may call
+    # another variant (whose entry sets its own stack floor), not this function's BODY
+    in_part = cg.func is not cg.body_func
+    if in_part and v is None:
         raise LoweringError(
             f"the recursive call of {callee.name} (line {e.kw.get('line')}) inside a prange "
-            f"loop: njit does not run recursive calls in parallel; use range"
+            f"loop of a parallel=True function: njit does not run recursive calls on the "
+            f"thread pool; use range there"
         )
     b = cg.b
     if v is None:
@@ -165,7 +172,9 @@ def lower_call(cg, e, outs):
     sw = b.switch(rc, cg.error_bb)
     sw.add_case(ir.Constant(I32, 1), cg.fail_bb)
     sw.add_case(ir.Constant(I32, 2), cg.oom_bb)
-    sw.add_case(ir.Constant(I32, interrupt.ABORTED), cg.abort_target)
+    sw.add_case(
+        ir.Constant(I32, interrupt.ABORTED), _interrupted(cg) if in_part else cg.abort_target
+    )
     b.position_at_end(ok)
     k = 0
     for out, aval in zip(outs, e.kw["out_avals"]):
@@ -176,6 +185,20 @@ def lower_call(cg, e, outs):
             k += 1
         if out is not None:
             cg.store(out, [], _from_bits(cg, words, aval.dtype))
+
+
+def _interrupted(cg):
+    """Where a part of a prange loop goes when its callee was interrupted (Ctrl-C): the part
+    raises KeyboardInterrupt as its exception."""
+    b = cg.b
+    block = cg.func.append_basic_block("callee_interrupted")
+    here = b.block
+    b.position_at_end(block)
+    k = cg.site("KeyboardInterrupt", "the njit function was interrupted")
+    b.store(ir.Constant(I64, k), b.gep(cg.errinfo, [ir.Constant(I64, 0)], source_etype=I64))
+    b.branch(cg.error_bb)
+    b.position_at_end(here)
+    return block
 
 
 def _const_arg(b, c, kind):
