@@ -219,10 +219,64 @@ def no_base_case(n):
     return no_base_case(n - 1) + 1
 
 
-def returns_array(a):
-    if a.shape[0] <= 1:
+def merge_sorted(a):
+    """Returns a new sorted array: the recursive calls return new arrays (or the argument)."""
+    n = a.shape[0]
+    if n <= 1:
         return a
-    return returns_array(a[1:])
+    left = merge_sorted(a[: n // 2])
+    right = merge_sorted(a[n // 2 :])
+    out = np.empty(n, a.dtype)
+    i = j = k = 0
+    while i < left.shape[0] and j < right.shape[0]:
+        if left[i] <= right[j]:
+            out[k] = left[i]
+            i += 1
+        else:
+            out[k] = right[j]
+            j += 1
+        k += 1
+    out[k : k + left.shape[0] - i] = left[i:]
+    k += left.shape[0] - i
+    out[k:] = right[j:]
+    return out
+
+
+def quicksort_returning(A, lo, hi):
+    """Numba's docs' form: sorts in place and returns A."""
+    if lo < hi:
+        p = A[hi]
+        i = lo
+        for j in range(lo, hi):
+            if A[j] < p:
+                A[i], A[j] = A[j], A[i]
+                i += 1
+        A[i], A[hi] = A[hi], A[i]
+        quicksort_returning(A, lo, i - 1)
+        quicksort_returning(A, i + 1, hi)
+    return A
+
+
+def leading_block(a):
+    if a.shape[0] <= 2:
+        return a
+    return leading_block(a[: a.shape[0] // 2])
+
+
+def write_through_result(a):
+    v = leading_block(a)  # a view of a, through the recursion
+    v[0] = -1.0
+    return v.sum()
+
+
+def row_sums(m):
+    """A 2-d array returned: each level adds its row to the rest's sums."""
+    if m.shape[0] == 1:
+        return m.copy()
+    rest = row_sums(m[1:])
+    out = np.empty((1, m.shape[1]))
+    out[0] = m[0] + rest[0]
+    return out
 
 
 def tree():
@@ -263,6 +317,11 @@ CASES = [
     (strided_sum, (), (np.arange(11.0),)),
     (power_set_count, (), (0, 10, np.array([3, 5, 2, 7, 4]))),
     (f32_rec, (), (np.float32(1.25), 5)),
+    (merge_sorted, (), (np.random.default_rng(6).random(77),)),
+    (quicksort_returning, (), (np.random.default_rng(7).random(60), 0, 59)),
+    (leading_block, (), (np.arange(40.0),)),
+    (write_through_result, ("leading_block",), (np.arange(40.0),)),
+    (row_sums, (), (np.arange(12.0).reshape(4, 3),)),
 ]
 
 
@@ -445,9 +504,21 @@ def test_no_base_case_is_refused_by_name():
         jm.njit(no_base_case)(3)
 
 
-def test_returning_an_array_from_a_recursion_is_refused_by_name():
-    with pytest.raises(NjitUnsupportedError, match="returns_array.*returns an array"):
-        jm.njit(returns_array)(np.arange(4.0))
+def test_an_array_returned_by_a_recursive_call_is_the_callees_memory():
+    """A recursive call's array result is the memory the callee returns: a view of the
+    argument here (a write through it reaches the argument, as in Python), also when the
+    function hands it to Python; an array the callee made is the caller's to keep."""
+    a = np.arange(40.0)
+    assert jm.njit(write_through_result)(a) == -1.0 + 1.0 and a[0] == -1.0
+    out = jm.njit(leading_block)(a)
+    np.testing.assert_array_equal(out, a[:2])
+    assert np.shares_memory(out, a)
+    x = np.random.default_rng(8).random(64)
+    f = jm.njit(merge_sorted)
+    for _ in range(3):  # (the callees' arrays are dropped: no growth over calls)
+        got = f(x)
+    np.testing.assert_array_equal(got, np.sort(x))
+    assert not np.shares_memory(got, x)
 
 
 def _helper_printing_an_array(a):

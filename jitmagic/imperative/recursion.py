@@ -175,23 +175,55 @@ def _probe(once, root):
 
 
 def _returns(root, out_tree, avals):
-    for a in avals:
-        if isinstance(a, RefType) or a.shape != ():
-            raise NjitUnsupportedError(
-                f"njit cannot compile the recursive function {root.name!r}: it returns an "
-                f"array ({a}), and a recursive call returns numbers and tuples of them; write "
-                f"into an array argument instead (out[...] = ...)",
-                construct="a recursive function returning an array",
-                lineno=root.fun.__code__.co_firstlineno,
-                filename=root.fun.__code__.co_filename,
-            )
-    return out_tree, tuple((a.dtype, a.weak_type) for a in avals)
+    """The return type as the recursive calls assume it: per result, a number's (dtype, weak)
+    or an array's ("array", dtype, ndim, layout)."""
+    return out_tree, tuple(_result_type(a) for a in avals)
+
+
+def _result_type(a):
+    if isinstance(a, RefType) or a.shape != ():
+        layout = a.layout if isinstance(a, RefType) else "C"  # (a value is a new C array)
+        return ("array", np.dtype(a.dtype), len(a.shape), layout)
+    return (np.dtype(a.dtype), bool(a.weak_type))
+
+
+def _call(callee, ins, types, out_tree):
+    """Bind nj_call: numbers as they are typed, an array as a reference whose sizes the call
+    gives (symbols it binds) and whose strides it reads."""
+    state = current_trace().root.njit
+    avals, binds = [], []
+    for t in types:
+        if t[0] == "array":
+            names = [state.fresh("rc") for _ in range(t[2])]
+            binds += names
+            avals.append(RefType(tuple(Dim.symbol(n) for n in names), t[1], t[3]))
+        else:
+            avals.append(ShapedArray((), t[0], t[1]))
+    outs = bind(
+        "nj_call",
+        *ins,
+        callee=callee,
+        out_avals=tuple(avals),
+        binds=tuple(binds),
+        line=_user_line(),
+    )
+    outs = list(outs)
+    for o, a in zip(outs, avals):
+        if isinstance(a, RefType):
+            o.__class__ = RefTracer
+    return pytree.unflatten(out_tree, outs)
 
 
 def _text(returns):
     if returns is None:
         return "unknown"
-    return ", ".join(f"{dt}{' (weak)' if weak else ''}" for dt, weak in returns[1]) or "None"
+    return ", ".join(_one_text(t) for t in returns[1]) or "None"
+
+
+def _one_text(t):
+    if t[0] == "array":
+        return f"array({t[1]}, {t[2]}d, {t[3]})"
+    return f"{t[0]}{' (weak)' if t[1] else ''}"
 
 
 class ProbeOps(TraceOps):
@@ -293,11 +325,8 @@ def _self_call(root, leaves):
         raise NeedReturns()
     out_tree, returns = root.returns
     ins = [x if isinstance(a, RefType) else cast_to(x, a) for x, a in zip(leaves, root.avals)]
-    avals = tuple(ShapedArray((), dt, weak) for dt, weak in returns)
-    callee = Callee(root.name, root.fun, root.tree)
-    outs = bind("nj_call", *ins, callee=callee, out_avals=avals, line=_user_line())
     root.self_calls += 1
-    return pytree.unflatten(out_tree, list(outs))
+    return _call(Callee(root.name, root.fun, root.tree), ins, returns, out_tree)
 
 
 def _other_call(root, f, njf, leaves, tree, types):
@@ -320,8 +349,6 @@ def _other_call(root, f, njf, leaves, tree, types):
     why = None
     if variant.guard_fn is not None:
         why = "its code was compiled for particular argument sizes (a size-1 broadcast)"
-    elif any(spec[0] != "scalar" for spec in variant.out_layout):
-        why = "it returns an array; a recursive call returns numbers and tuples of them"
     elif variant.generator_pos or any(
         k == "array" and not isinstance(c, np.ndarray)
         for c, k in zip(variant.consts, variant.kinds)
@@ -332,9 +359,8 @@ def _other_call(root, f, njf, leaves, tree, types):
     params = variant.optimized_ir.invars
     ins = [x if isinstance(v.aval, RefType) else cast_to(x, v.aval) for x, v in zip(leaves, params)]
     callee = Callee(njf.name, f, tree, variant)
-    avals = tuple(variant.optimized_ir.out_avals)
-    outs = bind("nj_call", *ins, callee=callee, out_avals=avals, line=_user_line())
-    return pytree.unflatten(variant.out_tree, list(outs))
+    returns = tuple(_result_type(a) for a in variant.optimized_ir.out_avals)
+    return _call(callee, ins, returns, variant.out_tree)
 
 
 def _hidden(f, root):

@@ -27,9 +27,10 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.core.ir import Function, Lit
+from jitmagic.core.refs import RefType
 from jitmagic.errors import LoweringError
 from jitmagic.lower import imperative as nj
-from jitmagic.lower.codegen import ENTRY
+from jitmagic.lower.codegen import ENTRY, ScalarArg
 from jitmagic.lower.scalar import F64, I8, I32, I64, PTR, ltype, raw_store
 from jitmagic.runtime import interrupt, runstats
 
@@ -94,6 +95,7 @@ def start_body(cg):
 def emit_entry(cg, argtys):
     """The entry Python calls: clears Ctrl-C, times the call, sets the stack floor and calls
     BODY once."""
+    finish_body(cg)
     body = cg.func
     func = ir.Function(cg.module, ir.FunctionType(I32, argtys + [PTR, PTR, PTR]), ENTRY)
     saved = cg.func, cg.b
@@ -133,7 +135,7 @@ def lower_call(cg, e, outs):
         kinds = cg.kinds[n_const:]
         lead = list(cg.body_func.args[:n_const])
         target, ctx, site_base = cg.body_func, cg.ctx, None
-        n_slots = sum(2 if a.dtype.kind == "c" else 1 for a in e.kw["out_avals"])
+        n_slots = sum(_most_slots(a) for a in e.kw["out_avals"])
     else:
         n_const = len(v.consts)
         kinds = v.kinds[n_const:]
@@ -154,6 +156,8 @@ def lower_call(cg, e, outs):
     if len(kinds) != len(e.inputs):
         raise LoweringError(f"nj_call of {callee.name}: {len(e.inputs)} arguments for {kinds}")
     args = lead + [_argument(cg, a, k) for a, k in zip(e.inputs, kinds)]
+    # how long the memory passed lives: an array the call returns may be a view of it
+    alias_depth = max((_lives(cg, cg.buffers.get(a)) for a in e.inputs), default=0)
     sb = cg._slot_builder_at_entry()
     results = sb.alloca(ir.ArrayType(I64, max(n_slots, 1)))
     args += [results, ctx, cg.errinfo]
@@ -176,15 +180,210 @@ def lower_call(cg, e, outs):
         ir.Constant(I32, interrupt.ABORTED), _interrupted(cg) if in_part else cg.abort_target
     )
     b.position_at_end(ok)
+    targets = [_Target(cg, a, alias_depth) for a in e.kw["out_avals"]]
+    if v is None:
+        # this function's results are laid out when its returns are lowered (an array is
+        # handed as itself or as a view of an argument, "ref", or as a new array): read then
+        read = cg.func.append_basic_block("call_results")
+        cont = cg.func.append_basic_block("call_results_read")
+        b.branch(read)
+        cg.call_fixups.append((read, cont, results, targets))
+        b.position_at_end(cont)
+    else:
+        _read_results(cg, v.out_layout, results, targets)
+    binds = iter(e.kw.get("binds", ()))
+    for t, var, out in zip(targets, e.outvars, outs):
+        t.bind(cg, var, out, binds)
+
+
+def finish_body(cg):
+    """After the function's returns are lowered: its own calls read their results."""
+    for read, cont, results, targets in cg.call_fixups:
+        cg.b.position_at_end(read)
+        _read_results(cg, cg.out_layout, results, targets)
+        cg.b.branch(cont)
+    cg.call_fixups = []
+
+
+def _most_slots(aval):
+    if isinstance(aval, RefType) or aval.shape != ():
+        return 2 + 2 * len(aval.shape)
+    return 2 if aval.dtype.kind == "c" else 1
+
+
+def _read_results(cg, layout, results, targets):
+    b = cg.b
     k = 0
-    for out, aval in zip(outs, e.kw["out_avals"]):
-        words = []
-        for _ in range(2 if aval.dtype.kind == "c" else 1):
-            at = b.gep(results, [ir.Constant(I64, 0), ir.Constant(I64, k)])
-            words.append(b.load(at, typ=I64))
+
+    def word(j):
+        return b.load(b.gep(results, [ir.Constant(I64, 0), ir.Constant(I64, j)]), typ=I64)
+
+    if len(layout) != len(targets):
+        raise LoweringError(f"a native call's results: {layout} for {len(targets)} values")
+    for spec, t in zip(layout, targets):
+        if spec[0] == "scalar":
+            for j in range(len(t.words)):
+                b.store(word(k + j), t.words[j])
+            k += len(t.words)
+        elif spec[0] == "array":  # a new array: its PyObject*
+            obj = b.inttoptr(word(k), PTR)
             k += 1
-        if out is not None:
-            cg.store(out, [], _from_bits(cg, words, aval.dtype))
+            t.put(cg, obj, _field(b, obj, nj._DATA), _field(b, obj, nj._DIMS), None)
+            steps = _field(b, obj, nj._STRIDES)
+            for d, slot in enumerate(t.strides):
+                b.store(
+                    b.load(b.gep(steps, [ir.Constant(I64, d)], source_etype=I64), typ=I64), slot
+                )
+        else:  # ("ref", ndim, dtype): owner (an argument's: < 0), data, sizes, byte strides
+            nd = spec[1]
+            head = word(k)
+            mine = b.icmp_signed(">=", head, ir.Constant(I64, 0))
+            obj = b.select(mine, b.inttoptr(head, PTR), ir.Constant(PTR, None))
+            dims = [word(k + 2 + d) for d in range(nd)]
+            for d, slot in enumerate(t.strides):
+                b.store(word(k + 2 + nd + d), slot)
+            t.put(cg, obj, b.inttoptr(word(k + 1), PTR), None, dims)
+            k += 2 + 2 * nd
+
+
+def _lives(cg, buf):
+    """The depth of the scope that frees buf's memory (0: the function's, or the caller's)."""
+    root = getattr(buf, "root", None)
+    if not isinstance(buf, nj.RefBuffer) or root is None or root[0] == "arg":
+        return 0
+    if root[0] == "alloc":
+        return cg.alloc_depth.get(root, 0)
+    if root[0] == "call":
+        return max(root[1].depth, root[1].alias_depth)
+    return 1 << 30  # a carry's memory (replaced as the loop runs): always copied
+
+
+def _field(b, obj, offset):
+    return b.load(b.gep(obj, [ir.Constant(I64, offset)], source_etype=I8), typ=PTR)
+
+
+class _Target:
+    """Where a native call's result is read to (stack slots), and how it becomes the value
+    of its variable: a number; or an array seen where the callee left it (a view of memory
+    passed to it, or the array it made, `own`, which this scope keeps until it ends).
+
+    A loop or branch carrying such an array out of the scope of the call (lower/imperative's
+    _RefSlots) asks `mode_for`: the memory passed outlives the carry, so a view of it is
+    carried as a pointer (writes through it reach that memory, as in Python) and an array the
+    callee made is copied (its owner is dropped when the scope ends)."""
+
+    group = None  # (not one of a loop's carries)
+
+    def __init__(self, cg, aval, alias_depth):
+        sb = cg._slot_builder_at_entry()
+        self.aval = aval
+        self.alias_depth = alias_depth
+        self.depth = len(cg.scopes)
+        self.array = isinstance(aval, RefType) or aval.shape != ()
+        if not self.array:
+            n = 2 if aval.dtype.kind == "c" else 1
+            self.words = [sb.alloca(I64) for _ in range(n)]
+            return
+        nd = len(aval.shape)
+        self.obj, self.data = sb.alloca(PTR), sb.alloca(PTR)
+        self.own = self.obj
+        raw_store(sb, ir.Constant(PTR, None), self.obj)
+        self.dims = [sb.alloca(I64) for _ in range(nd)]
+        self.strides = [sb.alloca(I64) for _ in range(nd)]
+
+    def put(self, cg, obj, data, dims_ptr, dims):
+        b = cg.b
+        raw_store(b, obj, self.obj)
+        raw_store(b, data, self.data)
+        for d, slot in enumerate(self.dims):
+            if dims_ptr is not None:
+                n = b.load(b.gep(dims_ptr, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
+            else:
+                n = dims[d]
+            b.store(n, slot)
+
+    def bind(self, cg, var, out, binds):
+        b = cg.b
+        if not self.array:
+            value = _from_bits(cg, [b.load(w, typ=I64) for w in self.words], self.aval.dtype)
+            if out is not None:
+                cg.store(out, [], value)
+            else:
+                cg.buffers[var] = ScalarArg(value, self.aval)
+            return
+        for slot in self.dims:
+            cg.bind_symbol(next(binds), b.load(slot, typ=I64))
+        val = self.aval.value() if isinstance(self.aval, RefType) else self.aval
+        strides = nj.strides_of(getattr(self.aval, "layout", "C"), val.shape)
+        if strides is None:  # (any layout: as the callee gives them)
+            item = ir.Constant(I64, self.aval.dtype.itemsize)
+            strides = tuple(b.sdiv(b.load(s, typ=I64), item) for s in self.strides)
+        root = ("call", self)
+        cg.obj_slots.append(self.obj)  # dropped on an error exit
+        cg.scopes[-1].append(_Kept(self.obj))  # and when this scope ends
+        cg.buffers[var] = nj.RefBuffer(b.load(self.data, typ=PTR), val, strides, root)
+
+    def mode_for(self, depth):
+        """How a carry made at scope depth `depth` holds this array (see _RefSlots._mode)."""
+        if self.depth <= depth:
+            return "ptr"  # (the call's scope outlives the carry)
+        if self.alias_depth > depth:
+            return "copy"  # (what was passed is freed first)
+        return self  # copied when the callee made it (own is set), else a pointer
+
+
+class _Kept:
+    """The array a native call returned, kept until the scope it was called in ends."""
+
+    def __init__(self, slot):
+        self.slot = slot
+
+    def release(self, cg):
+        cg._decref(cg.b.load(self.slot, typ=PTR))
+        raw_store(cg.b, ir.Constant(PTR, None), self.slot)
+
+
+def hand_picked(cg, buf, slot):
+    """A result of a recursive function whose memory only the running code knows (an array
+    a branch or loop picked: an argument, a view of it, an array made inside): a view of the
+    argument whose memory it lies in (the caller sees that memory, as in Python), else a new
+    array holding its elements. Written as a "ref" result: owner (-1 - argument, or the new
+    array), data, sizes, byte strides. Returns the next result slot."""
+    b = cg.b
+    aval = buf.aval
+    item = ir.Constant(I64, aval.dtype.itemsize)
+    words = [cg._slot_builder_at_entry().alloca(I64) for _ in range(2 + 2 * aval.ndim)]
+    lo, hi = nj._extent(cg, buf)
+    nonempty = b.icmp_signed("<", lo, hi)
+    owner = ir.Constant(I64, 0)  # (0: none of the arguments)
+    for v in cg.fn.invars:
+        arg = cg.buffers.get(v)
+        if isinstance(arg, nj.RefBuffer) and arg.root is not None and arg.root[0] == "arg":
+            alo, ahi = nj._extent(cg, arg)
+            inside = b.and_(
+                nonempty, b.and_(b.icmp_signed("<=", alo, lo), b.icmp_signed("<=", hi, ahi))
+            )
+            owner = b.select(inside, ir.Constant(I64, -1 - arg.root[1]), owner)
+    with b.if_else(b.icmp_signed("<", owner, ir.Constant(I64, 0))) as (view, copy):
+        with view:
+            vals = [owner, b.ptrtoint(buf.ptr, I64)] + [cg.size(n) for n in aval.shape]
+            vals += [b.mul(s if isinstance(s, ir.Value) else cg.size(s), item) for s in buf.strides]
+            for w, v in zip(words, vals):
+                b.store(v, w)
+        with copy:
+            obj, oslot, data = cg.new_array(aval)
+            out = nj.RefBuffer(data, aval, nj.strides_of("C", aval.shape))
+            cg.loop_nest(aval.shape, lambda idx: cg.store(out, idx, cg.load(buf, idx)))
+            vals = [b.ptrtoint(obj, I64), b.ptrtoint(data, I64)]
+            vals += [cg.size(n) for n in aval.shape]
+            vals += [b.mul(cg.size(s), item) for s in nj.strides_of("C", aval.shape)]
+            for w, v in zip(words, vals):
+                b.store(v, w)
+            raw_store(b, ir.Constant(PTR, None), oslot)  # (the caller owns it now)
+    for w in words:
+        cg._result(slot, b.load(w, typ=I64))
+        slot += 1
+    return slot
 
 
 def _interrupted(cg):

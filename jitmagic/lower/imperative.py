@@ -191,6 +191,7 @@ class NjitCodegen(Codegen):
         self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
         self.calls_keep = []  # variants this one calls (lower/calls.py): kept alive with it
+        self.call_fixups = []  # its own calls' results, read once its returns are lowered
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -330,7 +331,7 @@ class NjitCodegen(Codegen):
 
     def _close_scope(self):
         for p in self.scopes.pop():
-            if isinstance(p, _RefSlots):
+            if hasattr(p, "release"):  # (a carry's memory, an array a call returned)
                 p.release(self)
             else:
                 self.release(p)
@@ -495,7 +496,15 @@ class NjitCodegen(Codegen):
         handed = []  # the object slots of arrays given to the caller
         for a in fn.outs:
             aval = a.aval
-            if isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
+            if (
+                isinstance(aval, RefType)
+                and not self._known_memory(self.buffers[a])
+                and self.stack_floor is not None
+            ):
+                # a recursive function: its recursive calls see an argument's memory as such
+                self.out_layout.append(("ref", aval.ndim, aval.dtype))
+                slot = calls.hand_picked(self, self.buffers[a], slot)
+            elif isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
                 # an array a loop or branch picked among several (one made in each iteration):
                 # the caller gets a new array holding its elements
                 buf = self.buffers[a]
@@ -1008,6 +1017,8 @@ class _RefSlots:
             return "ptr"
         if root[0] == "alloc":
             return "ptr" if cg.alloc_depth.get(root, 0) <= self.depth else "copy"
+        if root[0] == "call":  # an array a native call returned (lower/calls.py)
+            return root[1].mode_for(self.depth)
         other = root[1]
         if other is self or (other.group is not self.group and other.depth <= self.depth):
             return "ptr"

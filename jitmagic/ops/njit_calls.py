@@ -2,7 +2,8 @@
 function per (function, argument types), and called, not inlined.
 
     nj_call (*args)   callee (a Callee: which code, its Python function and argument
-                      structure), out_avals (its results: scalars), line
+                      structure), out_avals (its results: numbers, and arrays as references
+                      whose sizes are the symbols `binds` names), line
 
 The arguments are the call's leaves (references, so that writes reach the caller; numbers).
 lower/calls.py lowers it; imperative/recursion.py traces it.
@@ -30,11 +31,11 @@ class Callee:
         return f"{self.name}(variant {self.variant.id})"
 
 
-def _call_abstract(*avals, callee, out_avals, line=None):
+def _call_abstract(*avals, callee, out_avals, binds=(), line=None):
     return tuple(out_avals)
 
 
-def _call_impl(*args, callee, out_avals, line=None):
+def _call_impl(*args, callee, out_avals, binds=(), line=None):
     """The reference: the Python function on the values (references are ndarrays here, so its
     writes reach the caller as the compiled call's do)."""
     values, _ = pytree.unflatten(callee.tree, list(args))
