@@ -688,3 +688,50 @@ def test_a_ufunc_without_a_loop_for_the_inputs_raises_numpys_error_in_njit():
     with pytest.raises(TypeError, match="only_ints|<lambda>|not supported"):
         run(np.arange(3.0))
     np.testing.assert_array_equal(run(np.arange(3)), np.arange(1, 4))
+
+
+def _gufuncs_with_loops(A, B, B1, x, C, D, E, F, matmul, dot, add2):
+    matmul(A, B, C)  # two loop dimensions, one of them broadcast from B's missing one
+    dot(A[0], B1, D)  # B1's loop dimension of 1 repeats
+    add2(x, 1.0, E)  # scalar cores over the loop dimensions of an array
+    add2(x[None, :], x[:, None], F)  # broadcast into an outer sum
+    return C, D, E, F
+
+
+def test_gufuncs_over_several_broadcast_loop_dimensions_in_njit():
+    def mm(a, b, c):
+        for i in range(a.shape[0]):
+            for j in range(b.shape[1]):
+                s = 0.0
+                for k in range(a.shape[1]):
+                    s += a[i, k] * b[k, j]
+                c[i, j] = s
+
+    def dot_py(p, q, out):
+        s = 0.0
+        for k in range(p.shape[0]):
+            s += p[k] * q[k]
+        out[0] = s
+
+    def add2_py(u, v, r):
+        r[0] = u + 2 * v
+
+    matmul = nb.guvectorize(
+        ["void(float64[:,:], float64[:,:], float64[:,:])"], "(m,n),(n,p)->(m,p)"
+    )(mm)
+    dot = nb.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()")(dot_py)
+    add2 = nb.guvectorize(["void(float64, float64, float64[:])"], "(),()->()")(add2_py)
+    A, B = rng.standard_normal((2, 3, 3, 4)), rng.standard_normal((3, 4, 2))
+    B1, x = rng.standard_normal((1, 4)), rng.standard_normal(5)
+
+    def outs():
+        return np.zeros((2, 3, 3, 2)), np.zeros((3, 3)), np.zeros(5), np.zeros((5, 5))
+
+    run = nb.njit(lambda *a: _gufuncs_with_loops(*a, matmul, dot, add2))
+    got = run(A, B, B1, x, *outs())
+    want = _gufuncs_with_loops(A, B, B1, x, *outs(), matmul, dot, add2)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-14)
+    np.testing.assert_allclose(want[0], A @ B, rtol=1e-14)
+    with pytest.raises(ValueError, match="loop dimensions"):
+        run(A, B, B1, x, np.zeros((2, 3, 3, 2)), np.zeros(3), np.zeros(5), np.zeros((5, 5)))

@@ -31,11 +31,11 @@ from jitmagic.core.frames import PKG_DIR, library_file
 from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
-from jitmagic.dispatch import baseline, events, pipeline
+from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import namespace, recursion
+from jitmagic.imperative import namespace, recursion, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
@@ -305,7 +305,7 @@ class NjitVariant:
         self.owner = owner
         self.key = key
         self.info = info
-        self.statics = {}
+        self.statics = dict(info.statics)  # the str arguments it was compiled for
         self.signature = info.signature()
         self.ir, self.optimized_ir = ir_fn, opt_fn
         self.timings = timings
@@ -396,7 +396,7 @@ class NjitVariant:
         return time.time() - (time.perf_counter_ns() - self.last_ns) / 1e9
 
     def describe_statics(self):
-        return ""
+        return (inspection.statics_text(self.statics) + "; ") if self.statics else ""
 
     def __repr__(self):
         return f"<njit variant {self.id}: {self.signature}>"
@@ -471,7 +471,7 @@ class NjitVariant:
 
                 exc = getattr(builtins, exc, RuntimeError)
             vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
-            msg = template.format(*vals) if template else None
+            msg = lower_nj.format_message(template, vals) if template else None
             raise exc(msg) if msg is not None else exc()
         raise RuntimeError(f"jitmagic: njit code failed with status {rc}")
 
@@ -749,6 +749,16 @@ class NjitFunction(JitFunction):
                 out.append(v)
         return tuple(out)
 
+    def _string_args(self, tree, n_leaves):
+        """{parameter name: value} of the str arguments of a call (static: see _StringArg)."""
+        bound = pytree.unflatten(tree, [None] * n_leaves)[0]
+        names = list(self._sig.parameters) if self._sig is not None else []
+        return {
+            names[i] if i < len(names) else f"args[{i}]": b
+            for i, b in enumerate(bound)
+            if isinstance(b, str)
+        }
+
     def _labels(self, paths):
         names = list(self._sig.parameters) if self._sig is not None else []
         return [
@@ -770,13 +780,14 @@ class NjitFunction(JitFunction):
     def _miss_nj(self, key, leaves, labels, tree):
         st = self._state
         with st.lock:
+            strings = self._string_args(tree, len(leaves))
             info = events.KeyInfo(
-                {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
+                strings, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
             )
             if st.redefined is not None and not st.history:
                 reasons = [st.redefined]
             else:
-                reasons = _explain(st.history, key, labels)
+                reasons = _explain(st.history, key, labels, strings)
             events.check_compile_allowed(self, reasons)
             try:
                 v = self._compile_nj(key, leaves, labels, info, reasons, tree)
@@ -791,7 +802,7 @@ class NjitFunction(JitFunction):
                 raise
             st.redefined = None
             st.cache.setdefault(key, []).insert(0, v)
-            st.history.append((key, labels))
+            st.history.append((key, labels, strings))
             del st.history[:-64]
             events.record_compile(self, v, reasons, storm_text=_storm_text, stacklevel=4)
             for note in v.notes:  # what the code does otherwise than asked, and why
@@ -968,11 +979,12 @@ class NjitFunction(JitFunction):
                 tracers.append(tr)
             args, _ = pytree.unflatten(tree, tracers)
             t.njit.recursion = root
-            root.start(self, tracers, tree, lambda f: NjitFunction(f, self.options))
+            root.start(self, tracers, tree, lambda f: NjitFunction(f, self.options), _flatten_bound)
             ops = root.ops()
             fun = conv.build(ops, self._namespace(ops))
             try:
                 out = _returned(fun(*args))
+                strings.check_consumed()
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)
@@ -1008,7 +1020,10 @@ class NjitFunction(JitFunction):
         leaves, tree, paths = _flatten_bound(bound)
         labels = self._labels(paths)
         return events.KeyInfo(
-            {}, {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)}, str(tree), {}
+            self._string_args(tree, len(leaves)),
+            {lbl: _aval_label(x) for x, lbl in zip(leaves, labels)},
+            str(tree),
+            {},
         )
 
     def _conversion(self):
@@ -1101,9 +1116,33 @@ def _is_function(x):
     )
 
 
+class _StringArg:
+    """A str passed to an njit function (a `mode` or `method` argument): static, keyed by its
+    value, so the traced code compares it in Python and compiles only the branch it picks.
+    Numba keys strings by type and compares at run time; a new value here compiles a variant
+    (the miss record names the argument), which is the price of exact str semantics."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+
+pytree.register(pytree.Node(_StringArg, lambda x: ((), x.text), lambda text, children: text))
+
+
+def _static_arg(b):
+    if _is_function(b):
+        return _FunctionArg(b)
+    if isinstance(b, str):
+        return _StringArg(b)
+    return b
+
+
 def _flatten_bound(bound):
-    """The call's leaves, structure and paths; functions passed are part of the structure."""
-    return pytree.flatten((tuple(_FunctionArg(b) if _is_function(b) else b for b in bound), {}))
+    """The call's leaves, structure and paths; functions and strings passed are part of the
+    structure."""
+    return pytree.flatten((tuple(_static_arg(b) for b in bound), {}))
 
 
 def _ident(label):
@@ -1287,14 +1326,27 @@ def _flatten_args(bound):
     return leaves, tree
 
 
-def _explain(history, key, labels):
+def _explain(history, key, labels, strings):
     """Why a new variant compiles, in Numba's terms: which argument's type changed."""
     if not history:
         return [events.Reason("new_function", None, None, None, "new function")]
     best = None
-    for old_key, old_labels in reversed(history):
+    for old_key, old_labels, old_strings in reversed(history):
         diffs = []
-        if old_key[2] != key[2] and list(old_labels) == list(labels):
+        changed = [n for n in strings if n in old_strings and old_strings[n] != strings[n]]
+        if old_key[2] != key[2] and changed and list(old_labels) == list(labels):
+            diffs.extend(
+                events.Reason(
+                    "static_value",
+                    n,
+                    repr(old_strings[n]),
+                    repr(strings[n]),
+                    f"str argument '{n}' changed: {old_strings[n]!r} -> {strings[n]!r} "
+                    "(njit compiles a variant per string value)",
+                )
+                for n in changed
+            )
+        elif old_key[2] != key[2] and list(old_labels) == list(labels):
             diffs.append(
                 events.Reason(
                     "static_value",

@@ -106,6 +106,50 @@ def put_mask_flat(x, mask, v):
                 j += 1
 
 
+def put_flat(x, ind, v, wrap, clip):
+    """np.put on a 1-d x (a C-contiguous array's flat view): x[ind[k]] = v[k % len(v)], in
+    order; mode 'raise' (neither flag) checks each index as x[i] does, negative from the end."""
+    n = x.shape[0]
+    nv = v.shape[0]
+    if ind.shape[0] > 0 and nv == 0:
+        raise ValueError("cannot replace elements of an empty array")
+    if n == 0 and ind.shape[0] > 0:
+        raise IndexError("cannot replace elements of an empty array")
+    for k in range(ind.shape[0]):
+        i = ind[k]
+        if wrap:
+            i = i % n
+        elif clip:
+            i = min(max(i, 0), n - 1)
+        x[i] = v[k % nv]
+
+
+def putmask_flat(x, mask, v):
+    """np.putmask on 1-d x and mask: x[k] = v[k % len(v)] where mask[k] (by position, not by
+    count, as NumPy's putmask repeats values)."""
+    nv = v.shape[0]
+    if nv == 0:
+        return
+    for k in range(x.shape[0]):
+        if mask[k]:
+            x[k] = v[k % nv]
+
+
+def place_flat(x, mask, v):
+    """np.place on 1-d x and mask: the true positions take v's values in turn, repeated."""
+    nv = v.shape[0]
+    if nv == 0:
+        for k in range(x.shape[0]):
+            if mask[k]:
+                raise ValueError("Cannot insert from an empty array!")
+        return
+    j = 0
+    for k in range(x.shape[0]):
+        if mask[k]:
+            x[k] = v[j % nv]
+            j += 1
+
+
 def nonzero_flat(x):
     """The positions of x's nonzero elements (1-d x)."""
     n = 0

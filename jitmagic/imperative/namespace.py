@@ -24,7 +24,7 @@ from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import tracers
+from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -873,6 +873,73 @@ def delete(arr, obj, axis=None):
     return r[(slice(None),) * (int(axis) % r.ndim) + (_val(keep),)]
 
 
+def _flat_target(a, what):
+    """a as the 1-d array np.put/np.place/np.putmask write through: itself, or the flat view
+    of a C-contiguous array (flat positions are C order; other layouts are refused)."""
+    from jitmagic.errors import NjitUnsupportedError
+
+    if not isinstance(a, RefTracer):
+        raise TypeError(f"{what}: the first argument must be an array")
+    if a.ndim <= 1:
+        return a
+    if a.ref.layout != "C":
+        raise NjitUnsupportedError(
+            f"{what} on a {a.ref.layout}-layout array of {a.ndim} dimensions",
+            construct=f"{what} on a non-C-contiguous array",
+        )
+    return a.reshape(-1)
+
+
+def _flat_values(v, dtype):
+    from jitmagic.imperative.indexing import _tracer
+
+    return _tracer(jnp.ravel(jnp.asarray(_val(v) if _traced(v) else v, dtype=dtype)))
+
+
+def put(a, ind, v, mode="raise"):
+    """np.put: a.flat[ind] = v in place, values repeated, mode 'raise', 'wrap' or 'clip'."""
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    x = _flat_target(a, "np.put")
+    iv = _val(ind) if _traced(ind) else np.asarray(ind)
+    if iv.dtype.kind not in "iu":
+        raise TypeError(
+            f"Cannot cast array data from dtype('{iv.dtype}') to dtype('int64') according to "
+            "the rule 'safe'"
+        )
+    idx = _tracer(jnp.ravel(jnp.asarray(iv, dtype=np.int64)))
+    vals = _flat_values(v, x.dtype)
+    library.call(library.put_flat, x, idx, vals, mode == "wrap", mode == "clip")
+
+
+def _flat_mask(mask, like, what):
+    from jitmagic.imperative.indexing import _tracer
+
+    m = _val(mask) if _traced(mask) else np.asarray(mask)
+    if tuple(m.shape) != tuple(like.shape):
+        raise ValueError(f"{what}: mask and data must be the same size")
+    return _tracer(jnp.ravel(jnp.asarray(m, dtype=np.bool_)))
+
+
+def putmask(a, mask, values):
+    from jitmagic.imperative import library
+
+    x = _flat_target(a, "np.putmask")
+    library.call(
+        library.putmask_flat, x, _flat_mask(mask, a, "putmask"), _flat_values(values, x.dtype)
+    )
+
+
+def place(arr, mask, vals):
+    from jitmagic.imperative import library
+
+    x = _flat_target(arr, "np.place")
+    library.call(library.place_flat, x, _flat_mask(mask, arr, "place"), _flat_values(vals, x.dtype))
+
+
 def fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
     below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
@@ -1127,6 +1194,9 @@ _NUMPY_OVERRIDES = {
     "ascontiguousarray": ascontiguousarray,
     "asfortranarray": asfortranarray,
     "copyto": copyto,
+    "put": put,
+    "putmask": putmask,
+    "place": place,
     "transpose": transpose,
     "reshape": reshape,
     "ravel": ravel,
@@ -1702,6 +1772,13 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         raise NjitUnsupportedError("print(file=...) inside njit code is not supported")
     parts, kinds, vals = [], "", []
     for a in args:
+        if strings.has_markers(a):  # an f-string of values the running code knows
+            template, more = strings.split(a, builtins.len(vals))
+            parts.append(["fmt", template])
+            for v in more:
+                kinds += "d" if v.aval.dtype.kind == "f" else "q"
+                vals.append(v)
+            continue
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
@@ -1729,7 +1806,14 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 def _print_callback(full, *values):
     _, _, spec = full.partition(":")
     parts, sep, end, flush = json.loads(spec)
-    items = [text if kind == "lit" else values[text] for kind, text in parts]
+    items = [
+        text
+        if kind == "lit"
+        else strings.format_values(text, values)
+        if kind == "fmt"
+        else values[text]
+        for kind, text in parts
+    ]
     builtins.print(*items, sep=sep, end=end, flush=flush)
     return 0
 

@@ -23,7 +23,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import pyops
+from jitmagic.imperative import pyops, strings
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -32,6 +32,7 @@ from jitmagic.imperative.tracers import (
     _promote,
     state,
 )
+from jitmagic.lower import imperative as lower_nj
 
 UNDEFINED = pyops.UNDEFINED
 
@@ -585,17 +586,29 @@ class TraceOps:
     def raise_(self, exc, line):
         cls = exc if isinstance(exc, type) else type(exc)
         args = () if isinstance(exc, type) else exc.args
-        traced = [a for a in args if isinstance(a, Tracer)]
-        if traced:
-            vals = [
-                bind("convert_element_type", _val(a), new_dtype=_I64, weak_type=False)
-                for a in traced
-            ]
-            k = iter(range(len(traced)))
-            parts = ["{" + str(next(k)) + "}" if isinstance(a, Tracer) else str(a) for a in args]
+        if any(isinstance(a, Tracer) or strings.has_markers(a) for a in args):
+            # values known when the code runs, in the message as Python would show them
+            vals, parts = [], []
+            for a in args:
+                if isinstance(a, Tracer):
+                    text, more = strings.field(a, len(vals))
+                elif isinstance(a, str):
+                    text, more = strings.split(a, len(vals))
+                    text = text if len(args) == 1 else "'" + text + "'"
+                else:
+                    text, more = repr(a).replace("{", "{{").replace("}", "}}"), []
+                parts.append(text)
+                vals.extend(more)
+            if len(vals) > lower_nj.ERRINFO_SLOTS - 1:
+                raise NjitUnsupportedError(
+                    f"an exception message with more than {lower_nj.ERRINFO_SLOTS - 1} values "
+                    "known only when the code runs",
+                    construct="a long formatted exception message",
+                )
             message = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
         else:
             vals, message = [], str(exc) if not isinstance(exc, type) else ""
+            message = message.replace("{", "{{").replace("}", "}}")
         bind("nj_raise", *vals, exc=_exc_name(cls), message=message)
 
     def assert_(self, test, msg, line):
@@ -743,7 +756,9 @@ class TraceOps:
             return self.for_range(
                 0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
             )
-        if isinstance(iterable, (tuple, list)) and not any(isinstance(x, Tracer) for x in iterable):
+        if isinstance(iterable, (tuple, list, str)) and not any(
+            isinstance(x, Tracer) for x in iterable
+        ):  # (a str is a constant: its characters are known, so the loop is unrolled)
             return pyops.for_iter(iterable, body, init, names, line, extra_test)
         if isinstance(iterable, (tuple, list)):
             # a sequence holding traced values: its items are known, so the loop is unrolled
@@ -791,7 +806,7 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
-        if isinstance(iterable, (tuple, list)):
+        if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
         arr = _as_iterable(iterable)
         n = arr.shape[0]
@@ -800,7 +815,7 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
-        if all(isinstance(x, (tuple, list)) for x in iterables):
+        if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
         arrs = [_as_iterable(x) for x in iterables]
         n = arrs[0].shape[0]

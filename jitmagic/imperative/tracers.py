@@ -104,6 +104,20 @@ class NjTracer(Tracer):
             r = Tracer.reshape(self, new)
         self._trace, self._var = r._trace, r._var
 
+    def __str__(self):
+        if _user_caller():  # str(n) in user code: the value the running code will hold
+            from jitmagic.imperative import strings
+
+            return strings.placeholder(self)
+        return Tracer.__repr__(self)
+
+    def __format__(self, spec):
+        if _user_caller():  # f"{n:.3f}" in user code
+            from jitmagic.imperative import strings
+
+            return strings.placeholder(self, spec)
+        return format(Tracer.__repr__(self), spec)
+
     def nonzero(self):
         from jitmagic.imperative.namespace import nonzero
 

@@ -131,37 +131,71 @@ class _KernelUFunc:
                 f"{self.__name__}: a gufunc called from njit code takes its outputs as "
                 f"arguments ({self.nin + self.nout} arrays; {len(args)} given)"
             )
-        arrays = [a if isinstance(a, Tracer) or _is_array(a) else a for a in args]
-        # a `()` operand passed as an array is the kernel's one-element array (Numba's way of
-        # giving a kernel a scalar output); the others say how many loop dimensions there are
-        shaped = [(a, c) for a, c in zip(arrays, self._core) if c and _is_array(a)]
-        extra = {a.ndim - c for a, c in shaped} or {0}
+        arrays = list(args)
+        # each array's dimensions before its core ones are loop dimensions, as in NumPy (a
+        # `()` operand passed as a one-element array, Numba's way of giving a kernel a scalar
+        # output, is a loop of one: the same kernel call)
+        loops = [(a, a.ndim - c) for a, c in zip(arrays, self._core) if _is_array(a)]
+        if any(k < 0 for _, k in loops):
+            raise ValueError(f"{self.__name__}: an argument has fewer dimensions than its core")
+        nl = max([k for _, k in loops], default=0)
         kernel = self._kernel()
-        if extra == {0}:
+        if nl == 0:
             kernel(*arrays)
             return args[-1] if self.nout == 1 else args[self.nin :]
-        if extra != {1}:
-            raise NotImplementedError(
-                f"{self.__name__}: a gufunc called from njit code with loop dimensions other "
-                "than one leading dimension (pass arrays with the core dimensions and at most "
-                "one leading dimension, of one size)"
-            )
-        n = shaped[0][0].shape[0]
-        for a in arrays:
-            if _is_array(a) and not a.shape[0] == n:  # (run-time sizes: checked there)
-                raise ValueError(f"{self.__name__}: the arguments' loop dimensions differ")
+        # the loop dimensions broadcast as NumPy's gufuncs do: right-aligned, missing ones
+        # and sizes known to be 1 repeat; the others must be equal (checked when it runs)
+        loop_shape = [1] * nl
+        for a, k in loops:
+            for t in range(k):
+                d = a.shape[t]
+                g = nl - k + t
+                if isinstance(d, int) and d == 1:
+                    continue
+                if isinstance(loop_shape[g], int) and loop_shape[g] == 1:
+                    loop_shape[g] = d
+                elif not d == loop_shape[g]:  # (run-time sizes: checked there)
+                    raise ValueError(f"{self.__name__}: the arguments' loop dimensions differ")
+        for j, (a, c) in enumerate(zip(arrays, self._core)):
+            if j >= self.nin and _is_array(a):
+                k = a.ndim - c
+                if k != nl or not all(
+                    a.shape[t] == loop_shape[t] for t in range(nl)
+                ):  # (an output is written once per loop element: it has them all)
+                    raise ValueError(
+                        f"{self.__name__}: an output's loop dimensions must be the "
+                        f"broadcast ones of the inputs"
+                    )
+        total = 1
+        for d in loop_shape:
+            total = total * d
         from jitmagic.imperative.trace import TraceOps
 
         line = getattr(getattr(self._py, "__code__", None), "co_firstlineno", 0)
 
-        def item(a, c, i):
+        def item(j, a, c, idx):
             if not _is_array(a):
                 return a
-            return a[i : i + 1] if c == 0 else a[i]
+            k = a.ndim - c
+            if k == 0:
+                return a
+            at = tuple(
+                0 if isinstance(a.shape[t], int) and a.shape[t] == 1 else idx[nl - k + t]
+                for t in range(k)
+            )
+            if c == 0 and j >= self.nin:  # (a one-element view: the kernel writes its
+                return a[at[:-1]][at[-1] : at[-1] + 1]  # scalar output through it)
+            return a[at]
 
         def body(i, *carried):
-            kernel(*[item(a, c, i) for a, c in zip(arrays, self._core)])
+            idx, rest = [], i
+            for d in reversed(loop_shape[1:]):
+                idx.append(rest % d)
+                rest = rest // d
+            idx.append(rest)
+            idx = idx[::-1]
+            kernel(*[item(j, a, c, idx) for j, (a, c) in enumerate(zip(arrays, self._core))])
             return ()
 
-        TraceOps().for_range(0, n, 1, body, (), (), line)
+        TraceOps().for_range(0, total, 1, body, (), (), line)
         return args[-1] if self.nout == 1 else args[self.nin :]

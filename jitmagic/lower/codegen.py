@@ -50,6 +50,20 @@ def arg_kind(aval: ShapedArray) -> str:
     return "array"
 
 
+def dim_op(b, atom, x):
+    """A size expression's floordiv or mod atom (by a positive constant) of the i64 x, with
+    Python's floor semantics: C's sdiv/srem agree only when x >= 0, which a size is, but an
+    atom's argument may be negative (`(-n) % 8`: the padding to a multiple of 8)."""
+    k = ir.Constant(I64, atom.k)
+    q, r = b.sdiv(x, k), b.srem(x, k)
+    if shapes.bounds(atom.arg)[0] >= 0:
+        return q if atom.kind == "floordiv" else r
+    neg = b.icmp_signed("<", r, ir.Constant(I64, 0))
+    if atom.kind == "floordiv":
+        return b.select(neg, b.sub(q, ir.Constant(I64, 1)), q)
+    return b.select(neg, b.add(r, k), r)
+
+
 class Buffer:
     """An array in memory: element pointer, static shape, strides in elements."""
 
@@ -248,10 +262,8 @@ class Codegen(ScalarOps):
             for a in mono:
                 if isinstance(a, str):
                     x = self.buffers[("dim", a)].value
-                else:  # sizes are >= 0, so C's division and remainder are floor's
-                    x = self.size(a.arg)
-                    k = ir.Constant(I64, a.k)
-                    x = b.sdiv(x, k) if a.kind == "floordiv" else b.srem(x, k)
+                else:
+                    x = dim_op(b, a, self.size(a.arg))
                 v = x if v is None else b.mul(v, x)
             if v is None:
                 v = ir.Constant(I64, c)
@@ -282,8 +294,7 @@ class Codegen(ScalarOps):
                 else:
                     x, over = self.size_checked(a.arg)
                     bad = b.or_(bad, over)
-                    k = ir.Constant(I64, a.k)
-                    x = b.sdiv(x, k) if a.kind == "floordiv" else b.srem(x, k)
+                    x = dim_op(b, a, x)
                 v = x if v is None else checked(b.smul_with_overflow, v, x)
             if v is None:
                 v = ir.Constant(I64, c)

@@ -27,6 +27,8 @@ between the read and a consumer: then the value is materialized where it was rea
 
 from __future__ import annotations
 
+import string
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -57,6 +59,39 @@ _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (N
 STATUS_RAISE = 16
 CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
 ERRINFO_SLOTS = 8
+
+
+def format_message(template, values):
+    """An exception's message from its template and the int64 slots the code stored: {0} is
+    slot 0 as an int; imperative/strings.py's typed fields read a slot as the value it holds
+    ({i0} int, {u0} unsigned, {f0} float64 bits, {s0} those shown as a float32, {b0}
+    bool, {c0} slots 0 and 1 as complex)."""
+    ints = [int(v) for v in values]
+    return string.Formatter().vformat(template, ints, _Slots(ints))
+
+
+class _Slots(dict):
+    """format_message's typed fields, each read from its slot when the template names it."""
+
+    def __init__(self, ints):
+        super().__init__()
+        self.ints = ints
+
+    def __missing__(self, key):
+        kind, k = key[0], int(key[1:])
+        v = self.ints[k]
+        f = float(np.int64(v).view(np.float64))
+        if kind == "u":
+            return int(np.int64(v).view(np.uint64))
+        if kind == "f":
+            return f
+        if kind == "s":
+            return np.float64(f).astype(np.float32)
+        if kind == "b":
+            return bool(v)
+        if kind == "c":
+            return complex(f, float(np.int64(self.ints[k + 1]).view(np.float64)))
+        return v
 
 
 class RefBuffer(Buffer):
@@ -1788,5 +1823,11 @@ def _speculable(cg, atom, depth=0):
 
 
 def lower_raise(cg, e, outs):
-    vals = [_operand_i64(cg, a) for a in e.inputs]
+    # a float64 value travels as its bits (format_message's {f0} fields read them back)
+    vals = [
+        cg.b.bitcast(cg.emit_value(a, []), I64)
+        if a.aval.dtype == np.float64
+        else _operand_i64(cg, a)
+        for a in e.inputs
+    ]
     cg.raise_now(e.kw["exc"], e.kw["message"], vals)

@@ -68,6 +68,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.lower import imperative as lower_nj
+from jitmagic.lower.codegen import dim_op
 from jitmagic.runtime import engine, native, threadpool
 from jitmagic.runtime.llvmtypes import I32, I64, PTR
 
@@ -622,8 +623,7 @@ class _Wrapper:
                         k, axis = names[a]
                         x = self.dimvals[k][axis]
                     else:
-                        x = value(a.arg)
-                        x = (b.sdiv if a.kind == "floordiv" else b.srem)(x, _c64(a.k))
+                        x = dim_op(b, a, value(a.arg))
                     v = b.mul(v, x)
                 total = b.add(total, v)
             return total

@@ -323,7 +323,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         x = _zeros((n, aval(b).shape[1]), wdt)
     else:
         if rcond is None:
-            rcond = _finfo_eps(wdt) * max(n, m)
+            rcond = _u(np.multiply, _finfo_eps(wdt), max(n, m))  # (sizes may be symbols)
         else:
             rcond = jnp.where(_u(np.less, rcond, 0), _finfo_eps(wdt), rcond)
         u, s, vt = svd(a, full_matrices=False)

@@ -219,7 +219,10 @@ register(
 
 
 def _raise_impl(*values, exc, message):
-    raise _exception(exc)(message.format(*[int(v) for v in values]))
+    bits = [
+        np.float64(v).view(np.int64) if isinstance(v, float | np.floating) else v for v in values
+    ]
+    raise _exception(exc)(nj.format_message(message, [int(b) for b in bits]))
 
 
 register(

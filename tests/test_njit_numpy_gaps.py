@@ -1,0 +1,96 @@
+"""NumPy functions found missing or wrong in njit code by trying published kernels: each
+against the undecorated function (tests/oracle.py: results and every argument after)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+from jitmagic.errors import NjitUnsupportedError
+
+
+def agree(fn, *args):
+    py = run_on_copies(fn, args)
+    got = run_on_copies(jm.njit(fn), args)
+    problems = compare_outcomes(py, got)
+    assert not problems, problems
+
+
+# -------------------------------------------- sizes with a floor remainder of a negative
+
+
+def packed(x):
+    return np.packbits(x), np.packbits(x > 0, bitorder="little")
+
+
+def padded(x):
+    # (-n) % 8 is Python's floor remainder (0..7): C's srem gave -n % 8 < 0 for sizes that
+    # are not multiples of 8, an empty packbits result and a negative-size buffer
+    n = x.shape[0]
+    pad = np.zeros((-n) % 8)
+    return pad.shape[0], (n - 13) // 4, np.concatenate((x, pad)).reshape(-1, 8).sum(axis=1)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8, 9, 17])
+def test_packbits_and_a_padding_size_of_any_length(n):
+    x = (np.arange(n) % 3 == 0).astype(np.uint8)
+    agree(packed, x)
+    agree(padded, x.astype(np.float64))
+
+
+# ------------------------------------------------------------ np.put, np.putmask, np.place
+
+
+def put(a, ind, v, mode):
+    np.put(a, ind, v, mode=mode)
+    return a
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+@pytest.mark.parametrize(
+    "shape, ind, v",
+    [
+        ((6,), [1, -1, 3], [5.0, 6.0]),
+        ((2, 3), [1, -1, 4, 1], 7.0),
+        ((6,), [0, 9, -20], [1.0, 2.0, 3.0]),
+        ((2, 3), [], [1.0]),
+    ],
+)
+def test_put_writes_in_place_with_numpys_modes(mode, shape, ind, v):
+    agree(put, np.zeros(shape), np.array(ind, dtype=np.int64), np.asarray(v), mode)
+
+
+def test_put_on_a_fortran_array_is_refused_by_name():
+    with pytest.raises(NjitUnsupportedError, match="np.put on a F-layout array"):
+        jm.njit(put)(np.zeros((2, 3), order="F"), np.array([1]), 1.0, "raise")
+
+
+def putmask(a, m, v):
+    np.putmask(a, m, v)
+    return a
+
+
+def place(a, m, v):
+    np.place(a, m, v)
+    return a
+
+
+@pytest.mark.parametrize("vals", [[1.0, 2.0], [3.0], [1.0, 2.0, 3.0, 4.0, 5.0]])
+def test_putmask_repeats_by_position_and_place_by_count(vals):
+    a = np.arange(12.0).reshape(3, 4)
+    m = (np.arange(12) % 3 == 0).reshape(3, 4)
+    agree(putmask, a, m, np.array(vals))
+    agree(place, a, m, np.array(vals))
+
+
+def test_place_from_an_empty_array_raises_as_numpy():
+    agree(place, np.zeros(4), np.array([True, False, True, False]), np.zeros(0))
+    agree(place, np.zeros(4), np.zeros(4, dtype=bool), np.zeros(0))
