@@ -590,3 +590,32 @@ def test_a_prange_loop_calls_a_recursive_function(n):
     sets its own stack floor); its exception (n=16: checked_fib(13)) reaches the caller."""
     compiled = jnb.njit(parallel=True)(fib_table)
     agree(fib_table, (np.zeros(n, np.int64),), compiled)
+
+
+# ------------------------------------------------------------------ static string arguments
+
+
+def walk(n, mode):
+    if n == 0:
+        return 0
+    if mode == "double":
+        return walk(n - 1, mode) + 2
+    return walk(n - 1, mode) + 1
+
+
+def alternate(n, mode):
+    if n == 0:
+        return 0
+    if mode == "a":
+        return alternate(n - 1, "b") + 1
+    return alternate(n - 1, "a") + 10
+
+
+@pytest.mark.parametrize("mode", ["double", "single"])
+def test_a_string_passed_down_is_the_same_constant(mode):
+    agree(walk, (6, mode), jm.njit(walk))
+
+
+def test_a_recursion_alternating_strings_is_refused_by_name():
+    with pytest.raises(NjitUnsupportedError, match=r"alternate\(int64, 'a'\).*int code"):
+        jm.njit(alternate)(5, "a")

@@ -98,9 +98,12 @@ class Root:
         self.self_calls = 0
         self.key = None
 
-    def start(self, njf, tracers, tree, make):
-        """Called by the trace with the root's argument tracers (one per leaf)."""
+    def start(self, njf, tracers, tree, make, flatten):
+        """Called by the trace with the root's argument tracers (one per leaf); `make(f)`: an
+        njit function for plain function f; `flatten(args)`: the leaves and structure of a
+        call's arguments as njit keys them (strings and functions passed are structure)."""
         self.njf, self.fun, self.name, self.tree, self.make = njf, njf.fun, njf.name, tree, make
+        self.flatten = flatten
         self.avals = [x._var.aval if isinstance(x, Tracer) else None for x in tracers]
         self.types = tuple(_leaf_type(x) if isinstance(x, Tracer) else None for x in tracers)
         self.self_calls = 0
@@ -307,7 +310,7 @@ def call(f, njf, args, kwargs):
     except TypeError as e:
         raise TypeError(f"{name}(): {e}") from None
     bound.apply_defaults()
-    leaves, tree, _ = pytree.flatten((tuple(bound.arguments.values()), {}))
+    leaves, tree, _ = root.flatten(tuple(bound.arguments.values()))
     leaves = [_argument(f, x) for x in leaves]
     types = tuple(_leaf_type(x) for x in leaves)
     if (
@@ -333,11 +336,15 @@ def _other_call(root, f, njf, leaves, tree, types):
     key = (f.__code__, types, tree)
     sig_text = ", ".join(_type_text(t) for t in types)
     if key in _compiling():
+        strs = [x for x in pytree.unflatten(tree, [None] * len(types))[0] if isinstance(x, str)]
         raise _unsupported(
             f,
             f"a recursion whose argument types change and come back ({f.__name__}"
-            f"({sig_text}) is called while it compiles, through calls of other types)",
-            "pass its arguments as one type at every call (float(x), np.int64(i))",
+            f"({sig_text}{''.join(', ' + repr(x) for x in strs)}) is called while it "
+            f"compiles, through calls of other types or strings)",
+            "pass its arguments as one type at every call (float(x), np.int64(i)); a string "
+            "argument is a constant of the code compiled for it, so pass an int code for a "
+            "mode that changes from call to call",
         )
     if njf is None:
         njf = _hidden(f, root)
