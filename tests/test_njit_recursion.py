@@ -9,6 +9,7 @@ call); real Numba compiles the same source as a second voice.
 
 from __future__ import annotations
 
+import linecache
 import subprocess
 import sys
 import textwrap
@@ -619,3 +620,32 @@ def test_a_string_passed_down_is_the_same_constant(mode):
 def test_a_recursion_alternating_strings_is_refused_by_name():
     with pytest.raises(NjitUnsupportedError, match=r"alternate\(int64, 'a'\).*int code"):
         jm.njit(alternate)(5, "a")
+
+
+# ------------------------------------------------------------------ jitmagic.numba's forms
+
+
+def test_an_explicit_signature_compiles_a_recursion_at_decoration():
+    """Compiled when decorated, before the module binds the function's name: its own name
+    is the function being compiled."""
+    src = textwrap.dedent(
+        """
+        import jitmagic.numba as nb
+
+        @nb.njit("int64(int64)")
+        def fib_sig(n):
+            if n < 2:
+                return n
+            return fib_sig(n - 1) + fib_sig(n - 2)
+        """
+    )
+    path = Path(__file__).with_name("_recursion_signature_case.py")
+    # (njit reads a function's source: linecache serves it for this file name)
+    linecache.cache[str(path)] = (len(src), None, src.splitlines(True), str(path))
+    g = {"__name__": "_recursion_signature_case"}
+    exec(compile(src, str(path), "exec"), g)
+    f = g["fib_sig"]
+    assert f(20) == 6765
+    assert [str(t) for t in f.signatures[0]] == ["int64"]
+    (llvm,) = f.inspect_llvm().values()
+    assert 'call i32 @"jm_body"' in llvm

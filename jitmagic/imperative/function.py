@@ -1551,6 +1551,9 @@ def build_namespace(fun, ops, seen=None):
         if name not in g:
             if name in namespace.BUILTINS:
                 ns[name] = namespace.BUILTINS[name]
+            elif recursion.compiling_itself(fun, name):
+                # compiled at decoration (an explicit signature): its name is bound after
+                ns[name] = recursion.current_root().njf
             continue
         v = g[name]
         ns[name] = _njit_view(v, ops, seen)

@@ -121,6 +121,12 @@ def current_root():
     return getattr(state, "recursion", None)
 
 
+def compiling_itself(fun, name) -> bool:
+    """Is `name` fun's own name, and fun the function this trace compiles?"""
+    root = current_root()
+    return root is not None and name == fun.__name__ and root.fun.__code__ is fun.__code__
+
+
 def ops():
     """The hooks for a function inlined into the current trace."""
     root = current_root()
