@@ -649,3 +649,37 @@ def test_an_explicit_signature_compiles_a_recursion_at_decoration():
     assert [str(t) for t in f.signatures[0]] == ["int64"]
     (llvm,) = f.inspect_llvm().values()
     assert 'call i32 @"jm_body"' in llvm
+
+
+_CTRL_C = """
+import os, signal, subprocess, sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+import jitmagic as jm
+from test_njit_recursion import fib
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in IPython
+f = jm.njit(fib)
+f(5)  # (compiled outside the timed window)
+# (njit code holds the GIL: another process sends the signal, not a Python thread)
+subprocess.Popen(["sh", "-c", f"sleep 1; kill -INT {{os.getpid()}}"])
+try:
+    f(80)  # (years)
+    print("finished?!")
+except KeyboardInterrupt:
+    print("interrupted")
+print("after:", f(20))
+"""
+
+
+def test_ctrl_c_stops_a_recursion_without_loops():
+    """Each recursive call polls Ctrl-C (a recursion has no loop to poll in): a real process,
+    interrupted as Jupyter interrupts a kernel, goes on."""
+    p = subprocess.run(
+        [sys.executable, "-c", _CTRL_C.format(tests=str(ROOT / "tests"))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.splitlines() == ["interrupted", "after: 6765"], p.stdout + p.stderr
