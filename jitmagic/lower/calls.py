@@ -418,6 +418,9 @@ def _argument(cg, a, kind):
     if kind == "f64":
         return cg.cast(cg.emit_value(a, []), src, np.dtype(np.float64))
     buf = None if isinstance(a, Lit) else cg.buffers.get(a)
+    own = _own_argument(cg, buf)
+    if own is not None:
+        return own  # (an argument passed on as it came: its own PyObject or header)
     if isinstance(buf, nj.RefBuffer):
         ptr, shape, strides = buf.ptr, buf.aval.shape, buf.strides
     elif a.aval.shape == ():
@@ -428,6 +431,18 @@ def _argument(cg, a, kind):
     else:
         raise LoweringError(f"an array value passed to a native call: {a.aval}")
     return _header(cg, ptr, shape, strides, src.itemsize)
+
+
+def _own_argument(cg, buf):
+    """The pointer this function got for argument buf, when buf is that argument whole."""
+    root = getattr(buf, "root", None)
+    if root is None or root[0] != "arg" or cg.func is not cg.body_func:
+        return None
+    n_const = len(cg.fn.constvars)
+    invar = cg.fn.invars[root[1]]
+    if cg.buffers.get(invar) is not buf:
+        return None
+    return cg.body_func.args[n_const + root[1]]
 
 
 def _header(cg, data, shape, strides, itemsize):
