@@ -184,6 +184,14 @@ def power_set_count(k, total, items):
     return power_set_count(k + 1, total - items[k], items) + power_set_count(k + 1, total, items)
 
 
+def products_down(a, b, n):
+    """Two arrays broadcast against each other at every level (sizes decided where the code
+    runs: the recursive calls' sizes are not the first call's)."""
+    if n == 0:
+        return 0.0
+    return (a * b).sum() + products_down(a[1:], b, n - 1)
+
+
 def index_down(a, n):
     if n < 0:
         return 0.0
@@ -323,6 +331,9 @@ CASES = [
     (leading_block, (), (np.arange(40.0),)),
     (write_through_result, ("leading_block",), (np.arange(40.0),)),
     (row_sums, (), (np.arange(12.0).reshape(4, 3),)),
+    (products_down, (), (np.arange(4.0), np.ones(1), 3)),
+    (products_down, (), (np.arange(4.0), np.arange(4.0), 1)),
+    (products_down, (), (np.arange(4.0), np.arange(4.0), 2)),  # (3 against 4: ValueError)
 ]
 
 
@@ -498,6 +509,13 @@ def test_too_deep_raises_recursion_error_not_a_crash(setup):
 
 
 # ------------------------------------------------------------------ what is refused
+
+
+def test_one_variant_serves_every_size():
+    f = jm.njit(products_down)
+    for a, b in ((np.ones(5), np.ones(5)), (np.ones(7), np.ones(1)), (np.ones(2), np.ones(2))):
+        assert f(a, b, 1) == products_down(a, b, 1)
+    assert len(f.variants) == 1 and f.variants[0].guard_fn is None
 
 
 def test_no_base_case_is_refused_by_name():

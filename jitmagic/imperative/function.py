@@ -879,7 +879,9 @@ class NjitFunction(JitFunction):
                 concrete_why = f"a size is needed as a number at {where}" if where else str(e)
                 fixed.update(_all_sizes(leaves, labels))
         guards = dict(ctx.guards)
-        if (guards or fixed) and lower_calls.is_recursive(opt):
+        if lower_calls.is_recursive(opt):
+            fixed = {}  # (traced with the sizes as the running code knows them: recursion)
+        if guards and lower_calls.is_recursive(opt):
             raise NjitUnsupportedError(
                 f"njit cannot compile the recursive function {self.name!r} for these arguments: "
                 f"its code would be compiled for their sizes (a size-1 broadcast, a routine "
@@ -957,10 +959,12 @@ class NjitFunction(JitFunction):
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
-                        if fixed and sym in fixed:  # a size compiled as a number (guarded)
+                        if fixed and sym in fixed and not root.run_time_sizes:
+                            # a size compiled as a number (guarded)
                             shape.append(fixed[sym])
                             continue
-                        examples[sym] = int(n)
+                        if not root.run_time_sizes:  # (a recursive function: see recursion)
+                            examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
                     ref = RefType(tuple(shape), x.dtype, at.layout, at.readonly)
                     tr = t.new_arg(ref, lbl)

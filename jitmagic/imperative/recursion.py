@@ -95,6 +95,9 @@ class Root:
     def __init__(self):
         self.returns = None  # (out tree, out avals) once known
         self.probing = False
+        # a recursive function's argument sizes are sizes the running code knows (decided
+        # where it runs, not guarded on the first call's: its recursive calls pass others)
+        self.run_time_sizes = False
         self.self_calls = 0
         self.key = None
 
@@ -138,14 +141,18 @@ def trace(once):
     type the recursive calls assumed is the one the function gives."""
     root = Root()
     try:
-        for _ in range(_ROUNDS):
+        for _ in range(_ROUNDS + 1):
             try:
                 fn, out_tree, layouts = once(root)
             except NeedReturns:
+                _sizes_at_run_time(root)
                 root.returns = _probe(once, root)
                 continue
             if not root.self_calls:
                 return fn, out_tree, layouts
+            if not root.run_time_sizes:
+                _sizes_at_run_time(root)
+                continue
             got = _returns(root, out_tree, fn.out_avals)
             if got == root.returns:
                 return fn, out_tree, layouts
@@ -161,6 +168,18 @@ def trace(once):
     finally:
         if root.key is not None:
             _compiling().discard(root.key)
+
+
+def _sizes_at_run_time(root):
+    """Trace again with the arguments' sizes as sizes the running code knows: the decisions
+    the first trace took on the call's sizes (guards) would not hold for the recursive calls'
+    arguments; broadcasts and size checks are then made where the code runs."""
+    root.run_time_sizes = True
+    ctx = shapes.current()
+    for name in ("examples", "guards", "stretched"):
+        table = getattr(ctx, name, None)
+        if table is not None:
+            table.clear()
 
 
 def _probe(once, root):
