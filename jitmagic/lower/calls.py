@@ -153,6 +153,10 @@ def lower_call(cg, e, outs):
         if not v._plain:
             cg.uses_callbacks = True  # (its print()s: the caller releases their lock)
         cg.uses_legacy_rng = cg.uses_legacy_rng or v.uses_legacy_rng
+        # (Python's random module: the caller keeps the GIL for it too)
+        cg.uses_py_random = getattr(cg, "uses_py_random", False) or getattr(
+            v, "uses_py_random", False
+        )
     if len(kinds) != len(e.inputs):
         raise LoweringError(f"nj_call of {callee.name}: {len(e.inputs)} arguments for {kinds}")
     args = lead + [_argument(cg, a, k) for a, k in zip(e.inputs, kinds)]
