@@ -94,3 +94,42 @@ def test_putmask_repeats_by_position_and_place_by_count(vals):
 def test_place_from_an_empty_array_raises_as_numpy():
     agree(place, np.zeros(4), np.array([True, False, True, False]), np.zeros(0))
     agree(place, np.zeros(4), np.zeros(4, dtype=bool), np.zeros(0))
+
+
+# ---------------------------------------------- strides and flags of views of any layout
+
+
+def view_flags(x):
+    y = x[::2]
+    z = x[:, 1:]
+    w = x[:1, ::2]
+    return (
+        y.flags.c_contiguous,
+        y.flags.f_contiguous,
+        z.flags.c_contiguous,
+        z.flags.f_contiguous,
+        w.flags.c_contiguous,
+        x[:0, ::3].flags.c_contiguous,
+        x.T[::2].flags.f_contiguous,
+        y.strides,
+        z.strides,
+    )
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (1, 1), (6, 1), (2, 5)])
+def test_flags_and_strides_of_views_are_read_when_the_code_runs(shape):
+    agree(view_flags, np.zeros(shape))
+    agree(view_flags, np.zeros(shape, dtype=np.int32))
+
+
+def arg_flags(a):
+    return a.strides, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.contiguous
+
+
+@pytest.mark.parametrize(
+    "a",
+    [np.zeros((6, 4))[::2], np.zeros((5, 6))[1:, ::-2], np.zeros((4, 1))[::2], np.zeros((3, 3))],
+    ids=["rows", "reversed", "column", "contiguous"],
+)
+def test_flags_of_a_non_contiguous_argument(a):
+    agree(arg_flags, a)

@@ -37,6 +37,7 @@ from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
 from jitmagic.imperative import namespace, recursion, strings
 from jitmagic.imperative import options as njit_options
+from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
@@ -325,7 +326,9 @@ class NjitVariant:
         self.guards, self.guard_fn = guards, guard_fn
         self._ctx_objs = [np.ndarray] + [np.dtype(d) for d in cg.ctx_dtypes]
         self.uses_legacy_rng = cg.uses_legacy_rng
-        self.nogil = cg.nogil
+        self.uses_py_random = cg.uses_py_random
+        # Python's random module is guarded by the GIL alone: code drawing from it keeps it
+        self.nogil = cg.nogil and not cg.uses_py_random
         self.notes = list(cg.notes)  # e.g. a prange loop that runs serially, and why
         self.callees = list(cg.calls_keep)  # variants its code calls (recursion): kept alive
         self.callee_modules = [c.module for c in self.callees]  # (the code at their address)
@@ -335,6 +338,7 @@ class NjitVariant:
             legacy.bitgen if legacy else 0,
             legacy.gauss if legacy else 0,
             callbacks.ADDRESS,
+            nj_pyrandom.state_address() if cg.uses_py_random else 0,
         ] + [id(o) for o in self._ctx_objs[1:]]
         self._ctx = (ctypes.c_int64 * len(words))(*words)
         # arguments that are np.random.Generators: passed as their bitgen_t's address, with
@@ -345,7 +349,9 @@ class NjitVariant:
             for i, t in enumerate(_flat_types(key[0]))
             if isinstance(t, tuple) and t[0] == "generator"
         ]
-        self._plain = not (self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks)
+        self._plain = not (
+            self.uses_legacy_rng or self.generator_pos or cg.uses_callbacks or cg.uses_py_random
+        )
         self._ctx_addr = ctypes.addressof(self._ctx)
         self._buf_type = ctypes.c_int64 * (self.n_slots + lower_nj.ERRINFO_SLOTS)
         self._err_offset = 8 * self.n_slots
@@ -1609,7 +1615,7 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
-    if mod == "jitmagic.imperative.library":
+    if mod in ("jitmagic.imperative.library", "jitmagic.imperative.pyrandom_lib"):
         return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):

@@ -23,6 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
@@ -1917,15 +1918,13 @@ def _refusing_module(real, instead):
     return _Module(real, {n: _frozen_call(real.__name__, n, instead) for n in names})
 
 
-_PY_RANDOM_MODULE = _refusing_module(
-    _pyrandom, "draw with np.random (NumPy's stream, drawn at each call) or pass the numbers in"
-)
+_PY_RANDOM_MODULE = _Module(_pyrandom, nj_pyrandom.FUNCTIONS)
 _TIME_MODULE = _refusing_module(_time, "time the call of the njit function from Python")
 
 
 def python_random_module():
-    """Python's `random` as njit code sees it: each function raises NjitUnsupportedError (its
-    draws would be made once, while tracing)."""
+    """Python's `random` as njit code sees it: its functions drawn natively from the module's
+    own generator (imperative/pyrandom.py)."""
     return _PY_RANDOM_MODULE
 
 

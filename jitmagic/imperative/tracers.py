@@ -35,7 +35,8 @@ def _user_caller(depth=2):
     if f.f_code in TRANSPARENT:
         return True
     name = f.f_globals.get("__name__", "") or ""
-    return not name.startswith("jitmagic.")
+    # (pyrandom_lib is njit code as a user writes it: Python's random, Python's semantics)
+    return not name.startswith("jitmagic.") or name == "jitmagic.imperative.pyrandom_lib"
 
 
 def state():
@@ -615,12 +616,8 @@ class RefTracer(NjTracer):
         """The strides of a C- or F-contiguous array, from its sizes (those of any other
         layout are known only to the running code)."""
         layout = self.ref.layout if self.ndim > 1 else "C"
-        if layout not in ("C", "F"):
-            raise NjitUnsupportedError(
-                "the strides of an array that is neither C- nor F-contiguous (njit does not "
-                "read strides at run time)",
-                construct="the .strides of a non-contiguous array",
-            )
+        if layout not in ("C", "F"):  # known only to the running code
+            return tuple(bind("ref_stride", self, axis=k) for k in range(self.ndim))
         dims = list(self.shape) if layout == "C" else list(self.shape)[::-1]
         out, step = [], self.dtype.itemsize
         for d in reversed(dims):
@@ -764,12 +761,11 @@ class _Flags:
 
     def __init__(self, r):
         layout = r.ref.layout
+        self.writeable = not r.ref.readonly
+        self.aligned = True
         if layout not in ("C", "F") and r.ndim > 1:
-            raise NjitUnsupportedError(
-                "the .flags of an array that is neither C- nor F-contiguous (njit does not read "
-                "strides at run time)",
-                construct="the .flags of a non-contiguous array",
-            )
+            self._from_strides(r)
+            return
         # NumPy: an array is also contiguous in the other order when at most one of its
         # sizes differs from 1 (or it is empty)
         sizes = [_as_number(d) for d in r.shape]
@@ -789,8 +785,27 @@ class _Flags:
         self.c_contiguous = c
         self.f_contiguous = f
         self.contiguous = c
-        self.writeable = not r.ref.readonly
-        self.aligned = True
+
+    def _from_strides(self, r):
+        """An 'A' layout array's flags from its strides when the code runs, by NumPy's rule:
+        contiguous in an order when each axis of more than one element has the stride the
+        sizes after it (C) or before it (F) give, or when it is empty."""
+        sizes = [_as_number(d) for d in r.shape]
+        strides = r.strides
+        empty = False
+        for d in sizes:
+            empty = np.logical_or(empty, d == 0)
+
+        def order(axes):
+            ok, want = True, np.int64(r.dtype.itemsize)
+            for k in axes:
+                ok = np.logical_and(ok, np.logical_or(sizes[k] == 1, strides[k] == want))
+                want = want * sizes[k]
+            return np.logical_or(ok, empty)
+
+        self.c_contiguous = order(reversed(range(r.ndim)))
+        self.f_contiguous = order(range(r.ndim))
+        self.contiguous = self.c_contiguous
 
 
 # ---------------------------------------------------------------- indexing helpers

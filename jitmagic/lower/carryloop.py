@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from jitmagic.core import shapes
 from jitmagic.core.ir import Lit, Var
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.lower import parallel
@@ -55,6 +56,8 @@ def plan(cg, fn, carry_invars):
         return None
     shape = carry_invars[0].aval.shape
     if not shape or any(v.aval.shape != shape for v in carry_invars):
+        return None
+    if any(shapes.is_symbolic(d) for d in shape):  # (tiles are sized when compiling)
         return None
     if any(o.aval.shape != shape for o in fn.outs):
         return None

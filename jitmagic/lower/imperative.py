@@ -10,8 +10,9 @@ An array input (a reference, or a constant) is its PyArrayObject*; a weak Python
 passed by value as i64/f64. `ctx` holds what the code must not bake in (the machine code may be
 loaded from the disk cache in another process): ctx[0] is numpy.ndarray's type object, ctx[1]
 and ctx[2] the bitgen_t and Gaussian cache of NumPy's global RandomState (when the code draws
-from it: `uses_legacy_rng`), ctx[3] the Python callback dispatcher (runtime/callbacks) and
-ctx[4 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` gets one record
+from it: `uses_legacy_rng`), ctx[3] the Python callback dispatcher (runtime/callbacks), ctx[4]
+the state of Python's `random` module (its MT19937 in CPython's Random object: `uses_py_random`)
+and ctx[5 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results` gets one record
 per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the caller), or a
 reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
 the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
@@ -57,7 +58,14 @@ _I64 = np.dtype(np.int64)
 _I64_AVAL = ShapedArray((), _I64)
 _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
 STATUS_RAISE = 16
-CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_DTYPES = 0, 1, 2, 3, 4
+CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_PYRANDOM, CTX_DTYPES = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+)
 ERRINFO_SLOTS = 8
 
 
@@ -213,6 +221,7 @@ class NjitCodegen(Codegen):
         self.sites = []  # (exception class name, message template) per raising site
         self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
         self.uses_legacy_rng = False  # draws from NumPy's global RandomState
+        self.uses_py_random = False  # draws from Python's random module (needs the GIL)
         self.uses_callbacks = False  # calls Python (runtime/callbacks)
         self.fastmath = ()
         self.nogil = False
@@ -645,6 +654,15 @@ def _position(cg, i, n, axis, mode):
         b = cg.b
         return b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, cg.size(n)), i)
     return i
+
+
+def lower_stride(cg, e, outs):
+    """ref_stride: a reference's stride along an axis, in bytes as NumPy gives it."""
+    buf = cg.buffers[e.inputs[0]]
+    s = buf.strides[e.kw["axis"]]
+    s = s if isinstance(s, ir.Value) else cg.size(s)
+    item = ir.Constant(I64, buf.aval.dtype.itemsize)
+    cg.store(outs[0], [], cg.b.mul(s, item))
 
 
 def lower_load(cg, e, outs):

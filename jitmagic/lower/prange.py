@@ -27,7 +27,14 @@ from jitmagic.lower.scalar import I8, I64, PTR, raw_store
 from jitmagic.runtime import threadpool
 
 REDUCTIONS = ("add", "sub", "mul", "max", "min")
-_SERIAL_ONLY = ("nj_pycall", "nj_rng_draw", "nj_rng_fill", "nj_rng_seed", "nj_rng_shuffle")
+_SERIAL_ONLY = (
+    "nj_pycall",
+    "nj_rng_draw",
+    "nj_rng_fill",
+    "nj_rng_seed",
+    "nj_rng_shuffle",
+    "nj_rng_pyword",
+)
 
 
 def _uses(fn, counts):

@@ -14,7 +14,12 @@ import hashlib
 import llvmlite.ir as ir
 import numpy as np
 
-from jitmagic.lower.imperative import CTX_CALLBACK, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS
+from jitmagic.lower.imperative import (
+    CTX_CALLBACK,
+    CTX_LEGACY_BITGEN,
+    CTX_LEGACY_GAUSS,
+    CTX_PYRANDOM,
+)
 from jitmagic.lower.scalar import F64, I8, I32, I64, PTR
 from jitmagic.runtime import rng
 from jitmagic.runtime.callbacks import PENDING
@@ -38,9 +43,116 @@ def _operand(cg, atom, kind):
 
 
 def lower_handle(cg, e, outs):
-    k = CTX_LEGACY_BITGEN if e.kw["which"] == "legacy" else CTX_LEGACY_GAUSS
+    which = e.kw["which"]
+    if which == "python":
+        cg.uses_py_random = True
+        # (the call's context never changes while it runs: the state's address is loaded
+        # once, out of the loops that draw)
+        ptr = cg._ctx(CTX_PYRANDOM)
+        ptr.set_metadata("invariant.load", cg.module.add_metadata([]))
+        cg.store(outs[0], [], cg.b.ptrtoint(ptr, I64))
+        return
+    k = CTX_LEGACY_BITGEN if which == "legacy" else CTX_LEGACY_GAUSS
     cg.uses_legacy_rng = True
     cg.store(outs[0], [], cg.b.ptrtoint(cg._ctx(k), I64))
+
+
+# CPython's MT19937 (Modules/_randommodule.c): the same constants as NumPy's, its own object
+_MT_M, _MATRIX_A, _UPPER, _LOWER = 397, 0x9908B0DF, 0x80000000, 0x7FFFFFFF
+
+
+def lower_pyword(cg, e, outs):
+    """One 32-bit word of Python's random module: genrand_uint32 on the state of CPython's
+    Random object (`int index; uint32_t state[624]` after its PyObject header), so the
+    module's own functions, called before or after, continue the same stream."""
+    fn = _genrand(cg.module)
+    p = cg.b.inttoptr(cg.cast(cg.emit_value(e.inputs[0], []), e.inputs[0].aval.dtype, _I64), PTR)
+    w = cg.b.call(fn, [p])
+    cg.store(outs[0], [], cg.cast(cg.b.zext(w, I64), _I64, np.dtype(e.kw["dtype"])))
+
+
+_I64 = np.dtype(np.int64)
+
+
+def _genrand(module):
+    """jm_py_genrand(ptr obj_state) -> i32 (inlined: a load, an increment and the tempering),
+    the state's regeneration every 624 words in jm_py_twist (kept out of line)."""
+    name = "jm_py_genrand"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    twist_fn = _twist(module)
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR]), name)
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    p = fn.args[0]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    c32 = lambda v: ir.Constant(I32, v)
+    idx = b.load(p, typ=I32)
+    twist = fn.append_basic_block("twist")
+    draw = fn.append_basic_block("draw")
+    b.cbranch(b.icmp_signed(">=", idx, c32(_MT_N)), twist, draw)
+    b.position_at_end(twist)
+    b.call(twist_fn, [p])
+    b.branch(draw)
+    b.position_at_end(draw)
+    at = b.phi(I32)
+    at.add_incoming(idx, fn.blocks[0])
+    at.add_incoming(c32(0), twist)
+    b.store(b.add(at, c32(1)), p)
+    state = b.gep(p, [ir.Constant(I64, 4)], source_etype=I8)
+    y = b.load(b.gep(state, [b.sext(at, I64)], source_etype=I32), typ=I32)
+    y = b.xor(y, b.lshr(y, c32(11)))
+    y = b.xor(y, b.and_(b.shl(y, c32(7)), c32(0x9D2C5680)))
+    y = b.xor(y, b.and_(b.shl(y, c32(15)), c32(0xEFC60000)))
+    y = b.xor(y, b.lshr(y, c32(18)))
+    b.ret(y)
+    return fn
+
+
+def _twist(module):
+    """jm_py_twist(ptr obj_state): the 624 words regenerated, in the C code's three parts (the
+    words kk + M read before they are rewritten, then after; the last word wraps to the
+    first), so that LLVM vectorizes the first two loops."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_py_twist")
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    p = fn.args[0]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    c32 = lambda v: ir.Constant(I32, v)
+    c64 = lambda v: ir.Constant(I64, v)
+    state = b.gep(p, [c64(4)], source_etype=I8)
+
+    def word(i):
+        return b.gep(state, [i], source_etype=I32)
+
+    def mix(kk, nxt, far):
+        y = b.or_(
+            b.and_(b.load(word(kk), typ=I32), c32(_UPPER)),
+            b.and_(b.load(word(nxt), typ=I32), c32(_LOWER)),
+        )
+        mag = b.select(b.trunc(y, ir.IntType(1)), c32(_MATRIX_A), c32(0))
+        b.store(b.xor(b.xor(b.load(word(far), typ=I32), b.lshr(y, c32(1))), mag), word(kk))
+
+    def part(lo, hi, offset):
+        pre = b.block
+        loop = fn.append_basic_block("twist_part")
+        after = fn.append_basic_block("twist_part_done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        kk = b.phi(I64)
+        kk.add_incoming(c64(lo), pre)
+        nxt = b.add(kk, c64(1))
+        mix(kk, nxt, b.add(kk, c64(offset)))
+        kk.add_incoming(nxt, loop)
+        b.cbranch(b.icmp_signed("<", nxt, c64(hi)), loop, after)
+        b.position_at_end(after)
+
+    part(0, _MT_N - _MT_M, _MT_M)
+    part(_MT_N - _MT_M, _MT_N - 1, _MT_M - _MT_N)
+    mix(c64(_MT_N - 1), c64(0), c64(_MT_M - 1))
+    b.ret_void()
+    return fn
 
 
 def lower_draw(cg, e, outs):

@@ -286,11 +286,46 @@ class Dispatcher:
             "jitmagic.inspect_ir(f, *args) for the IR, %jit_cache for the variants"
         )
 
+    def parallel_diagnostics(self, signature=None, level=1):
+        """What parallel=True did, per compiled signature: each prange loop split over the
+        thread pool (its line), with its reductions; Numba's report also lists array
+        expressions it fused into parallel loops, which jitmagic's compiler does by itself
+        (level is accepted for Numba's sake: every level prints this)."""
+        from jitmagic.runtime import threadpool
+
+        if not self._nj.opts.parallel:
+            print(f"{self.__name__}: parallel=False, no loop is split over threads")
+            return
+        lines = [f"Parallel loops of {self.__name__} ({threadpool.threads()} threads):"]
+        for v in self._nj.variants:
+            if signature is not None and tuple(v.key[0]) != tuple(signature):
+                continue
+            loops = sorted({e.kw.get("line") for e in _eqns(v.optimized_ir) if _is_prange(e)})
+            lines.append(f"  variant {v.id} ({v.signature}):")
+            lines += [f"    prange loop at line {n}: split over the threads" for n in loops]
+            if not loops:
+                lines.append("    no prange loop (the code runs serially)")
+        print("\n".join(lines))
+
     def __getattr__(self, name):
         return getattr(self._nj, name)
 
     def __repr__(self):
         return f"CPUDispatcher({self.py_func!r})"
+
+
+def _is_prange(e):
+    return e.prim == "nj_for" and e.kw.get("parallel")
+
+
+def _eqns(fn):
+    """Every equation of fn and of the functions in its equations' parameters."""
+    for e in fn.eqns:
+        yield e
+        for _, p in e.params:
+            for sub in p if isinstance(p, tuple) else (p,):
+                if hasattr(sub, "eqns"):
+                    yield from _eqns(sub)
 
 
 def _decorate(args, options, who):

@@ -1,8 +1,11 @@
 """Primitives of random numbers and Python callbacks in njit code (NumPy's streams).
 
     nj_rng_handle ()                     -> i64     which: "legacy" (the bitgen_t of NumPy's
-                                                    global RandomState) or "legacy_gauss" (its
-                                                    Gaussian cache): read from the call's ctx
+                                                    global RandomState), "legacy_gauss" (its
+                                                    Gaussian cache) or "python" (the state of
+                                                    Python's random): read from the call's ctx
+    nj_rng_pyword (h)                    -> int     one 32-bit word of Python's random module
+                                                    (CPython's genrand_uint32 on its state)
     nj_rng_draw   (h, [g], *params)      -> scalar  fn: one jm_rng_* draw (runtime/rng)
     nj_rng_fill   (h, [g], out, *params) -> ()      fn: a jm_rng_fill_* of a C-contiguous ref
     nj_rng_seed   (h, g, seed)           -> ()      np.random.seed(seed) of an MT19937
@@ -60,11 +63,27 @@ def _handle_abstract(*, which):
 def _handle_impl(*, which):
     from jitmagic.runtime.rng import bitgen
 
+    if which == "python":
+        return np.int64(0)  # (the reference draws through the random module itself)
+
     h = bitgen.handle(None)
     return np.int64(h.bitgen if which == "legacy" else h.gauss)
 
 
 register("nj_rng_handle", "custom", _handle_abstract, _handle_impl, lr.lower_handle, effect=True)
+
+
+def _pyword_abstract(h, *, dtype):
+    return shaped((), np.dtype(dtype))
+
+
+def _pyword_impl(h, *, dtype):
+    import random
+
+    return np.dtype(dtype).type(random.getrandbits(32))
+
+
+register("nj_rng_pyword", "custom", _pyword_abstract, _pyword_impl, lr.lower_pyword, effect=True)
 
 
 # ---------------------------------------------------------------- draws

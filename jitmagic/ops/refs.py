@@ -2,6 +2,9 @@
 
     ref_get     (r)                  -> value        the array's contents now (read lazily, in
                                                      program order: see lower/imperative.plan)
+    ref_stride  (r)                  -> int64        the bytes between elements along `axis`
+                                                     (known only when it runs for an 'A'
+                                                     layout: a view of a view)
     ref_load    (r, *idx)            -> scalar       one element; idx bounds-checked, negative
                                                      indices counted from the end
     ref_store   (r, *idx, v)         -> ()           write one element (checked likewise)
@@ -60,6 +63,26 @@ register(
     _get_abstract,
     lambda r: np.array(r, copy=True),
     lambda cg, in_aval, out_aval, idx: idx,
+    takes_refs=True,
+)
+
+
+# ---------------------------------------------------------------- ref_stride
+
+
+def _stride_abstract(r, *, axis):
+    _need_ref("ref_stride", r)
+    if not 0 <= axis < r.ndim:
+        raise TypeError(f"ref_stride: axis {axis} of a reference of rank {r.ndim}")
+    return shaped((), np.int64)
+
+
+register(
+    "ref_stride",
+    "custom",
+    _stride_abstract,
+    lambda r, *, axis: np.int64(r.strides[axis]),
+    lambda cg, e, outs: nj.lower_stride(cg, e, outs),
     takes_refs=True,
 )
 
