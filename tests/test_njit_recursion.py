@@ -10,6 +10,7 @@ call); real Numba compiles the same source as a second voice.
 from __future__ import annotations
 
 import linecache
+import random
 import subprocess
 import sys
 import textwrap
@@ -701,3 +702,28 @@ def test_ctrl_c_stops_a_recursion_without_loops():
     )
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.splitlines() == ["interrupted", "after: 6765"], p.stdout + p.stderr
+
+
+# ------------------------------------------------------------------ random numbers inside
+
+
+def random_walk(n):
+    if n == 0:
+        return 0.0
+    return random.random() + random_walk(n - 1)  # (drawn before the call, as Python does)
+
+
+def drive_walk(n):
+    return random_walk(n) * 2.0
+
+
+@pytest.mark.parametrize("fn", [random_walk, drive_walk])
+def test_draws_inside_a_recursion_are_pythons(fn):
+    """Python's random module drawn at each level (the recursion's own code, or its variant
+    called from another function): seeded alike, the same numbers in the same order."""
+    random.seed(3)
+    want = fn(25)
+    want_next = random.random()  # (the module's state afterwards)
+    random.seed(3)
+    assert jm.njit(fn)(25) == want
+    assert random.random() == want_next
