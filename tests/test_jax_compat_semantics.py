@@ -932,6 +932,7 @@ AUDIT = {
             lambda ns, x: ns.jnp.linalg.eigvalsh(_spd(ns, x), UPLO="U", symmetrize_input=False)
         )
     },
+    "roots": {"strip_zeros": J(lambda ns, x: ns.jnp.roots(x[0, :3], strip_zeros=False))},
     "linalg.lstsq": {
         "rcond": J(lambda ns, x: ns.jnp.linalg.lstsq(x.T, x[0], rcond=1e-3)[0]),
         "numpy_resid": NI(

@@ -133,3 +133,44 @@ def arg_flags(a):
 )
 def test_flags_of_a_non_contiguous_argument(a):
     agree(arg_flags, a)
+
+
+# ------------------------------------------- np.histogram of a bin count known when it runs
+
+
+def histograms(a, n, w):
+    return (
+        np.histogram(a, n),
+        np.histogram(a, n, weights=w),
+        np.histogram(a, n, range=(0.2, 0.7)),
+        np.histogram(a, n, density=True),
+    )
+
+
+def azimuthal(data, radius, npt):
+    # the shape of pyFAI's azimuthal integration by histogram: weighted counts over counts
+    histu = np.histogram(radius, npt)[0]
+    histw = np.histogram(radius, npt, weights=data)[0]
+    return histw / histu
+
+
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_histogram_with_a_bin_count_passed_in(n):
+    rng = np.random.default_rng(n)
+    agree(histograms, rng.random(500), n, rng.random(500))
+    with pytest.raises(NjitUnsupportedError, match="float32 data"):
+        jm.njit(histograms)(rng.random(500).astype(np.float32), n, rng.random(500))
+    agree(azimuthal, rng.random(400), rng.random(400), n)
+
+
+@pytest.mark.parametrize(
+    "a",
+    [np.ones(5), np.zeros(0), np.arange(20), np.array([1.0, np.nan]), np.array([0.0, np.inf])],
+    ids=["one-value", "empty", "ints", "nan", "inf"],
+)
+def test_histogram_edge_cases_as_numpy(a):
+    agree(histograms, a, 3, np.ones(a.shape[0]))
+
+
+def test_histogram_of_zero_bins_raises_numpys_error():
+    agree(histograms, np.ones(4), 0, np.ones(4))

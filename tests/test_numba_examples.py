@@ -1452,8 +1452,6 @@ def linalg_eigh(a):
     lambda: (np.array([[2.0, 1.0], [1.0, 3.0]]),),
     rtol=1e-9,
     atol=1e-12,
-    xfail="np.linalg.eig/eigvals: jitmagic.numpy has no general eigensolver "
-    "(UnsupportedOperationError)",
 )
 def linalg_eig_real_spectrum(a):
     w, v = np.linalg.eig(a)
@@ -1505,7 +1503,6 @@ def linalg_cross(a, b):
 @example(
     lambda: (np.array([1.0, -6.0, 11.0, -6.0]),),
     rtol=1e-9,
-    xfail="np.roots: jitmagic.numpy has no np.roots (it needs a general eigensolver)",
 )
 def polynomial_roots(c):
     return np.sort(np.roots(c).real)

@@ -150,6 +150,49 @@ def place_flat(x, mask, v):
             j += 1
 
 
+def histogram_equal_bins(a, nb, w, weighted, lo, hi, has_range, density):
+    """np.histogram(a, nb, range, weights) for a number of bins known when the code runs
+    (1-d a): NumPy's range (the data's, widened by 0.5 each way when it is one value), its
+    edges (np.linspace) and its bin of each element (the scaled position, one step down or
+    up where rounding crossed an edge), values outside the range dropped."""
+    if nb < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    if has_range:
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+    elif a.shape[0] == 0:
+        lo = 0.0
+        hi = 1.0
+    else:
+        lo = a.min()
+        hi = a.max()
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo = lo - 0.5
+        hi = hi + 0.5
+    edges = np.linspace(lo, hi, nb + 1)
+    hist = np.zeros(nb, w.dtype) if weighted else np.zeros(nb, np.int64)
+    span = hi - lo
+    for k in range(a.shape[0]):
+        x = a[k]
+        if x >= lo and x <= hi:
+            i = int((x - lo) / span * nb)
+            if i == nb:
+                i -= 1
+            if x < edges[i]:
+                i -= 1
+            elif i != nb - 1 and x >= edges[i + 1]:
+                i += 1
+            if weighted:
+                hist[i] += w[k]
+            else:
+                hist[i] += 1
+    if density:
+        return hist / hist.sum() / (edges[1:] - edges[:-1]), edges
+    return hist, edges
+
+
 def nonzero_flat(x):
     """The positions of x's nonzero elements (1-d x)."""
     n = 0
@@ -374,3 +417,21 @@ def trim_bounds(x, front, back):
         while stop > first and x[stop - 1] == 0:
             stop -= 1
     return first, stop
+
+
+def roots_of(p):
+    """np.roots of a 1-d float or complex p: the companion matrix of p without its leading
+    and trailing zeros (first row -p[1:] / p[0], ones below the diagonal), its eigenvalues
+    (np.linalg.eigvals as njit defines it), then a zero for each trailing zero."""
+    first, stop = trim_bounds(p, True, True)
+    m = max(stop - first - 1, 0)
+    a = np.zeros((m, m), p.dtype)
+    for j in range(m):
+        a[0, j] = -p[first + 1 + j] / p[first]
+    for i in range(1, m):
+        a[i, i - 1] = 1
+    w = np.linalg.eigvals(a)
+    out = np.zeros(max(p.shape[0] - first - 1, 0), w.dtype)
+    for k in range(m):
+        out[k] = w[k]
+    return out

@@ -23,6 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative import strings, tracers
@@ -941,6 +942,42 @@ def place(arr, mask, vals):
     library.call(library.place_flat, x, _flat_mask(mask, arr, "place"), _flat_values(vals, x.dtype))
 
 
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """np.histogram; a number of bins known only when the code runs (an argument, a computed
+    count) sized when it runs (library.histogram_equal_bins), otherwise jnp's."""
+    if not (_traced(bins) or isinstance(bins, Dim)) or _val_ndim(bins):
+        return jnp.histogram(_val(a) if _traced(a) else a, bins, range, weights, density)
+    from jitmagic.errors import NjitUnsupportedError
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    x = _val(a) if _traced(a) else jnp.asarray(a)
+    if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and x.dtype != np.float64):
+        # (NumPy computes the edges of float32 data in float32: not done here)
+        raise NjitUnsupportedError(
+            f"np.histogram of {x.dtype} data with a bin count known only when the code runs",
+            construct=f"np.histogram of {x.dtype} data",
+        )
+    flat = _tracer(jnp.ravel(x).astype(np.float64))
+    nb = _int64(bins)
+    weighted = weights is not None
+    w = (
+        _tracer(jnp.ravel(_val(weights) if _traced(weights) else jnp.asarray(weights)))
+        if (weighted)
+        else flat
+    )
+    if weighted and w.shape[0] != flat.shape[0]:  # (sizes the running code knows: checked)
+        raise ValueError("weights should have the same shape as a.")
+    lo, hi = (0.0, 1.0) if range is None else range
+    return library.call(
+        library.histogram_equal_bins, flat, nb, w, weighted, lo, hi, range is not None, density
+    )
+
+
+def _val_ndim(x):
+    return _val(x).ndim if _traced(x) else 0
+
+
 def fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal: a's diagonal set to val in place (a 2-d array; wrap=True goes on
     below the first square of a tall one, as NumPy's a.flat[::m + 1] does)."""
@@ -1195,6 +1232,7 @@ _NUMPY_OVERRIDES = {
     "ascontiguousarray": ascontiguousarray,
     "asfortranarray": asfortranarray,
     "copyto": copyto,
+    "histogram": histogram,
     "put": put,
     "putmask": putmask,
     "place": place,
@@ -1230,6 +1268,10 @@ _NUMPY_OVERRIDES = {
     "setxor1d": setxor1d,
     "delete": delete,
     "fill_diagonal": fill_diagonal,
+    "roots": nj_linalg.roots,
+    # np.linalg as njit code sees it: eig and eigvals with Numba's types (its other
+    # functions reach jnp.linalg through NumPy's dispatch on tracers)
+    "linalg": _Module(np.linalg, {"eig": nj_linalg.eig, "eigvals": nj_linalg.eigvals}),
     **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
@@ -2063,6 +2105,7 @@ BY_IDENTITY = {
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
 BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
+BY_IDENTITY.update({np.linalg.eig: nj_linalg.eig, np.linalg.eigvals: nj_linalg.eigvals})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )

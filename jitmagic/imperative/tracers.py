@@ -39,6 +39,13 @@ def _user_caller(depth=2):
     return not name.startswith("jitmagic.") or name == "jitmagic.imperative.pyrandom_lib"
 
 
+def _njit_code_caller(depth=2):
+    """Is the frame `depth` up njit code: the user's, or njit's helpers written as njit code
+    (imperative/library.py), whose messages format values as the user's do?"""
+    f = sys._getframe(depth)
+    return _user_caller(depth + 1) or f.f_globals.get("__name__") == "jitmagic.imperative.library"
+
+
 def state():
     """The njit state of the trace being recorded (symbols, memos): the root trace's."""
     return current_trace().root.njit
@@ -106,14 +113,14 @@ class NjTracer(Tracer):
         self._trace, self._var = r._trace, r._var
 
     def __str__(self):
-        if _user_caller():  # str(n) in user code: the value the running code will hold
+        if _njit_code_caller():  # str(n) in njit code: the value the running code will hold
             from jitmagic.imperative import strings
 
             return strings.placeholder(self)
         return Tracer.__repr__(self)
 
     def __format__(self, spec):
-        if _user_caller():  # f"{n:.3f}" in user code
+        if _njit_code_caller():  # f"{n:.3f}" in njit code
             from jitmagic.imperative import strings
 
             return strings.placeholder(self, spec)

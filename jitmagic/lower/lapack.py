@@ -76,8 +76,10 @@ class Scratch:
         return Buffer(self.cg.malloc(aval, self.ptrs), aval)
 
     def free(self):
+        # release, not a bare free: an early exit after the kernel (an njit raise) frees what
+        # is still held, and must not free these again
         for p in self.ptrs:
-            self.cg.b.call(self.cg.tmp_free(), [p])
+            self.cg.release(p)
 
 
 def part(cg, buf, flat, shape):

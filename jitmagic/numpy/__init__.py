@@ -45,7 +45,7 @@ _LAZY_MODULES = {
     "_polynomial": (
         "bartlett bitwise_count blackman hamming hanning histogram2d histogram_bin_edges "
         "histogramdd kaiser packbits poly polyadd polyder polyfit polyint polymul polysub "
-        "polyval unpackbits"
+        "polyval roots unpackbits"
     ),
     "_sets": (
         "argpartition intersect1d isin lexsort partition setdiff1d setxor1d sort_complex "

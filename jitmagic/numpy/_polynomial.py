@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.core.operands import asarray, aval, convert, normalize_axis, shape_of, static_int
+from jitmagic.core.tracing import Tracer, concretization_error
 from jitmagic.numpy import (
     _advanced,
     _convolve,
     _cumulative,
     _index_tricks,
+    _manipulate,
     _math,
     _reductions,
     _shape,
@@ -126,14 +128,12 @@ def polyint(p, m=1, k=None):
 
 
 def poly(seq_of_zeros):
-    """Coefficients of the monic polynomial with these roots (a square matrix: of its
-    eigenvalues, which needs a general eigensolver jitmagic does not have)."""
+    """Coefficients of the monic polynomial with these roots (a non-empty square matrix: of
+    its eigenvalues, complex as JAX's)."""
     z = asarray(seq_of_zeros)
-    if aval(z).ndim == 2:
-        raise NotImplementedError(
-            "poly of a matrix needs its eigenvalues (jnp.linalg.eigvals), "
-            "which jitmagic does not provide"
-        )
+    sh = aval(z).shape
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
+        z = linalg.eigvals(z)
     if aval(z).ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = aval(z).dtype if aval(z).dtype.kind in "fc" else np.dtype(np.float64)
@@ -148,6 +148,68 @@ def poly(seq_of_zeros):
             _ufuncs.apply_ufunc(np.multiply, _s().concatenate([_s().zeros((1,), dt), a]), root),
         )
     return a
+
+
+def _inexact_dtype(dt):
+    """JAX's promotion to an inexact dtype (int64 to float64, other integers to float32)."""
+    if dt.kind in "biu":
+        return np.dtype(np.float64 if dt.itemsize == 8 else np.float32)
+    return dt
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of a polynomial (highest power first) as the eigenvalues of its companion
+    matrix, always complex (JAX's rule). strip_zeros=True drops leading zeros, which needs
+    the coefficients' values (not inside jit); strip_zeros=False keeps the length static and
+    gives NaN for each root a leading zero removes. Trailing zeros are not stripped: their
+    zero roots come from the companion matrix, as in JAX."""
+    p = asarray(p)
+    p = convert(p, _inexact_dtype(aval(p).dtype))
+    if aval(p).ndim == 0:
+        p = _s().reshape(p, (1,))
+    if aval(p).ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    cdt = np.result_type(aval(p).dtype, np.complex64)
+    n = shape_of(p)[0]
+    if n < 2:
+        return _s().zeros((0,), cdt)
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            err = concretization_error(p, "jnp.roots")
+            raise type(err)(
+                "jnp.roots(strip_zeros=True) (np.roots's behaviour) strips leading zeros, so its "
+                "number of roots depends on the values: inside jit call jnp.roots(p, "
+                "strip_zeros=False) (a NaN root for each leading zero). " + str(err)
+            )
+        values = np.asarray(p)
+        lead = int(np.argmax(values != 0)) if values.any() else n
+        return _companion_roots(p[lead:], cdt)
+    zero = _ufuncs.apply_ufunc(np.equal, p, 0)
+    lead = _s().where(
+        _reductions.all(zero), n, convert(_reductions.argmin(zero), np.int64)
+    )  # the number of leading zeros
+    # an all-zero p has no roots: any polynomial of the length keeps LAPACK on finite input
+    p = _s().where(_ufuncs.apply_ufunc(np.equal, lead, n), convert(1, aval(p).dtype), p)
+    r = _companion_roots(_manipulate.roll(p, _ufuncs.apply_ufunc(np.negative, lead)), cdt)
+    # the leading zeros rolled to the end give zero roots: sorted last (stably), then NaN
+    r = r[_cumulative.argsort(convert(_ufuncs.apply_ufunc(np.equal, r, 0), np.int32))]
+    keep = _ufuncs.apply_ufunc(
+        np.less, _s().arange(n - 1), _ufuncs.apply_ufunc(np.subtract, n - 1, lead)
+    )
+    return _s().where(keep, r, convert(complex(np.nan, np.nan), cdt))
+
+
+def _companion_roots(p, cdt):
+    """Eigenvalues of the companion matrix of p (p[0] != 0): its first row -p[1:] / p[0],
+    ones below the diagonal."""
+    n = shape_of(p)[0]
+    if n < 2:
+        return _s().zeros((0,), cdt)
+    dt = aval(p).dtype
+    first = _ufuncs.apply_ufunc(np.negative, _ufuncs.apply_ufunc(np.true_divide, p[1:], p[0]))
+    below = _s().eye(n - 1, dtype=dt, k=-1)[1:]
+    a = _s().concatenate([_s().reshape(convert(first, dt), (1, n - 1)), below])
+    return convert(linalg.eigvals(a), cdt)
 
 
 # ---------------------------------------------------------------- windows
@@ -278,6 +340,7 @@ FUNCTIONS = dict(
     polyder=polyder,
     polyint=polyint,
     poly=poly,
+    roots=roots,
     hamming=hamming,
     hanning=hanning,
     blackman=blackman,

@@ -49,6 +49,10 @@ class EighResult(_Result):
     _names = ("eigenvalues", "eigenvectors")
 
 
+class EigResult(_Result):
+    _names = ("eigenvalues", "eigenvectors")
+
+
 class QRResult(_Result):
     _names = ("Q", "R")
 
@@ -103,6 +107,10 @@ def _out(x, dt):
 
 def _real_dtype(dt):
     return np.zeros((), dt).real.dtype
+
+
+def _complex_dtype(dt):
+    return np.result_type(dt, np.complex64)
 
 
 def _eye(n, batch, dt):
@@ -239,6 +247,29 @@ def eigh(a, UPLO=None, symmetrize_input=True):
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input)[0]
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices (LAPACK's geev), complex
+    whatever the input, as JAX's: each vector of unit 2-norm, its largest component real."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "eig", square=True)
+    cdt = _complex_dtype(dt)
+    if n == 0 or 0 in batch:
+        return EigResult(_zeros(batch + (n,), cdt), _zeros(batch + (n, n), cdt))
+    w, v = bind("eig", a, compute_v=True)
+    return EigResult(_out(w, cdt), _out(v, cdt))
+
+
+def eigvals(a):
+    """The eigenvalues of general square matrices (geev without vectors), complex."""
+    (a,), dt = _inexact(a)
+    batch, n, _ = _matrix(a, "eigvals", square=True)
+    cdt = _complex_dtype(dt)
+    if n == 0 or 0 in batch:
+        return _zeros(batch + (n,), cdt)
+    (w,) = bind("eig", a, compute_v=False)
+    return _out(w, cdt)
 
 
 def qr(a, mode="reduced"):
@@ -601,6 +632,8 @@ __all__ = [
     "slogdet",
     "eigh",
     "eigvalsh",
+    "eig",
+    "eigvals",
     "qr",
     "svd",
     "svdvals",
@@ -611,6 +644,7 @@ __all__ = [
     "norm",
     "cond",
     "EighResult",
+    "EigResult",
     "QRResult",
     "SVDResult",
     "SlogdetResult",

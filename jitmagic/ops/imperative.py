@@ -169,9 +169,10 @@ register(
 
 
 def _exception(name):
+    """An exception class: a builtin's name, or the class itself (np.linalg.LinAlgError)."""
     import builtins
 
-    return getattr(builtins, name, RuntimeError)
+    return name if isinstance(name, type) else getattr(builtins, name, RuntimeError)
 
 
 def _require_abstract(cond, *values, exc, message):

@@ -3,7 +3,7 @@
 dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsum build on
 it. Output axes are batch, then lhs free, then rhs free (as in JAX).
 
-The factorizations (cholesky, lu, solve, triangular_solve, eigh, qr, svd) work on the last
+The factorizations (cholesky, lu, solve, triangular_solve, eigh, eig, qr, svd) work on the last
 two axes, batched over the leading ones, and lower to LAPACK calls (lower/lapack.py).
 Their NumPy references use np.linalg where it has the routine, and short textbook
 algorithms where it has not (LU with partial pivoting, substitution), with the same
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.core.registry import same_dtype, shaped
-from jitmagic.lower import blas, lapack
+from jitmagic.lower import blas, lapack, lapack_eig
 from jitmagic.lower.codegen import contract, place
 from jitmagic.lower.rules import lowering
 from jitmagic.ops.define import register
@@ -290,6 +290,30 @@ def _eigh_ref(a, *, lower):
         return _nan(a.real[0]), _nan(a)
 
 
+def _complex(dt):
+    return np.result_type(dt, np.complex64)
+
+
+def _eig_abstract(a, *, compute_v):
+    """Eigenvalues and right eigenvectors of a general matrix, complex whatever the input
+    (LAPACK's geev; jnp and njit decide what their users see)."""
+    batch, n, _ = _matrix("eig", a, square=True)
+    c = _complex(a.dtype)
+    w = shaped(batch + (n,), c)
+    return (w, shaped(a.shape, c)) if compute_v else (w,)
+
+
+def _eig_ref(a, *, compute_v):
+    c = _complex(a.dtype)
+    try:
+        if _has_nan(a):
+            raise np.linalg.LinAlgError("NaN operand")
+        w, v = np.linalg.eig(a)
+    except np.linalg.LinAlgError:
+        w, v = _nan(np.zeros(a.shape[:1], c)), _nan(np.zeros(a.shape, c))
+    return (w.astype(c), v.astype(c)) if compute_v else (w.astype(c),)
+
+
 def _no_empty(prim, m, n):
     # LAPACK returns at once on an empty matrix, leaving the identity factors unwritten;
     # jnp.linalg builds those itself and never binds the primitive on one
@@ -363,3 +387,12 @@ for _name, _abs, _ref in [
         _lapack(_name),
         multiple_results=_multi,
     )
+
+register(
+    "eig",
+    "custom",
+    _eig_abstract,
+    _reference(_eig_abstract, _eig_ref, True),
+    lapack_eig.lower_eig,
+    multiple_results=True,
+)

@@ -31,7 +31,18 @@ from jitmagic.runtime import isa, llvmlock
 
 _found = {}
 # every routine generated code may call (see jitmagic.lower.blas and jitmagic.lower.lapack)
-_LAPACKE = ("potrf", "getrf", "getrs", "syevd", "heevd", "geqrf", "orgqr", "ungqr", "gesdd")
+_LAPACKE = (
+    "potrf",
+    "getrf",
+    "getrs",
+    "syevd",
+    "heevd",
+    "geev",
+    "geqrf",
+    "orgqr",
+    "ungqr",
+    "gesdd",
+)
 THREADS = "openblas_set_num_threads_local"  # sets the count, returns the previous one
 SYMBOLS = (
     [
