@@ -1,12 +1,20 @@
 """Minimum-time ratios of jitmagic.njit to Numba on the loop suite, interleaved in one process.
 
     python benchmarks/loops_min.py [--kernels a,b] [--scale 0.3] [--calls 15]
+                                   [--system jitmagic.numba]
 
 Per kernel: both systems built from the same source (loops_runner.build), each checked once
 against plain Python, then `calls` rounds, each timing one Numba call and one jitmagic call
 (arguments a kernel changes are copied before the timed call). The minimum per system is the
 steady cost least disturbed by other processes on a shared machine; the ratio is
 jitmagic / Numba. Prints one line per kernel and the geomean over the serial kernels.
+`--system jitmagic.numba` times the Numba drop-in (issue 25) instead of jitmagic.njit.
+As an AVX2-only machine (both compilers restricted the same way):
+
+    JITMAGIC_CPU_FEATURES=avx2 python benchmarks/loops_min.py
+
+(NUMBA_CPU_FEATURES is then set, before Numba is imported, to the feature string jitmagic
+compiles for: the host's CPU name, the same features turned off.)
 """
 
 from __future__ import annotations
@@ -28,10 +36,23 @@ import loops_runner as R  # noqa: E402
 import oracle  # noqa: E402
 
 
-def measure(name, scale, calls):
+def restrict_numba():
+    """Numba compiles for the features jitmagic does (JITMAGIC_CPU_FEATURES), unless
+    NUMBA_CPU_FEATURES says otherwise; Numba reads it when it is first imported."""
+    if os.environ.get("NUMBA_CPU_FEATURES") or not os.environ.get("JITMAGIC_CPU_FEATURES"):
+        return
+    import llvmlite.binding as llvm
+
+    from jitmagic.runtime import isa
+
+    feats = llvm.get_host_cpu_features()
+    os.environ["NUMBA_CPU_FEATURES"] = isa.restrict(dict(feats), isa.level())
+
+
+def measure(name, scale, calls, system="jitmagic"):
     k = L.KERNELS[name]
     args = k.data(np.random.default_rng(0), scale)
-    fs = {s: R.build(k, s) for s in ("numba", "jitmagic")}
+    fs = {"numba": R.build(k, "numba"), "jitmagic": R.build(k, system)}
     mutates = False
     for f in fs.values():  # each checked against Python (results and arguments afterwards)
         oracle.check_against_python(k.fn, f, args, **k.tol)
@@ -51,12 +72,14 @@ def main():
     ap.add_argument("--kernels", default="")
     ap.add_argument("--scale", type=float, default=0.3)
     ap.add_argument("--calls", type=int, default=15)
+    ap.add_argument("--system", default="jitmagic", choices=("jitmagic", "jitmagic.numba"))
     a = ap.parse_args()
+    restrict_numba()
     names = [n for n in a.kernels.split(",") if n] or list(L.KERNELS)
-    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    print(f"{a.system} against Numba; load average before: {os.getloadavg()[0]:.1f}")
     logs = []
     for n in names:
-        b = measure(n, a.scale, a.calls)
+        b = measure(n, a.scale, a.calls, a.system)
         r = b["jitmagic"] / b["numba"]
         if "prange" not in n and n != "gemm_then_normalize":
             logs.append(math.log(r))

@@ -61,6 +61,12 @@ def njit_of(system):
             return njit, prange, ""
         except ImportError:
             return njit, range, "jitmagic.numba.prange missing: prange kernels ran with range"
+    if system == "jitmagic.numba":  # the drop-in: Numba's keywords (parallel, fastmath) as given
+        import jitmagic
+        import jitmagic.numba as jnb
+
+        jitmagic.config.update(live_notices=False, disk_cache=False)
+        return jnb.njit, jnb.prange, ""
     raise ValueError(f"unknown system {system!r}")
 
 

@@ -174,3 +174,65 @@ def test_histogram_edge_cases_as_numpy(a):
 
 def test_histogram_of_zero_bins_raises_numpys_error():
     agree(histograms, np.ones(4), 0, np.ones(4))
+
+
+# ------------------------------------------ reshapes to sizes known when the code runs
+
+
+def reshaped(A, n):
+    return (
+        A.reshape(n, -1).sum(axis=1),
+        (A * 2).reshape(n, -1).sum(axis=1),
+        (A + 1).reshape((n, 2, -1)).shape,
+        np.reshape(A * 2, (n, -1)).sum(axis=1),
+        A.copy().reshape(n, 4 * (12 // (4 * n))).shape,
+    )
+
+
+def doitgen_like(NR, NQ, NP, A, C4):
+    # polybench's doitgen as NumPy users write it: the sizes are arguments
+    A[:] = np.reshape(np.reshape(A, (NR, NQ, 1, NP)) @ C4, (NR, NQ, NP))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_reshape_to_sizes_passed_in(n):
+    agree(reshaped, np.arange(12.0), n)
+
+
+def test_reshape_of_a_computed_array_to_argument_sizes():
+    rng = np.random.default_rng(1)
+    agree(doitgen_like, 3, 4, 5, rng.random((3, 4, 5)), rng.random((5, 5)))
+
+
+def test_a_reshape_that_does_not_fit_raises_when_it_runs():
+    agree(reshaped, np.arange(12.0), 5)
+
+
+# ------------------------------------- products over an empty contraction, inside loops
+
+
+def lu_in_place(A):
+    # polybench's lu as NumPy users write it: at j = 0 the dot product is over nothing
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def empty_products(A, x, n):
+    out = np.zeros((n + 1, 3))
+    for k in range(n + 1):
+        out[k] = A[:, :k] @ x[:k]  # a matrix with no columns times nothing
+        out[k] += x[:k] @ A[:k, :3]  # nothing times a matrix with no rows
+        out[k, 0] += A[0, :k] @ x[:k]
+    return out
+
+
+def test_an_empty_dot_product_in_a_loop_is_zero():
+    # BLAS's ?gemv returns at once for an empty matrix, leaving its output as it was: the
+    # product read uninitialised memory (silently wrong LU factors, 5e-5 relative error)
+    rng = np.random.default_rng(3)
+    agree(lu_in_place, rng.random((8, 8)) + 8 * np.eye(8))
+    agree(empty_products, rng.random((3, 4)), rng.random(4), 3)

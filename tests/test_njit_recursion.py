@@ -193,6 +193,18 @@ def products_down(a, b, n):
     return (a * b).sum() + products_down(a[1:], b, n - 1)
 
 
+def overlap_copy(dst, src, n):
+    """Views of one array, one written, passed down (each level sees the last one's write)."""
+    if n == 0:
+        return 0
+    dst[0] = src[0] + 1.0
+    return overlap_copy(dst[1:], src[1:], n - 1) + 1
+
+
+def drive_overlap(x, n):
+    return overlap_copy(x[1:], x[:-1], n)
+
+
 def index_down(a, n):
     if n < 0:
         return 0.0
@@ -335,6 +347,7 @@ CASES = [
     (products_down, (), (np.arange(4.0), np.ones(1), 3)),
     (products_down, (), (np.arange(4.0), np.arange(4.0), 1)),
     (products_down, (), (np.arange(4.0), np.arange(4.0), 2)),  # (3 against 4: ValueError)
+    (drive_overlap, ("overlap_copy",), (np.zeros(9), 7)),
 ]
 
 

@@ -367,6 +367,7 @@ class NjitVariant:
         )
         self.counters = runstats.new_counters()
         self.counters[runstats.LAST] = time.perf_counter_ns()
+        self._alias_safe = None  # (cfunc, module) for arguments sharing memory, made when needed
         self._install(module, tier)
 
     def _install(self, module, tier):
@@ -429,6 +430,12 @@ class NjitVariant:
                 rc = self.cfunc(*args, base, self._ctx_addr, err_at)
             else:
                 rc = self._call_holding_locks(list(args), base, err_at)
+            if rc == lower_nj.STATUS_ALIASED:  # arguments sharing memory: nothing ran yet
+                safe = self._alias_safe_cfunc()
+                if self._plain:
+                    rc = safe(*args, base, self._ctx_addr, err_at)
+                else:
+                    rc = self._call_holding_locks(list(args), base, err_at, safe)
             if rc in (2, interrupt.ABORTED):
                 record_fault(self, rc)
         except KeyboardInterrupt:
@@ -443,7 +450,19 @@ class NjitVariant:
             return None
         return pytree.unflatten(self.out_tree, self._results(buf, originals))
 
-    def _call_holding_locks(self, args, results_at, err_at):
+    def _alias_safe_cfunc(self):
+        """The variant's code compiled without the arrays' alias facts (lower/imperative.py),
+        for arguments that share memory: made at the first such call."""
+        if self._alias_safe is None:
+            module = self.owner().compile_alias_safe(self)
+            proto = ctypes.CFUNCTYPE if self.nogil else ctypes.PYFUNCTYPE
+            argtys = [_KIND_CTYPE[k] for k in self.kinds] + [ctypes.c_void_p] * 3
+            runstats.attach(module.engine, self.counters)
+            interrupt.attach(module.engine)
+            self._alias_safe = (proto(ctypes.c_int32, *argtys)(module.address), module)
+        return self._alias_safe[0]
+
+    def _call_holding_locks(self, args, results_at, err_at, cfunc=None):
         locks = []
         if self.uses_legacy_rng:
             locks.append(np.random.mtrand._rand._bit_generator.lock)
@@ -455,7 +474,7 @@ class NjitVariant:
         for lk in locks:
             lk.acquire()
         try:
-            return self.cfunc(*args, results_at, self._ctx_addr, err_at)
+            return (cfunc or self.cfunc)(*args, results_at, self._ctx_addr, err_at)
         finally:
             for lk in reversed(locks):
                 lk.release()
@@ -568,6 +587,9 @@ class NjitFunction(JitFunction):
 
     backend = "jitmagic"
     kind = "njit"
+    # arrays' alias facts, with the entry's overlap test (lower/imperative.py); off for code
+    # whose entry is called by other native code that cannot run the fallback (ufunc loops)
+    alias_facts = True
 
     def __init__(self, fun, options=None, name=None):
         self.options = dict(options or {})
@@ -868,6 +890,7 @@ class NjitFunction(JitFunction):
                         arg_layouts,
                         fastmath=self.opts.fastmath,
                         nogil=self.opts.nogil,
+                        alias_scopes=self.alias_facts,
                     )
                     timer.mark("llvm_ir")
                 break
@@ -1017,8 +1040,31 @@ class NjitFunction(JitFunction):
         """The LLVM IR njit generates for an optimised IR (Lowered.as_text("llvm"))."""
         layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
         return lower_nj.lower_function(
-            opt, self.name, layouts, fastmath=self.opts.fastmath, nogil=self.opts.nogil
+            opt,
+            self.name,
+            layouts,
+            fastmath=self.opts.fastmath,
+            nogil=self.opts.nogil,
+            alias_scopes=self.alias_facts,
         )[0]
+
+    def compile_alias_safe(self, variant):
+        """Machine code of a variant's IR without the alias facts (its entry does not test the
+        arguments): what runs when they share memory."""
+        opt = variant.optimized_ir
+        layouts = [v.aval.layout if isinstance(v.aval, RefType) else None for v in opt.invars]
+        text, _ = lower_nj.lower_function(
+            opt,
+            self.name,
+            layouts,
+            fastmath=self.opts.fastmath,
+            nogil=self.opts.nogil,
+            alias_scopes=False,
+        )
+        module, _ = pipeline.machine_code(
+            self, text, variant.info, 2, use_disk_cache=True if self.opts.cache else None
+        )
+        return module
 
     def _optimize(self, fn):
         if not self.opts.boundscheck:

@@ -449,10 +449,13 @@ def transpose(a, axes=None):
 
 
 def reshape(a, newshape, order="C"):
+    shape = newshape if isinstance(newshape, (tuple, list)) else (newshape,)
     if isinstance(a, RefTracer):
-        return tracers.reshape(
-            a, newshape if isinstance(newshape, (tuple, list)) else (newshape,), order
-        )
+        return tracers.reshape(a, shape, order)
+    if _traced(a) and any(_traced(d) for d in shape):
+        # sizes known only when the code runs: a computed array's new shape as a reference's
+        # (np.reshape(A.reshape(NR, NQ, 1, NP) @ C4, (NR, NQ, NP)))
+        return tracers.reshape(_new(_val(a)), shape, order)
     return jnp.reshape(a, newshape, order=order)
 
 

@@ -39,6 +39,7 @@ from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
 from jitmagic.imperative.trace import TraceOps, cast_to, is_traced
 from jitmagic.imperative.tracers import RefTracer
+from jitmagic.lower import calls as lower_calls
 from jitmagic.ops.njit_calls import Callee
 
 _ROUNDS = 4  # traces with an assumed return type before it must have settled
@@ -381,6 +382,9 @@ def _other_call(root, f, njf, leaves, tree, types):
     why = None
     if variant.guard_fn is not None:
         why = "its code was compiled for particular argument sizes (a size-1 broadcast)"
+    elif not lower_calls.is_recursive(variant.optimized_ir):
+        why = "compiled for these argument types it does not call itself (its entry tests"
+        why += " its arguments' memory, which a call from inside a run cannot redo)"
     elif variant.generator_pos or any(
         k == "array" and not isinstance(c, np.ndarray)
         for c, k in zip(variant.consts, variant.kinds)

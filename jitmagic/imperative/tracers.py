@@ -112,6 +112,15 @@ class NjTracer(Tracer):
             r = Tracer.reshape(self, new)
         self._trace, self._var = r._trace, r._var
 
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if any(isinstance(d, Tracer) for d in shape):
+            # sizes known only when the code runs: the computed array as a new reference,
+            # reshaped as one (its sizes bound where it runs)
+            return reshape(_new_ref(self), shape, order)
+        return Tracer.reshape(self, shape, order=order)
+
     def __str__(self):
         if _njit_code_caller():  # str(n) in njit code: the value the running code will hold
             from jitmagic.imperative import strings
@@ -502,6 +511,12 @@ def _check_value_indices(items, shape):
 
 def _val_of(x):
     return x.value() if isinstance(x, RefTracer) else x
+
+
+def _as_i64(v):
+    if isinstance(v, Tracer):
+        return bind("convert_element_type", v, new_dtype=np.dtype(np.int64), weak_type=False)
+    return np.int64(v)
 
 
 def _new_ref(v):
@@ -1054,6 +1069,9 @@ def reshape(r, shape, order="C"):
         return Tracer.reshape(r.value(), shape)  # NumPy copies a non-contiguous array here
     st = state()
     dims, binds, out = [], [], []
+    # each size as a value where the equation runs: a symbol this reshape binds is not bound
+    # yet there, so the -1 size is computed from the traced sizes themselves
+    values = []
     unknown = None
     for k, d in enumerate(shape):
         if isinstance(d, (int, np.integer)) and int(d) == -1:
@@ -1063,8 +1081,10 @@ def reshape(r, shape, order="C"):
             out.append(None)
         elif isinstance(d, (int, np.integer, Dim)):
             out.append(int(d) if not isinstance(d, Dim) else d)
+            values.append(out[-1])
         else:
             dims.append(d)
+            values.append(d)
             sym = st.size_symbol(d)
             if isinstance(sym, str):
                 binds.append(sym)
@@ -1079,16 +1099,16 @@ def reshape(r, shape, order="C"):
                 known = known * d
         if isinstance(known, int) and not shapes.is_symbolic(r.size):
             out[unknown] = r.size // known if known else 0
-        elif known == 1:
+        elif isinstance(known, int) and known == 1:  # (a symbolic `known == 1` is a guard)
             out[unknown] = r.size
         else:
             sym = st.fresh("r")
             out[unknown] = Dim.symbol(sym)
-            dims.append(
-                bind("floordiv", bind("dim_value", dim=r.size), bind("dim_value", dim=known))
-                if shapes.is_symbolic(known)
-                else bind("floordiv", bind("dim_value", dim=r.size), np.int64(known))
-            )
+            known_v = np.int64(1)
+            for v in values:
+                v = bind("dim_value", dim=v) if isinstance(v, Dim) else v
+                known_v = bind("mul", _as_i64(known_v), _as_i64(v))
+            dims.append(bind("floordiv", bind("dim_value", dim=r.size), known_v))
             binds.append(sym)
     return bind("ref_reshape", r, *dims, out_shape=tuple(out), binds=tuple(binds))
 

@@ -247,6 +247,14 @@ def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     # 164 µs, on idle cores); one thread below GEMV_THREADS_MIN elements, where OpenBLAS's
     # threads wait for each other when the cores are shared (1000x1000 with two other busy
     # processes on the 2 cores: 16-36 ms with 2 threads, 0.1 ms with 1; benchmarks/README.md)
+    if shapes.is_symbolic(k) or k == 0:
+        # ?gemv returns at once when the matrix has no rows or columns (BLAS's quick return)
+        # and leaves y as it was, where a product over nothing is zeros: an empty dot product
+        # in a loop, `A[i, :j] @ A[:j, j]` at j = 0, read uninitialised memory
+        empty = b.icmp_signed("==", cg.size(k), ir.Constant(I64, 0))
+        with b.if_then(empty):
+            zero = ir.Constant(t, 0.0)
+            cg.loop_nest(out_buf.aval.shape, lambda idx: cg.store(out_buf, idx, zero))
     size = nbatch * rows * cols
     if not shapes.is_symbolic(size) and size >= GEMV_THREADS_MIN:
         _batch(cg, nbatch, one)

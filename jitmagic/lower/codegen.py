@@ -462,10 +462,17 @@ class Codegen(ScalarOps):
             t = ltype(dt)
             p = b.gep(buf.ptr, [b.mul(off, ir.Constant(I64, 2))], source_etype=t, inbounds=True)
             q = b.gep(p, [ir.Constant(I64, 1)], source_etype=t, inbounds=True)
-            return (b.load(p, typ=t, align=1), b.load(q, typ=t, align=1))
+            re, im = b.load(p, typ=t, align=1), b.load(q, typ=t, align=1)
+            self.memory_access(buf, re, im)
+            return (re, im)
         st = storage_type(dt)
         v = b.load(b.gep(buf.ptr, [off], source_etype=st, inbounds=True), typ=st, align=1)
+        self.memory_access(buf, v)
         return b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if dt.kind == "b" else v
+
+    def memory_access(self, buf, *instrs):
+        """Called with each load and store of a buffer's elements (njit tags them with the
+        memory they belong to: lower/imperative.py's alias scopes)."""
 
     def load(self, buf, idx):
         if isinstance(buf, ScalarArg):
@@ -479,13 +486,14 @@ class Codegen(ScalarOps):
             t = ltype(dt)
             p = b.gep(buf.ptr, [b.mul(off, ir.Constant(I64, 2))], source_etype=t, inbounds=True)
             q = b.gep(p, [ir.Constant(I64, 1)], source_etype=t, inbounds=True)
-            b.store(val[0], p, align=1)
-            b.store(val[1], q, align=1)
+            self.memory_access(buf, b.store(val[0], p, align=1), b.store(val[1], q, align=1))
             return
         st = storage_type(dt)
         if dt.kind == "b":
             val = b.zext(val, I8)
-        b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
+        self.memory_access(
+            buf, b.store(val, b.gep(buf.ptr, [off], source_etype=st, inbounds=True), align=1)
+        )
 
     # ---------------------------------------------------------------- loops
     def loop(

@@ -16,7 +16,18 @@ and ctx[5 + k] the dtype descriptor of the k-th dtype in `ctx_dtypes`. `results`
 per output (out_layout): a scalar's bits, a new array's PyObject* (owned by the caller), or a
 reference's (root, data pointer, shape, byte strides), root -1 - k for a view of argument k or
 the PyObject* of an array the code allocated. The status is 0, 2 (out of memory), 3 (Ctrl-C)
-or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values).
+or 16 (an exception: errinfo[0] is the raising site, errinfo[1:] its values), or 5 before
+anything ran: an array argument the code stores into shares memory with another argument, and
+the code was compiled knowing they do not.
+
+Alias facts: the memory of each array argument and of each array the code makes for its
+results is an LLVM alias scope; every load and store through one of them is tagged with its
+scope and as not aliasing the others (`alias_scopes`). LLVM then keeps values in registers
+across stores and vectorizes loops without run-time overlap tests (Numba's code has them at
+every entry of an inner loop). The facts matter only where one of two arrays is written (loads
+never conflict), so the entry tests those pairs of arguments: when two overlap it returns 5,
+and the caller runs the same IR compiled without the facts (imperative/function.py, compiled
+at the first such call).
 
 Memory: a value's buffer is allocated where its equation runs (its size may be known only
 then: np.empty(n), a slice with traced bounds) and freed at the end of the scope it belongs to
@@ -58,6 +69,8 @@ _I64 = np.dtype(np.int64)
 _I64_AVAL = ShapedArray((), _I64)
 _DATA, _NDIM, _DIMS, _STRIDES = 16, 24, 32, 40  # PyArrayObject field offsets (NumPy >= 1.7)
 STATUS_RAISE = 16
+STATUS_ALIASED = 5
+MAX_SCOPED_ARGS = 16  # array arguments beyond which the code is compiled without alias facts
 CTX_NDARRAY, CTX_LEGACY_BITGEN, CTX_LEGACY_GAUSS, CTX_CALLBACK, CTX_PYRANDOM, CTX_DTYPES = (
     0,
     1,
@@ -111,6 +124,18 @@ class RefBuffer(Buffer):
         super().__init__(ptr, aval, strides)
         self.root = root
         self.obj = obj
+
+
+def _scope_root(buf):
+    """The memory an access belongs to, when it is distinct from every other's: an argument
+    (checked at entry) or an array made for the results (new memory, never freed inside).
+    None: not known (a carried reference, a temporary)."""
+    root = getattr(buf, "root", None)
+    if root is None:
+        return None
+    if root[0] == "arg" or (root[0] == "alloc" and buf.obj is not None):
+        return root
+    return None
 
 
 def value_aval(aval):
@@ -208,6 +233,7 @@ def _eval_positions(v, fn, producer, mat, pos):
 
 # branch weights (taken, not taken) of a test whose taken side raises or aborts
 COLD_WEIGHTS = (1, 1 << 20)
+HOT_WEIGHTS = (1 << 20, 1)
 
 
 class NjitCodegen(Codegen):
@@ -236,6 +262,8 @@ class NjitCodegen(Codegen):
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
         self.calls_keep = []  # variants this one calls (lower/calls.py): kept alive with it
         self.call_fixups = []  # its own calls' results, read once its returns are lowered
+        self.alias_scopes = False  # tag memory accesses with their arrays' scopes (see above)
+        self._scoped = []  # (load or store, root) to tag
 
     # ------------------------------------------------------------ entry
     def build(self) -> str:
@@ -250,6 +278,9 @@ class NjitCodegen(Codegen):
         func = ir.Function(self.module, ir.FunctionType(I32, argtys + tail), name)
         if recursive:
             func.linkage = "internal"
+            # (no alias facts: their entry test returns before anything ran, which a recursive
+            # call, deep inside a run, cannot; views of one array are passed down often)
+            self.alias_scopes = False
         self.func = self.body_func = func
         self.results, self.ctx, self.errinfo = func.args[len(argtys) : len(argtys) + 3]
         self.stack_floor = func.args[-1] if recursive else None
@@ -277,6 +308,9 @@ class NjitCodegen(Codegen):
                 self.buffers[v] = Buffer(self._array_data(arg, v.aval, check=False), v.aval)
             else:
                 self.buffers[v] = ScalarArg(self._scalar_arg(arg, kind, v.aval), v.aval)
+        self._overlap = None
+        if self.alias_scopes:
+            self._open_overlap_test([self.buffers[v] for v in ins])
         self.scopes.append([])
         self.emit_region(fn)
         self._emit_results(fn)
@@ -301,7 +335,68 @@ class NjitCodegen(Codegen):
             calls.emit_entry(self, argtys)
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
+        self._close_overlap_test()
+        self._tag_scopes()
         return self._text()
+
+    # ------------------------------------------------------------ alias facts
+    def _open_overlap_test(self, bufs):
+        """The array arguments' memory extents, and a block for the test that two of them
+        overlap where one is written (filled by _close_overlap_test, once the code is made
+        and it is known which arrays it stores into: arrays only read may share memory)."""
+        self._overlap = None
+        refs = [x for x in bufs if isinstance(x, RefBuffer) and _scope_root(x) is not None]
+        if len(refs) < 2:
+            return
+        if len(refs) > MAX_SCOPED_ARGS:  # the pairs' tests would grow as the square: no facts
+            self.alias_scopes = False
+            return
+        extents = [(x.root, _extent(self, x)) for x in refs]
+        test = self.func.append_basic_block("alias_test")
+        self.b.branch(test)
+        self.b.position_at_end(self.func.append_basic_block("distinct"))
+        self._overlap = (extents, test, self.b.block)
+
+    def _close_overlap_test(self):
+        """Return STATUS_ALIASED when an array the code stores into shares memory with
+        another argument."""
+        if self._overlap is None:
+            return
+        extents, test, ok = self._overlap
+        written = {r for instr, r in self._scoped if instr.opname == "store"}
+        b = ir.IRBuilder(test)
+        overlap = ir.Constant(I1, 0)
+        for i, (rx, (lo1, hi1)) in enumerate(extents):
+            for ry, (lo2, hi2) in extents[i + 1 :]:
+                if rx in written or ry in written:
+                    both = b.and_(b.icmp_signed("<", lo1, hi2), b.icmp_signed("<", lo2, hi1))
+                    overlap = b.or_(overlap, both)
+        aliased = self.func.append_basic_block("aliased")
+        b.cbranch(overlap, aliased, ok).set_weights(COLD_WEIGHTS)
+        b.position_at_end(aliased)
+        b.ret(ir.Constant(I32, STATUS_ALIASED))
+
+    def memory_access(self, buf, *instrs):
+        if self.alias_scopes:
+            root = _scope_root(buf)
+            if root is not None:
+                self._scoped.extend((i, root) for i in instrs)
+
+    def _tag_scopes(self):
+        roots = list(dict.fromkeys(r for _, r in self._scoped))
+        if len(roots) < 2:
+            return
+        m = self.module
+        domain = m.add_metadata([ir.MetaDataString(m, "jm.memory")])
+        names = {}
+        for r in roots:  # names in order of first access: the text is the disk cache's key
+            names[r] = f"arg{r[1]}" if r[0] == "arg" else f"new{len(names)}"
+        scope = {r: m.add_metadata([ir.MetaDataString(m, names[r]), domain]) for r in roots}
+        own = {r: m.add_metadata([scope[r]]) for r in roots}
+        others = {r: m.add_metadata([scope[o] for o in roots if o != r]) for r in roots}
+        for instr, r in self._scoped:
+            instr.set_metadata("alias.scope", own[r])
+            instr.set_metadata("noalias", others[r])
 
     def _ref_arg(self, arg, aval, k):
         """An array argument as a reference: data pointer, the shape's symbols (loaded by
@@ -453,14 +548,31 @@ class NjitCodegen(Codegen):
         range raises NumPy's IndexError."""
         b = self.b
         nv = self.size(n)
-        j = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, nv), i)
+        # 0 <= i < n is the hot path: the position is i itself, with no select between the
+        # index and the load's address (a binary search's chain of dependent loads); a
+        # negative index is counted from the end on a path of its own (histogram_loop 1.41x
+        # -> 1.24x of Numba's time, quickselect_median 1.01x -> 0.92x, bsearch_queries
+        # 1.08x -> 1.04x)
+        self.flush_checks()
+        hot = b.block
+        wrap = self.func.append_basic_block("wrap_index")
+        done = self.func.append_basic_block("index")
+        b.cbranch(b.icmp_unsigned("<", i, nv), done, wrap).set_weights(HOT_WEIGHTS)
+        b.position_at_end(wrap)
+        j = b.add(i, nv)  # i < 0: in range when i + n >= 0; i >= n: never (unsigned)
         self.raise_if(
             b.icmp_unsigned(">=", j, nv),
             "IndexError",
             "index {0} is out of bounds for axis " + str(axis) + " with size {1}",
             [i, nv],
         )
-        return j
+        came = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        pos = b.phi(I64)
+        pos.add_incoming(i, hot)
+        pos.add_incoming(j, came)
+        return pos
 
     # ------------------------------------------------------------ NumPy objects
     def new_array(self, aval):
@@ -1004,13 +1116,16 @@ def _escapes(self, v):
 NjitCodegen.escapes = _escapes
 
 
-def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False):
+def lower_function(fn: Function, name, arg_layouts, fastmath=(), nogil=False, alias_scopes=True):
     """(LLVM IR text, the code generator) of an njit variant's optimised IR. `fastmath`: LLVM
     fast-math flags for the function's floating-point operations (exactly those); `nogil`:
-    the caller releases the GIL, so the code takes it to make or drop Python objects."""
+    the caller releases the GIL, so the code takes it to make or drop Python objects;
+    `alias_scopes`: the arrays' alias facts, with the entry's test that the arguments are
+    distinct memory (False: the code for arguments that are not)."""
     cg = NjitCodegen(fn, name, arg_layouts)
     cg.fastmath = tuple(sorted(fastmath))
     cg.nogil = nogil
+    cg.alias_scopes = alias_scopes
     text = cg.build()
     return text, cg
 
@@ -1353,8 +1468,10 @@ def counted_loop(cg, n, body, fn_body, carried=(), start=None, split=False):
     # time: a plain loop when the count is at most POLL, the strip-mined one otherwise. The
     # block loop around a short inner loop carrying a value cost 1.2-1.6x Numba's time
     # (horner_eval's 13-iteration loop 1.6x, plain 1.05x; cholesky_inplace 1.45x -> 1.06x;
-    # nussinov 1.27x -> 0.7x). One that only stores was slower split (floyd_warshall's
-    # conditional stores: 0.65x -> 1.18x), so it is not. The body is emitted twice, as a
+    # nussinov 1.27x -> 0.7x). A loop that only stores is not split: floyd_warshall's
+    # conditional stores went 13 -> 68 us split, edit_distance 135 -> 166 us; the stencils
+    # gain (heat_3d 27.7 -> 23.8 us, lu_inplace 19.8 -> 16.6 us) but compile 1.5-2x longer
+    # (heat_3d 1.25 -> 2.4 s), which the first call pays. The body is emitted twice, as a
     # versioned loop's is.
     saved = cg.memo
     with b.if_else(b.icmp_signed("<=", count, ir.Constant(I64, POLL))) as (

@@ -294,7 +294,11 @@ def loop_function(kernel, nin, nout, gufunc, fold, options):
     fn.__qualname__ = f"{getattr(kernel, '__qualname__', base)} (ufunc loop)"
     opts = dict(options)
     opts["nogil"] = True  # NumPy may run the loop without the GIL (or split it over threads)
-    return NjitFunction(fn, opts)
+    nj = NjitFunction(fn, opts)
+    # the C loop calls the entry itself, with operands that may share memory (reduce and
+    # accumulate pass the output as the first input): code without the alias facts
+    nj.alias_facts = False
+    return nj
 
 
 _EXAMPLE_SIZE = 4

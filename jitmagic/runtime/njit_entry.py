@@ -48,9 +48,11 @@ NAME = "jm_njit_dispatch"
 ENABLED = True  # off: every hit takes the Python path (tests compare the two)
 AFTER_HITS = 2  # Python-path hits of a new quick key before the native entry is rebuilt
 _DATA, _STRIDES = 16, 40  # PyArrayObject_fields: data pointer, strides pointer
+_OBVAL = 16  # a NumPy scalar's value, after PyObject_HEAD (PyDoubleScalarObject.obval, ...)
+ALIASED = 5  # the code's status for arguments sharing memory (lower/imperative.py)
 _WRITEABLE = 0x0400
-# PyArray_Scalar, PyArray_FromScalar, PyArray_SetBaseObject in NumPy's C API table
-_SCALAR, _FROM_SCALAR, _SET_BASE = 60, 61, 282
+# PyArray_Scalar, PyArray_SetBaseObject in NumPy's C API table
+_SCALAR, _SET_BASE = 60, 282
 # result kinds the entry builds itself (see Entry.outs)
 WEAK_INT, WEAK_FLOAT, WEAK_BOOL, NP_BOOL, NEW_ARRAY = "int", "float", "bool", "np_bool", "array"
 
@@ -61,7 +63,8 @@ class Entry:
 
     args: per argument, ("array", dtype, ndim, writeable) for a C-contiguous ndarray,
     (scalar type, "i64" | "f64") for a Python or NumPy scalar passed by value, or ("memory",
-    NumPy scalar type) for one passed as a 0-d array (as the Python path passes it). consts:
+    NumPy scalar type) for one the kernel reads by memory (the Python path passes a 0-d array;
+    the entry a header whose data pointer is the scalar's value). consts:
     the kernel's constant arguments, with `kinds` the kinds of all its arguments ("array" |
     "i64" | "f64"). outs: per result, WEAK_INT | WEAK_FLOAT | WEAK_BOOL | NP_BOOL |
     NEW_ARRAY; ("np", scalar type, "i" | "f") for a NumPy scalar made from a Python int or
@@ -97,7 +100,6 @@ def _more_api(api):
             from_ll=_fn_addr(py.PyLong_FromLongLong),
             from_double=_fn_addr(py.PyFloat_FromDouble),
             err_occurred=_fn_addr(py.PyErr_Occurred),
-            from_scalar=ctypes.c_void_p.from_address(api["table"] + 8 * _FROM_SCALAR).value,
             scalar=ctypes.c_void_p.from_address(api["table"] + 8 * _SCALAR).value,
             set_base=ctypes.c_void_p.from_address(api["table"] + 8 * _SET_BASE).value,
         )
@@ -147,11 +149,7 @@ def build(entries, slow):
         b.cbranch(cond, cont, otherwise)
         b.position_at_end(cont)
 
-    temps = []  # the entry's own references (0-d arrays of NumPy scalars), dropped on return
-
     def leave(value):
-        for o in temps:
-            decref(o)
         b.ret(value)
 
     def ret_null_if_null(p, owned=()):
@@ -186,7 +184,6 @@ def build(entries, slow):
 
         require(b.icmp_unsigned("==", nargs, c64(len(e.args))))
         vals, arrays, by_memory = [], {}, []
-        temps.clear()
         for j, part in enumerate(e.args):
             a = item(argv, j)
             if part[0] == "array":
@@ -247,11 +244,15 @@ def build(entries, slow):
                     total = checked(b.sadd_with_overflow, total, t)
                 cond = b.icmp_signed("==" if op == "==" else ">=", total, c64(0))
                 require(cond if want else b.not_(cond))
-        for i, a in by_memory:  # after every check: from here on the entry owns them
-            obj = call(api["from_scalar"], PTR, [PTR, PTR], [a, ir.Constant(PTR, None)])
-            ret_null_if_null(obj)
-            temps.append(obj)
-            vals[i] = obj
+        for i, a in by_memory:
+            # the kernel reads a by-memory argument's data pointer only (a value: never
+            # written, returned or kept), so a NumPy scalar goes as a header on the stack whose
+            # data pointer is the scalar's own value (its obval, after PyObject_HEAD): no 0-d
+            # array made and dropped per call (PyArray_FromScalar cost 1.2x Numba's call)
+            hdr = b.alloca(PTR, c64(_DATA // 8 + 1))
+            value = b.gep(a, [c64(_OBVAL)], source_etype=ir.IntType(8))
+            b.store(value, b.gep(hdr, [c64(_DATA // 8)], source_etype=PTR))
+            vals[i] = hdr
         # the kernel's constants, then the arguments, the slots, the context, the error slots
         n_consts = len(e.consts)
         cvals = []
@@ -278,6 +279,21 @@ def build(entries, slow):
         done = func.append_basic_block(f"e{ei}_done")
         bad = func.append_basic_block(f"e{ei}_status")
         b.cbranch(b.icmp_signed("==", rc, ir.Constant(I32, 0)), done, bad)
+
+        # ---- status 5 (arrays sharing memory, nothing ran): the Python path, which runs the
+        # code compiled for that (lower/imperative.py's alias facts)
+        b.position_at_end(bad)
+        shared, bad = func.append_basic_block(f"e{ei}_shared"), func.append_basic_block()
+        b.cbranch(b.icmp_signed("==", rc, ir.Constant(I32, ALIASED)), shared, bad)
+        b.position_at_end(shared)
+        leave(
+            call(
+                api["vectorcall"],
+                PTR,
+                [PTR, PTR, I64, PTR],
+                [const_ptr(id(slow)), argv, nargsf, kwnames],
+            )
+        )
 
         # ---- a nonzero status: `failed` raises, after Python's signal handlers ran
         b.position_at_end(bad)
