@@ -236,3 +236,18 @@ def test_an_empty_dot_product_in_a_loop_is_zero():
     rng = np.random.default_rng(3)
     agree(lu_in_place, rng.random((8, 8)) + 8 * np.eye(8))
     agree(empty_products, rng.random((3, 4)), rng.random(4), 3)
+
+
+# ---------------- products of arrays sized by argument values with the arguments themselves
+
+
+def products_sized_by_values(n, Y):
+    T = np.eye(n) * 2.0
+    U = np.ones((n, 2))
+    return T @ Y, Y.T @ T, U.T @ Y, T[0] @ Y
+
+
+def test_a_product_of_sizes_the_code_computes_checks_them_where_it_runs():
+    Y = np.arange(12.0).reshape(4, 3)
+    agree(products_sized_by_values, 4, Y)
+    agree(products_sized_by_values, 5, Y)  # (NumPy's ValueError: the contracted sizes differ)

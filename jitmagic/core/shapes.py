@@ -504,6 +504,24 @@ def current():
     return getattr(_state, "ctx", None)
 
 
+def assume_equal(a, b, message):
+    """a == b for a check of shapes that must agree (a product's contracted sizes, solve's
+    rows). Where the running code alone knows a size (njit: np.eye(n) @ y), the front end's
+    context may answer yes and check it there, raising ValueError(message.format(a, b));
+    otherwise it is decided here as `a == b` is."""
+    if not is_symbolic(a) and not is_symbolic(b):
+        return a == b
+    f = getattr(current(), "assume_equal", None)
+    if f is not None:
+        return f(a, b, message)
+    try:
+        return a == b
+    except InconclusiveDimensionError:
+        # a size no example decides (one the running code computes): checked there when the
+        # front end traced it (its context added the check); re-checking the IR accepts it
+        return True
+
+
 class using:
     """Make ctx (a GenericContext, or a front end's subclass of it) the current one."""
 

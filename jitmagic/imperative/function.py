@@ -195,6 +195,21 @@ class NjitContext(shapes.GenericContext):
             )
         return answer
 
+    def assume_equal(self, a, b, message):
+        """Sizes a shape check needs equal (shapes.assume_equal): decided on the arguments'
+        examples (a guard) when they are all it involves; otherwise yes, and the code
+        checks it where it runs (ValueError(message) with the two sizes)."""
+        diff = a - b
+        if not isinstance(diff, Dim):
+            return diff == 0
+        if set(diff.symbols) <= set(self.examples):
+            return self.guard(diff, "==")
+        if current_trace() is None:  # (re-checking the IR: the check is in it already)
+            return True
+        va, vb = (bind("dim_value", dim=x) if isinstance(x, Dim) else np.int64(x) for x in (a, b))
+        bind("nj_require", bind("eq", va, vb), va, vb, exc="ValueError", message=message)
+        return True
+
     def stretches(self, a, b):
         """Do sizes a and b meet as NumPy's broadcast does where the code runs? Yes when one
         is a size only the running code knows (a slice's length, np.arange(n)'s) and neither

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic import numpy as jnp
-from jitmagic.core import dtypes
+from jitmagic.core import dtypes, shapes
 from jitmagic.core.operands import asarray, aval, broadcast_to, convert, normalize_axis, static_int
 from jitmagic.core.tracing import bind
 from jitmagic.numpy import _reductions, _shape, _ufuncs
@@ -145,11 +145,13 @@ def solve(a, b):
     bs = aval(b).shape
     vector = len(bs) == 1
     if vector:
-        if bs[0] != n:
+        if not shapes.assume_equal(bs[0], n, "solve: b has {0} elements where a is {1} x {1}"):
             raise ValueError(f"solve: shapes {aval(a).shape} and {bs} do not match")
         b = _jnp().expand_dims(b, -1)
         bs = aval(b).shape
-    elif len(bs) < 2 or bs[-2] != n:
+    elif len(bs) < 2 or not shapes.assume_equal(
+        bs[-2], n, "solve: b has {0} rows where a is {1} x {1}"
+    ):
         raise ValueError(
             f"Invalid shapes for solve: {aval(a).shape}, {bs}: b must be a "
             f"vector of length {n} or a batch of matrices with {n} rows; for a "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitmagic.core import shapes
 from jitmagic.core.registry import same_dtype, shaped
 from jitmagic.lower import blas, lapack, lapack_eig
 from jitmagic.lower.codegen import contract, place
@@ -28,7 +29,12 @@ def _dot_abstract(lhs, rhs, *, contract, batch):
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise ValueError("dot_general: contracting/batch dimension lists differ in length")
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
-        if lhs.shape[a] != rhs.shape[b]:
+        if not shapes.assume_equal(
+            lhs.shape[a],
+            rhs.shape[b],
+            f"matmul: operand 1 has a mismatch in its core dimension: size {{1}} is "
+            f"different from {{0}} (dimension {a} of the first operand, {b} of the second)",
+        ):
             raise ValueError(
                 f"dot_general: shapes {lhs.shape} and {rhs.shape} not aligned: "
                 f"dimension {a} of lhs ({lhs.shape[a]}) != dimension {b} "
