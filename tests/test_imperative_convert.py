@@ -1292,6 +1292,10 @@ class RecordingOps:
     def module_view(self, value):
         return pyops.module_view(value)
 
+    def list_(self, items, line):
+        self._line("list_", line, lambda t: "[" in t)
+        return pyops.list_(items, line)
+
     def getitem(self, obj, index, line):
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)
@@ -1789,10 +1793,6 @@ def uses_nested_def(a):
     return inner(a)
 
 
-def uses_listcomp(n):
-    return [i * i for i in range(n)]  # UNSUPPORTED
-
-
 def uses_setcomp(n):
     return {i for i in range(n)}  # UNSUPPORTED
 
@@ -1857,7 +1857,6 @@ UNSUPPORTED = [
     (uses_class, "class", "module level"),
     (uses_lambda, "a lambda reading 's'", "as an argument"),
     (uses_nested_def, "recursive nested function", "as a loop"),
-    (uses_listcomp, "list comprehension", "np.empty"),
     (uses_setcomp, "set comprehension", "np.empty"),
     (uses_dictcomp, "dict comprehension", "np.empty"),
     (uses_genexp, "generator expression", "np.empty"),

@@ -251,3 +251,38 @@ def test_a_product_of_sizes_the_code_computes_checks_them_where_it_runs():
     Y = np.arange(12.0).reshape(4, 3)
     agree(products_sized_by_values, 4, Y)
     agree(products_sized_by_values, 5, Y)  # (NumPy's ValueError: the contracted sizes differ)
+
+
+# ------------------------- a computed array read, then written, inside loops and branches
+
+
+def read_then_written(x):
+    v = x * 2.0 + 1.0
+    for i in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            if v[i, j] > 2.0:
+                v[i, j] **= -1.5  # (npbench's nbody: inv_r3[i, j] **= -1.5)
+    w = x + 0.0
+    for i in range(w.shape[0]):
+        w[i, 0] += w[i, 1]
+    return v, w
+
+
+def test_a_computed_array_read_then_written_in_a_loop():
+    # the loop body captured the value at the read; the write made it a reference, and the
+    # capture (keyed by the tracer object) still held the value: an internal TypeError
+    agree(read_then_written, np.random.default_rng(5).random((4, 3)) + 0.5)
+
+
+def made_by_constructors(n, a):
+    KE = np.ndarray(n + 1, dtype=np.float64)  # (npbench's nbody)
+    KE[:] = 2.0
+    I = np.absolute(a) > 1.0
+    np.logical_not(I, I)  # a computed array as its own out=
+    y = a * 2
+    np.add(y, 1, out=y)
+    return KE, isinstance(a, np.ndarray), np.ndarray((2, n), np.int32).shape, I, y
+
+
+def test_ndarray_constructor_and_out_into_computed_arrays():
+    agree(made_by_constructors, 3, np.linspace(0.5, 1.5, 5))

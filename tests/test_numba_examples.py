@@ -816,7 +816,7 @@ def python_time_module(n):
 
 
 # ----------------------------------------------------------------- what njit does not compile
-@example(args(5), unsupported="list")
+@example(args(5))  # (compiled since issues #24/#25: a runtime list)
 def list_append_loop(n):
     out = []
     for k in range(n):
@@ -824,7 +824,7 @@ def list_append_loop(n):
     return out[-1]
 
 
-@example(args(6), unsupported="comprehension")
+@example(args(6))
 def list_comprehension_sum(n):
     vals = [k * 2 for k in range(n)]
     return vals[2]
@@ -859,7 +859,7 @@ def string_constant_methods(n):
     return len(s.upper()) * n, s.startswith("num"), s[1:3] == "um"
 
 
-@example(args(2.0), unsupported="Python int")
+@example(args(2.0))
 def list_indexed_by_loop_counter(x):
     vals = [0.0, 0.0, 0.0]
     for k in range(3):

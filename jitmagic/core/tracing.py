@@ -6,6 +6,7 @@ a body is captured as an extra input of the body's function.
 
 from __future__ import annotations
 
+import copy
 import threading
 from contextlib import contextmanager
 
@@ -126,11 +127,16 @@ class Trace:
         check_alive(t)
         if not self._is_ancestor(t._trace):
             raise UnexpectedTracerError(_escaped_message(t))
-        v = self._capture_ids.get(id(t))
+        # keyed by the tracer and the variable it holds now: njit turns a value written into
+        # into a reference in place (the same tracer object, another variable), and a body
+        # that read the value before the write must capture the reference afresh
+        key = (id(t), id(t._var))
+        v = self._capture_ids.get(key)
         if v is None:
             v = Var(t.aval)
-            self.captured.append((t, v))
-            self._capture_ids[id(t)] = v
+            held = copy.copy(t)  # (what was captured, whatever becomes of t)
+            self.captured.append((held, v))
+            self._capture_ids[key] = v
             self.sources[v] = t._trace.sources.get(t._var, frozenset())
         return v
 

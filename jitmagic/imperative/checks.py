@@ -127,9 +127,6 @@ class _Checker(ast.NodeVisitor):
                 "rename it: njit reserves `__jm` and the `jm_` prefix for its internal variables",
             )
 
-    def visit_ListComp(self, node):
-        self.fail("a list comprehension", node, _FILL)
-
     def visit_SetComp(self, node):
         self.fail("a set comprehension", node, _FILL)
 

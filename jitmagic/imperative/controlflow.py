@@ -414,6 +414,12 @@ class Expressions(ast.NodeTransformer):
 
     visit_ImportFrom = visit_Import
 
+    def visit_List(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        return located(hook("list_", [node, ast.Constant(node.lineno)]), node)
+
     def visit_Subscript(self, node):
         self.generic_visit(node)
         # a tuple indexed by a value the running code computes (t[i]) picks at run time

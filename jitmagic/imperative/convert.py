@@ -34,6 +34,8 @@ the generated functions take and return):
     ops.raise_(exc, line)          exc is what the user's expression gives (instance or class)
     ops.assert_(test, msg_thunk_or_None, line)
     ops.check_defined(value, name, line) -> value    raises UnboundLocalError if UNDEFINED
+    ops.list_(items, line) -> list     a list display (`[a, b]`; a comprehension is a nested
+                                   def that fills one: comprehensions.py)
     ops.UNDEFINED                  the value of a variable not bound yet
 
 `extra_test(*carried)` is evaluated before each iteration (before the next element is taken);
@@ -81,6 +83,7 @@ from jitmagic.imperative.closures import (
     hoist_lambdas,
     nested_defs,
 )
+from jitmagic.imperative.comprehensions import hoist_comprehensions
 from jitmagic.imperative.controlflow import OPS, Expressions, Statements, preinit
 from jitmagic.imperative.lowering import Names, located, lower_jumps
 
@@ -386,6 +389,7 @@ def _convert(fn):
     used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
     names = Names(used)
     node.body = hoist_lambdas(node.body, names)
+    node.body = hoist_comprehensions(node.body, names, set(params) | set(bound_names(node.body)))
     check_free_variables(node, filename, fn.__qualname__)
     checks, used_builtins = _convert_scope(node, params, names, set(code.co_freevars))
     Expressions(names, checks, keep_asserts=__debug__).visit(node)

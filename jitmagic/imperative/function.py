@@ -35,7 +35,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import namespace, recursion, strings
+from jitmagic.imperative import lists, namespace, recursion, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -1026,6 +1026,7 @@ class NjitFunction(JitFunction):
                     layouts.append(None)
                 tracers.append(tr)
             args, _ = pytree.unflatten(tree, tracers)
+            args = lists.arguments(args, self.fun.__code__.co_varnames)
             t.njit.recursion = root
             root.start(self, tracers, tree, lambda f: NjitFunction(f, self.options), _flatten_bound)
             ops = root.ops()
@@ -1676,7 +1677,11 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
-    if mod in ("jitmagic.imperative.library", "jitmagic.imperative.pyrandom_lib"):
+    if mod in (
+        "jitmagic.imperative.library",
+        "jitmagic.imperative.listlib",
+        "jitmagic.imperative.pyrandom_lib",
+    ):
         return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):

@@ -24,9 +24,9 @@ from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.imperative import linalg as nj_linalg
+from jitmagic.imperative import lists, strings, tracers
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
-from jitmagic.imperative import strings, tracers
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.runtime import callbacks
 
@@ -392,6 +392,8 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
 
 
 def _val_tree(x):
+    if lists.is_runtime(x):
+        return x.values()
     if isinstance(x, (list, tuple)):
         return type(x)(_val_tree(e) for e in x)
     return _val(x)
@@ -1047,6 +1049,28 @@ class _ScalarTypeMeta(type):
 
 def _scalar_type(t):
     return _ScalarTypeMeta(t.__name__, (t,), {"__module__": "numpy"})
+
+
+class _NdarrayType(type):
+    """np.ndarray as njit code sees it: `np.ndarray(shape, dtype)` makes an uninitialised
+    array (as np.empty); isinstance checks answer as for the real type."""
+
+    def __call__(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        if buffer is not None or strides is not None or offset:
+            from jitmagic.errors import NjitUnsupportedError
+
+            raise NjitUnsupportedError(
+                "np.ndarray(buffer=, offset=, strides=) inside njit code",
+                construct="np.ndarray over a buffer",
+            )
+        return empty(shape, dtype, order or "C")
+
+    def __instancecheck__(cls, obj):
+        return _isinstance(obj, np.ndarray)
+
+
+class ndarray(metaclass=_NdarrayType):
+    pass
 
 
 _SCALAR_TYPES = {}
@@ -1907,6 +1931,7 @@ _range.builtin_of = builtins.range  # (convert.py: `for i in range(...)` stays a
 
 _AS_TYPE = {_float: float, _int: int, _bool: bool, _complex: complex}
 _AS_TYPE.update({t: t.__mro__[1] for t in _SCALAR_TYPES.values()})
+_AS_TYPE[ndarray] = np.ndarray
 
 BUILTINS = {
     "isinstance": _isinstance,
@@ -1924,6 +1949,7 @@ BUILTINS = {
     "sum": _sum,
     "print": _print,
 }
+lists.register(BUILTINS)
 
 
 def numpy_module():
@@ -1983,6 +2009,7 @@ def numba_module(real):
 
 
 _NUMPY_OVERRIDES.update(_SCALAR_TYPES)
+_NUMPY_OVERRIDES["ndarray"] = ndarray
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
 
 

@@ -120,6 +120,10 @@ def module_view(value):
     return value
 
 
+def list_(items, line):
+    return items
+
+
 def getitem(obj, index, line):
     return obj[index]
 

@@ -23,7 +23,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import pyops, strings
+from jitmagic.imperative import lists, pyops, strings
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -124,10 +124,11 @@ class _Flat(list):
 
 def _holds_tuples(init):
     # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
+    # (a list rebound in the construct is carried as its buffer and length: lists.Slot)
     return not isinstance(init, _Flat) and any(
-        isinstance(v, tuple)
+        isinstance(v, (tuple, lists.NjList))
         or v is UNDEFINED
-        or (isinstance(v, MaybeUndefined) and isinstance(v.value, tuple))
+        or (isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)))
         for v in init
     )
 
@@ -148,12 +149,15 @@ def _flat_tuples(call, fns, init, names, line):
     before). fns: [(function or None, leading arguments not carried, whether it returns
     the carried)]."""
     found = {}
-    for _ in range(len(init) + 1):
+    for _ in range(2 * len(init) + 1):  # (a list found empty, then its type: two rounds)
         try:
             return _flat_tuples_once(call, fns, init, names, line, found)
         except _TupleFound as e:
             # (a construct inside this one found its own: it starts again, not this one)
-            if e.owner is not found or e.k in found:
+            known = found.get(e.k, (None,))[0]
+            if e.owner is not found or (
+                e.k in found and not (isinstance(known, lists.Slot) and known.dtype is None)
+            ):
                 raise
             found[e.k] = (e.treedef, e.n)
     raise AssertionError("unreachable")
@@ -163,11 +167,28 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     from jitmagic.core import pytree
 
     flat_init, flat_names, layout = [], [], []
+    retired = []
     for k, (v, n) in enumerate(zip(init, names)):
         flag = None
-        if isinstance(v, MaybeUndefined) and isinstance(v.value, tuple):
+        if isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)):
             v, flag = v.value, v.defined
-        if isinstance(v, tuple):
+        if isinstance(v, lists.NjList):
+            if any(v is r for r in retired):
+                raise NjitUnsupportedError(
+                    f"two variables that the loop or branch at line {line} rebinds hold one "
+                    f"list ('{n}' is one): use one name for it",
+                    construct="one list in two variables rebound in a loop or branch",
+                )
+            slot = found[k][0] if k in found else lists.Slot.of(v)
+            try:
+                leaves = lists.carried_leaves(v, slot, n, line)
+            except lists.SlotFound as e:
+                raise _TupleFound(found, k, e.slot, 2) from None
+            layout.append((slot, 2))
+            flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+            flat_names += [f"{n}.buffer", f"len({n})"]
+            retired.append(v)
+        elif isinstance(v, tuple):
             leaves, td, paths = pytree.flatten(v)
             layout.append((td, len(leaves)))
             flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
@@ -192,14 +213,19 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             td, m = slot
             leaves = list(flat[k : k + m])
             k += m
+            make = (
+                (lambda vals, td=td: lists.from_leaves(td, vals))
+                if isinstance(td, lists.Slot)
+                else (lambda vals, td=td: pytree.unflatten(td, vals))
+            )
             if all(x is UNDEFINED for x in leaves):
                 out.append(UNDEFINED)  # (not bound yet on this path)
             elif any(isinstance(x, MaybeUndefined) for x in leaves):
                 flag = next(x.defined for x in leaves if isinstance(x, MaybeUndefined))
                 values = [x.value if isinstance(x, MaybeUndefined) else x for x in leaves]
-                out.append(MaybeUndefined(pytree.unflatten(td, values), flag))
+                out.append(MaybeUndefined(make(values), flag))
             else:
-                out.append(pytree.unflatten(td, leaves))
+                out.append(make(leaves))
         return out
 
     def reflat(values):
@@ -210,6 +236,8 @@ def _flat_tuples_once(call, fns, init, names, line, found):
                 if isinstance(inner, tuple) and init[k] is UNDEFINED:
                     leaves, td, _ = pytree.flatten(inner)
                     raise _TupleFound(found, k, td, len(leaves))
+                if isinstance(inner, lists.NjList) and init[k] is UNDEFINED:
+                    raise _TupleFound(found, k, lists.Slot.of(inner), 2)
                 out.append(v)
                 continue
             if v is UNDEFINED:
@@ -218,6 +246,13 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             flag = None
             if isinstance(v, MaybeUndefined):
                 v, flag = v.value, v.defined
+            if isinstance(slot[0], lists.Slot):
+                try:
+                    leaves = lists.carried_leaves(v, slot[0], n, line)
+                except lists.SlotFound as e:
+                    raise _TupleFound(found, k, e.slot, 2) from None
+                out += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+                continue
             leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
             if td != slot[0]:
                 raise NjitUnsupportedError(
@@ -239,6 +274,8 @@ def _flat_tuples_once(call, fns, init, names, line, found):
 
         return flat_fn
 
+    for v in retired:
+        lists.retire(v)  # (inside the construct and after it, its variables hold new lists)
     out = call([wrap(f, lead, ret) for f, lead, ret in fns], _Flat(flat_init), flat_names)
     return tuple(unflat(list(out)))
 
@@ -353,6 +390,8 @@ def _as_tracer(v):
 
 def truthy(pred, line):
     """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    if lists.is_runtime(pred):
+        return pred.truth()
     if isinstance(pred, RefTracer):
         pred = pred.value()
     a = aval_of(pred)
@@ -393,6 +432,8 @@ def is_traced(x):
 
 
 def _concrete_bool(pred):
+    if lists.is_runtime(pred):
+        return False
     if isinstance(pred, MaybeUndefined):
         raise NjitUnsupportedError("a condition on a variable that may not be assigned")
     return not isinstance(pred, Tracer)
@@ -539,6 +580,10 @@ class TraceOps:
 
         return _njit_view(value, self, {})
 
+    def list_(self, items, line):
+        """A list display: a list njit code can change in compiled loops (lists.py)."""
+        return lists.NjList(items)
+
     def getitem(self, obj, index, line):
         if isinstance(obj, tuple) and isinstance(index, Tracer):
             return _tuple_at(obj, index)
@@ -548,7 +593,9 @@ class TraceOps:
         if op in ("In", "NotIn"):
             # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
             # would ask the truth of __contains__'s result while tracing)
-            if isinstance(b, Tracer):
+            if isinstance(b, lists.NjList) and (b.runtime or _has_traced((a, *list(b)))):
+                found = b.contains(a)
+            elif isinstance(b, Tracer):
                 found = b.__contains__(a)
             elif isinstance(b, tuple) and _has_traced((a,) + b):
                 found = np.bool_(False)
@@ -623,6 +670,8 @@ class TraceOps:
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
     def if_(self, pred, then, orelse, init, names, line):
+        if isinstance(pred, lists.NjList) and pred.runtime:
+            pred = pred.truth()
         if _concrete_bool(pred):
             return pyops.if_(pred, then, orelse, init, names, line)
         if _holds_tuples(init):
@@ -636,6 +685,14 @@ class TraceOps:
         return self._cond(pred, lambda *a: then(*a), lambda *a: orelse(*a), init, names, line, "if")
 
     def _cond(self, pred, then, orelse, init, names, line, what):
+        return lists.carrying(
+            lambda fns, i, n: self._cond_(pred, fns[0], fns[1], i, n, line, what),
+            [(then, 0, True), (orelse, 0, True)],
+            init,
+            names,
+        )
+
+    def _cond_(self, pred, then, orelse, init, names, line, what):
         p = truthy(pred, line)
         init = list(init)
         fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
@@ -706,7 +763,15 @@ class TraceOps:
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
         present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED and t is not NONE]
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line)
+        # references whose sizes or layouts differ between the branches: the result has
+        # their join (out_types), not one branch's type
+        joined = [t for t in out_types if t is not None and t is not NONE]
+        kw = {}
+        if any(
+            isinstance(t, RefType) and not same_type(t, o.aval) for t, o in zip(joined, fns[0].outs)
+        ):
+            kw["out_types"] = tuple(joined)
+        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -729,6 +794,16 @@ class TraceOps:
     def for_range(
         self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
     ):
+        return lists.carrying(
+            lambda fns, i, n: self._for_range(
+                start, stop, step, fns[0], i, n, line, fns[1], parallel
+            ),
+            [(body, 1, True), (extra_test, 0, False)],
+            init,
+            names,
+        )
+
+    def _for_range(self, start, stop, step, body, init, names, line, extra_test, parallel):
         if _holds_tuples(init):
             return _flat_tuples(
                 lambda fns, i, n: self.for_range(
@@ -756,6 +831,12 @@ class TraceOps:
             return self.for_range(
                 0, n, 1, lambda i, *c: body(item(i), *c), init, names, line, extra_test
             )
+        if lists.is_runtime(iterable):
+            # each element read from the list as it is when that iteration runs
+            return self.for_range(
+                0, iterable.length(), 1, lambda i, *c: body(iterable[i], *c), init, names, line,
+                extra_test,
+            )  # fmt: skip
         if isinstance(iterable, (tuple, list, str)) and not any(
             isinstance(x, Tracer) for x in iterable
         ):  # (a str is a constant: its characters are known, so the loop is unrolled)
@@ -806,6 +887,11 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
+        if lists.is_runtime(iterable):
+            return self.for_range(
+                0, iterable.length(), 1, lambda i, *c: body(i + start, iterable[i], *c), init,
+                names, line, extra_test,
+            )  # fmt: skip
         if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
         arr = _as_iterable(iterable)
@@ -815,6 +901,22 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
+        if any(lists.is_runtime(x) for x in iterables):
+            # a runtime list zipped: up to the shortest length, each element read when its
+            # iteration runs
+            n, items = None, []
+            for x in iterables:
+                if lists.is_runtime(x):
+                    m, item = x.length(), x.__getitem__
+                else:
+                    arr = _as_iterable(x)
+                    m, item = _index(arr.shape[0], "zip"), arr.__getitem__
+                n = m if n is None else np.minimum(n, m)
+                items.append(item)
+            return self.for_range(
+                0, n, 1, lambda i, *c: body(*[f(i) for f in items], *c), init, names, line,
+                extra_test,
+            )  # fmt: skip
         if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
         arrs = [_as_iterable(x) for x in iterables]
@@ -833,6 +935,14 @@ class TraceOps:
         )
 
     def while_(self, cond, body, init, names, line):
+        return lists.carrying(
+            lambda fns, i, n: self._while(fns[0], fns[1], i, n, line),
+            [(cond, 0, False), (body, 0, True)],
+            init,
+            names,
+        )
+
+    def _while(self, cond, body, init, names, line):
         if _holds_tuples(init):
             return _flat_tuples(
                 lambda fns, i, n: self.while_(fns[0], fns[1], i, n, line),
@@ -1164,7 +1274,7 @@ def _aval_of_const(c):
 
 
 def truthy_or_bool(x, line):
-    if isinstance(x, Tracer):
+    if isinstance(x, Tracer) or lists.is_runtime(x):
         return truthy(x, line)
     return bool(x)
 

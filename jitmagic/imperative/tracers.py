@@ -892,6 +892,8 @@ def _as_dtype(value, dtype, what):
 def set_value(dest, value, casting=None):
     """dest[...] = value, broadcast, cast with the rule of `casting` (a ufunc's name: NumPy's
     same_kind rule for in-place operators) or setitem's."""
+    if isinstance(dest, NjTracer) and not isinstance(dest, RefTracer):
+        _promote(dest)  # (a computed array written into: np.logical_not(I, I), out=I)
     if casting is not None:
         src_dt = value.aval.dtype if isinstance(value, Tracer) else np.asarray(value).dtype
         if not np.can_cast(src_dt, dest.dtype, "same_kind"):

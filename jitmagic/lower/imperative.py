@@ -1149,6 +1149,9 @@ def _apply_fastmath(module, flags):
 # ---------------------------------------------------------------- control flow
 
 
+_HOLDERS = 8  # enclosing carries _take compares a pointer with (the innermost ones)
+
+
 class _RefSlots:
     """A reference carried by a loop or merged by a branch: its pointer, sizes and strides in
     stack slots (registers once optimised), so each iteration may hold another array.
@@ -1170,12 +1173,16 @@ class _RefSlots:
         self.strides = [sb.alloca(I64) for _ in aval.shape]
         self.own = sb.alloca(PTR)
         raw_store(sb, ir.Constant(PTR, None), self.own)
+        raw_store(sb, ir.Constant(PTR, None), self.ptr)
         cg._temp_slots[self] = self.own  # freed on an early exit
         cg.scopes[-1].append(self)  # and when the scope around the loop or branch ends
 
     def release(self, cg):
         cg.b.call(cg.tmp_free(), [cg.b.load(self.own, typ=PTR)])
         raw_store(cg.b, ir.Constant(PTR, None), self.own)
+        # (no pointer left from this scope: _take compares pointers, and freed memory's
+        # address may be given again)
+        raw_store(cg.b, ir.Constant(PTR, None), self.ptr)
 
     def _mode(self, cg, buf):
         """How buf is carried: "ptr", "copy", or another carry of this loop whose memory,
@@ -1203,7 +1210,9 @@ class _RefSlots:
         if mode == "ptr":
             self._store(cg, buf)
             return False
-        if mode == "copy":
+        if mode == "copy" and buf.root is not None and buf.root[0] == "carry":
+            self._take(cg, buf, buf.root[1])
+        elif mode == "copy":
             self._store(cg, self._copy(cg, buf))
         else:
             b = cg.b
@@ -1214,6 +1223,39 @@ class _RefSlots:
                 with otherwise:
                     self._store(cg, buf)
         return True
+
+    def _take(self, cg, buf, inner):
+        """buf, held by the carry `inner` of a construct inside this one (a branch in the
+        loop body): memory this carry or an enclosing one holds now (a list's buffer that the
+        branch did not grow: it lives as long as this carry) is kept as a pointer; memory
+        `inner` owns is taken over (its copy made when the branch grew it); anything else is
+        copied."""
+        b = cg.b
+        null = ir.Constant(PTR, None)
+        holders = [self] + [
+            st
+            for scope in cg.scopes[: self.depth]
+            for st in scope
+            if isinstance(st, _RefSlots) and st is not self and st.depth <= self.depth
+        ][-_HOLDERS:]
+        same = ir.Constant(I1, 0)
+        for st in holders:
+            same = b.or_(same, b.icmp_unsigned("==", buf.ptr, b.load(st.ptr, typ=PTR)))
+        with b.if_else(same) as (keep, other):
+            with keep:
+                self._store(cg, buf)
+            with other:
+                owned = b.load(inner.own, typ=PTR)
+                take = b.and_(
+                    b.icmp_unsigned("==", buf.ptr, owned), b.icmp_unsigned("!=", owned, null)
+                )
+                with b.if_else(take) as (steal, copy):
+                    with steal:
+                        raw_store(b, owned, self.own)
+                        raw_store(b, null, inner.own)
+                        self._store(cg, buf)
+                    with copy:
+                        self._store(cg, self._copy(cg, buf))
 
     def _store(self, cg, buf):
         b = cg.b

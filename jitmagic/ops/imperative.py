@@ -135,10 +135,21 @@ register(
 # ---------------------------------------------------------------- nj_cond
 
 
-def _cond_abstract(pred, *ops, branches, line=None):
+def _cond_abstract(pred, *ops, branches, line=None, out_types=None):
     if pred.shape != () or pred.dtype.kind not in "biu":
         raise TypeError(f"nj_cond: the predicate must be a scalar, got {pred}")
     outs = branches[0].out_avals
+    if out_types is not None:
+        # references of other sizes (or layouts) in the branches: their join, whose sizes are
+        # carried with the reference
+        if len(out_types) != len(outs) or not all(
+            isinstance(t, RefType) and isinstance(b.out_avals[k], RefType)
+            and (t.dtype, t.ndim) == (b.out_avals[k].dtype, b.out_avals[k].ndim)
+            or _same(t, b.out_avals[k])
+            for b in branches for k, t in enumerate(out_types)
+        ):  # fmt: skip
+            raise TypeError(f"nj_cond: out_types {out_types} do not fit the branches")
+        return tuple(out_types)
     for br in branches[1:]:
         if len(br.out_avals) != len(outs) or not all(map(_same, outs, br.out_avals)):
             raise TypeError(
@@ -148,7 +159,7 @@ def _cond_abstract(pred, *ops, branches, line=None):
     return tuple(outs)
 
 
-def _cond_impl(pred, *ops, branches, line=None):
+def _cond_impl(pred, *ops, branches, line=None, out_types=None):
     return list(eval_function(branches[1 if bool(pred) else 0], *ops))
 
 

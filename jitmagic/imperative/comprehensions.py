@@ -1,0 +1,162 @@
+"""List comprehensions in njit code: each becomes a call of a nested function made just before
+the statement that holds it (as closures.py does for lambdas),
+
+    [e for x in a if c]    ->    def jm_listcomp_N(<free locals>):
+                                     jm_list_M = []
+                                     for x in a:
+                                         if c:
+                                             jm_list_M.append(e)
+                                     return jm_list_M
+                                 ... jm_listcomp_N(<free locals>) ...
+
+so its loop is compiled as the user's loops are (a runtime list, imperative/lists.py) and it is
+evaluated where Python evaluates it (in a `while` test, an `and`, a lambda). The variables of
+the enclosing functions it reads are passed as arguments, read when the call runs, as Python's
+comprehension reads them while it runs; its own targets stay its own. A comprehension inside
+another is converted inside the other's function, with the outer targets passed in.
+"""
+
+import ast
+
+from jitmagic.imperative.analysis import bound_names
+from jitmagic.imperative.lowering import located
+
+__all__ = ["hoist_comprehensions"]
+
+
+def _binds(fd):
+    a = fd.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    return set(params) | set(bound_names(fd.body))
+
+
+def _targets(comp):
+    """The targets of comp and of the comprehensions inside it (theirs, not the function's)."""
+    out = set()
+    for c in ast.walk(comp):
+        if isinstance(c, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for g in c.generators:
+                for n in ast.walk(g.target):
+                    if isinstance(n, ast.Name):
+                        out.add(n.id)
+    return out
+
+
+def _free(comp, bound):
+    """Names comp reads that an enclosing function binds (not its own targets), in order."""
+    own = _targets(comp)
+    out = []
+    for n in ast.walk(comp):
+        if (
+            isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)
+            and n.id in bound
+            and n.id not in own
+            and n.id not in out
+        ):
+            out.append(n.id)
+    return out
+
+
+class _Hoist(ast.NodeTransformer):
+    """The list comprehensions of one statement (outermost first) replaced by calls of defs
+    made before it."""
+
+    def __init__(self, names, bound):
+        self.names = names
+        self.bound = bound
+        self.defs = []
+
+    def visit_ListComp(self, node):
+        name = self.names.fresh("jm_listcomp")
+        acc = self.names.fresh("jm_list")
+        params = _free(node, self.bound)
+        inner = located(
+            ast.Expr(
+                value=ast.Call(
+                    func=ast.Attribute(
+                        value=ast.Name(id=acc, ctx=ast.Load()), attr="append", ctx=ast.Load()
+                    ),
+                    args=[node.elt],
+                    keywords=[],
+                )
+            ),
+            node.elt,
+        )
+        body = [inner]
+        for g in reversed(node.generators):
+            if g.is_async:
+                return node  # (refused by checks.py with the other async constructs)
+            for cond in reversed(g.ifs):
+                body = [located(ast.If(test=cond, body=body, orelse=[]), cond)]
+            body = [located(ast.For(target=g.target, iter=g.iter, body=body, orelse=[]), g.iter)]
+        fd = ast.FunctionDef(
+            name=name,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=p) for p in params],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=[
+                located(
+                    ast.Assign(
+                        targets=[ast.Name(id=acc, ctx=ast.Store())],
+                        value=ast.List(elts=[], ctx=ast.Load()),
+                    ),
+                    node,
+                ),
+                *body,
+                located(ast.Return(value=ast.Name(id=acc, ctx=ast.Load())), node),
+            ],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
+        if "type_params" in ast.FunctionDef._fields:
+            fd.type_params = []
+        located(fd, node)
+        # comprehensions inside it (its element, conditions, inner iterables) are converted in
+        # its own body, where its targets are bound
+        fd.body = hoist_comprehensions(fd.body, self.names, self.bound | _binds(fd))
+        self.defs.append(fd)
+        return located(
+            ast.Call(
+                func=ast.Name(id=name, ctx=ast.Load()),
+                args=[ast.Name(id=p, ctx=ast.Load()) for p in params],
+                keywords=[],
+            ),
+            node,
+        )
+
+    def visit_FunctionDef(self, node):
+        node.args = self.visit(node.args)  # (its body is a block of its own)
+        return node
+
+    def visit_Lambda(self, node):
+        return node  # (lambdas are defs by now: closures.hoist_lambdas)
+
+
+def hoist_comprehensions(stmts, names, bound):
+    """Every list comprehension of the statements (and of nested defs' bodies) replaced by a
+    call of a def `jm_listcomp_N` made just before the statement holding it. `bound`: the
+    names the enclosing functions bind."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.FunctionDef):
+            s.body = hoist_comprehensions(s.body, names, bound | _binds(s))
+        h = _Hoist(names, bound)
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            s.body = hoist_comprehensions(s.body, names, bound)
+            s.orelse = hoist_comprehensions(s.orelse, names, bound)
+            for field in ("test", "iter"):
+                if getattr(s, field, None) is not None:
+                    setattr(s, field, h.visit(getattr(s, field)))
+        elif not isinstance(s, ast.FunctionDef):
+            s = h.visit(s)
+        out += h.defs + [s]
+    return out
