@@ -59,7 +59,26 @@ class UnsupportedDtypeError(JitError, TypeError):
     """An array dtype jitmagic cannot compile."""
 
 
-class LoweringError(JitError):
+class NumbaError(Exception):
+    """Numba's base error (jitmagic.numba.core.errors.NumbaError): the jitmagic errors Numba
+    would raise as one of its own subclass Numba's class, so ported `except` clauses catch
+    them."""
+
+
+class TypingError(NumbaError):
+    """Numba's TypingError: a type njit cannot compile (jitmagic.numba.core.errors)."""
+
+
+class UnsupportedError(NumbaError):
+    """Numba's UnsupportedError: a construct njit does not compile."""
+
+
+class NjitTypingError(JitError, TypingError, TypeError):
+    """A type error njit finds while compiling (a jitclass field assigned a value of a type
+    it cannot hold): a TypeError, and Numba's TypingError."""
+
+
+class LoweringError(JitError, NumbaError):
     """The backend could not lower an equation; the message shows it."""
 
 
@@ -92,7 +111,7 @@ class DiskCacheTrustWarning(UserWarning):
     directory per process; the message names the path and the fix."""
 
 
-class NjitUnsupportedError(JitError, NotImplementedError):
+class NjitUnsupportedError(JitError, UnsupportedError, NotImplementedError):
     """A Python construct `jitmagic.njit` cannot compile (try/with/yield/comprehension/...),
     raised when the function is converted. `construct` names it; `lineno` and `filename`
     locate it in the user's source; the message shows the line and what to write instead."""

@@ -1304,6 +1304,14 @@ class RecordingOps:
         self._line("compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t)
         return pyops.compare(op, a, b, line)
 
+    def dict_display(self, keys, values, line):
+        self._line("dict_display", line, lambda t: "{" in t)
+        return pyops.dict_display(keys, values, line)
+
+    def set_display(self, items, line):
+        self._line("set_display", line, lambda t: "{" in t)
+        return pyops.set_display(items, line)
+
     def and_(self, a, b, line):
         self.calls.append(("and_", (), line - self.def_line))
         self._line(

@@ -238,3 +238,23 @@ def test_two_carried_names_of_one_array_made_inside_are_refused_by_name():
     other (a silently wrong number): refused, naming the fix."""
     with pytest.raises(LoweringError, match="carry one of them"):
         jm.njit(_two_names_for_one_array)(1)
+
+
+def _constant_sizes_per_branch(c, n):
+    if c > 0:
+        a = np.zeros(1)
+    else:
+        a = np.zeros(3)
+    if c > 1:
+        t = (np.ones(n), 1)
+    else:
+        t = (np.ones(2), 2)
+    return a, t
+
+
+@pytest.mark.parametrize("c", [0, 1, 2])
+def test_an_array_of_a_constant_size_per_branch_has_the_size_of_the_branch_taken(c):
+    """Arrays of sizes 1 and 3 made in the two branches of an `if`: the result had branch 0's
+    size whichever branch ran (its memory read past the array: a silently wrong result); the
+    branches' join is now the result's type, its size the branch's."""
+    agree(_constant_sizes_per_branch, c, 4)

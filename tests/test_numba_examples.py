@@ -830,12 +830,40 @@ def list_comprehension_sum(n):
     return vals[2]
 
 
-@example(lambda: (np.array([3.0, 1.0, 3.0, 2.0]),), unsupported="dict key")
+@example(lambda: (np.array([3.0, 1.0, 3.0, 2.0]),))  # a compiled dict (imperative/dicts.py)
 def dict_keyed_by_values(v):
     first = {}
     for k in range(v.shape[0]):
         first[v[k]] = k
     return first[v[0]]
+
+
+@example(lambda: (i64(500, lo=-20, hi=20, k=3),))
+def mode_of_values(v):
+    counts = {}
+    for x in v:
+        if x in counts:
+            counts[x] += 1
+        else:
+            counts[x] = 1
+    best, best_n = v[0], 0
+    for k, c in counts.items():
+        if c > best_n:
+            best, best_n = k, c
+    return best, best_n, len(counts)
+
+
+@example(lambda: (i64(300, lo=0, hi=50, k=4), i64(300, lo=0, hi=50, k=5)))
+def distinct_shared(a, b):
+    seen = set()
+    for x in a:
+        seen.add(x)
+    shared = 0
+    for x in b:
+        if x in seen:
+            shared += 1
+            seen.discard(x)
+    return shared, len(seen)
 
 
 @example(args(3))

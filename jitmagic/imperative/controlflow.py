@@ -427,6 +427,22 @@ class Expressions(ast.NodeTransformer):
             return node
         return located(hook("getitem", [node.value, node.slice, ast.Constant(node.lineno)]), node)
 
+    def visit_Dict(self, node):
+        # a display may make a table the running code fills (imperative/dicts.py): a hook
+        self.generic_visit(node)
+        if any(k is None for k in node.keys):  # (`**other` inside: Python's own dict)
+            return node
+        keys = ast.Tuple(elts=list(node.keys), ctx=ast.Load())
+        values = ast.Tuple(elts=list(node.values), ctx=ast.Load())
+        return located(hook("dict_display", [keys, values, ast.Constant(node.lineno)]), node)
+
+    def visit_Set(self, node):
+        self.generic_visit(node)
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return node
+        items = ast.Tuple(elts=list(node.elts), ctx=ast.Load())
+        return located(hook("set_display", [items, ast.Constant(node.lineno)]), node)
+
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) == 1:

@@ -35,7 +35,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import lists, namespace, recursion, strings
+from jitmagic.imperative import dicts, lists, namespace, objects, recursion, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -44,11 +44,13 @@ from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.imperative.unused_reads import check_unused_reads
 from jitmagic.lower import calls as lower_calls
+from jitmagic.lower import dicts as lower_dicts
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.passes import bounds
 from jitmagic.runtime import callbacks, engine, interrupt, njit_entry, runstats
 
 _I64 = np.dtype(np.int64)
+_MAX_RETRACES = 64  # traces of one call, each widening a dict's or set's types
 _KIND_CTYPE = {"array": ctypes.py_object, "i64": ctypes.c_int64, "f64": ctypes.c_double}
 _decref = ctypes.pythonapi.Py_DecRef
 _decref.argtypes = [ctypes.py_object]
@@ -511,6 +513,8 @@ class NjitVariant:
 
                 exc = getattr(builtins, exc, RuntimeError)
             vals = [err[k + 1] for k in range(lower_nj.ERRINFO_SLOTS - 1)]
+            if lower_dicts.is_key_error(template):  # KeyError(key), as Python's
+                raise lower_dicts.key_error(template, vals)
             msg = lower_nj.format_message(template, vals) if template else None
             raise exc(msg) if msg is not None else exc()
         raise RuntimeError(f"jitmagic: njit code failed with status {rc}")
@@ -541,6 +545,9 @@ class NjitVariant:
                 out.append(v)
             elif kind == "array":
                 out.append(_steal(slots[k]))
+                k += 1
+            elif kind == "dict":
+                out.append(lower_dicts.read_result(slots[k], spec[1]))
                 k += 1
             else:
                 ndim, dt = spec[1], spec[2]
@@ -985,17 +992,32 @@ class NjitFunction(JitFunction):
         return fn, out_tree
 
     def _trace_nj(self, leaves, labels, examples, tree, key_types=None, fixed=None):
-        # (traced again when a recursive call needs the return type: imperative/recursion.py)
-        return recursion.trace(
-            lambda root: self._trace_once(leaves, labels, examples, tree, key_types, fixed, root)
+        # a dict or set display that met a key known only when the code runs is traced again
+        # as a table (imperative/dicts.py): each start widens one of its types, so it ends
+        sites = {}
+        for _ in range(_MAX_RETRACES):
+            try:
+                # (again when a recursive call needs its return type: imperative/recursion.py)
+                return recursion.trace(
+                    lambda root: self._trace_nj_once(
+                        leaves, labels, examples, tree, key_types, fixed, sites, root
+                    )
+                )
+            except dicts.Retype:
+                continue
+        raise NjitUnsupportedError(
+            f"the types of the dicts and sets of {self.name} do not settle after "
+            f"{_MAX_RETRACES} traces",
+            construct="compiled dicts whose types do not settle",
         )
 
-    def _trace_once(self, leaves, labels, examples, tree, key_types, fixed, root):
+    def _trace_nj_once(self, leaves, labels, examples, tree, key_types, fixed, sites, root):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
             t.njit = NjitState()
             t.njit.options = self.opts
+            t.njit.dict_sites = sites
             tracers = []
             for j, (x, lbl) in enumerate(zip(leaves, labels)):
                 if isinstance(x, np.ndarray):
@@ -1034,6 +1056,8 @@ class NjitFunction(JitFunction):
             try:
                 out = _returned(fun(*args))
                 strings.check_consumed()
+                # (argument objects whose fields were rebound come back with the result)
+                out = objects.returning_changed(args, out)
                 out_leaves, out_tree, _ = pytree.flatten(out)
                 out_leaves = [_finish_out(o) for o in out_leaves]
                 fn = t.finish(out_leaves)
@@ -1300,7 +1324,7 @@ def _native_entry(v, qk):
             outs.append(njit_entry.NEW_ARRAY)
         elif spec[0] == "ref" and _plain_dtype(np.dtype(spec[2])):
             outs.append(("ref", spec[1], np.dtype(spec[2]), alone))
-        elif spec[0] == "ref":
+        elif spec[0] in ("ref", "dict"):
             outs.append(None)
         else:
             dt, weak = np.dtype(spec[1]), aval.weak_type

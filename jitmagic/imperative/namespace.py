@@ -23,8 +23,8 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
+from jitmagic.imperative import dicts, lists, strings, tracers
 from jitmagic.imperative import linalg as nj_linalg
-from jitmagic.imperative import lists, strings, tracers
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
@@ -1675,6 +1675,8 @@ def _range(*args):
 def _len(x):
     if isinstance(x, tracers.NjRange):
         return x.length()
+    if hasattr(x, "__jm_len__"):  # a compiled dict or set (imperative/dicts.py)
+        return x.__jm_len__()
     if _traced(x):
         if not x.shape:
             raise TypeError("len() of unsized object")
@@ -1699,6 +1701,8 @@ def _pick(args, better):
     first stays, a NaN later is never better)."""
     if builtins.len(args) == 1:
         (seq,) = args
+        if dicts.loops_over_table(seq):
+            return dicts.reduce(seq, "min" if better == "lt" else "max")
         if _traced(seq):
             return np.min(_val(seq)) if better == "lt" else np.max(_val(seq))
         args = tuple(seq)
@@ -1825,6 +1829,8 @@ def _divmod(a, b):
 
 
 def _sum(seq, start=0):
+    if dicts.loops_over_table(seq):
+        return dicts.reduce(seq, "sum", start)
     if _traced(seq):
         return np.sum(_val(seq)) + start
     total = start
@@ -1852,6 +1858,12 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         if not _traced(a):
             parts.append(["lit", builtins.str(a)])
             continue
+        if dicts.is_table(a):
+            raise NjitUnsupportedError(
+                "print() of a compiled dict or set inside njit code: print its items in a "
+                "loop, or return it and print it outside",
+                construct="print() of a compiled dict or set",
+            )
         v = _val(a)
         if v.aval.ndim:
             raise NjitUnsupportedError(
@@ -1948,6 +1960,8 @@ BUILTINS = {
     "divmod": _divmod,
     "sum": _sum,
     "print": _print,
+    "dict": dicts.njit_dict,
+    "set": dicts.njit_set,
 }
 lists.register(BUILTINS)
 

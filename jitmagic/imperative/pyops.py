@@ -120,6 +120,14 @@ def module_view(value):
     return value
 
 
+def dict_display(keys, values, line):
+    return dict(zip(keys, values))
+
+
+def set_display(items, line):
+    return set(items)
+
+
 def list_(items, line):
     return items
 

@@ -206,6 +206,9 @@ def _probe(once, root):
 def _returns(root, out_tree, avals):
     """The return type as the recursive calls assume it: per result, a number's (dtype, weak)
     or an array's ("array", dtype, ndim, layout)."""
+    for a in avals:
+        if not isinstance(a, (ShapedArray, RefType)):
+            raise _unsupported(root.fun, f"a recursive function returning a {type(a).__name__}", "")
     return out_tree, tuple(_result_type(a) for a in avals)
 
 
@@ -416,6 +419,10 @@ def _argument(f, x):
     reach the caller), a number as it is."""
     if isinstance(x, RefTracer):
         return x
+    if isinstance(x, Tracer) and not isinstance(x.aval, ShapedArray):
+        raise _unsupported(
+            f, f"a {type(x.aval).__name__} argument of a recursive call", "pass arrays or numbers"
+        )
     if isinstance(x, Tracer):
         if x.aval.shape != ():
             cast_to(x, RefType(x.aval.shape, x.aval.dtype, "C"))  # (now a reference)

@@ -23,7 +23,8 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import lists, pyops, strings
+from jitmagic.imperative import dicts, lists, pyops, strings
+from jitmagic.imperative.objects import Struct, carrying_rebound
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -122,13 +123,17 @@ class _Flat(list):
     """Carried values already given one by one (the hooks take them as they are)."""
 
 
+# carried field by field: tuples, and objects whose fields live in memory (objects.py)
+_FLATTENED = (tuple, Struct)
+
+
 def _holds_tuples(init):
     # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
     # (a list rebound in the construct is carried as its buffer and length: lists.Slot)
     return not isinstance(init, _Flat) and any(
-        isinstance(v, (tuple, lists.NjList))
+        isinstance(v, (*_FLATTENED, lists.NjList))
         or v is UNDEFINED
-        or (isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)))
+        or (isinstance(v, MaybeUndefined) and isinstance(v.value, (*_FLATTENED, lists.NjList)))
         for v in init
     )
 
@@ -170,7 +175,7 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     retired = []
     for k, (v, n) in enumerate(zip(init, names)):
         flag = None
-        if isinstance(v, MaybeUndefined) and isinstance(v.value, (tuple, lists.NjList)):
+        if isinstance(v, MaybeUndefined) and isinstance(v.value, (*_FLATTENED, lists.NjList)):
             v, flag = v.value, v.defined
         if isinstance(v, lists.NjList):
             if any(v is r for r in retired):
@@ -188,7 +193,7 @@ def _flat_tuples_once(call, fns, init, names, line, found):
             flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
             flat_names += [f"{n}.buffer", f"len({n})"]
             retired.append(v)
-        elif isinstance(v, tuple):
+        elif isinstance(v, _FLATTENED):
             leaves, td, paths = pytree.flatten(v)
             layout.append((td, len(leaves)))
             flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
@@ -233,7 +238,7 @@ def _flat_tuples_once(call, fns, init, names, line, found):
         for k, (v, slot, n) in enumerate(zip(values, layout, names)):
             if slot is None:
                 inner = v.value if isinstance(v, MaybeUndefined) else v
-                if isinstance(inner, tuple) and init[k] is UNDEFINED:
+                if isinstance(inner, _FLATTENED) and init[k] is UNDEFINED:
                     leaves, td, _ = pytree.flatten(inner)
                     raise _TupleFound(found, k, td, len(leaves))
                 if isinstance(inner, lists.NjList) and init[k] is UNDEFINED:
@@ -253,11 +258,12 @@ def _flat_tuples_once(call, fns, init, names, line, found):
                     raise _TupleFound(found, k, e.slot, 2) from None
                 out += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
                 continue
-            leaves, td, _ = pytree.flatten(v) if isinstance(v, tuple) else (None, None, None)
+            leaves, td, _ = pytree.flatten(v) if isinstance(v, _FLATTENED) else (None, None, None)
             if td != slot[0]:
+                what = "tuple" if slot[0].kind == "tuple" else slot[0].node.__name__
                 raise NjitUnsupportedError(
-                    f"variable '{n}' (line {line}) holds a tuple in a compiled loop or branch "
-                    f"and {'a tuple of another shape' if td is not None else 'no tuple'} "
+                    f"variable '{n}' (line {line}) holds a {what} in a compiled loop or branch "
+                    f"and {f'a {what} of another shape' if td is not None else f'no {what}'} "
                     "elsewhere in it: keep the same number of elements (and nesting)",
                     construct="a tuple changing shape in a compiled loop or branch",
                 )
@@ -292,6 +298,13 @@ class MaybeUndefined:
 
 
 def type_of(v, where):
+    if dicts.is_table(v) or dicts.is_table(getattr(v, "value", None)):
+        raise NjitUnsupportedError(
+            f"{where}: a dict or set the code builds is bound to a variable anew in a compiled "
+            "loop or branch, or returned from inside one: make it once before the loop or "
+            "branch, fill (or .clear()) it inside, and return it after the loop",
+            construct="a compiled dict or set rebound in a compiled loop or branch",
+        )
     if isinstance(v, RefTracer):
         return v._var.aval
     if isinstance(v, (MaybeUndefined,)):
@@ -389,7 +402,10 @@ def _as_tracer(v):
 
 
 def truthy(pred, line):
-    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous."""
+    """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous;
+    a compiled dict or set is true when not empty."""
+    if dicts.is_table(pred):
+        return bind("gt", pred.__jm_len__(), np.int64(0))
     if lists.is_runtime(pred):
         return pred.truth()
     if isinstance(pred, RefTracer):
@@ -580,6 +596,12 @@ class TraceOps:
 
         return _njit_view(value, self, {})
 
+    def dict_display(self, keys, values, line):
+        return dicts.dict_display(keys, values)
+
+    def set_display(self, items, line):
+        return dicts.set_display(items)
+
     def list_(self, items, line):
         """A list display: a list njit code can change in compiled loops (lists.py)."""
         return lists.NjList(items)
@@ -669,6 +691,7 @@ class TraceOps:
             text = m if isinstance(m, str) else str(m)
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
+    @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def if_(self, pred, then, orelse, init, names, line):
         if isinstance(pred, lists.NjList) and pred.runtime:
             pred = pred.truth()
@@ -791,6 +814,7 @@ class TraceOps:
         return tuple(result)
 
     # -------------------------------------------------------- loops
+    @carrying_rebound("for")  # (objects whose fields are rebound inside)
     def for_range(
         self, start, stop, step, body, init, names, line, extra_test=None, parallel=False
     ):
@@ -894,10 +918,9 @@ class TraceOps:
             )  # fmt: skip
         if isinstance(iterable, (tuple, list, str)):
             return pyops.for_enumerate(iterable, start, body, init, names, line, extra_test)
-        arr = _as_iterable(iterable)
-        n = arr.shape[0]
+        n, item = _items(iterable)
         return self.for_range(
-            0, n, 1, lambda i, *c: body(i + start, arr[i], *c), init, names, line, extra_test
+            0, n, 1, lambda i, *c: body(i + start, item(i), *c), init, names, line, extra_test
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
@@ -919,21 +942,22 @@ class TraceOps:
             )  # fmt: skip
         if all(isinstance(x, (tuple, list, str)) for x in iterables):
             return pyops.for_zip(iterables, body, init, names, line, extra_test)
-        arrs = [_as_iterable(x) for x in iterables]
-        n = arrs[0].shape[0]
-        for a in arrs[1:]:
-            n = _min_size(n, a.shape[0])
+        sources = [_items(x) for x in iterables]
+        n = sources[0][0]
+        for m, _ in sources[1:]:
+            n = _min_size(n, m)
         return self.for_range(
             0,
             n,
             1,
-            lambda i, *c: body(*[a[i] for a in arrs], *c),
+            lambda i, *c: body(*[item(i) for _, item in sources], *c),
             init,
             names,
             line,
             extra_test,
         )
 
+    @carrying_rebound("while")  # (objects whose fields are rebound inside)
     def while_(self, cond, body, init, names, line):
         return lists.carrying(
             lambda fns, i, n: self._while(fns[0], fns[1], i, n, line),
@@ -1328,6 +1352,16 @@ def _as_iterable(x):
     if not x.shape:
         raise TypeError("iteration over a 0-d array")
     return x
+
+
+def _items(x):
+    """(n, item(i)) of what a compiled loop iterates over: an iterator njit defines (a
+    compiled dict, np.ndindex: `__jm_loop__`), else an array's rows."""
+    compiled = getattr(x, "__jm_loop__", None)
+    if compiled is not None:
+        return compiled()
+    arr = _as_iterable(x)
+    return arr.shape[0], lambda i: arr[i]
 
 
 def _min_size(a, b):

@@ -22,6 +22,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative.objects import Struct
 
 _INT_KINDS = "iu"
 
@@ -58,6 +59,8 @@ def _sized(op):
     """Tracer's operator `op` with a size operand taken as the Python int it is."""
 
     def f(self, other):
+        if isinstance(other, Struct):  # (`k * obj`: the object's own __rmul__ decides)
+            return NotImplemented
         return op(self, _size_operand(other))
 
     f.__name__ = op.__name__
@@ -346,10 +349,11 @@ class NjTracer(Tracer):
 
     def __hash__(self):
         raise UnhashableTracedError(
-            "a value known only when the code runs cannot be a dict key or a set member "
-            "(njit compiles no dicts or sets of traced values): use arrays, e.g. a lookup "
-            "table indexed by the value",
-            construct="a traced value as a dict key or set member",
+            "a value known only when the code runs as a key of a dict or set njit did not "
+            "make (one passed in from Python, or made by a library call): njit compiles the "
+            "dicts and sets the function makes itself ({}, dict(), set(), {a, b}); make it "
+            "inside, or pass arrays (a lookup table indexed by the value)",
+            construct="a traced value as a key of a dict or set made outside njit code",
         )
 
     __int__ = __index__

@@ -45,12 +45,13 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.core import shapes
+from jitmagic.core.dicts import DictType
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Function, Lit, Var
 from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.errors import LoweringError
-from jitmagic.lower import calls, fusion
+from jitmagic.lower import calls, dicts, fusion
 from jitmagic.lower.codegen import (
     ENTRY,
     Buffer,
@@ -470,7 +471,7 @@ class NjitCodegen(Codegen):
 
     def _close_scope(self):
         for p in self.scopes.pop():
-            if hasattr(p, "release"):  # (a carry's memory, an array a call returned)
+            if hasattr(p, "release"):  # (a carry's memory, a table, a call's array)
                 p.release(self)
             else:
                 self.release(p)
@@ -652,7 +653,13 @@ class NjitCodegen(Codegen):
         handed = []  # the object slots of arrays given to the caller
         for a in fn.outs:
             aval = a.aval
-            if (
+            if isinstance(aval, DictType):
+                # the caller takes the table (lower/dicts.read_result frees it)
+                self.out_layout.append(("dict", aval))
+                self._result(slot, self.buffers[a].hand_over(self))
+                handed.append(self.buffers[a].slot)
+                slot += 1
+            elif (
                 isinstance(aval, RefType)
                 and not self._known_memory(self.buffers[a])
                 and self.stack_floor is not None
@@ -1136,8 +1143,11 @@ _FP_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fcmp", "fneg"}
 def _apply_fastmath(module, flags):
     """The fast-math flags on every floating-point instruction of the module's functions
     (not on calls: libm and the vector-math routines are chosen by the flags of their
-    callers' operations)."""
+    callers' operations). A dict's table functions keep Python's == of keys (NaN finds no
+    key), whatever the flags."""
     for f in module.functions:
+        if dicts.is_table_function(f):
+            continue
         for block in f.blocks:
             for instr in block.instructions:
                 if getattr(instr, "opname", None) in _FP_OPS and hasattr(instr, "flags"):

@@ -35,6 +35,9 @@ _SERIAL_ONLY = (
     "nj_rng_shuffle",
     "nj_rng_pyword",
 )
+# a dict's or set's table (lower/dicts.py) lives in the calling function's frame, and two
+# threads changing one would race
+_SERIAL_ONLY += tuple(f"dict_{p}" for p in "new store lookup remove len iter entry clear".split())
 
 
 def _uses(fn, counts):
@@ -81,6 +84,8 @@ def plan(e):
         what = (
             "draws random numbers"
             if any(p.startswith("nj_rng") for p in serial)
+            else "uses a dict or set"
+            if any(p.startswith("dict_") for p in serial)
             else ("calls Python")
         )
         return None, f"its body {what}, which one thread at a time must do"

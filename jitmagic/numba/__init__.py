@@ -17,14 +17,22 @@ with Numba's semantics and jitmagic's visibility (every variant, miss and compil
     set_parallel_chunksize, get_parallel_chunksize, parallel_chunksize
                          Numba's chunk size hint (kept; prange splits one chunk per thread)
 
-What jitmagic does not do (object mode, objmode blocks, cfunc, typed containers,
-generated_jit) raises NotImplementedError naming it.
+    experimental.jitclass  classes with typed fields whose methods are compiled (jitclasses.py)
+    typed, extending,      Numba's submodules (typed.Dict.empty inside njit code, typed.List
+    core, config, np       not yet; register_jitable; types, errors; NUMBA_NUM_THREADS,
+                           DISABLE_JIT; numpy_support)
+
+What jitmagic does not do (object mode, objmode blocks, cfunc, typed.List, a typed.Dict made
+outside njit code, generated_jit, overload) raises NotImplementedError naming it.
 """
 
 from __future__ import annotations
 
-from jitmagic.numba import types
+# Numba's submodules, importable and as attributes (`numba.typed.List` after `import numba`)
+from jitmagic.numba import config, core, experimental, extending, np, typed, types
+from jitmagic.numba.core import errors
 from jitmagic.numba.dispatcher import jit, njit
+from jitmagic.numba.experimental import jitclass
 from jitmagic.numba.parallel import (
     get_num_threads,
     get_parallel_chunksize,
@@ -38,6 +46,7 @@ from jitmagic.numba.stencils import stencil
 from jitmagic.numba.types import *  # noqa: F403  (float64, int64, ... as Numba exports them)
 from jitmagic.numba.types import typeof
 from jitmagic.numba.ufuncs import guvectorize, vectorize
+from jitmagic.numba.unsupported import Unsupported
 
 __version__ = "0.68.1+jitmagic"  # the Numba API this module follows
 
@@ -48,34 +57,15 @@ def literal_unroll(container):
     return container
 
 
-class _Unsupported:
-    def __init__(self, name, hint):
-        self._name, self._hint = name, hint
-
-    def _fail(self, *a, **k):
-        raise NotImplementedError(f"numba.{self._name} is not supported by jitmagic: {self._hint}")
-
-    __call__ = __enter__ = _fail
-
-    def __getattr__(self, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Unsupported(f"{self._name}.{attr}", self._hint)
-
-    def __getitem__(self, key):
-        self._fail()
-
-
-objmode = _Unsupported("objmode", "move the Python-only code out of the compiled function")
-cfunc = _Unsupported("cfunc", "C callbacks are not made; call the njit function from Python")
-generated_jit = _Unsupported("generated_jit", "write one njit function per case")
-typed = _Unsupported("typed", "typed.List/typed.Dict: use NumPy arrays")
-overload = _Unsupported("extending.overload", "write the function in Python for njit to compile")
+objmode = Unsupported("objmode", "move the Python-only code out of the compiled function")
+cfunc = Unsupported("cfunc", "C callbacks are not made; call the njit function from Python")
+generated_jit = Unsupported("generated_jit", "write one njit function per case")
+overload = Unsupported("extending.overload", "write the function in Python for njit to compile")
 
 
 def __getattr__(name):
-    if name in ("config", "core", "errors", "extending", "experimental", "cuda", "np"):
-        return _Unsupported(name, "only the compiler API of numba is provided")
+    if name in ("cuda",):
+        return Unsupported(name, "only the CPU compiler API of numba is provided")
     raise AttributeError(f"module 'jitmagic.numba' has no attribute {name!r}")
 
 
@@ -99,5 +89,12 @@ __all__ = [
     "generated_jit",
     "typed",
     "stencil",
+    "jitclass",
+    "config",
+    "core",
+    "errors",
+    "experimental",
+    "extending",
+    "np",
     *types.SCALARS,
 ]

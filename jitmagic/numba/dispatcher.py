@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.imperative.function import NjitFunction
+from jitmagic.numba import config
 from jitmagic.numba import types as nt
+from jitmagic.numba.jitclasses import ClassInstanceType
 
 
 def _parse(sig):
@@ -48,6 +50,11 @@ def _parse(sig):
 
 def _example(t):
     """An argument of Numba type t (to compile a signature before any call)."""
+    if isinstance(t, ClassInstanceType):
+        raise NotImplementedError(
+            f"an eager signature naming the jitclass type {t}: jitmagic compiles functions "
+            f"taking jitclass instances lazily (write @njit without the signature)"
+        )
     if isinstance(t, nt.Array):
         shape = (4,) * t.ndim
         a = np.zeros(shape, t.dtype, order="F" if t.layout == "F" else "C")
@@ -341,6 +348,8 @@ def _decorate(args, options, who):
             sigs = (first,)
         if len(args) > 1:
             raise TypeError(f"{who}() takes at most one positional argument (the signatures)")
+    if config.DISABLE_JIT:  # (read when decorating, as Numba does: the function as it is)
+        return fn if fn is not None else (lambda f: f)
     if fn is not None:
         return Dispatcher(fn, sigs, options)
     return lambda f: Dispatcher(f, sigs, options)

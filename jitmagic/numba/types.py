@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitmagic.numba.unsupported import missing
+
 
 class Type:
     """A Numba type: its name as Numba prints it."""
@@ -197,7 +199,15 @@ def typeof(x):
         return SCALARS["none"]
     if isinstance(x, np.random.Generator):
         return NumPyRandomGeneratorType()
+    class_type = getattr(type(x), "class_type", None)  # (a jitclass instance)
+    if isinstance(class_type, Type):
+        return class_type.instance_type
     raise TypeError(f"jitmagic.numba cannot type a {type(x).__name__}")
+
+
+def __getattr__(name):
+    # (Numba has many more types: string, list, dict, record, ... types; njit has none yet)
+    raise missing("types", name, "jitmagic's types are numbers, arrays, tuples and none")
 
 
 __all__ = [

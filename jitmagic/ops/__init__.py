@@ -5,6 +5,7 @@ package registers them all."""
 from jitmagic.ops import (  # noqa: F401  (registration)
     call,
     control,
+    dicts,
     dims,
     elementwise,
     elementwise_lax,

@@ -437,6 +437,11 @@ def new_array_address():
     return _init()["jm_new_array"]
 
 
+def tmp_free_address():
+    """jm_tmp_free(block), for Python code freeing a temporary the kernel handed it."""
+    return _init()["jm_tmp_free"]
+
+
 def pooled(nbytes) -> bool:
     return nbytes >= MIN_BYTES
 
