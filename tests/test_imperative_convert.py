@@ -1300,6 +1300,10 @@ class RecordingOps:
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)
 
+    def arith(self, op, a, b, line):
+        self._line("arith", line, lambda t: any(o in t for o in ("/", "%", "*", "<<", ">>")))
+        return pyops.arith(op, a, b, line)
+
     def compare(self, op, a, b, line):
         self._line("compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t)
         return pyops.compare(op, a, b, line)

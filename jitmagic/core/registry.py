@@ -107,6 +107,8 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
+        if hasattr(_shapes.current(), "mismatch_where_it_runs"):
+            return _shapes.broadcast(shapes)  # (raised where the statement runs: njit)
         raise ValueError(
             "shapes " + " ".join(str(tuple(s)) for s in shapes) + " cannot be broadcast together"
         ) from None

@@ -350,6 +350,7 @@ class Statements:
 
 
 _ORDERED = ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq")
+_ARITH = ("Div", "FloorDiv", "Mod", "Pow", "LShift", "RShift")
 
 
 class Expressions(ast.NodeTransformer):
@@ -382,6 +383,32 @@ class Expressions(ast.NodeTransformer):
         if isinstance(node.op, ast.Not):
             return located(hook("not_", [node.operand, ast.Constant(node.lineno)]), node)
         return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        op = type(node.op).__name__
+        if op not in _ARITH:
+            return node
+        return located(self._arith(op, node.left, node.right, node.lineno), node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        op = type(node.op).__name__
+        if op not in _ARITH or not isinstance(node.target, ast.Name):
+            return node
+        value = self._arith(op + "=", _load(node.target.id), node.value, node.lineno)
+        return located(ast.Assign(targets=[_store(node.target.id)], value=value), node)
+
+    @staticmethod
+    def _arith(op, left, right, line):
+        """An operator that can raise on two Python numbers (1.5 % 0.0), as
+        `(lambda l, r: ops.arith(op, l, r, line)(l, r))(left, right)`: the hook picks the
+        function applied (the operator itself, called here in the user's code, where sizes
+        tell the user's arithmetic from jitmagic's by the caller)."""
+        a, b = "jm_lhs", "jm_rhs"
+        pick = hook("arith", [ast.Constant(op), _load(a), _load(b), ast.Constant(line)])
+        body = ast.Call(func=pick, args=[_load(a), _load(b)], keywords=[])
+        return ast.Call(func=_lambda(body, [a, b]), args=[left, right], keywords=[])
 
     def visit_IfExp(self, node):
         self.generic_visit(node)

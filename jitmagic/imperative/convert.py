@@ -34,6 +34,8 @@ the generated functions take and return):
     ops.raise_(exc, line)          exc is what the user's expression gives (instance or class)
     ops.assert_(test, msg_thunk_or_None, line)
     ops.check_defined(value, name, line) -> value    raises UnboundLocalError if UNDEFINED
+    ops.arith(op, a, b, line) -> f   `a / b` (// % ** << >>; "Div=" ... for `name /= b`) is
+        f(a, b), called in the user's code: the hook picks f (pyops: the operator itself)
     ops.list_(items, line) -> list     a list display (`[a, b]`; a comprehension is a nested
                                    def that fills one: comprehensions.py)
     ops.UNDEFINED                  the value of a variable not bound yet
@@ -54,9 +56,10 @@ Internal names (all start with `jm_`; a user variable or parameter named so is r
 `jm_retflag` (bool: returned), `jm_break_N`, `jm_continue_N` (bool flags of one loop),
 `jm_count_N` (enumerate counter), and non-carried helpers `jm_body_N`, `jm_cond_N`,
 `jm_test_N`, `jm_then_N`, `jm_else_N`, `jm_item_N` (loop element parameter when the target is
-not a plain uncarried name), `jm_cmp_N` (operands of chained comparisons). A synthetic `if`
-(guard after a statement that may break/continue/return, or a loop's `else`) has the line of
-the statement it follows (the loop for an `else`).
+not a plain uncarried name), `jm_cmp_N` (operands of chained comparisons), `jm_lhs` and
+`jm_rhs` (arith's operands). A synthetic `if` (guard after a statement that may
+break/continue/return, or a loop's `else`) has the line of the statement it follows (the loop
+for an `else`).
 
 Scoping: the converted function is compiled inside a factory whose parameters are `__jm` and
 fn's free variables, so those stay closures; fn's own name stays a global (recursion goes

@@ -164,6 +164,8 @@ class NjitContext(shapes.GenericContext):
         super().__init__(examples)
         self.examples = examples  # the same dict: the trace fills it as it makes arguments
         self.stretched = {}  # (a, b) -> the size their broadcast last gave (stretch)
+        self.mismatched = set()  # (a, b) that cannot broadcast: raised where the code runs
+        self.writing_into = None  # the shape an in-place operation (x *= z) writes into
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
@@ -241,6 +243,36 @@ class NjitContext(shapes.GenericContext):
         bind("nj_size", bind("select", a_one, vb, va), name=name)
         out = self.stretched[(a, b)] = Dim.symbol(name)
         return out
+
+    def mismatch_where_it_runs(self, a, b, operands):
+        """Sizes a and b that cannot broadcast, decided by the arguments' sizes (or numbers):
+        NumPy raises only if the statement runs (it may sit in a loop that runs no
+        iteration), so the code raises its ValueError there. The variant is guarded on the
+        sizes differing and on neither being 1 (a call where one is 1 compiles again, and
+        broadcasts); a size that is 1 here is left to the caller (the exact-size variant)."""
+        if current_trace() is None:  # a shape rule run again (typecheck): as it was decided
+            return (a, b) in self.mismatched
+        syms = set(shapes.symbols_of(a)) | set(shapes.symbols_of(b))
+        if not syms <= set(self.examples):
+            return False
+        if 1 in (shapes.evaluate(a, self.examples), shapes.evaluate(b, self.examples)):
+            return False
+        for d in (a, b):
+            if isinstance(d, Dim):
+                self.guard(d - 1, "==")
+        values, texts = [], []
+        for s in list(operands) + ([self.writing_into] if self.writing_into is not None else []):
+            texts.append(",".join(f"{{{len(values) + i}}}" for i in range(len(s))))
+            values += [bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d) for d in s]
+        shown = " ".join(f"({t}{',' if t.count('{') == 1 else ''})" for t in texts)
+        bind(
+            "nj_raise",
+            *values,
+            exc="ValueError",
+            message=f"operands could not be broadcast together with shapes {shown} ",
+        )
+        self.mismatched.add((a, b))
+        return True
 
     def _decide_static_slices(self, syms, diff):
         """A constant slice of an argument's axis (x[:, :1]) asked whether it is 1 (np.squeeze,

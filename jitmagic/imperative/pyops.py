@@ -6,11 +6,13 @@ may delegate here for values that are not traced.
     convert(f).build(pyops, dict(f.__globals__))(*args)  ==  f(*args)
 """
 
+import operator
 import sys
 
 __all__ = [
     "UNDEFINED",
     "and_",
+    "arith",
     "assert_",
     "check_defined",
     "compare",
@@ -150,6 +152,30 @@ _COMPARE = {
 
 def compare(op, a, b, line):
     return _COMPARE[op](a, b)
+
+
+# the binary operators that can raise on two Python numbers (ZeroDivisionError, OverflowError,
+# a negative shift count), plain and augmented ("Mod=": `s %= b` of a name)
+ARITH = {
+    "Div": operator.truediv,
+    "FloorDiv": operator.floordiv,
+    "Mod": operator.mod,
+    "Pow": operator.pow,
+    "LShift": operator.lshift,
+    "RShift": operator.rshift,
+    "Div=": operator.itruediv,
+    "FloorDiv=": operator.ifloordiv,
+    "Mod=": operator.imod,
+    "Pow=": operator.ipow,
+    "LShift=": operator.ilshift,
+    "RShift=": operator.irshift,
+}
+
+
+def arith(op, a, b, line):
+    """The function that applies `op` to a and b: the operator itself (the traced hook acts
+    for two Python numbers)."""
+    return ARITH[op]
 
 
 def and_(a, b, line):

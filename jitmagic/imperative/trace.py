@@ -31,6 +31,8 @@ from jitmagic.imperative.tracers import (
     NjTracer,
     RefTracer,
     _promote,
+    _size_operand,
+    raised_where_it_runs,
     state,
 )
 from jitmagic.lower import imperative as lower_nj
@@ -570,6 +572,21 @@ def _tuple_compare(op, a, b):
     return less(a, b, op == "LtE")
 
 
+_PY_NUMBERS = (int, float, bool, complex)
+
+
+def _python_numbers(op):
+    def apply(a, b):
+        try:
+            return pyops.ARITH[op](a, b)
+        except (ArithmeticError, ValueError) as e:
+            # two Python numbers whose operation raises (1.5 % 0.0): Python raises when the
+            # statement runs, which a branch or a loop may never do; so does the code
+            return raised_where_it_runs(op, a, b, e)
+
+    return apply
+
+
 class TraceOps:
     """convert.py's hooks for a traced function (see that module's contract)."""
 
@@ -610,6 +627,17 @@ class TraceOps:
         if isinstance(obj, tuple) and isinstance(index, Tracer):
             return _tuple_at(obj, index)
         return obj[index]
+
+    def arith(self, op, a, b, line):
+        if type(a) in _PY_NUMBERS and type(b) in _PY_NUMBERS:
+            return _python_numbers(op)
+        if (isinstance(a, Dim) and isinstance(b, np.generic)) or (
+            isinstance(a, np.generic) and isinstance(b, Dim)
+        ):
+            # NumPy would hand the size a Python number in the scalar's place (np.int64(-1)
+            # // len(y) would follow Python's rules): the size as the value it is instead
+            return lambda a, b: pyops.ARITH[op](_size_operand(a), _size_operand(b))
+        return pyops.ARITH[op]
 
     def compare(self, op, a, b, line):
         if op in ("In", "NotIn"):
@@ -763,6 +791,7 @@ class TraceOps:
             else:
                 out_types.append(join(ta, tb, name, line))
                 undefined.append("no")
+        resized = _resized_refs(out_types, first)
         bodies = []
         for k, (f, _prev) in enumerate(zip((orelse, then), first)):
 
@@ -771,6 +800,8 @@ class TraceOps:
                 for j, t in enumerate(out_types):
                     if outs[j] is UNDEFINED and t is not None:
                         outs[j] = None if t is NONE else _placeholder(t)
+                    if j in resized:
+                        outs[j] = _view_as(_strip(outs[j]), t)
                 return tuple(outs)
 
             bodies.append(_Body(fill, in_types, f"{what}@{line}", out_casts=out_types))
@@ -1110,7 +1141,7 @@ class TraceOps:
                     raise NjitUnsupportedError(
                         f"variable '{name}' becomes unbound in the loop at line {line}"
                     )
-                j = o if t is UNDEFINED else join(t, o, name, line)
+                j = _bound_on_one_path(o, name, line) if t is UNDEFINED else join(t, o, name, line)
                 changed |= t is UNDEFINED or not same_type(j, t)
                 new.append(j)
             types = new
@@ -1204,6 +1235,46 @@ def _widen(outs, init, fixed):
     for k in fixed:
         full.insert(k, init[k])
     return tuple(full)
+
+
+def _resized_refs(out_types, bodies):
+    """The positions of references whose sizes differ between the branches (or that one
+    branch leaves unbound: its placeholder has size 0), their types in out_types made of
+    fresh sizes where they differ: each branch gives a view of its array with those sizes
+    bound there, and the branch's result carries them (lower/imperative._finish), so no size
+    of one branch's array stands for the other's."""
+    out = set()
+    for k, t in enumerate(out_types):
+        if not (isinstance(t, RefType) and t.shape):
+            continue
+        shapes_ = [b.out_types[k].shape if b.out_types[k] is not None else None for b in bodies]
+        if None not in shapes_ and all(map(_same_dim, *shapes_)):
+            continue
+        dims = tuple(
+            d
+            if None not in shapes_ and all(_same_dim(s[i], d) for s in shapes_)
+            else Dim.symbol(current_trace().root.njit.fresh("c"))
+            for i, d in enumerate(t.shape)
+        )
+        out_types[k] = RefType(dims, t.dtype, t.layout, t.readonly)
+        out.add(k)
+    return out
+
+
+def _view_as(r, t):
+    """Reference r as a view of type t (the same sizes, named by t's symbols)."""
+    v = bind("ref_view", r, index=(), out_shape=t.shape, out_layout=t.layout)
+    v.__class__ = RefTracer
+    return v
+
+
+def _bound_on_one_path(t, name, line):
+    """The type of a variable bound on one path only (`return y` in a loop or a branch): an
+    array in memory is carried with its sizes, as the placeholder on the other path
+    (_placeholder: size 0) has none of them."""
+    if not (isinstance(t, RefType) and t.shape):
+        return t
+    return join(RefType((0,) * len(t.shape), t.dtype, t.layout, t.readonly), t, name, line)
 
 
 def _maybe_positions(init, types):

@@ -22,6 +22,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative import pyops
 from jitmagic.imperative.objects import Struct
 
 _INT_KINDS = "iu"
@@ -325,8 +326,28 @@ class NjTracer(Tracer):
     def __divmod__(self, other):
         return (self // other, self % other)
 
+    def __lshift__(self, other):
+        other = _size_operand(other)
+        _check_shift(self, other)
+        return Tracer.__lshift__(self, other)
+
+    def __rlshift__(self, other):
+        other = _size_operand(other)
+        _check_shift(other, self)
+        return Tracer.__rlshift__(self, other)
+
+    def __rshift__(self, other):
+        other = _size_operand(other)
+        _check_shift(self, other)
+        return Tracer.__rshift__(self, other)
+
+    def __rrshift__(self, other):
+        other = _size_operand(other)
+        _check_shift(other, self)
+        return Tracer.__rrshift__(self, other)
+
     # (the other operators: a size operand is a Python int, see _size_operand)
-    for _op in ("add", "sub", "mul", "and", "or", "xor", "lshift", "rshift", "pow"):
+    for _op in ("add", "sub", "mul", "and", "or", "xor", "pow"):
         for _name in (f"__{_op}__", f"__r{_op}__"):
             locals()[_name] = _sized(getattr(Tracer, _name))
     del _op, _name
@@ -418,11 +439,18 @@ def _size_operand(x):
 
 
 def _python_scalar(x):
-    if isinstance(x, bool):
+    if isinstance(x, (bool, np.generic)):  # (np.float64 is a float: NumPy's rules)
         return False
     if isinstance(x, (int, float)):
         return True
     return isinstance(x, Tracer) and x.aval.shape == () and x.aval.weak_type
+
+
+_FLOAT_MESSAGES = {
+    "division by zero": "float division by zero",
+    "integer division or modulo by zero": "float floor division by zero",
+    "integer modulo by zero": "float modulo",
+}
 
 
 def _check_divisor(num, den, message):
@@ -433,12 +461,48 @@ def _check_divisor(num, den, message):
     opts = getattr(state(), "options", None)
     if opts is not None and opts.error_model == "numpy":
         return  # error_model="numpy": inf/nan, as NumPy's scalars give
+    if any(isinstance(x, float) or getattr(x, "dtype", None) == np.float64 for x in (num, den)):
+        message = _FLOAT_MESSAGES.get(message, message)  # (Python's own words for floats)
     if not isinstance(den, Tracer):
         if den == 0:  # raised when the division runs (it may sit in a branch that never does)
             bind("nj_raise", exc="ZeroDivisionError", message=message)
         return
     nonzero = bind("ne", den, np.zeros((), den.dtype))
     bind("nj_require", nonzero, exc="ZeroDivisionError", message=message)
+
+
+def _check_shift(num, count):
+    """Python raises ValueError for a Python int shifted by a negative count (NumPy's ints
+    give 0 or -1: no check for them)."""
+    if not (_python_scalar(num) and _python_scalar(count)):
+        return
+    if not isinstance(count, Tracer):
+        if count < 0:
+            bind("nj_raise", exc="ValueError", message="negative shift count")
+        return
+    ok = bind("ge", count, np.zeros((), count.dtype))
+    bind("nj_require", ok, exc="ValueError", message="negative shift count")
+
+
+def raised_where_it_runs(op, a, b, error):
+    """Two Python numbers whose operator `op` (pyops.ARITH) raised `error` while tracing: the
+    code raises it where it runs (error_model="numpy": a division by zero gives NumPy's
+    inf/nan/0 instead, as for traced numbers). The trace goes on with a number of the type
+    Python's result would have (never used: the code raised before)."""
+    kind = (
+        complex
+        if complex in (type(a), type(b))
+        else float
+        if float in (type(a), type(b)) or op.startswith("Div") or (op[:3] == "Pow" and b < 0)
+        else int
+    )
+    opts = getattr(state(), "options", None)
+    if isinstance(error, ZeroDivisionError) and opts and opts.error_model == "numpy":
+        dt = {complex: np.complex128, float: np.float64, int: np.int64}[kind]
+        with np.errstate(all="ignore"):
+            return kind(pyops.ARITH[op](dt(a), dt(b)).item())
+    bind("nj_raise", exc=type(error).__name__, message=str(error))
+    return kind(1)
 
 
 class NjNdindex:
@@ -691,7 +755,15 @@ class RefTracer(NjTracer):
 
     # -------------------------------------------------------- in place
     def _inplace(self, ufunc, other):
-        res = ufunc(self, other)
+        ctx = shapes.current()
+        into = getattr(ctx, "writing_into", False)
+        if into is not False:  # (NumPy's broadcast error names the output's shape too)
+            ctx.writing_into = self.shape
+        try:
+            res = ufunc(self, other)
+        finally:
+            if into is not False:
+                ctx.writing_into = into
         set_value(self, res, casting=ufunc.__name__)
         return self
 

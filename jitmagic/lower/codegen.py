@@ -439,6 +439,7 @@ class Codegen(ScalarOps):
         return fn
 
     def tmp_free(self):
+        bufpool.install()  # (code may free what it did not allocate: a carried array's copy)
         return self.module.globals.get("jm_tmp_free") or ir.Function(
             self.module, ir.FunctionType(ir.VoidType(), [PTR]), "jm_tmp_free"
         )

@@ -2,11 +2,12 @@
 worker processes.
 
     python -m tests.fuzz.campaign_njit --programs N [--workers 2] [--seed S] [--start K]
-        [--inputs 2] [--numba-every 100] [--out last_campaign_njit.json] [--add]
+        [--inputs 2] [--numba-every 100] [--generator G] [--out last_campaign_njit.json] [--add]
 
-Program k of seed S is drawn from RandomSource(S * 10**9 + k), so any program can be
-regenerated (`--start K --programs K+1`). A long campaign runs in chunks: `--add` adds a
-chunk's counts to the summary already in the output file (same seed and inputs per program;
+Program k of seed S is drawn by version G of the generator (njit_programs.GENERATORS; the
+latest by default) from RandomSource(S * 10**9 + k), so any program can be regenerated
+(`--start K --programs K+1`). A long campaign runs in chunks: `--add` adds a chunk's counts to
+the summary already in the output file (same seed, generator and inputs per program;
 its "ranges" list the programs run, which must not overlap), so the chunks add up to one
 record. A worker is a child process running a range of
 programs; if it dies (a segfault in native code) the program it was running counts as a crash
@@ -44,14 +45,14 @@ def _modules():
     return njit_programs, programs
 
 
-def worker(seed, start, stop, n_inputs, numba_every):
+def worker(seed, start, stop, n_inputs, numba_every, generator):
     """Child process: programs start..stop-1, one JSON line each."""
     warnings.simplefilter("ignore")
     N, P = _modules()
     for k in range(start, stop):
         print(json.dumps({"start": k}), flush=True)
         src = P.RandomSource(seed * 10**9 + k)
-        prog = N.draw_program(src)
+        prog = N.draw_program(src, generator)
         seeds = N.draw_input_seeds(src, n_inputs)
         rec = {"done": k, "constructs": sorted(prog.constructs()), "compared": 0, "skipped": 0}
         try:
@@ -80,7 +81,7 @@ def worker(seed, start, stop, n_inputs, numba_every):
         print(json.dumps(rec), flush=True)
 
 
-def _run_range(seed, start, stop, n_inputs, numba_every, failures):
+def _run_range(seed, start, stop, n_inputs, numba_every, generator, failures):
     from .isolated import run_range
 
     counts = Counter()
@@ -126,6 +127,7 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
             str(stop),
             str(n_inputs),
             str(numba_every),
+            str(generator),
         ],
         start,
         stop,
@@ -137,19 +139,23 @@ def _run_range(seed, start, stop, n_inputs, numba_every, failures):
     return counts, constructs, numba
 
 
-def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None, add=False):
+def campaign(
+    n_programs, workers, seed, n_inputs, numba_every, start=0, out=None, add=False, generator=None
+):
     """Runs programs start..n_programs-1; the summary is rewritten after every finished range
     (in order), so a campaign stopped early records what it ran ("finished": false) and a
     later one resumes with --start = the first program not run (and --add)."""
     t0 = time.time()
-    base = _previous(out, seed, n_inputs, start, n_programs) if add else None
+    generator = generator or _modules()[0].GENERATOR
+    base = _previous(out, seed, n_inputs, start, n_programs, generator) if add else None
     failures = []
     ranges = [(s, min(s + CHUNK, n_programs)) for s in range(start, n_programs, CHUNK)]
     total, cons, nb = Counter(), Counter(), Counter()
     summary = {}
     with ThreadPoolExecutor(workers) as pool:
         results = pool.map(
-            lambda r: _run_range(seed, r[0], r[1], n_inputs, numba_every, failures), ranges
+            lambda r: _run_range(seed, r[0], r[1], n_inputs, numba_every, generator, failures),
+            ranges,
         )
         for i, (c, k, n) in enumerate(results):
             total.update(c)
@@ -168,13 +174,13 @@ def campaign(n_programs, workers, seed, n_inputs, numba_every, start=0, out=None
             summary = _record(
                 total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
                 finished=i == len(ranges) - 1, start=start, out=out, base=base,
-                stop=ranges[i][1],
+                stop=ranges[i][1], generator=generator,
             )  # fmt: skip
     print(json.dumps(summary, indent=1))
     return summary
 
 
-def _previous(out, seed, n_inputs, start, stop):
+def _previous(out, seed, n_inputs, start, stop, generator):
     """The summary a chunk adds to (--add): the output file's, checked to be of the same
     campaign and not to hold the chunk's programs already."""
     path = out or os.path.join(HERE, "last_campaign_njit.json")
@@ -184,6 +190,11 @@ def _previous(out, seed, n_inputs, start, stop):
         prev = json.load(f)
     if (prev.get("seed"), prev.get("inputs_per_program")) != (seed, n_inputs):
         raise SystemExit(f"--add: {path} is seed {prev.get('seed')}, not {seed}")
+    if prev.get("generator", 1) != generator:  # (records before versions: version 1)
+        raise SystemExit(
+            f"--add: {path} was drawn by generator {prev.get('generator', 1)}, not "
+            f"{generator} (--generator)"
+        )
     ranges = prev.get("ranges") or [
         [prev["first_program"], prev["first_program"] + prev["programs"]]
     ]
@@ -193,7 +204,14 @@ def _previous(out, seed, n_inputs, start, stop):
     return dict(prev, ranges=ranges)
 
 
-_SETTINGS = {"first_program", "inputs_per_program", "seed", "workers", "programs_per_second"}
+_SETTINGS = {
+    "first_program",
+    "inputs_per_program",
+    "seed",
+    "generator",
+    "workers",
+    "programs_per_second",
+}
 
 
 def _added(base, summary):
@@ -225,7 +243,7 @@ def _added(base, summary):
 
 
 def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0, finished,
-            start, out, base=None, stop=None):  # fmt: skip
+            start, out, base=None, stop=None, generator=1):  # fmt: skip
     N, _ = _modules()
     out_dir = os.path.join(HERE, "failures_njit")
     if failures:
@@ -247,6 +265,7 @@ def _record(total, cons, nb, failures, n_inputs, seed, workers, numba_every, t0,
         "first_program": start,
         "inputs_per_program": n_inputs,
         "seed": seed,
+        "generator": generator,
         "workers": workers,
         "seconds": round(secs, 1),
         "programs_per_second": round(total["programs"] / max(secs, 1e-9), 2),
@@ -274,12 +293,17 @@ def main(argv=None):
     ap.add_argument("--numba-every", type=int, default=100, help="0: no Numba")
     ap.add_argument("--out", default=None, help="summary file (default last_campaign_njit.json)")
     ap.add_argument("--add", action="store_true", help="add to the summary in --out (chunks)")
-    ap.add_argument("--worker", nargs=5, type=int, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--generator", type=int, default=None, help="generator version (default: the latest)"
+    )
+    ap.add_argument("--worker", nargs=6, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         worker(*a.worker)
         return 0
-    s = campaign(a.programs, a.workers, a.seed, a.inputs, a.numba_every, a.start, a.out, a.add)
+    s = campaign(
+        a.programs, a.workers, a.seed, a.inputs, a.numba_every, a.start, a.out, a.add, a.generator
+    )
     bad = sum(s.get(k, 0) for k in ("crash", "timeout", "harness", "other") + KINDS)
     return 1 if bad else 0
 

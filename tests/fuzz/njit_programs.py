@@ -44,19 +44,23 @@ import numpy as np
 
 BIG = 2**18
 
-# constructs kept out (False) while a bug keeps them out, each with its reproducer test in
-# tests/test_fuzz_njit.py
-FLAGS = {
-    # `return (a, b)` inside a loop or branch: NjitUnsupportedError "a tuple cannot be carried
-    # by a compiled loop or branch" (test_early_return_of_a_tuple); programs with an early
-    # return return one value instead
-    "tuple_early_return": False,
-    # a Python-number division by a literal 0 (or by a variable still a constant when traced)
-    # in a branch that never runs: the trace computes it and the compile raises
-    # ZeroDivisionError (test_constant_division_by_zero_in_a_branch_not_taken); zero divisors
-    # come from values the code computes instead
-    "constant_zero_division": False,
+# the generator's versions, each the constructs it draws beyond its predecessor's (a construct
+# a bug kept out is added under a new version once fixed: a campaign's record names the version
+# it ran, so the programs it lists stay reproducible). Version 1 (seed 7's recorded campaign)
+# kept out, while their bugs were open:
+# - "tuple_early_return": `return (a, b)` inside a loop or branch (NjitUnsupportedError "a
+#   tuple cannot be carried by a compiled loop or branch", test_early_return_of_a_tuple);
+#   programs with an early return returned one value instead;
+# - "constant_zero_division": a Python-number division by a literal 0 (or by a variable still
+#   a constant when traced) in a branch that never runs: the trace computed it and the compile
+#   raised ZeroDivisionError (test_constant_division_by_zero_in_a_branch_not_taken).
+GENERATORS = {
+    1: {"tuple_early_return": False, "constant_zero_division": False},
+    2: {"tuple_early_return": True, "constant_zero_division": True},
 }
+GENERATOR = 2  # the latest: what CI and a new campaign draw
+# (records: tests/fuzz/last_campaign_njit.json is seed 7 by version 1; last_campaign_njit_g2.json
+# seed 8 by version 2, run with --out)
 
 # how often (per 1000 programs) each kind is drawn
 P_BIG = 15  # a 2**18+ element array and a prange loop over it, parallel=True
@@ -102,6 +106,7 @@ class Program:
     tags: set
     ulps: int = 0
     rtol: float = 0.0
+    tuples: bool = False  # one returned name as a 1-tuple too (GENERATORS' tuple_early_return)
 
     def source(self):
         lines = [f"def prog({', '.join(n for n, _ in self.params)}):"]
@@ -110,7 +115,7 @@ class Program:
             lines += n.lines(1)
         lines.append("    return OUTS")
         text = "\n\n\n".join(self.helpers + ["\n".join(lines)]) + "\n"
-        return text.replace("return OUTS", f"return {ret(self.outs)}")
+        return text.replace("return OUTS", f"return {ret(self.outs, self.tuples)}")
 
     def constructs(self):
         """The constructs this program's text shows (campaign counts)."""
@@ -131,6 +136,8 @@ CONSTRUCTS = {
     "break": ("break",),
     "continue": ("continue",),
     "early return": (),
+    "early return of a tuple": (),  # (generator 2)
+    "literal zero divisor": (),  # (generator 2)
     "if/elif": ("elif ",),
     "slice write": (),
     "view write": (),
@@ -150,16 +157,12 @@ CONSTRUCTS = {
 }
 
 
-def ret(names):
-    """A tuple of the names; one name bare (njit returns no tuple from inside a loop or
-    branch: FLAGS["tuple_early_return"])."""
-    if len(names) == 1 and not FLAGS["tuple_early_return"]:
+def ret(names, tuples=False):
+    """A tuple of the names; one name bare unless `tuples` (version 1 returned no tuple from
+    inside a loop or branch: GENERATORS)."""
+    if len(names) == 1 and not tuples:
         return names[0]
     return "(" + "".join(f"{n}, " for n in names) + ")"
-
-
-def ret_vars(prog_outs):
-    return ret(prog_outs)
 
 
 # ---------------------------------------------------------------- inputs
@@ -224,8 +227,9 @@ def make_inputs(params, seed):
 
 
 class Gen:
-    def __init__(self, src):
+    def __init__(self, src, generator=GENERATOR):
         self.src = src
+        self.flags = GENERATORS[generator]
         self.tags = set()
         self.ids = 0
 
@@ -326,8 +330,8 @@ class Gen:
                 body.insert(self.src.int(0, len(body)), self.prange_loop(small=True))
         outs = [v for v in self.vars]
         outs += [a for a in self.arrays if a in ("x", "y") and self.p(40)]
-        if self.early and not FLAGS["tuple_early_return"]:
-            outs = [self.ch(list(self.vars))]  # one value: see FLAGS
+        if self.early and not self.flags["tuple_early_return"]:
+            outs = [self.ch(list(self.vars))]  # one value: see GENERATORS
         opts = {}
         if par:
             opts["parallel"] = True
@@ -343,6 +347,7 @@ class Gen:
             outs,
             opts,
             self.tags,
+            tuples=self.flags["tuple_early_return"],
         )
 
     def make_helpers(self):
@@ -401,6 +406,8 @@ class Gen:
             return self.jump()
         if r >= 86 and self.p(30) and not self.in_prange():
             self.tags.add("early return")
+            if self.flags["tuple_early_return"]:
+                self.tags.add("early return of a tuple")
             self.early = True
             return Node(["return OUTS"], tag="return")
         return self.simple()
@@ -541,14 +548,17 @@ class Gen:
     def divisor(self, floats=False):
         """The right operand of a Python-number // % /: a value the code computes (zero for
         some inputs) or a nonzero literal. Never a literal 0 nor a variable that may still be
-        a constant when traced: see FLAGS["constant_zero_division"]."""
+        a constant when traced in version 1: see GENERATORS."""
         c = ["n", "x.shape[0]", "len(y)", str(self.ch([-3, -2, -1, 1, 2, 3, 5]))]
         c += (["m"] if "m" in self.pnames else []) + self.loops[-2:]
         if floats:
             c += ["math.inf", "0.5", "-2.0"] + (["t", "t"] if "t" in self.pnames else [])
-        if FLAGS["constant_zero_division"]:
+        if self.flags["constant_zero_division"]:
             c += ["0", "0.0" if floats else "-0"]
-        return self.ch(c)
+        d = self.ch(c)
+        if d in ("0", "0.0", "-0"):
+            self.tags.add("literal zero divisor")
+        return d
 
     def pyint_expr(self):
         """A Python int, bounded: at most one variable, never multiplied by anything growing."""
@@ -808,8 +818,8 @@ class Gen:
 # ---------------------------------------------------------------- drawing, building, checking
 
 
-def draw_program(src) -> Program:
-    return Gen(src).program()
+def draw_program(src, generator=GENERATOR) -> Program:
+    return Gen(src, generator).program()
 
 
 def draw_input_seeds(src, n):
@@ -948,6 +958,7 @@ def _with_body(prog, body, helpers=None, params=None, init=None):
         prog.tags,
         prog.ulps,
         prog.rtol,
+        prog.tuples,
     )
 
 
@@ -1045,6 +1056,7 @@ def shrink(prog: Program, seed, problem, budget=120, seconds=90):
             best.tags,
             best.ulps,
             best.rtol,
+            best.tuples,
         )
         if cand.outs and fails(cand):
             best = cand
