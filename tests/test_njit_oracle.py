@@ -52,7 +52,6 @@ def _jitmagic_njit():
 # What jitmagic.njit does not do yet, each with the reason: expected to fail, strictly (an
 # entry that starts passing fails here until it is taken off this list).
 KNOWN_GAPS = {
-    "helper_recursive": "recursion: calls are compiled inline",
     "fortran_like_and_copy": "the .flags attribute of arrays inside njit code",
 }
 

@@ -17,7 +17,7 @@ Numba program must): each compiler gets them decorated with its own njit. `prang
 runs them) and Numba's under Numba.
 
 A construct njit does not compile (lists appended to, dicts keyed by computed values, strings
-grown in loops, try, generators, recursion, ...) must raise
+grown in loops, try, generators, ...) must raise
 NjitUnsupportedError naming the construct and its line, never give a wrong result or run
 Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
 programs (`@program`: vectorize, guvectorize, explicit signatures, nogil threads, seeding)
@@ -932,7 +932,7 @@ def factorial_rec(n):
     return n * factorial_rec(n - 1)
 
 
-@example(args(10), helpers=("factorial_rec",), unsupported="recurs")
+@example(args(10), helpers=("factorial_rec",))
 def recursive_factorial(n):
     return factorial_rec(n)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import sysconfig
 
 import numpy as np
 
@@ -16,6 +17,19 @@ PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # of the user's either
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _MAX_LINES = 16  # user frames kept per equation (a deep recursion keeps its innermost ones)
+
+
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_SITE = tuple(os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("purelib", "platlib"))
+
+
+def library_file(filename) -> bool:
+    """Is filename jitmagic's, NumPy's or the standard library's (contextlib's context
+    managers around a call), never a line of the user's code?"""
+    fn = os.path.abspath(filename)
+    if fn.startswith((PKG_DIR + os.sep, _NUMPY_DIR + os.sep)):
+        return True
+    return fn.startswith(_STDLIB) and not fn.startswith(_SITE)
 
 
 def user_frame():

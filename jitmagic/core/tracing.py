@@ -284,6 +284,18 @@ def _viewed(x):
 
 
 @contextmanager
+def outside():
+    """No trace is current inside: a separate compile started while tracing (njit's recursive
+    calls compile the callee on its own) traces from an empty stack, not nested in this one."""
+    saved = _state.stack = _stack()
+    _state.stack = []
+    try:
+        yield
+    finally:
+        _state.stack = saved
+
+
+@contextmanager
 def new_trace(name: str, tracer_type=None, ref_tracer_type=None):
     """A trace of its own, nested in the current one if any. tracer_type (ref_tracer_type):
     the Tracer classes of a front end with its own semantics, for values (references);

@@ -11,12 +11,10 @@ or a value, so a new size or a new loop count never recompiles.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import inspect
 import linecache
-import os
 import re
 import sys
 import threading
@@ -29,7 +27,7 @@ import numpy as np
 
 from jitmagic.core import dtypes, pytree, shapes
 from jitmagic.core.dtypes import ShapedArray
-from jitmagic.core.frames import PKG_DIR
+from jitmagic.core.frames import PKG_DIR, library_file
 from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace, new_trace
@@ -37,7 +35,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import dicts, lists, namespace, objects, strings
+from jitmagic.imperative import dicts, lists, namespace, objects, recursion, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -45,6 +43,7 @@ from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
 from jitmagic.imperative.tracers import NjTracer, RefTracer
 from jitmagic.imperative.unused_reads import check_unused_reads
+from jitmagic.lower import calls as lower_calls
 from jitmagic.lower import dicts as lower_dicts
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.passes import bounds
@@ -380,6 +379,8 @@ class NjitVariant:
         # Python's random module is guarded by the GIL alone: code drawing from it keeps it
         self.nogil = cg.nogil and not cg.uses_py_random
         self.notes = list(cg.notes)  # e.g. a prange loop that runs serially, and why
+        self.callees = list(cg.calls_keep)  # variants its code calls (recursion): kept alive
+        self.callee_modules = [c.module for c in self.callees]  # (the code at their address)
         legacy = _legacy_rng() if self.uses_legacy_rng else None
         words = [
             id(np.ndarray),
@@ -961,6 +962,17 @@ class NjitFunction(JitFunction):
                 concrete_why = f"a size is needed as a number at {where}" if where else str(e)
                 fixed.update(_all_sizes(leaves, labels))
         guards = dict(ctx.guards)
+        if lower_calls.is_recursive(opt):
+            fixed = {}  # (traced with the sizes as the running code knows them: recursion)
+        if guards and lower_calls.is_recursive(opt):
+            raise NjitUnsupportedError(
+                f"njit cannot compile the recursive function {self.name!r} for these arguments: "
+                f"its code would be compiled for their sizes (a size-1 broadcast, a routine "
+                f"needing sizes as numbers), which its recursive calls do not keep",
+                construct="a recursive function compiled for particular argument sizes",
+                lineno=self.fun.__code__.co_firstlineno,
+                filename=self.fun.__code__.co_filename,
+            )
         fixed_dims = [
             (k, d, fixed[f"{_ident(labels[k])}_{d}"])
             for k, x in enumerate(leaves)
@@ -978,9 +990,9 @@ class NjitFunction(JitFunction):
                 f"compiled for the sizes of this call (another size compiles again): {concrete_why}"
             )
         # loop code is what njit compiles: the full pipeline from the start (O3, unrolling)
-        module, tier = pipeline.machine_code(
-            self, text, info, 2, use_disk_cache=True if self.opts.cache else None
-        )
+        # (code that calls another variant at its address is not for the disk cache)
+        disk = False if cg.calls_keep else (True if self.opts.cache else None)
+        module, tier = pipeline.machine_code(self, text, info, 2, use_disk_cache=disk)
         timings = {**timer.phases, **module.timings}
         st = self._state
         st.next_id += 1
@@ -1017,7 +1029,12 @@ class NjitFunction(JitFunction):
         sites = {}
         for _ in range(_MAX_RETRACES):
             try:
-                return self._trace_nj_once(leaves, labels, examples, tree, key_types, fixed, sites)
+                # (again when a recursive call needs its return type: imperative/recursion.py)
+                return recursion.trace(
+                    lambda root: self._trace_nj_once(
+                        leaves, labels, examples, tree, key_types, fixed, sites, root
+                    )
+                )
             except dicts.Retype:
                 continue
         raise NjitUnsupportedError(
@@ -1026,7 +1043,7 @@ class NjitFunction(JitFunction):
             construct="compiled dicts whose types do not settle",
         )
 
-    def _trace_nj_once(self, leaves, labels, examples, tree, key_types, fixed, sites):
+    def _trace_nj_once(self, leaves, labels, examples, tree, key_types, fixed, sites, root):
         conv = self._conversion()
         layouts = []
         with new_trace(self.name, tracer_type=NjTracer, ref_tracer_type=RefTracer) as t:
@@ -1040,10 +1057,12 @@ class NjitFunction(JitFunction):
                     shape = []
                     for d, n in enumerate(x.shape):
                         sym = f"{_ident(lbl)}_{d}"
-                        if fixed and sym in fixed:  # a size compiled as a number (guarded)
+                        if fixed and sym in fixed and not root.run_time_sizes:
+                            # a size compiled as a number (guarded)
                             shape.append(fixed[sym])
                             continue
-                        examples[sym] = int(n)
+                        if not root.run_time_sizes:  # (a recursive function: see recursion)
+                            examples[sym] = int(n)
                         shape.append(Dim.symbol(sym))
                     ref = RefType(tuple(shape), x.dtype, at.layout, at.readonly)
                     tr = t.new_arg(ref, lbl)
@@ -1062,7 +1081,9 @@ class NjitFunction(JitFunction):
                 tracers.append(tr)
             args, _ = pytree.unflatten(tree, tracers)
             args = lists.arguments(args, self.fun.__code__.co_varnames)
-            ops = TraceOps()
+            t.njit.recursion = root
+            root.start(self, tracers, tree, lambda f: NjitFunction(f, self.options), _flatten_bound)
+            ops = root.ops()
             fun = conv.build(ops, self._namespace(ops))
             try:
                 out = _returned(fun(*args))
@@ -1142,10 +1163,13 @@ class NjitFunction(JitFunction):
         return build_namespace(self.fun, ops, _seen)
 
     def _call_traced(self, args, kwargs):
-        """Called from another njit function being traced: inlined into its trace."""
-        ops = TraceOps()
+        """Called from another njit function being traced: inlined into its trace (a
+        recursive call: a native call, imperative/recursion.py)."""
+        if recursion.is_recursive(self.fun):
+            return recursion.call(self.fun, self, args, kwargs)
+        ops = recursion.ops()
         fun = self._conversion().build(ops, self._namespace(ops))
-        with _inlining(self.fun):
+        with recursion.inlining(self.fun):
             return fun(*args, **kwargs)
 
     # ------------------------------------------------------------ inspection
@@ -1210,7 +1234,6 @@ class _StaticFunction:
         self.fn = fn
 
     def __call__(self, *args, **kwargs):
-        from jitmagic.imperative.trace import TraceOps
 
         return _njit_view(self.fn, TraceOps(), {})(*args, **kwargs)
 
@@ -1389,7 +1412,7 @@ def _native_entry(v, qk):
         tree=shape,
         finish=finish,
         failed=failed,
-        keep=[v.module],
+        keep=[v.module, *v.callee_modules],
         guards=guards,
     )
 
@@ -1608,9 +1631,8 @@ def _located(e, fname, filename=None):
         return None
     where = None
     for fs in traceback.extract_tb(e.__traceback__):
-        path = os.path.abspath(fs.filename)
-        if not path.startswith((PKG_DIR + os.sep, os.path.dirname(np.__file__) + os.sep)):
-            where = fs  # the innermost frame of the user's code
+        if not library_file(fs.filename):
+            where = fs  # the innermost frame of the user's code (not contextlib's)
     if where is None and isinstance(e, UnexpectedTracerError) and filename:
         # escaped through the function's result: the loop or branch that made the value
         m = re.search(r"'(?:for|while|if|ifexp)@(\d+)", str(e))
@@ -1657,6 +1679,9 @@ def build_namespace(fun, ops, seen=None):
         if name not in g:
             if name in namespace.BUILTINS:
                 ns[name] = namespace.BUILTINS[name]
+            elif recursion.compiling_itself(fun, name):
+                # compiled at decoration (an explicit signature): its name is bound after
+                ns[name] = recursion.current_root().njf
             continue
         v = g[name]
         ns[name] = _njit_view(v, ops, seen)
@@ -1726,8 +1751,10 @@ def _inline(f, ops, seen):
 
     @functools.wraps(f)
     def call(*args, **kwargs):
+        if recursion.is_recursive(f):
+            return recursion.call(f, None, args, kwargs)
         fun = conv.build(ops, build_namespace(f, ops, seen))
-        with _inlining(f):
+        with recursion.inlining(f):
             return _returned(fun(*args, **kwargs))
 
     return call
@@ -1739,30 +1766,6 @@ def _returned(out):
     from jitmagic.imperative.trace import MaybeUndefined
 
     return out.value if isinstance(out, MaybeUndefined) else out
-
-
-_active = threading.local()
-
-
-@contextlib.contextmanager
-def _inlining(f):
-    """Calls are compiled inline: a function calling itself (directly or through others)
-    would inline forever; say so instead of overflowing Python's stack."""
-    stack = getattr(_active, "stack", None)
-    if stack is None:
-        stack = _active.stack = []
-    if f.__code__ in stack:
-        raise NjitUnsupportedError(
-            f"njit cannot compile the recursive call of {f.__qualname__} (File "
-            f'"{f.__code__.co_filename}", line {f.__code__.co_firstlineno}): calls are '
-            f"compiled inline, and recursion is not supported yet; write it as a loop (with an "
-            f"explicit stack array if needed)"
-        )
-    stack.append(f.__code__)
-    try:
-        yield
-    finally:
-        stack.pop()
 
 
 def _referenced_names(fun):

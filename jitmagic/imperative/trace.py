@@ -38,6 +38,17 @@ from jitmagic.imperative.tracers import (
 from jitmagic.lower import imperative as lower_nj
 
 UNDEFINED = pyops.UNDEFINED
+
+
+class _NoneType:
+    """The type of a variable holding None after a branch (a bare `return` on both sides):
+    not carried by the branch, None after it."""
+
+    def __repr__(self):
+        return "None"
+
+
+NONE = _NoneType()
 _I64 = np.dtype(np.int64)
 
 
@@ -456,7 +467,10 @@ class _Body:
     def __init__(self, fn, in_types, name, out_casts=None):
         self.undefined_out = []
         with new_trace(name) as t:
-            ins = [t.new_arg(a, None) if a is not UNDEFINED else UNDEFINED for a in in_types]
+            ins = [
+                UNDEFINED if a is UNDEFINED else None if a is NONE else t.new_arg(a, None)
+                for a in in_types
+            ]
             ins = [_wrap_ref(x, a) for x, a in zip(ins, in_types)]
             outs = fn(*ins)
             if not isinstance(outs, tuple):
@@ -464,12 +478,15 @@ class _Body:
             outs = list(outs)
             if out_casts is not None:
                 outs = [
-                    o if c is None or o is UNDEFINED else cast_to(_strip(o), c)
+                    o if c is None or c is NONE or o is UNDEFINED else cast_to(_strip(o), c)
                     for o, c in zip(outs, out_casts)
                 ]
             self.raw_outs = outs
-            self.out_types = [None if o is UNDEFINED else type_of(_strip(o), name) for o in outs]
-            real = [_strip(o) for o in outs if o is not UNDEFINED]
+            self.out_types = [
+                None if o is UNDEFINED else NONE if o is None else type_of(_strip(o), name)
+                for o in outs
+            ]
+            real = [_strip(o) for o in outs if o is not UNDEFINED and o is not None]
             self.undefined_out = [o is UNDEFINED for o in outs]
             inner = t.finish([_to_atom_input(o) for o in real])
         self.n_consts = len(inner.constvars)
@@ -741,7 +758,14 @@ class TraceOps:
                 what,
             )
             return _widen(outs, init, fixed)
-        in_types = [UNDEFINED if v is UNDEFINED else type_of(_strip(v), names) for v in init]
+        in_types = [
+            UNDEFINED
+            if v is UNDEFINED
+            else NONE
+            if _strip(v) is None
+            else type_of(_strip(v), names)
+            for v in init
+        ]
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
         n_out = len(first[0].out_types)
@@ -749,7 +773,10 @@ class TraceOps:
         for k in range(n_out):
             ta, tb = first[0].out_types[k], first[1].out_types[k]
             name = names[k] if k < len(names) else "value"
-            if ta is None and tb is None:
+            if ta is NONE or tb is NONE:
+                out_types.append(NONE)
+                undefined.append(_none_join(ta, tb, name, line, what))
+            elif ta is None and tb is None:
                 out_types.append(None)
                 undefined.append("both")
             elif ta is None or tb is None:
@@ -772,7 +799,7 @@ class TraceOps:
                 outs = list(f(*a))
                 for j, t in enumerate(out_types):
                     if outs[j] is UNDEFINED and t is not None:
-                        outs[j] = _placeholder(t)
+                        outs[j] = None if t is NONE else _placeholder(t)
                     if j in resized:
                         outs[j] = _view_as(_strip(outs[j]), t)
                 return tuple(outs)
@@ -789,10 +816,10 @@ class TraceOps:
             other = [Var(_aval_of_const(c)) for c in bodies[1 - k].consts]
             invars = (own + other) if k == 0 else (other + own)
             fns.append(fn.replace(invars=tuple(carried + invars)))
-        present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED]
+        present = [v for v, t in zip(operands, in_types) if t is not UNDEFINED and t is not NONE]
         # references whose sizes or layouts differ between the branches: the result has
         # their join (out_types), not one branch's type
-        joined = [t for t in out_types if t is not None]
+        joined = [t for t in out_types if t is not None and t is not NONE]
         kw = {}
         if any(
             isinstance(t, RefType) and not same_type(t, o.aval) for t, o in zip(joined, fns[0].outs)
@@ -802,8 +829,8 @@ class TraceOps:
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
-            if t is None:
-                result.append(UNDEFINED)
+            if t is None or t is NONE:
+                result.append(UNDEFINED if t is None else None)
                 continue
             v = next(it)
             if isinstance(t, RefType):
@@ -1172,7 +1199,8 @@ def _unchanged_refs(init, bodies, n_prefix, prefix_types, name):
         return g
 
     in_types = list(prefix_types) + [
-        UNDEFINED if v is UNDEFINED else type_of(_strip(v), name) for v in init
+        UNDEFINED if v is UNDEFINED else NONE if _strip(v) is None else type_of(_strip(v), name)
+        for v in init
     ]
     try:
         for fn in bodies:
@@ -1300,6 +1328,24 @@ def _initial(v, t):
     if v is UNDEFINED:
         return _placeholder(t)
     return cast_to(_strip(v), t)
+
+
+def _none_join(ta, tb, name, line, what):
+    """How a branch's variable that is None on one side (a bare `return`) ends: "no" (None on
+    both), "one" (None or unbound: its flag is the side); a value on the other side is
+    refused (Numba's Optional types are not njit's)."""
+    if ta is tb:
+        return "no"
+    other = tb if ta is NONE else ta
+    if other is None and name.startswith("jm_"):
+        return "one"
+    what_var = "the function returns" if name == "jm_retval" else f"variable '{name}' holds"
+    there = "nothing" if other is None else f"a value ({other})"
+    raise NjitUnsupportedError(
+        f"{what_var} None on one side of the `{what}` at line {line} and {there} on the "
+        f"other: njit has no optional values; return (or assign) one type on every path",
+        construct="None on one path and a value on another",
+    )
 
 
 def _placeholder(t):

@@ -51,7 +51,7 @@ from jitmagic.core.ir import Function, Lit, Var
 from jitmagic.core.refs import RefType
 from jitmagic.core.registry import PRIMITIVES
 from jitmagic.errors import LoweringError
-from jitmagic.lower import dicts, fusion
+from jitmagic.lower import calls, dicts, fusion
 from jitmagic.lower.codegen import (
     ENTRY,
     Buffer,
@@ -261,6 +261,8 @@ class NjitCodegen(Codegen):
         self.deferred_tests = {}  # bool var -> its short-circuit nj_cond, see lower_cond
         self.alloc_depth = {}  # ("alloc", id) -> the number of scopes open where it was made
         self.pending_checks = []  # (i1 failed, site, values) of checks not branched on yet
+        self.calls_keep = []  # variants this one calls (lower/calls.py): kept alive with it
+        self.call_fixups = []  # its own calls' results, read once its returns are lowered
         self.alias_scopes = False  # tag memory accesses with their arrays' scopes (see above)
         self._scoped = []  # (load or store, root) to tag
 
@@ -269,9 +271,20 @@ class NjitCodegen(Codegen):
         fn = self.fn
         ins = fn.constvars + fn.invars
         argtys = [PTR if k == "array" else (I64 if k == "i64" else F64) for k in self.kinds]
-        func = ir.Function(self.module, ir.FunctionType(I32, argtys + [PTR, PTR, PTR]), ENTRY)
-        self.func = func
-        self.results, self.ctx, self.errinfo = func.args[len(argtys) :]
+        # a function that calls itself: its code is BODY (taking a stack floor), called by
+        # the entry and by itself (lower/calls.py)
+        recursive = calls.is_recursive(fn)
+        tail = [PTR, PTR, PTR] + ([I64] if recursive else [])
+        name = calls.BODY if recursive else ENTRY
+        func = ir.Function(self.module, ir.FunctionType(I32, argtys + tail), name)
+        if recursive:
+            func.linkage = "internal"
+            # (no alias facts: their entry test returns before anything ran, which a recursive
+            # call, deep inside a run, cannot; views of one array are passed down often)
+            self.alias_scopes = False
+        self.func = self.body_func = func
+        self.results, self.ctx, self.errinfo = func.args[len(argtys) : len(argtys) + 3]
+        self.stack_floor = func.args[-1] if recursive else None
         entry = func.append_basic_block("entry")
         self.fail_bb = func.append_basic_block("not_contiguous")
         self.oom_bb = func.append_basic_block("out_of_memory")
@@ -282,8 +295,11 @@ class NjitCodegen(Codegen):
         runstats.declare(self.module)
         interrupt.declare(self.module)
         self.abort_target = func.append_basic_block("interrupted")
-        interrupt.clear(self)
-        timing = runstats.emit_start(self)
+        if recursive:
+            calls.start_body(self)
+        else:
+            interrupt.clear(self)
+            timing = runstats.emit_start(self)
         n_const = len(fn.constvars)
         self._load_symbols(ins, func.args)
         for i, (v, kind, arg) in enumerate(zip(ins, self.kinds, func.args)):
@@ -300,7 +316,8 @@ class NjitCodegen(Codegen):
         self.emit_region(fn)
         self._emit_results(fn)
         self._close_scope()
-        runstats.emit_stop(self, timing)
+        if not recursive:
+            runstats.emit_stop(self, timing)
         self.b.ret(ir.Constant(I32, 0))
         self.b.position_at_end(self.fail_bb)
         self.b.ret(ir.Constant(I32, 1))
@@ -315,6 +332,8 @@ class NjitCodegen(Codegen):
             for slot in self.obj_slots:
                 self._decref(self.b.load(slot, typ=PTR))
             self.b.ret(ir.Constant(I32, rc))
+        if recursive:
+            calls.emit_entry(self, argtys)
         if self.fastmath:
             _apply_fastmath(self.module, self.fastmath)
         self._close_overlap_test()
@@ -452,7 +471,7 @@ class NjitCodegen(Codegen):
 
     def _close_scope(self):
         for p in self.scopes.pop():
-            if isinstance(p, (_RefSlots, dicts.Table)):
+            if hasattr(p, "release"):  # (a carry's memory, a table, a call's array)
                 p.release(self)
             else:
                 self.release(p)
@@ -640,6 +659,14 @@ class NjitCodegen(Codegen):
                 self._result(slot, self.buffers[a].hand_over(self))
                 handed.append(self.buffers[a].slot)
                 slot += 1
+            elif (
+                isinstance(aval, RefType)
+                and not self._known_memory(self.buffers[a])
+                and self.stack_floor is not None
+            ):
+                # a recursive function: its recursive calls see an argument's memory as such
+                self.out_layout.append(("ref", aval.ndim, aval.dtype))
+                slot = calls.hand_picked(self, self.buffers[a], slot)
             elif isinstance(aval, RefType) and not self._known_memory(self.buffers[a]):
                 # an array a loop or branch picked among several (one made in each iteration):
                 # the caller gets a new array holding its elements
@@ -1175,6 +1202,8 @@ class _RefSlots:
             return "ptr"
         if root[0] == "alloc":
             return "ptr" if cg.alloc_depth.get(root, 0) <= self.depth else "copy"
+        if root[0] == "call":  # an array a native call returned (lower/calls.py)
+            return root[1].mode_for(self.depth)
         other = root[1]
         if other is self or (other.group is not self.group and other.depth <= self.depth):
             return "ptr"

@@ -13,6 +13,7 @@ from jitmagic.ops import (  # noqa: F401  (registration)
     indexing,
     libm,
     linalg,
+    njit_calls,
     ordering,
     random,
     reductions,
