@@ -205,12 +205,14 @@ def _run():
                     )
 
 
-def settle():
+def settle(timeout=None):
     """Forget the variants waiting to get hot or to be checked after their tier-up, and wait
     for a tier-up in progress to finish: afterwards no tier-up or tier-down event of the
     functions seen so far arrives (the test suite calls it
-    between tests, whose records must not receive another test's tier-ups)."""
-    global _generation
+    between tests, whose records must not receive another test's tier-ups). With a timeout:
+    False when the tier-up in progress did not finish in time (it is then not waited for
+    again while it runs)."""
+    global _generation, _stuck
     with _lock:
         _pending.clear()
         for _, v in _checking:  # the new code stays
@@ -218,8 +220,21 @@ def settle():
                 (v().tier_up_info or {}).pop("previous", None)
         _checking.clear()
         _generation += 1
-    with _busy:
-        pass
+    if _stuck is not None and _stuck is _busy_owner():
+        return False
+    if not _busy.acquire(timeout=-1 if timeout is None else timeout):
+        _stuck = _busy_owner()
+        return False
+    _busy.release()
+    _stuck = None
+    return True
+
+
+_stuck = None  # the tier-up thread a timed-out settle() gave up on
+
+
+def _busy_owner():
+    return _thread
 
 
 def tier_up(jf, variant):
