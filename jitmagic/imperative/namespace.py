@@ -28,6 +28,7 @@ from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
+from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import callbacks
 
 _I64 = np.dtype(np.int64)
@@ -1891,7 +1892,7 @@ def _print_callback(full, *values):
     items = [
         text
         if kind == "lit"
-        else strings.format_values(text, values)
+        else lower_nj.format_values(text, values)
         if kind == "fmt"
         else values[text]
         for kind, text in parts

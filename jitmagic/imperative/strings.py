@@ -88,22 +88,6 @@ def split(text, first=0):
     return "".join(out), values
 
 
-def format_values(template, values):
-    """A template of `split` filled with the values themselves (print's callback gets them
-    as Python numbers: ints for int64 fields, floats for float64 ones)."""
-    kw = {}
-    for k, v in enumerate(values):
-        kw[f"i{k}"] = kw[f"u{k}"] = kw[f"b{k}"] = kw[f"f{k}"] = v
-        if isinstance(v, int):
-            kw[f"u{k}"] = int(np.int64(v).view(np.uint64))
-            kw[f"b{k}"] = bool(v)
-        else:
-            kw[f"s{k}"] = np.float32(v)
-        if k + 1 < len(values):
-            kw[f"c{k}"] = complex(v, values[k + 1])
-    return template.format(*values, **kw)
-
-
 def field(x, k):
     """(template field, values) for a traced scalar passed as an exception's argument."""
     template, values = split(placeholder(x), k)

@@ -92,6 +92,16 @@ def format_message(template, values):
     return string.Formatter().vformat(template, ints, _Slots(ints))
 
 
+def format_values(template, values):
+    """format_message of the values themselves (Python ints and floats: the reference
+    interpreter's raise, print's callback), each as the int64 slot the code would store."""
+    bits = [
+        int(np.float64(v).view(np.int64)) if isinstance(v, float | np.floating) else int(v)
+        for v in values
+    ]
+    return format_message(template, bits)
+
+
 class _Slots(dict):
     """format_message's typed fields, each read from its slot when the template names it."""
 

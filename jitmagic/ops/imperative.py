@@ -231,10 +231,7 @@ register(
 
 
 def _raise_impl(*values, exc, message):
-    bits = [
-        np.float64(v).view(np.int64) if isinstance(v, float | np.floating) else v for v in values
-    ]
-    raise _exception(exc)(nj.format_message(message, [int(b) for b in bits]))
+    raise _exception(exc)(nj.format_values(message, values))
 
 
 register(
