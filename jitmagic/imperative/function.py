@@ -41,7 +41,7 @@ from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
 from jitmagic.imperative.convert import convert
 from jitmagic.imperative.trace import NjitState, TraceOps, truthy
-from jitmagic.imperative.tracers import NjTracer, RefTracer
+from jitmagic.imperative.tracers import NJIT_CODE_MODULES, NjTracer, RefTracer
 from jitmagic.imperative.unused_reads import check_unused_reads
 from jitmagic.lower import calls as lower_calls
 from jitmagic.lower import dicts as lower_dicts
@@ -1733,11 +1733,7 @@ def _njit_view(v, ops, seen):
 
 def _is_user_function(f):
     mod = getattr(f, "__module__", "") or ""
-    if mod in (
-        "jitmagic.imperative.library",
-        "jitmagic.imperative.listlib",
-        "jitmagic.imperative.pyrandom_lib",
-    ):
+    if mod in NJIT_CODE_MODULES:
         return True  # njit's own helpers written as njit code
     top = mod.split(".")[0]
     if top in ("numpy", "jitmagic", "math", "builtins", "scipy", "numba"):

@@ -41,11 +41,20 @@ def _user_caller(depth=2):
     return not name.startswith("jitmagic.") or name == "jitmagic.imperative.pyrandom_lib"
 
 
+# njit's own helpers written as njit code: converted and inlined as the user's functions are
+# (function._is_user_function), and formatting run-time values into messages as they do
+NJIT_CODE_MODULES = (
+    "jitmagic.imperative.library",
+    "jitmagic.imperative.listlib",
+    "jitmagic.imperative.pyrandom_lib",
+)
+
+
 def _njit_code_caller(depth=2):
     """Is the frame `depth` up njit code: the user's, or njit's helpers written as njit code
-    (imperative/library.py), whose messages format values as the user's do?"""
+    (NJIT_CODE_MODULES), whose messages format values as the user's do?"""
     f = sys._getframe(depth)
-    return _user_caller(depth + 1) or f.f_globals.get("__name__") == "jitmagic.imperative.library"
+    return _user_caller(depth + 1) or f.f_globals.get("__name__") in NJIT_CODE_MODULES
 
 
 def state():
