@@ -1,3 +1,4 @@
+import sys
 import warnings
 
 import pytest
@@ -58,6 +59,13 @@ def _no_tier_up_across_tests():
     yield
     from jitmagic.dispatch import tiering
 
+    ffi = sys.modules.get("llvmlite.binding.ffi")
+    held = getattr(getattr(getattr(ffi, "lib", None), "_lock", None), "_lock", None)
+    if held is not None and held._is_owned():
+        # a test that leaves LLVM's lock held would hang a later background compile
+        while held._is_owned():
+            held.release()
+        pytest.fail("the test left llvmlite's lock held by the main thread")
     if not tiering.settle(timeout=120):
         # (a hung tier-up must not hang the suite: it is reported, and the next tests go on)
         warnings.warn(

@@ -38,7 +38,47 @@ def _hold_llvmlite_lock(llvm):
     # LOCK. jitmagic makes no llvmlite object before this runs.
     lock = getattr(getattr(llvm.ffi, "lib", None), "_lock", None)
     if lock is not None and hasattr(lock, "__enter__"):
+        _release_on_error(lock)
         forksafe.hold_across_fork(lock, lock.__enter__, lambda: lock.__exit__(None, None, None))
+
+
+def _release_on_error(lock):
+    """Make llvmlite's lock let go when its callbacks raise.
+
+    llvmlite's lock calls registered callbacks after taking its RLock and before releasing it,
+    without try/finally; Numba registers two (timing events). A RecursionError in such a
+    callback (any LLVM call made near Python's recursion limit, as a test of unbounded
+    recursion does) left the RLock held by a thread that goes on as if it were free, and the
+    next LLVM call of another thread (a background tier-up) waited for ever. The lock object
+    is shared by every llvmlite function wrapper, so its class is swapped for one whose
+    __enter__/__exit__ release on the way out of an error."""
+    base = type(lock)
+    if getattr(base, "_jitmagic_safe", False) or not hasattr(lock, "_lock"):
+        return
+    if not hasattr(lock, "_cblist"):
+        return  # another llvmlite layout: left as it is
+
+    class _ReleasingLLVMLock(base):
+        _jitmagic_safe = True
+
+        def __enter__(self):
+            self._lock.acquire()
+            try:
+                for acq_fn, _ in self._cblist:
+                    acq_fn()
+            except BaseException:
+                self._lock.release()
+                raise
+
+        def __exit__(self, *exc_details):
+            try:
+                for _, rel_fn in self._cblist:
+                    rel_fn()
+            finally:
+                self._lock.release()
+
+    _ReleasingLLVMLock.__name__ = base.__name__
+    lock.__class__ = _ReleasingLLVMLock
 
 
 def add_symbol(name: str, address: int):
