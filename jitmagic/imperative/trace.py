@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from jitmagic.core import dtypes
+from jitmagic.core import dtypes, pytree
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Function, Var
 from jitmagic.core.refs import RefType
@@ -171,8 +171,6 @@ def _flat_tuples(call, fns, init, names, line):
 
 
 def _flat_tuples_once(call, fns, init, names, line, found):
-    from jitmagic.core import pytree
-
     flat_init, flat_names, layout = [], [], []
     retired = []
     for k, (v, n) in enumerate(zip(init, names)):
@@ -628,6 +626,33 @@ class TraceOps:
             return _tuple_at(obj, index)
         return obj[index]
 
+    def unpack(self, value, n, line):
+        """`a, b = x` of an array: its rows, after the running code checked there are n
+        (Python's ValueError otherwise, as NumPy's iteration gives it)."""
+        if not isinstance(value, Tracer) or not value.ndim:
+            return value
+        size = value.shape[0]
+        rows = []
+        if not isinstance(size, Dim):
+            if size == n:
+                for k in range(n):  # (indexed here, in a frame njit's indexing reads as user code)
+                    rows.append(value[k])
+                return tuple(rows)
+            # (raised when the statement runs: a branch the running code never takes may hold
+            # it; the values after it are never used)
+            few = f"not enough values to unpack (expected {n}, got {size})"
+            many = f"too many values to unpack (expected {n})"
+            bind("nj_raise", exc="ValueError", message=few if size < n else many)
+            return tuple(np.zeros(value.shape[1:], value.dtype) for _ in range(n))
+        got = bind("dim_value", dim=size)
+        few = f"not enough values to unpack (expected {n}, got {{0}})"
+        bind("nj_require", bind("ge", got, np.int64(n)), got, exc="ValueError", message=few)
+        many = f"too many values to unpack (expected {n})"
+        bind("nj_require", bind("le", got, np.int64(n)), exc="ValueError", message=many)
+        for k in range(n):
+            rows.append(value[k])
+        return tuple(rows)
+
     def arith(self, op, a, b, line):
         if type(a) in _PY_NUMBERS and type(b) in _PY_NUMBERS:
             return _python_numbers(op)
@@ -661,8 +686,31 @@ class TraceOps:
     def ifexp(self, pred, then, orelse, line):
         if _concrete_bool(pred):
             return then() if pred else orelse()
-        (out,) = self._cond(pred, lambda: (then(),), lambda: (orelse(),), (), (), line, "ifexp")
-        return out
+        # a tuple on either side (`(a, b) if a <= b else (b, a)`) is given back element by
+        # element, as the branches of an if statement carry tuples
+        trees = {}
+
+        def side(fn, key):
+            def run():
+                v = fn()
+                if not isinstance(v, tuple):
+                    trees[key] = None
+                    return (v,)
+                leaves, trees[key], _ = pytree.flatten(v)
+                return tuple(leaves)
+
+            return run
+
+        out = self._cond(pred, side(then, 1), side(orelse, 0), (), (), line, "ifexp")
+        if trees.get(1) is None and trees.get(0) is None:
+            return out[0]
+        if trees.get(1) != trees.get(0):
+            raise NjitUnsupportedError(
+                f"ifexp@{line}: the two sides of a conditional expression are tuples of "
+                "different structures (or a tuple and a value): njit gives a value one type",
+                construct="a conditional expression of different tuples",
+            )
+        return pytree.unflatten(trees[1], list(out))
 
     def and_(self, a, b, line):
         if _concrete_bool(a):
@@ -1454,3 +1502,4 @@ __all__ = ["TraceOps", "NjitState", "MaybeUndefined", "NjTracer", "is_traced", "
 from jitmagic.imperative.tracers import TRANSPARENT as _TRANSPARENT  # noqa: E402
 
 _TRANSPARENT.add(TraceOps.getitem.__code__)
+_TRANSPARENT.add(TraceOps.unpack.__code__)
