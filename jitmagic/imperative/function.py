@@ -166,11 +166,14 @@ class NjitContext(shapes.GenericContext):
         self.stretched = {}  # (a, b) -> the size their broadcast last gave (stretch)
         self.mismatched = set()  # (a, b) that cannot broadcast: raised where the code runs
         self.writing_into = None  # the shape an in-place operation (x *= z) writes into
+        self.alike_slices = {}  # (a, b) -> whether like slices of arguments' axes (below)
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
         if syms <= set(self.examples):
             return super().guard(diff, op)
+        if op == "==" and self._alike_slices(diff):
+            return True
         if op == "==":
             # two sizes compared (a difference of them): alike; a size and a number, or a sum
             # of sizes and 0 (is it empty?): not
@@ -221,7 +224,34 @@ class NjitContext(shapes.GenericContext):
         syms = set(shapes.symbols_of(a)) | set(shapes.symbols_of(b))
         if syms <= set(self.examples) or current_trace() is None:
             return (a, b) in self.stretched
+        if isinstance(a, Dim) and isinstance(b, Dim) and self._alike_slices(a - b):
+            return False
         return not (self.one_by_example(a) or self.one_by_example(b))
+
+    def _alike_slices(self, diff):
+        """Is diff the difference of two like constant slices (x[1:-1] and y[2:]: lengths that
+        agree for every axis size) of arguments' axes that are equal in this call? They are
+        then the same size in every call the variant serves, which is guarded on the two
+        axes' sizes being equal (checked at the call, as `x + y` is): a stencil's operands
+        from different arrays meet with no check and no broadcast where the code runs."""
+        key = diff.terms
+        if key in self.alike_slices:
+            return self.alike_slices[key]
+        t = current_trace()
+        st = getattr(getattr(t, "root", None), "njit", None) if t is not None else None
+        answer = False
+        terms = dict(diff.terms)
+        if st is not None and sorted(terms.values()) == [-1, 1] and all(len(m) == 1 for m in terms):
+            (pa,), (pb,) = sorted(terms, key=terms.get)
+            forms, axes = st.slice_forms, st.static_slices
+            if pa in forms and forms.get(pb) == forms[pa]:
+                na, nb = axes[pa], axes[pb]
+                ok = all(set(shapes.symbols_of(x)) <= set(self.examples) for x in (na, nb))
+                d = na - nb
+                if ok and shapes.evaluate(d, self.examples) == 0:
+                    answer = not shapes.is_symbolic(d) or super().guard(d, "==")
+        self.alike_slices[key] = answer
+        return answer
 
     def stretch(self, a, b):
         """The size NumPy's broadcast of a and b gives (the other when one is 1; else they

@@ -1,0 +1,123 @@
+"""njit: NumPy-style slice statements (`u[1:-1, 1:-1] = u[1:-1, 2:] - v[:-2, 1:-1] * k`).
+
+A statement reading several shifted slices is one loop nest with no temporary: the checks
+between its reads (broadcasting, sizes) write nothing, so the reads are computed where the
+statement stores (lower/imperative.plan); x[1:-1], x[2:] and x[:-2] have one size symbol
+(their lengths agree for every size: trace._length_form); like slices of two arguments whose
+axes are equal in the call are the same size, guarded on those axes (a call where they differ
+compiles another variant, where NumPy's broadcasting or its error happens). Oracle: the
+undecorated function (tests/oracle.py), at sizes around the slices' edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+
+
+def agree(f, fn, *args):
+    problems = compare_outcomes(run_on_copies(fn, args), run_on_copies(f, args))
+    assert not problems, problems
+
+
+def stencil_step(u, v, p, k):
+    """Two updates from shifted slices of three arrays, then boundaries set by slices."""
+    uo = u.copy()
+    u[1:-1, 1:-1] = (
+        uo[1:-1, 1:-1]
+        - k * uo[1:-1, 1:-1] * (uo[1:-1, 1:-1] - uo[1:-1, :-2])
+        - k * v[1:-1, 1:-1] * (uo[1:-1, 1:-1] - uo[:-2, 1:-1])
+        - 0.5 * k * (p[1:-1, 2:] - p[1:-1, :-2])
+    )
+    p[1:-1, 1:-1] = 0.25 * (p[1:-1, 2:] + p[1:-1, :-2] + p[2:, 1:-1] + p[:-2, 1:-1]) - u[1:-1, 1:-1]
+    p[:, -1] = p[:, -2]
+    u[-1, :] = 1.0
+    return float(u.sum() + p.sum())
+
+
+def shifted_sum(a, b):
+    return a[1:-1] + b[2:] - a[:-2] * b[:-2]
+
+
+def read_then_write(a, b):
+    t = a[1:] + b[:-1]  # read before the writes below: NumPy's values of a and b then
+    a[0] = 5.0
+    b[1:] = a[:-1]
+    out = np.empty_like(t)
+    out[:] = t
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 9])
+def test_stencil_statements_match_python(n):
+    rng = np.random.default_rng(n)
+    f = jm.njit(stencil_step)
+    for shape in ((n, n), (n, n + 3), (n + 2, n)):
+        u, v, p = (rng.random(shape) for _ in range(3))
+        agree(f, stencil_step, u, v, p, 0.1)
+
+
+def test_arrays_of_other_sizes_broadcast_or_raise_as_numpy():
+    """One function called with arguments whose like slices differ: lengths 3 and 1
+    broadcast, 3 and 2 raise NumPy's ValueError (before anything is written)."""
+    f = jm.njit(shifted_sum)
+    rng = np.random.default_rng(0)
+    for na, nb in ((5, 5), (5, 3), (3, 5), (5, 4), (6, 6), (2, 2), (2, 3), (0, 2)):
+        agree(f, shifted_sum, rng.random(na), rng.random(nb))
+    g = jm.njit(stencil_step)
+    for su, sv, sp in (
+        ((6, 6), (6, 6), (6, 6)),
+        ((6, 6), (3, 6), (6, 6)),
+        ((6, 6), (5, 6), (6, 6)),
+    ):
+        agree(g, stencil_step, rng.random(su), rng.random(sv), rng.random(sp), 0.2)
+
+
+def test_reads_before_writes_see_the_old_values():
+    f = jm.njit(read_then_write)
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 7):
+        agree(f, read_then_write, rng.random(n), rng.random(n))
+
+
+def test_a_stencil_statement_is_one_loop_nest_without_checks():
+    def jacobi(a, b):
+        b[1:-1, 1:-1] = 0.2 * (
+            a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1]
+        )
+
+    f = jm.njit(jacobi)
+    a, b = np.random.default_rng(2).random((2, 12, 10))
+    agree(f, jacobi, a, b)
+    text = f.variants[0].module.llvm_ir
+    assert "jm_tmp_alloc" not in text  # no temporary per slice or per operation
+    assert "could not be broadcast" not in text  # no broadcasting check where it runs
+
+
+def copy_shifted(dst, src):
+    dst[1:-1, 1:-1] = 0.5 * (src[1:-1, 2:] + src[:-2, 1:-1])
+
+
+def test_arguments_sharing_memory_compute_the_value_first():
+    """The statement reads one argument and stores into another without a temporary only
+    while they are distinct (the entry's test); views of one array get NumPy's results."""
+    f = jm.njit(copy_shifted)
+    rng = np.random.default_rng(3)
+    a = rng.random((8, 9))
+    agree(f, copy_shifted, a.copy(), rng.random((8, 9)))  # distinct: compiled first
+    for dst, src in ((a, a), (a[1:], a[:-1]), (a[:, 1:], a[:, :-1]), (a[::-1], a), (a.T, a.T)):
+        # the same views of two copies of a: Python's run and njit's see the same aliasing
+        want, got = a.copy(), a.copy()
+        copy_shifted(_same_view(want, a, dst), _same_view(want, a, src))
+        f(_same_view(got, a, dst), _same_view(got, a, src))
+        np.testing.assert_array_equal(got, want)
+
+
+def _same_view(base, a, view):
+    """The view of `base` that `view` is of `a` (same offset, shape and strides)."""
+    off = view.__array_interface__["data"][0] - a.__array_interface__["data"][0]
+    return np.lib.stride_tricks.as_strided(
+        base.reshape(-1)[off // a.itemsize :], view.shape, view.strides
+    )
