@@ -121,3 +121,18 @@ def _same_view(base, a, view):
     return np.lib.stride_tricks.as_strided(
         base.reshape(-1)[off // a.itemsize :], view.shape, view.strides
     )
+
+
+def rec_blend(a, b, k):
+    if k == 0:
+        return a[1:-1] + b[2:]
+    return rec_blend(a, b, k - 1) * 0.5
+
+
+def test_recursive_code_broadcasts_where_it_runs():
+    """Recursion keeps no size guards: like slices of two arguments meet as before (a check
+    and NumPy's broadcast where the code runs)."""
+    f = jm.njit(rec_blend)
+    rng = np.random.default_rng(4)
+    for na, nb in ((6, 6), (6, 3), (5, 7)):
+        agree(f, rec_blend, rng.random(na), rng.random(nb), 2)
