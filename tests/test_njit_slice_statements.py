@@ -136,3 +136,28 @@ def test_recursive_code_broadcasts_where_it_runs():
     rng = np.random.default_rng(4)
     for na, nb in ((6, 6), (6, 3), (5, 7)):
         agree(f, rec_blend, rng.random(na), rng.random(nb), 2)
+
+
+def constant_slices(x):
+    parts = (
+        x[1:-1],
+        x[2:],
+        x[:-2],
+        x[-3:2],
+        x[5:],
+        x[:5],
+        x[-5:],
+        x[:-7],
+        x[3:3],
+        x[-1:1],
+        x[0:],
+        x[:0],
+        x[-9:9],
+        x[4:-4],
+    )
+    return [(p.shape[0], p.sum()) for p in parts]
+
+
+@pytest.mark.parametrize("n", range(10))
+def test_constant_slices_have_pythons_bounds(n):
+    agree(jm.njit(constant_slices), constant_slices, np.arange(1.0, n + 1.0))

@@ -1005,6 +1005,8 @@ def _slice(cg, spec, scalars, n):
             return default
         return ir.Constant(I64, s[1]) if s[0] == "c" else _operand_i64(cg, scalars[s[1]])
 
+    if spec[2] in (None, ("c", 1)) and all(x is None or x[0] == "c" for x in spec[:2]):
+        return _unit_slice(b, spec, n)
     step = val(spec[2], one)
     if spec[2] is not None and spec[2][0] == "d":
         cg.raise_if(b.icmp_signed("==", step, zero), "ValueError", "slice step cannot be zero")
@@ -1027,6 +1029,26 @@ def _slice(cg, spec, scalars, n):
     q = b.sdiv(b.add(diff, b.select(neg, b.add(step, one), b.sub(step, one))), step)
     length = b.select(b.icmp_signed("<", q, zero), zero, q)
     return start, length, step
+
+
+def _unit_slice(b, spec, n):
+    """_slice of x[a:b] with constant (or no) bounds and step 1: each bound is min(c, n) or
+    max(n + c, 0), the length max(stop - start, 0) (a quarter of the general code, which a
+    stencil statement of ten slices repeats twenty times)."""
+    zero = ir.Constant(I64, 0)
+
+    def bound(c, default):
+        if c is None:
+            return default
+        k = ir.Constant(I64, c[1])
+        if c[1] >= 0:
+            return b.select(b.icmp_signed(">", k, n), n, k) if c[1] else zero
+        x = b.add(n, k)
+        return b.select(b.icmp_signed("<", x, zero), zero, x)
+
+    start, stop = bound(spec[0], zero), bound(spec[1], n)
+    diff = b.sub(stop, start)
+    return start, b.select(b.icmp_signed("<", diff, zero), zero, diff), ir.Constant(I64, 1)
 
 
 def lower_transpose(cg, e, outs):
