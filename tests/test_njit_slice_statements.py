@@ -10,6 +10,9 @@ undecorated function (tests/oracle.py), at sizes around the slices' edges."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from oracle import compare_outcomes, run_on_copies
@@ -161,3 +164,27 @@ def constant_slices(x):
 @pytest.mark.parametrize("n", range(10))
 def test_constant_slices_have_pythons_bounds(n):
     agree(jm.njit(constant_slices), constant_slices, np.arange(1.0, n + 1.0))
+
+
+CTRL_C = """
+import os, signal, subprocess, numpy as np, jitmagic as jm
+signal.signal(signal.SIGINT, signal.default_int_handler)
+def fill(x, v):
+    x[:, 1:] = x[:, :-1] + v       # rows of no element: only the outer loop polls
+f = jm.njit(fill)
+f(np.zeros((3, 0)), 1.0)
+# (njit code holds the GIL: another process sends the signal, not a Python thread)
+subprocess.Popen(["sh", "-c", f"sleep 1; kill -INT {os.getpid()}"])
+try:
+    f(np.zeros((2**55, 0)), 1.0)
+    print("finished?!")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_stops_a_statement_over_many_empty_rows(tmp_path):
+    script = tmp_path / "ctrl_c.py"  # (njit reads its functions' source from a file)
+    script.write_text(CTRL_C)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["interrupted"], p.stdout + p.stderr
