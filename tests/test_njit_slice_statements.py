@@ -188,3 +188,32 @@ def test_ctrl_c_stops_a_statement_over_many_empty_rows(tmp_path):
     script.write_text(CTRL_C)
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert p.stdout.split() == ["interrupted"], p.stdout + p.stderr
+
+
+def length_read_then_other_slice(x):
+    n = x[1:-1].shape[0]  # the view itself is dead: its size symbol is x[2:]'s too
+    return x[2:] * n
+
+
+def slices_in_branches(x, k):
+    if k > 0:
+        a = x[1:-1] + 1.0
+    else:
+        a = x[2:] * 2.0
+    return a + x[:-2]
+
+
+def slice_length_of_another_argument(x, y):
+    m = y[1:-1].shape[0]
+    return x[2:] * m + y[:-2]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_shared_size_symbols_where_views_are_dead_or_in_branches(n):
+    rng = np.random.default_rng(n)
+    x, y = rng.random(n), rng.random(n)
+    agree(jm.njit(length_read_then_other_slice), length_read_then_other_slice, x)
+    f = jm.njit(slices_in_branches)
+    for k in (1, 0):
+        agree(f, slices_in_branches, x, k)
+    agree(jm.njit(slice_length_of_another_argument), slice_length_of_another_argument, x, y)
