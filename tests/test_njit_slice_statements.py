@@ -217,3 +217,19 @@ def test_shared_size_symbols_where_views_are_dead_or_in_branches(n):
     for k in (1, 0):
         agree(f, slices_in_branches, x, k)
     agree(jm.njit(slice_length_of_another_argument), slice_length_of_another_argument, x, y)
+
+
+def slices_across_scopes(x, y, n):
+    a = x[1:-1] * 2.0  # a size symbol of the function's scope
+    out = np.zeros_like(a)
+    for t in range(n):
+        out[:] = y[2:] + a - x[:-2]  # like slices of the loop body's scope meet it
+        if t % 2 == 0:
+            x[1:-1] = out[:] * 0.5 + y[:-2]
+    return out
+
+
+@pytest.mark.parametrize("nx, ny", [(6, 6), (6, 3), (2, 2), (3, 3)])
+def test_like_slices_across_scopes(nx, ny):
+    rng = np.random.default_rng(nx * 10 + ny)
+    agree(jm.njit(slices_across_scopes), slices_across_scopes, rng.random(nx), rng.random(ny), 3)
