@@ -61,6 +61,8 @@ class NjitState:
         # symbol -> the axis size it is a constant slice of (x[:, :1]): its value follows from
         # that size, so a decision on it can be made by compiling for the arguments' sizes
         self.static_slices = {}
+        # symbol -> its length's form (_length_form) when it is a constant step-1 slice
+        self.slice_forms = {}
 
     def fresh(self, prefix="s"):
         return f"{prefix}{next(self._ids)}"
@@ -73,11 +75,13 @@ class NjitState:
             return len(range(*slice(start, stop, step).indices(n)))
         if spec[0] is None and spec[1] is None and spec[2] in (None, ("c", 1)):
             return n
+        form = _length_form(spec)
         key = (
             id(current_trace()),
             "slice",
             n,
-            tuple(
+            form
+            or tuple(
                 s if s is None or s[0] == "c" else ("d", id(_var_of(scalars[s[1]]))) for s in spec
             ),
         )
@@ -86,6 +90,8 @@ class NjitState:
             d = self.memo[key] = Dim.symbol(self.fresh())
             if all(s is None or s[0] == "c" for s in spec):
                 self.static_slices[d.symbols[0]] = n
+            if form is not None:
+                self.slice_forms[d.symbols[0]] = form
         return d
 
     def size_symbol(self, x):
@@ -104,6 +110,27 @@ class NjitState:
                 name = self.memo[key] = self.fresh()
             return name
         return int(x)
+
+
+def _length_form(spec):
+    """The length of a constant step-1 slice as a function of the axis size n, in a form two
+    slices share exactly when their lengths are equal for every n; None for other slices.
+    x[1:-1], x[2:] and x[:-2] all have max(n - 2, 0) elements: one size symbol for the three
+    makes a stencil's operands the same shape, so their broadcast needs no check where the
+    code runs and the statement is one loop nest. For n at least the constants' largest
+    magnitude m, start and stop are n + c or c, so the length is max(0, a + b n) with b in
+    {-1, 0, 1}: linear with slope 0 or 1 from 2m + 1 on. The form is the slope and the values
+    up to where that line starts."""
+    if spec[2] not in (None, ("c", 1)) or any(s is not None and s[0] != "c" for s in spec[:2]):
+        return None
+    start, stop = (None if s is None else s[1] for s in spec[:2])
+    m = max(abs(start or 0), abs(stop or 0))
+    vals = [len(range(*slice(start, stop).indices(n))) for n in range(2 * m + 3)]
+    slope = vals[-1] - vals[-2]
+    k = len(vals) - 1
+    while k > 0 and vals[k - 1] == vals[k] - slope:
+        k -= 1
+    return ("length", slope, tuple(vals[: k + 1]))
 
 
 def _var_of(x):
