@@ -1297,9 +1297,8 @@ _NUMPY_OVERRIDES = {
     "delete": delete,
     "fill_diagonal": fill_diagonal,
     "roots": nj_linalg.roots,
-    # np.linalg as njit code sees it: eig and eigvals with Numba's types (its other
-    # functions reach jnp.linalg through NumPy's dispatch on tracers)
-    "linalg": _Module(np.linalg, {"eig": nj_linalg.eig, "eigvals": nj_linalg.eigvals}),
+    # np.linalg as njit code sees it: NumPy's semantics, eig and eigvals with Numba's types
+    "linalg": _Module(np.linalg, nj_linalg.OVERRIDES),
     **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
@@ -2150,7 +2149,7 @@ BY_IDENTITY = {
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
 BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
-BY_IDENTITY.update({np.linalg.eig: nj_linalg.eig, np.linalg.eigvals: nj_linalg.eigvals})
+BY_IDENTITY.update({getattr(np.linalg, k): v for k, v in nj_linalg.OVERRIDES.items()})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )

@@ -1,0 +1,337 @@
+"""njit: np.linalg on matrices whose sizes only the running code knows (issue #24/#25: npbench's
+contour_integral builds np.zeros((n, n)) for an argument n, fills it in loops, then solves and
+inverts it). NumPy's results, dtypes and errors (LinAlgError for a singular or non-square
+matrix, a matrix that is not positive definite, an SVD that does not converge), for float32,
+float64, complex64 and complex128, sizes from arguments, computed in the function, and 0.
+Oracle: the undecorated function (tests/oracle.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import compare_outcomes, run_on_copies
+
+import jitmagic as jm
+import jitmagic.numba as numba
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _tol(dt):
+    single = np.dtype(dt) in (np.float32, np.complex64)
+    return dict(rtol=2e-4, atol=2e-5) if single else dict(rtol=1e-10, atol=1e-12)
+
+
+def agree(fn, *args, dt=np.float64):
+    problems = compare_outcomes(
+        run_on_copies(fn, args), run_on_copies(jm.njit(fn), args), **_tol(dt)
+    )
+    assert not problems, problems
+
+
+# ---------------------------------------------------------------- kernels (sizes from n)
+
+
+def _matrix(n, dt):
+    """A well-conditioned n x n matrix filled in loops (complex parts when dt is complex)."""
+    a = np.zeros((n, n), dtype=dt)
+    for i in range(n):
+        for j in range(n):
+            a[i, j] = 1.0 / (i + 2 * j + 1.0) + np.sin(i * 0.7 + j * 1.3)
+        a[i, i] += n + 1.0
+    if a.dtype.kind == "c":
+        for i in range(n):
+            for j in range(n):
+                a[i, j] += 0.5j * np.cos(i - 2.0 * j)
+    return a
+
+
+def _spd(n, dt):
+    """A Hermitian positive definite matrix: B B^H plus n on the diagonal."""
+    b = _matrix(n, dt)
+    return b @ np.conj(b.T) + n * np.eye(n, dtype=dt)
+
+
+def k_solve_inv(n, b):
+    a = _matrix(n, b.dtype)
+    return np.linalg.solve(a, b), np.linalg.inv(a)
+
+
+def k_solve_vector(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    b = np.zeros(n, dtype=dt_like.dtype)
+    for i in range(n):
+        b[i] = i - 1.5
+    return np.linalg.solve(a, b)
+
+
+def k_det(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    sign, logdet = np.linalg.slogdet(a)
+    return np.linalg.det(a), sign, logdet
+
+
+def k_cholesky(n, dt_like):
+    a = _spd(n, dt_like.dtype)
+    return np.linalg.cholesky(a), np.linalg.cholesky(a, upper=True)
+
+
+def k_eigh(n, dt_like):
+    a = _spd(n, dt_like.dtype)
+    w, v = np.linalg.eigh(a)
+    wu, vu = np.linalg.eigh(a, UPLO="U")
+    # vectors up to a phase: A v = w v, and |v| per column
+    return w, np.abs(v), wu, np.abs(vu), np.linalg.eigvalsh(a), (a @ v) - v * w
+
+
+def k_svd(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    u, s, vh = np.linalg.svd(a)
+    u2, s2, vh2 = np.linalg.svd(a, full_matrices=False)
+    return s, (u * s) @ vh, s2, np.abs(u2), np.linalg.svd(a, compute_uv=False)
+
+
+def k_qr(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    q, r = np.linalg.qr(a)
+    qc, rc = np.linalg.qr(a, mode="complete")
+    return q, r, qc, rc, np.linalg.qr(a, mode="r")
+
+
+def k_built_on(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    return (
+        np.linalg.pinv(a),
+        np.linalg.matrix_power(a, 3),
+        np.linalg.matrix_power(a, 0),
+        np.linalg.matrix_power(a, -2),
+        np.linalg.matrix_rank(a),
+        np.linalg.norm(a),
+        np.linalg.norm(a, 1),
+        np.linalg.norm(a, np.inf),
+        np.linalg.norm(a, 2),
+        np.linalg.norm(a, "nuc"),
+        np.linalg.norm(a, keepdims=True),
+        np.linalg.norm(np.sum(a, axis=0)),
+    )
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize(
+    "kernel", [k_solve_vector, k_det, k_cholesky, k_eigh, k_svd, k_qr, k_built_on]
+)
+def test_sizes_from_an_argument(kernel, n, dt):
+    agree(kernel, n, np.zeros(1, dt), dt=dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n,k", [(0, 2), (1, 1), (4, 3), (6, 0)])
+def test_solve_inv_run_time_matrix_argument_rhs(n, k, dt):
+    b = (np.arange(n * k).reshape(n, k) % 5 - 2.0).astype(dt)
+    agree(k_solve_inv, n, b, dt=dt)
+
+
+def k_computed_size(n):
+    m = 2 * n - 1  # a size the function computes
+    a = np.zeros((m, m))
+    for i in range(m):
+        a[i, i] = i + 2.0
+        if i > 0:
+            a[i, i - 1] = 0.5
+    x = np.linalg.solve(a, np.ones(m))
+    return x, np.linalg.inv(a) @ np.ones(m), np.linalg.det(a)
+
+
+def k_stack(k, n):
+    a = np.zeros((k, n, n))
+    b = np.zeros((k, n, 2))
+    for t in range(k):
+        for i in range(n):
+            a[t, i, i] = t + i + 2.0
+            b[t, i, 0] = i
+            b[t, i, 1] = t
+        if n > 1:
+            a[t, 0, n - 1] = 1.0
+    return np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.det(a), np.linalg.eigvalsh(a)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_size_computed_in_the_function(n):
+    agree(k_computed_size, n)
+
+
+@pytest.mark.parametrize("k,n", [(3, 4), (2, 1), (0, 3), (2, 0)])
+def test_stacks_of_run_time_sizes(k, n):
+    agree(k_stack, k, n)
+
+
+def k_sizes_change_in_a_loop(nmax):
+    total = 0.0
+    for n in range(1, nmax):
+        a = _matrix(n, np.float64)
+        total += np.linalg.det(a) + np.sum(np.linalg.solve(a, np.ones(n)))
+    return total
+
+
+def test_sizes_change_per_iteration():
+    agree(k_sizes_change_in_a_loop, 6)
+
+
+# ---------------------------------------------------------------- NumPy's errors
+
+
+def k_singular_solve(n):
+    a = np.ones((n, n))
+    return np.linalg.solve(a, np.ones(n))
+
+
+def k_singular_inv(n, dt_like):
+    a = np.zeros((n, n), dt_like.dtype)
+    for i in range(n - 1):
+        a[i, i] = 1.0
+    return np.linalg.inv(a)
+
+
+def k_not_square(n):
+    return np.linalg.inv(np.ones((n, n + 1)))
+
+
+def k_not_square_det(n, m):
+    return np.linalg.det(np.ones((n, m)))
+
+
+def k_not_positive_definite(n):
+    a = np.eye(n)
+    a[n - 1, n - 1] = -1.0
+    a[0, n - 1] = 5.0  # (the upper triangle: not read)
+    return np.linalg.cholesky(a)
+
+
+def k_solve_mismatch(n):
+    return np.linalg.solve(np.eye(n), np.ones(n + 1))
+
+
+def k_negative_power_singular(n):
+    return np.linalg.matrix_power(np.zeros((n, n)), -1)
+
+
+def k_svd_nan(n):
+    a = np.eye(n)
+    a[0, 0] = np.nan
+    return np.linalg.svd(a)
+
+
+def k_one_d(n):
+    return np.linalg.inv(np.ones(n))
+
+
+def k_error_after_a_write(n, out):
+    out[0] = 1.0  # written before the raise: the argument is left as Python leaves it
+    return np.linalg.inv(np.ones((n, n)))
+
+
+@pytest.mark.parametrize(
+    "kernel,args",
+    [
+        (k_singular_solve, (3,)),
+        (k_singular_inv, (4, np.zeros(1))),
+        (k_singular_inv, (4, np.zeros(1, np.complex64))),
+        (k_singular_inv, (1, np.zeros(1, np.float32))),
+        (k_not_square, (3,)),
+        (k_not_square_det, (2, 3)),
+        (k_not_positive_definite, (3,)),
+        (k_solve_mismatch, (3,)),
+        (k_negative_power_singular, (2,)),
+        (k_svd_nan, (3,)),
+        (k_one_d, (3,)),
+        (k_error_after_a_write, (3, np.zeros(2))),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_numpy_errors(kernel, args):
+    py = run_on_copies(kernel, args)
+    assert py.raised  # (the kernel raises in NumPy)
+    agree(kernel, *args)
+
+
+def test_singular_raises_only_when_singular():
+    """The same compiled code: a regular matrix solves, a singular one raises LinAlgError."""
+    f = jm.njit(k_singular_inv)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        f(3, np.zeros(1))
+    g = jm.njit(k_solve_inv)
+    x, ai = g(3, np.ones((3, 1)))
+    assert np.allclose(_matrix(3, np.float64) @ x, 1.0)
+
+
+# ---------------------------------------------------------------- contour_integral's pattern
+
+
+def contour_kernel(NR, NM, slabs, ham, points, y):
+    """npbench's contour_integral pattern, our own kernel: complex matrices of run-time
+    sizes built in loops, solved and inverted per integration point."""
+    p0 = np.zeros((NR, NM), dtype=np.complex128)
+    p1 = np.zeros((NR, NM), dtype=np.complex128)
+    for z in points:
+        tz = np.zeros((NR, NR), dtype=np.complex128)
+        for n in range(slabs + 1):
+            zz = np.power(z, slabs // 2 - n)
+            tz += zz * ham[n]
+        if NR == NM:
+            x = np.linalg.inv(tz)
+        else:
+            x = np.linalg.solve(tz, y)
+        if abs(z) < 1.0:
+            x = -x
+        p0 += x
+        p1 += z * x
+    return p0, p1
+
+
+def _contour_args(NR, NM, slabs=2, npts=4):
+    rng = np.random.default_rng(7)
+    ham = rng.standard_normal((slabs + 1, NR, NR)) + 1j * rng.standard_normal((slabs + 1, NR, NR))
+    for n in range(slabs + 1):
+        ham[n] += (n + 2) * NR * np.eye(NR)
+    pts = np.exp(2j * np.pi * np.arange(npts) / npts) * np.array([0.5, 1.5, 0.8, 1.2])[:npts]
+    y = rng.standard_normal((NR, NM)) + 1j * rng.standard_normal((NR, NM))
+    return NR, NM, slabs, ham, pts, y
+
+
+@pytest.mark.parametrize("NR,NM", [(6, 6), (6, 3), (1, 1)])
+def test_contour_integral_pattern(NR, NM):
+    agree(contour_kernel, *_contour_args(NR, NM))
+
+
+def test_contour_integral_pattern_through_jitmagic_numba():
+    """The decorator spelling of npbench's Numba versions (nopython, fastmath), with
+    `import jitmagic.numba as numba` in place of `import numba`."""
+    args = _contour_args(5, 2)
+    f = numba.jit(nopython=True, parallel=False, fastmath=True)(contour_kernel)
+    want = contour_kernel(*args)
+    got = f(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+@numba.njit
+def _nb_solve(n, b):
+    a = np.zeros((n, n), dtype=np.complex128)
+    for i in range(n):
+        for j in range(n):
+            a[i, j] = 1.0 / (1.0 + i + j) + (n if i == j else 0.0) + 1j * (i - j)
+    return np.linalg.solve(a, b), np.linalg.inv(a)
+
+
+def test_numba_njit_run_time_sizes_and_errors():
+    b = np.ones((4, 2), np.complex128)
+    x, ai = _nb_solve(4, b)
+    a = np.zeros((4, 4), np.complex128)
+    for i in range(4):
+        for j in range(4):
+            a[i, j] = 1.0 / (1.0 + i + j) + (4 if i == j else 0.0) + 1j * (i - j)
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(ai, np.linalg.inv(a), rtol=1e-12)
+    with pytest.raises(ValueError):
+        _nb_solve(3, b)  # b has 4 rows
