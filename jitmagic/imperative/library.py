@@ -29,6 +29,30 @@ def take_rows(x, idx):
     return out
 
 
+def repeat_middle(x, reps, scalar):
+    """np.repeat along the middle axis of a 3-d x, reps a 1-d int64 array of x.shape[1]
+    counts or one count (scalar: given as a number, NumPy's message for a negative one)."""
+    n, m = x.shape[1], reps.shape[0]
+    if m != n and m != 1:
+        raise ValueError(f"operands could not be broadcast together with shape ({n},) ({m},)")
+    for k in range(m if n else 0):  # (counts broadcast to no element are not checked)
+        if reps[k] < 0:
+            if scalar:
+                raise ValueError("negative dimensions are not allowed")
+            raise ValueError("repeats may not contain negative values.")
+    total = n * reps[0] if m == 1 else 0
+    if m != 1:
+        for k in range(m):
+            total += reps[k]
+    out = np.empty((x.shape[0], total, x.shape[2]), x.dtype)
+    j = 0
+    for k in range(n):
+        for _ in range(reps[0] if m == 1 else reps[k]):
+            out[:, j, :] = x[:, k, :]
+            j += 1
+    return out
+
+
 def take_points(x, i, j):
     """x[i, j] for two 1-d integer arrays of one length (a 2-d x)."""
     out = np.empty(i.shape[0], x.dtype)
