@@ -132,6 +132,70 @@ def test_solve_inv_run_time_matrix_argument_rhs(n, k, dt):
     agree(k_solve_inv, n, b, dt=dt)
 
 
+def _rect(n, m, dt):
+    a = np.zeros((n, m), dtype=dt)
+    for i in range(n):
+        for j in range(m):
+            a[i, j] = np.cos(1.3 * i + 0.7 * j) + (1.5 if i == j else 0.0)
+    return a
+
+
+def k_rectangular(n, m, dt_like):
+    """Two sizes only the running code knows, either larger: min(n, m) is a size it computes."""
+    a = _rect(n, m, dt_like.dtype)
+    q, r = np.linalg.qr(a)
+    qc, rc = np.linalg.qr(a, mode="complete")
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return (
+        np.abs(q),
+        np.abs(r),
+        np.abs(qc),
+        np.abs(rc),
+        s,
+        (u * s) @ vh,
+        np.linalg.svd(a, compute_uv=False),
+        np.linalg.svd(a)[0].shape,
+        np.linalg.pinv(a),
+        np.linalg.matrix_rank(a),
+        np.linalg.norm(a, 2),
+    )
+
+
+def k_lstsq(n, m, k, dt_like):
+    a = _rect(n, m, dt_like.dtype)
+    b = np.zeros((n, k), dtype=dt_like.dtype)
+    for i in range(n):
+        for j in range(k):
+            b[i, j] = i - j * 0.5
+    x, resid, rank, s = np.linalg.lstsq(a, b)
+    b1 = b[:, 0] if k else np.zeros(n, dtype=dt_like.dtype)
+    x1, resid1, rank1, s1 = np.linalg.lstsq(a, b1, rcond=1e-3)
+    return x, resid, rank, s, x1, resid1, rank1
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n,m", [(5, 3), (3, 5), (4, 4), (0, 3), (3, 0), (1, 1)])
+def test_rectangular_run_time_sizes(n, m, dt):
+    agree(k_rectangular, n, m, np.zeros(1, dt), dt=dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n,m,k", [(6, 3, 2), (3, 3, 1), (2, 4, 2), (4, 4, 0), (5, 0, 2)])
+def test_lstsq_run_time_sizes(n, m, k, dt):
+    """NumPy's residuals, sized by the values (none unless the rank is m and n > m), and its
+    int32 rank."""
+    agree(k_lstsq, n, m, k, np.zeros(1, dt), dt=dt)
+
+
+def k_rank_deficient_lstsq(n):
+    a = np.ones((n, 2))
+    return np.linalg.lstsq(a, np.arange(n * 1.0))
+
+
+def test_lstsq_rank_deficient_has_no_residuals():
+    agree(k_rank_deficient_lstsq, 4)
+
+
 def k_computed_size(n):
     m = 2 * n - 1  # a size the function computes
     a = np.zeros((m, m))
@@ -222,6 +286,14 @@ def k_svd_nan(n):
     return np.linalg.svd(a)
 
 
+def k_lstsq_mismatch(n):
+    return np.linalg.lstsq(np.ones((n, 2)), np.ones(n + 1))
+
+
+def k_lstsq_3d(n):
+    return np.linalg.lstsq(np.ones((2, n, 2)), np.ones(n))
+
+
 def k_one_d(n):
     return np.linalg.inv(np.ones(n))
 
@@ -244,6 +316,8 @@ def k_error_after_a_write(n, out):
         (k_solve_mismatch, (3,)),
         (k_negative_power_singular, (2,)),
         (k_svd_nan, (3,)),
+        (k_lstsq_mismatch, (3,)),
+        (k_lstsq_3d, (3,)),
         (k_one_d, (3,)),
         (k_error_after_a_write, (3, np.zeros(2))),
     ],
@@ -268,48 +342,49 @@ def test_singular_raises_only_when_singular():
 # ---------------------------------------------------------------- contour_integral's pattern
 
 
-def contour_kernel(NR, NM, slabs, ham, points, y):
-    """npbench's contour_integral pattern, our own kernel: complex matrices of run-time
-    sizes built in loops, solved and inverted per integration point."""
-    p0 = np.zeros((NR, NM), dtype=np.complex128)
-    p1 = np.zeros((NR, NM), dtype=np.complex128)
-    for z in points:
-        tz = np.zeros((NR, NR), dtype=np.complex128)
-        for n in range(slabs + 1):
-            zz = np.power(z, slabs // 2 - n)
-            tz += zz * ham[n]
-        if NR == NM:
-            x = np.linalg.inv(tz)
+def resolvent_moments(n, k, order, coeffs, nodes, rhs):
+    """contour_integral's pattern in our own kernel: per quadrature node w, a complex matrix of
+    run-time size built from a matrix polynomial in w, then inverted (n == k) or solved
+    against rhs, its zeroth and first moments summed with a sign per half plane."""
+    m0 = np.zeros((n, k), dtype=np.complex128)
+    m1 = np.zeros((n, k), dtype=np.complex128)
+    for w in nodes:
+        t = np.zeros((n, n), dtype=np.complex128)
+        for p in range(order + 1):
+            t += coeffs[p] * w ** (p - order // 2)
+        for i in range(n):
+            t[i, i] -= w
+        if n == k:
+            r = np.linalg.inv(t)
         else:
-            x = np.linalg.solve(tz, y)
-        if abs(z) < 1.0:
-            x = -x
-        p0 += x
-        p1 += z * x
-    return p0, p1
+            r = np.linalg.solve(t, rhs)
+        sign = 1.0 if w.real > 0 else -1.0
+        m0 += sign * r
+        m1 += (sign * w) * r
+    return m0, m1
 
 
-def _contour_args(NR, NM, slabs=2, npts=4):
+def _moment_args(n, k, order=2, npts=4):
     rng = np.random.default_rng(7)
-    ham = rng.standard_normal((slabs + 1, NR, NR)) + 1j * rng.standard_normal((slabs + 1, NR, NR))
-    for n in range(slabs + 1):
-        ham[n] += (n + 2) * NR * np.eye(NR)
-    pts = np.exp(2j * np.pi * np.arange(npts) / npts) * np.array([0.5, 1.5, 0.8, 1.2])[:npts]
-    y = rng.standard_normal((NR, NM)) + 1j * rng.standard_normal((NR, NM))
-    return NR, NM, slabs, ham, pts, y
+    coeffs = rng.standard_normal((order + 1, n, n)) + 1j * rng.standard_normal((order + 1, n, n))
+    for p in range(order + 1):
+        coeffs[p] += (p + 2) * n * np.eye(n)
+    nodes = np.exp(2j * np.pi * (np.arange(npts) + 0.25) / npts) * 0.7
+    rhs = rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k))
+    return n, k, order, coeffs, nodes, rhs
 
 
-@pytest.mark.parametrize("NR,NM", [(6, 6), (6, 3), (1, 1)])
-def test_contour_integral_pattern(NR, NM):
-    agree(contour_kernel, *_contour_args(NR, NM))
+@pytest.mark.parametrize("n,k", [(6, 6), (6, 3), (1, 1), (0, 0)])
+def test_contour_integral_pattern(n, k):
+    agree(resolvent_moments, *_moment_args(n, k))
 
 
 def test_contour_integral_pattern_through_jitmagic_numba():
     """The decorator spelling of npbench's Numba versions (nopython, fastmath), with
     `import jitmagic.numba as numba` in place of `import numba`."""
-    args = _contour_args(5, 2)
-    f = numba.jit(nopython=True, parallel=False, fastmath=True)(contour_kernel)
-    want = contour_kernel(*args)
+    args = _moment_args(5, 2)
+    f = numba.jit(nopython=True, parallel=False, fastmath=True)(resolvent_moments)
+    want = resolvent_moments(*args)
     got = f(*args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)

@@ -53,6 +53,14 @@ def repeat_middle(x, reps, scalar):
     return out
 
 
+def head(x, count):
+    """x[:count] of a 1-d x as a new array (count known only when the code runs)."""
+    out = np.empty(count, x.dtype)
+    for i in range(count):
+        out[i] = x[i]
+    return out
+
+
 def take_points(x, i, j):
     """x[i, j] for two 1-d integer arrays of one length (a 2-d x)."""
     out = np.empty(i.shape[0], x.dtype)

@@ -296,7 +296,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = _as(a, _work_dtype(a))
     if _static_empty(*a.shape):  # (LAPACK is not called: jnp.linalg builds the factors)
         return jlinalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
-    outs = bind("svd", a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = bind(
+        "svd",
+        a,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        **jlinalg.min_size(*a.shape[-2:]),
+    )
     # a NaN singular value: gesdd did not converge or rejected a NaN (NumPy raises for both)
     _require(np.logical_not(np.any(np.isnan(outs[0]))), _LinAlgError, "SVD did not converge")
     if not compute_uv:
@@ -354,6 +360,60 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     else:
         tol = jnp.expand_dims(jnp.asarray(tol), -1)
     return np.sum(np.greater(s, tol).astype(np.int64), axis=-1)
+
+
+def lstsq(a, b, rcond=None):
+    """NumPy's least squares: the minimum-norm solution through the SVD, singular values at
+    most rcond times the largest treated as zero (gelsd's rule; rcond None: eps * max(m, n),
+    negative: eps). The residuals' size depends on the values (the squared norms only when the
+    rank is n and m > n, else none), so they are sized when the code runs; the rank is an
+    int32, as NumPy's."""
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    a, b = _value(a), _value(b)
+    for x in (a, b):
+        if x.ndim != 2 and not (x is b and x.ndim == 1):
+            raise _LinAlgError(f"{x.ndim}-dimensional array given. Array must be two-dimensional")
+    dt = _work_dtype(a, b)
+    a, b = _as(a, dt), _as(b, dt)
+    vector = b.ndim == 1
+    if vector:
+        b = bind("broadcast_in_dim", b, shape=(b.shape[0], 1), broadcast_dimensions=(0,))
+    m, n = a.shape
+    k = b.shape[1]
+    _sizes_equal(m, b.shape[0], _LinAlgError, "Incompatible dimensions")
+    rdt = np.zeros((), dt).real.dtype
+    eps = np.finfo(rdt).eps
+    if rcond is None:
+        rcond = np.multiply(np.maximum(_dim_value(m), _dim_value(n)), eps)
+    elif isinstance(rcond, Tracer):
+        rcond = np.where(np.less(rcond, 0), eps, rcond)
+    elif rcond < 0:
+        rcond = eps
+    rcond = _as(jnp.asarray(rcond), rdt)
+    if _static_empty(m, n):
+        s = np.zeros((0,), rdt)
+        rank = np.int32(0)
+        x = np.zeros((n, k), dt)
+    else:
+        s, u, vh = bind("svd", a, full_matrices=False, compute_uv=True, **jlinalg.min_size(m, n))
+        _require(
+            np.logical_not(np.any(np.isnan(s))),
+            _LinAlgError,
+            "SVD did not converge in Linear Least Squares",
+        )
+        keep = np.greater(s, np.multiply(rcond, _largest(s)))
+        rank = np.sum(keep.astype(np.int32)).astype(np.int32)
+        s_inv = np.where(keep, np.divide(1, np.where(keep, s, 1)), 0).astype(rdt)
+        x = np.matmul(_transpose(vh), np.multiply(s_inv[:, None], np.matmul(_transpose(u), b)))
+        x = _as(x, dt)
+    r = np.subtract(b, np.matmul(a, x))
+    resid = _as(np.sum(np.real(np.multiply(np.conj(r), r)), axis=0), rdt)
+    full = np.logical_and(np.equal(rank, _dim_value(n)), np.greater(_dim_value(m), _dim_value(n)))
+    count = np.where(full, _dim_value(k), np.int64(0))
+    resid = library.call(library.head, _tracer(resid), count)
+    return (x[:, 0] if vector else x), resid, rank, s
 
 
 # ---------------------------------------------------------------- built on the others
@@ -427,6 +487,7 @@ OVERRIDES = {
     "slogdet": slogdet,
     "qr": qr,
     "norm": norm,
+    "lstsq": lstsq,
 }
 
 __all__ = ["roots", "OVERRIDES", *OVERRIDES]

@@ -124,6 +124,13 @@ def _empty(*sizes):
     return any(not shapes.is_symbolic(d) and d == 0 for d in sizes)
 
 
+def min_size(m, n):
+    """The primitives' `k` parameter for a matrix of m x n: {} when min(m, n) is decided here,
+    else {"k": the size the running code computes} (njit's sizes only it knows)."""
+    k = shapes.minimum(m, n)
+    return {} if k is None or k is m or k is n or not shapes.is_symbolic(k) else {"k": k}
+
+
 def _arange(n, dt):
     return bind("iota", shape=(n,), dimension=0, dtype=np.dtype(dt))
 
@@ -305,7 +312,7 @@ def qr(a, mode="reduced"):
         q = _eye(m, batch, dt) if full and 0 not in batch else _zeros(batch + (m, qc), dt)
         r = _zeros(batch + (rr, n), dt)
     else:
-        q, r = bind("qr", a, full_matrices=full)
+        q, r = bind("qr", a, full_matrices=full, **min_size(m, n))
         q, r = _out(q, dt), _out(r, dt)
     return r if mode == "r" else QRResult(q, r)
 
@@ -330,7 +337,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
             return SVDResult(_eye(m, batch, dt), s, _eye(n, batch, dt))
         uc, vr = (m, n) if full_matrices else (k, k)
         return SVDResult(_zeros(batch + (m, uc), dt), s, _zeros(batch + (vr, n), dt))
-    outs = bind("svd", a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = bind(
+        "svd",
+        a,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        **min_size(m, n),
+    )
     if not compute_uv:
         return _out(outs[0], rdt)
     s, u, vh = outs

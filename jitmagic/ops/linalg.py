@@ -210,12 +210,18 @@ def _cholesky_ref(a):
         return (np.tril(_nan(a)),)
 
 
-def _lu_abstract(a):
+def _smaller(m, n, k):
+    """min(m, n), or k when the caller gives it: the size the running code computes (njit's
+    shapes.minimum of two sizes only it knows)."""
+    return min(m, n) if k is None else k
+
+
+def _lu_abstract(a, k=None):
     batch, m, n = _matrix("lu", a)
-    return shaped(a.shape, a.dtype), shaped(batch + (min(m, n),), np.int32)
+    return shaped(a.shape, a.dtype), shaped(batch + (_smaller(m, n, k),), np.int32)
 
 
-def _lu_ref(a):
+def _lu_ref(a, k=None):
     """Partial pivoting, the largest |a| (first on a tie) as LAPACK's getrf."""
     lu = a.astype(a.dtype, copy=True)
     m, n = lu.shape
@@ -374,25 +380,25 @@ def _no_empty(prim, m, n):
         )
 
 
-def _qr_abstract(a, *, full_matrices):
+def _qr_abstract(a, *, full_matrices, k=None):
     batch, m, n = _matrix("qr", a)
     _no_empty("qr", m, n)
-    k = min(m, n)
+    k = _smaller(m, n, k)
     qc, rr = (m, m) if full_matrices else (k, k)
     return shaped(batch + (m, qc), a.dtype), shaped(batch + (rr, n), a.dtype)
 
 
-def _qr_ref(a, *, full_matrices):
+def _qr_ref(a, *, full_matrices, k=None):
     if _has_nan(a):
         q, r = _qr_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices)
         return _nan(np.zeros(q.shape, a.dtype)), _nan(np.zeros(r.shape, a.dtype))
     return np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
 
 
-def _svd_abstract(a, *, full_matrices, compute_uv):
+def _svd_abstract(a, *, full_matrices, compute_uv, k=None):
     batch, m, n = _matrix("svd", a)
     _no_empty("svd", m, n)
-    k = min(m, n)
+    k = _smaller(m, n, k)
     s = shaped(batch + (k,), _real(a.dtype))
     if not compute_uv:
         return (s,)
@@ -400,7 +406,7 @@ def _svd_abstract(a, *, full_matrices, compute_uv):
     return s, shaped(batch + (m, uc), a.dtype), shaped(batch + (vr, n), a.dtype)
 
 
-def _svd_ref(a, *, full_matrices, compute_uv):
+def _svd_ref(a, *, full_matrices, compute_uv, k=None):
     try:
         if _has_nan(a):
             raise np.linalg.LinAlgError("NaN operand")
