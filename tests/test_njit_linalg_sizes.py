@@ -196,6 +196,44 @@ def test_lstsq_rank_deficient_has_no_residuals():
     agree(k_rank_deficient_lstsq, 4)
 
 
+def k_cond(n, dt_like):
+    a = _matrix(n, dt_like.dtype)
+    s = np.ones((n, n), dt_like.dtype)  # singular: inf (or 0 for p=-2), no error
+    return (
+        np.linalg.cond(a),
+        np.linalg.cond(a, 2),
+        np.linalg.cond(a, -2),
+        np.linalg.cond(a, 1),
+        np.linalg.cond(a, -1),
+        np.linalg.cond(a, np.inf),
+        np.linalg.cond(a, "fro"),
+        np.linalg.cond(s, 1),
+        np.linalg.cond(s, np.inf),
+        np.linalg.cond(s, "fro"),
+    )
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [2, 5])
+def test_cond_run_time_sizes(n, dt):
+    agree(k_cond, n, np.zeros(1, dt), dt=dt)
+
+
+def k_cond_empty(n):
+    return np.linalg.cond(np.zeros((n, n)))
+
+
+def k_cond_nan(n):
+    a = np.eye(n)
+    a[0, 0] = np.nan
+    return np.linalg.cond(a, 1)
+
+
+def test_cond_errors_and_nan():
+    agree(k_cond_empty, 0)  # LinAlgError, as NumPy
+    agree(k_cond_nan, 3)  # NaN stays NaN
+
+
 def k_computed_size(n):
     m = 2 * n - 1  # a size the function computes
     a = np.zeros((m, m))

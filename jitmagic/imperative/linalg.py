@@ -469,6 +469,33 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return jlinalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
+def cond(x, p=None):
+    """NumPy's condition number: through the singular values (p None, 2, -2), else the norms
+    of x and of its inverse computed without the singularity check (a singular matrix: inf,
+    as NumPy's NaN results become unless x holds a NaN)."""
+    x = _matrices(x, square=p not in (None, 2, -2))
+    x = _as(x, _work_dtype(x))
+    m, n = x.shape[-2:]
+    if _static_empty(m, n):
+        raise _LinAlgError("cond is not defined on empty arrays")
+    if shapes.is_symbolic(m) or shapes.is_symbolic(n):
+        nonempty = np.logical_and(np.greater(_dim_value(m), 0), np.greater(_dim_value(n), 0))
+        _require(nonempty, _LinAlgError, "cond is not defined on empty arrays")
+    if p in (None, 2, -2):
+        s = svd(x, compute_uv=False)
+        big, small = jnp.max(s, axis=-1), jnp.min(s, axis=-1)
+        r = np.divide(small, big) if p == -2 else np.divide(big, small)
+    else:
+        lu, piv = bind("lu", x)
+        rows, cols = _eye_mask(x)
+        inv_x = bind("lu_solve", lu, piv, _as(np.equal(rows, cols), x.dtype))
+        r = np.multiply(norm(x, p, axis=(-2, -1)), norm(inv_x, p, axis=(-2, -1))).astype(
+            np.zeros((), x.dtype).real.dtype
+        )
+    has_nan = np.any(np.isnan(x), axis=(-2, -1))
+    return np.where(np.logical_and(np.isnan(r), np.logical_not(has_nan)), np.inf, r)
+
+
 # np.linalg as njit code sees it (imperative/namespace.py): its other functions reach
 # jnp.linalg through NumPy's dispatch on tracers
 OVERRIDES = {
@@ -488,6 +515,7 @@ OVERRIDES = {
     "qr": qr,
     "norm": norm,
     "lstsq": lstsq,
+    "cond": cond,
 }
 
 __all__ = ["roots", "OVERRIDES", *OVERRIDES]
