@@ -234,6 +234,29 @@ def test_cond_errors_and_nan():
     agree(k_cond_nan, 3)  # NaN stays NaN
 
 
+def k_power_run_time(n, p, dt_like):
+    a = _matrix(n, dt_like.dtype) / (n + 2.0)
+    return np.linalg.matrix_power(a, p)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("p", [0, 1, 5, -3])
+def test_matrix_power_run_time_exponent(p, dt):
+    agree(k_power_run_time, 3, p, np.zeros(1, dt), dt=dt)
+
+
+def k_power_int(a, p):
+    return np.linalg.matrix_power(a, p)
+
+
+def test_matrix_power_integer_matrix():
+    a = np.array([[1, 2], [3, 4]])
+    agree(k_power_int, a, 3)  # integers stay integers, as NumPy's
+    agree(k_power_int, a, 0)
+    with pytest.raises(TypeError, match="negative exponent of an integer matrix"):
+        jm.njit(k_power_int)(a, -1)  # NumPy's float64 result: a type the value decides
+
+
 def k_computed_size(n):
     m = 2 * n - 1  # a size the function computes
     a = np.zeros((m, m))

@@ -61,6 +61,38 @@ def head(x, count):
     return out
 
 
+def matrix_power_of(a, n):
+    """np.linalg.matrix_power of a square 2-d float or complex a for an exponent the running
+    code knows: a negative n inverts first (np.linalg.inv as njit defines it)."""
+    base = a.copy()
+    if n < 0:
+        base = np.linalg.inv(a)
+    return power_by_squaring(base, abs(n))
+
+
+def matrix_power_int(a, n):
+    """The same for an integer matrix, whose negative power NumPy gives as float64: a type
+    the exponent's value decides, refused when the code runs."""
+    if n < 0:
+        raise TypeError(
+            "matrix_power: a negative exponent of an integer matrix gives float64 in NumPy, a "
+            "type the exponent's value decides; convert the matrix to float first"
+        )
+    return power_by_squaring(a, n)
+
+
+def power_by_squaring(base, n):
+    """base ** n (n >= 0) by binary exponentiation."""
+    result = np.eye(base.shape[0], dtype=base.dtype)
+    while n > 0:
+        if n & 1:
+            result = result @ base
+        n >>= 1
+        if n > 0:
+            base = base @ base
+    return result
+
+
 def take_points(x, i, j):
     """x[i, j] for two 1-d integer arrays of one length (a 2-d x)."""
     out = np.empty(i.shape[0], x.dtype)

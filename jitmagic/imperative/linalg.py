@@ -135,12 +135,10 @@ def _sizes_equal(a, b, exc, message):
     bind("nj_require", bind("eq", va, vb), va, vb, exc=exc, message=message)
 
 
-def _matrices(a, square=True, two_d=False):
-    """a as an array of at least (exactly, two_d) two dimensions, square when asked, with
-    NumPy's LinAlgErrors."""
+def _matrices(a, square=True):
+    """a as an array of at least two dimensions, square when asked, with NumPy's
+    LinAlgErrors."""
     a = _value(a)
-    if two_d and a.ndim != 2:
-        raise _LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
     if a.ndim < 2:
         raise _LinAlgError(
             f"{a.ndim}-dimensional array given. Array must be at least two-dimensional"
@@ -155,8 +153,7 @@ def _matrices(a, square=True, two_d=False):
 def _work_dtype(*arrays):
     """NumPy's linalg dtype: complex if one is, single precision (float32, complex64) only if
     all are, integers and booleans as float64."""
-    complex_ = single = False
-    single = True
+    complex_, single = False, True
     for x in arrays:
         dt = x.dtype
         if dt == np.float16:
@@ -179,8 +176,9 @@ def _square_matrices(a):
     return _as(a, _work_dtype(a))
 
 
-def _eye_mask(x):
-    """A boolean (..., n, n) that holds on each matrix's diagonal (sizes may be symbolic)."""
+def _rows_cols(x):
+    """Each element's row and column index, shaped as x (sizes may be symbolic): masks of
+    the diagonal and the triangles are made from them."""
     shape = tuple(x.shape)
     nd = len(shape)
     rows = bind("iota", shape=shape, dimension=nd - 2, dtype=np.dtype(np.int64))
@@ -191,7 +189,7 @@ def _eye_mask(x):
 def _triangle_has_nan(a, lower):
     """Does a matrix's lower (upper) triangle, the part LAPACK reads, hold a NaN? One bool
     per matrix."""
-    rows, cols = _eye_mask(a)
+    rows, cols = _rows_cols(a)
     part = np.greater_equal(rows, cols) if lower else np.less_equal(rows, cols)
     return np.any(np.logical_and(np.isnan(a), part), axis=(-2, -1))
 
@@ -213,7 +211,7 @@ def _lu_checked(a):
     """getrf's factors, raising NumPy's LinAlgError for an exactly singular matrix (a zero
     on U's diagonal: getrf's info > 0, what NumPy's gesv reports)."""
     lu, piv = bind("lu", a)
-    rows, cols = _eye_mask(lu)
+    rows, cols = _rows_cols(lu)
     zero_pivot = np.logical_and(np.equal(rows, cols), np.equal(lu, 0))
     _require(np.logical_not(np.any(zero_pivot)), _LinAlgError, "Singular matrix")
     return lu, piv
@@ -254,7 +252,7 @@ def solve(a, b):
 
 def inv(a):
     a = _square_matrices(a)
-    rows, cols = _eye_mask(a)
+    rows, cols = _rows_cols(a)
     eye = _as(np.equal(rows, cols), a.dtype)
     lu, piv = _lu_checked(a)
     return bind("lu_solve", lu, piv, eye)
@@ -420,12 +418,25 @@ def lstsq(a, b, rcond=None):
 def matrix_power(a, n):
     """a to the integer power n by repeated squaring (dtype kept, as NumPy); n < 0 inverts
     first (LinAlgError for a singular a)."""
+    a = _matrices(a)
+    if isinstance(n, Tracer) and n.dtype.kind in "iu" and n.ndim == 0:
+        # an exponent the running code knows: squarings in a loop there (2-d matrices)
+        from jitmagic.imperative import library
+        from jitmagic.imperative.indexing import _tracer
+
+        if a.ndim != 2:
+            raise NotImplementedError(
+                "njit: np.linalg.matrix_power of a stack of matrices needs a constant exponent"
+            )
+        if a.dtype.kind not in "biufc" or a.dtype == np.float16:
+            raise TypeError(f"array type {a.dtype} is unsupported in linalg")
+        helper = library.matrix_power_int if a.dtype.kind in "biu" else library.matrix_power_of
+        return library.call(helper, _tracer(a), n)
     if not isinstance(n, (int, np.integer)):
         raise TypeError("exponent must be an integer")
-    a = _matrices(a)
     n = int(n)
     if n == 0:
-        rows, cols = _eye_mask(a)
+        rows, cols = _rows_cols(a)
         return _as(np.equal(rows, cols), a.dtype)
     if n < 0:
         a, n = inv(a), -n
@@ -487,7 +498,7 @@ def cond(x, p=None):
         r = np.divide(small, big) if p == -2 else np.divide(big, small)
     else:
         lu, piv = bind("lu", x)
-        rows, cols = _eye_mask(x)
+        rows, cols = _rows_cols(x)
         inv_x = bind("lu_solve", lu, piv, _as(np.equal(rows, cols), x.dtype))
         r = np.multiply(norm(x, p, axis=(-2, -1)), norm(inv_x, p, axis=(-2, -1))).astype(
             np.zeros((), x.dtype).real.dtype
