@@ -471,3 +471,45 @@ def test_numba_njit_run_time_sizes_and_errors():
     np.testing.assert_allclose(ai, np.linalg.inv(a), rtol=1e-12)
     with pytest.raises(ValueError):
         _nb_solve(3, b)  # b has 4 rows
+
+
+# ---------------------------------------------------------------- NumPy's dtypes
+
+
+def k_integer_matrix(n):
+    """An integer matrix of run-time size computes in float64 (matrix_power keeps int64)."""
+    a = np.zeros((n, n), np.int64)
+    for i in range(n):
+        a[i, i] = i + 2
+        a[0, i] += 1
+    return (
+        np.linalg.inv(a),
+        np.linalg.det(a),
+        np.linalg.solve(a, np.arange(n)),
+        np.linalg.norm(a),
+        np.linalg.cholesky(a @ a.T),
+        np.linalg.eigvalsh(a + a.T),
+        np.linalg.qr(a)[1],
+        np.linalg.svd(a)[1],
+        np.linalg.matrix_power(a, 2),
+        np.linalg.slogdet(a)[1],
+    )
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_integer_matrices(n):
+    agree(k_integer_matrix, n)
+
+
+def k_mixed(a, b):
+    return np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.lstsq(a, b)[0]
+
+
+@pytest.mark.parametrize(
+    "da,db",
+    [(np.float32, np.float64), (np.complex64, np.float32), (np.float32, np.complex64)],
+)
+def test_mixed_precisions_promote_as_numpy(da, db):
+    """Single precision only when both are single; complex when either is."""
+    a = (np.eye(3) * 2 + 0.25).astype(da)
+    agree(k_mixed, a, np.arange(3).astype(db), dt=np.float32)
