@@ -602,7 +602,7 @@ _TRI = [
     for u in (False, True)
 ]
 PRIMITIVE_CASES = (
-    [("cholesky", {}), ("lu", {}), ("solve", {})]
+    [("cholesky", {}), ("lu", {}), ("solve", {}), ("lu_solve", {})]
     + [("triangular_solve", p) for p in _TRI]
     + [("eigh", {"lower": lo}) for lo in (True, False)]
     + [("qr", {"full_matrices": f}) for f in (True, False)]
@@ -632,9 +632,11 @@ def test_primitive_lowering_matches_reference(name, params, dt):
         a = rand((2, n + 2, n), dt)
     args = (
         [a]
-        if name not in ("solve", "triangular_solve")
+        if name not in ("solve", "triangular_solve", "lu_solve")
         else [a, rand((2, n, 3) if params.get("left_side", True) else (2, 3, n), dt, seed=1)]
     )
+    if name == "lu_solve":  # the lu primitive's factors (the reference's, row exchanges too)
+        args = [*PRIMITIVES["lu"].impl(a), args[1]]
     got = jm.jit(lambda *xs: bind(name, *xs, **params))(*args)
     want = PRIMITIVES[name].impl(*args, **params)
     got = tuple(got) if isinstance(got, (tuple, list)) else (got,)

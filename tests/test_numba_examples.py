@@ -1463,7 +1463,6 @@ def linalg_solve(a, b):
     lambda: (f64(6, 3), f64(6, k=1)),
     rtol=1e-9,
     atol=1e-12,
-    xfail="np.linalg.lstsq's rank comes back as int64 (NumPy's is int32, LAPACK's integer)",
 )
 def linalg_lstsq(a, b):
     x, res, rank, sv = np.linalg.lstsq(a, b)

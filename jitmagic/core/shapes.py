@@ -522,6 +522,21 @@ def assume_equal(a, b, message):
         return True
 
 
+def minimum(a, b):
+    """min(a, b) for sizes: decided by their bounds where it can be; else a front end's
+    context may make it a size the running code knows (njit: neither is an argument's size),
+    or None when it cannot (min(a, b) then decides it as a guard, as comparisons do)."""
+    if not is_symbolic(a) and not is_symbolic(b):
+        return min(a, b)
+    lo, hi = bounds(a - b)
+    if hi <= 0:
+        return a
+    if lo >= 0:
+        return b
+    f = getattr(current(), "minimum", None)
+    return f(a, b) if f is not None else None
+
+
 class using:
     """Make ctx (a GenericContext, or a front end's subclass of it) the current one."""
 

@@ -219,6 +219,18 @@ class NjitContext(shapes.GenericContext):
         bind("nj_require", bind("eq", va, vb), va, vb, exc="ValueError", message=message)
         return True
 
+    def minimum(self, a, b):
+        """min(a, b) of sizes the running code knows (a matrix's (n, m) for arguments n and m:
+        its LU pivots, its SVD's singular values): a size symbol bound where the code runs; of
+        the arguments' sizes, None (decided by their examples, a guard)."""
+        syms = set(shapes.symbols_of(a)) | set(shapes.symbols_of(b))
+        if syms <= set(self.examples) or current_trace() is None:
+            return None
+        va, vb = (bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d) for d in (a, b))
+        name = current_trace().root.njit.fresh("mn")
+        bind("nj_size", bind("select", bind("lt", va, vb), va, vb), name=name)
+        return Dim.symbol(name)
+
     def stretches(self, a, b):
         """Do sizes a and b meet as NumPy's broadcast does where the code runs? Yes when one
         is a size only the running code knows (a slice's length, np.arange(n)'s) and neither

@@ -140,7 +140,14 @@ def _require_in_bounds(pos, n, axis):
     nv = bind("dim_value", dim=n) if not isinstance(n, int) else np.int64(n)
     v = pos.value()
     inside = (v >= -nv) & (v < nv)
-    bad = v[np.argmin(inside)] if v.shape[0] != 0 else np.int64(0)
+    if isinstance(v.shape[0], int):
+        bad = v[np.argmin(inside)] if v.shape[0] != 0 else np.int64(0)
+    else:
+        # a length only the running code knows may be 0 there: one in-bounds 0 joins both
+        # (argmin then finds the first bad index, or that 0)
+        bad = np.concatenate([v, np.zeros(1, v.dtype)])[
+            np.argmin(np.concatenate([inside, np.ones(1, np.bool_)]))
+        ]
     bind(
         "nj_require",
         np.all(inside),

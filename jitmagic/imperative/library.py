@@ -29,6 +29,70 @@ def take_rows(x, idx):
     return out
 
 
+def repeat_middle(x, reps, scalar):
+    """np.repeat along the middle axis of a 3-d x, reps a 1-d int64 array of x.shape[1]
+    counts or one count (scalar: given as a number, NumPy's message for a negative one)."""
+    n, m = x.shape[1], reps.shape[0]
+    if m != n and m != 1:
+        raise ValueError(f"operands could not be broadcast together with shape ({n},) ({m},)")
+    for k in range(m if n else 0):  # (counts broadcast to no element are not checked)
+        if reps[k] < 0:
+            if scalar:
+                raise ValueError("negative dimensions are not allowed")
+            raise ValueError("repeats may not contain negative values.")
+    total = n * reps[0] if m == 1 else 0
+    if m != 1:
+        for k in range(m):
+            total += reps[k]
+    out = np.empty((x.shape[0], total, x.shape[2]), x.dtype)
+    j = 0
+    for k in range(n):
+        for _ in range(reps[0] if m == 1 else reps[k]):
+            out[:, j, :] = x[:, k, :]
+            j += 1
+    return out
+
+
+def head(x, count):
+    """x[:count] of a 1-d x as a new array (count known only when the code runs)."""
+    out = np.empty(count, x.dtype)
+    for i in range(count):
+        out[i] = x[i]
+    return out
+
+
+def matrix_power_of(a, n):
+    """np.linalg.matrix_power of a square 2-d float or complex a for an exponent the running
+    code knows: a negative n inverts first (np.linalg.inv as njit defines it)."""
+    base = a.copy()
+    if n < 0:
+        base = np.linalg.inv(a)
+    return power_by_squaring(base, abs(n))
+
+
+def matrix_power_int(a, n):
+    """The same for an integer matrix, whose negative power NumPy gives as float64: a type
+    the exponent's value decides, refused when the code runs."""
+    if n < 0:
+        raise TypeError(
+            "matrix_power: a negative exponent of an integer matrix gives float64 in NumPy, a "
+            "type the exponent's value decides; convert the matrix to float first"
+        )
+    return power_by_squaring(a, n)
+
+
+def power_by_squaring(base, n):
+    """base ** n (n >= 0) by binary exponentiation."""
+    result = np.eye(base.shape[0], dtype=base.dtype)
+    while n > 0:
+        if n & 1:
+            result = result @ base
+        n >>= 1
+        if n > 0:
+            base = base @ base
+    return result
+
+
 def take_points(x, i, j):
     """x[i, j] for two 1-d integer arrays of one length (a 2-d x)."""
     out = np.empty(i.shape[0], x.dtype)

@@ -1138,6 +1138,44 @@ def _flat_ref(a):
     return r if r.ndim == 1 else r.ravel()
 
 
+def repeat(a, repeats, axis=None):
+    """np.repeat / a.repeat. Counts known when tracing: jnp's. Counts the running code knows
+    (an int it computes, an array of ints) give a size known only there: the copy is sized
+    when it runs (library.repeat_middle), with NumPy's errors for a negative count and for an
+    array of counts of another length."""
+    from jitmagic.imperative import library
+    from jitmagic.imperative.indexing import _tracer
+
+    if not _traced(repeats) and not isinstance(repeats, Dim):
+        return jnp.repeat(_val(a), repeats, axis)
+    x = _val(a) if _traced(a) else jnp.asarray(a)
+    if axis is None:
+        x, axis = jnp.ravel(x), 0
+    nd = x.ndim
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(axis, nd)
+    axis %= nd
+    reps = _val(repeats) if _traced(repeats) else _int64(repeats)
+    if reps.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    if reps.dtype.kind not in "biu":
+        raise TypeError(
+            f"Cannot cast array data from dtype('{reps.dtype}') to dtype('int64') according "
+            f"to the rule 'safe'"
+        )
+    scalar = reps.ndim == 0
+    reps = jnp.reshape(_int64(reps), (-1,)) if scalar else _int64(reps)
+    shape = tuple(x.shape)
+    pre, post = 1, 1
+    for d in shape[:axis]:
+        pre = pre * d
+    for d in shape[axis + 1 :]:
+        post = post * d
+    x3 = jnp.reshape(x, (pre, shape[axis], post))
+    out = library.call(library.repeat_middle, _tracer(x3), _tracer(reps), scalar)
+    return jnp.reshape(_val(out), shape[:axis] + (out.shape[1],) + shape[axis + 1 :])
+
+
 def flatnonzero(a):
     from jitmagic.imperative import library
 
@@ -1297,9 +1335,9 @@ _NUMPY_OVERRIDES = {
     "delete": delete,
     "fill_diagonal": fill_diagonal,
     "roots": nj_linalg.roots,
-    # np.linalg as njit code sees it: eig and eigvals with Numba's types (its other
-    # functions reach jnp.linalg through NumPy's dispatch on tracers)
-    "linalg": _Module(np.linalg, {"eig": nj_linalg.eig, "eigvals": nj_linalg.eigvals}),
+    "repeat": repeat,
+    # np.linalg as njit code sees it: NumPy's semantics, eig and eigvals with Numba's types
+    "linalg": _Module(np.linalg, nj_linalg.OVERRIDES),
     **_SCALAR_TYPES,
 }
 for _name, _obj in list(vars(np).items()):  # (not dir/getattr: that imports np's lazy modules)
@@ -2150,7 +2188,7 @@ BY_IDENTITY = {
     if not isinstance(v, _UFunc) and hasattr(np, k)
 }
 BY_IDENTITY.update({t._real: t for t in _SCALAR_TYPES.values()})
-BY_IDENTITY.update({np.linalg.eig: nj_linalg.eig, np.linalg.eigvals: nj_linalg.eigvals})
+BY_IDENTITY.update({getattr(np.linalg, k): v for k, v in nj_linalg.OVERRIDES.items()})
 BY_IDENTITY.update(
     {getattr(math, k): v for k, v in _MATH_OVERRIDES.items() if v is not None and hasattr(math, k)}
 )

@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from jitmagic.core import dtypes, pytree
+from jitmagic.core import dtypes, pytree, shapes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Function, Var
 from jitmagic.core.refs import RefType
@@ -435,6 +435,8 @@ def truthy(pred, line):
         return bind("gt", pred.__jm_len__(), np.int64(0))
     if lists.is_runtime(pred):
         return pred.truth()
+    if isinstance(pred, Dim):  # a size (len(x)) only the running code knows: nonzero there
+        return bind("ne", bind("dim_value", dim=pred), np.int64(0))
     if isinstance(pred, RefTracer):
         pred = pred.value()
     a = aval_of(pred)
@@ -479,6 +481,11 @@ def _concrete_bool(pred):
         return False
     if isinstance(pred, MaybeUndefined):
         raise NjitUnsupportedError("a condition on a variable that may not be assigned")
+    if isinstance(pred, Dim):
+        # `if len(x):`, `not len(x)`: the user's test of a size, decided as their `len(x) > 0`
+        # would be (when the code runs, unless the size's bounds decide it), never as the
+        # guess jitmagic makes for its own tests of sizes
+        return shapes.bounds(pred)[0] > 0 or shapes.bounds(pred)[1] == 0
     return not isinstance(pred, Tracer)
 
 

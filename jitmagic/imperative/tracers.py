@@ -114,12 +114,24 @@ class NjTracer(Tracer):
     def shape(self, new):
         """x.shape = ...: this array object takes the new shape (without a copy, as NumPy)."""
         new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+        if not isinstance(self, RefTracer) and any(isinstance(d, Tracer) for d in new):
+            _promote(self)  # (sizes the running code knows: reshaped as a reference)
         if isinstance(self, RefTracer):
             if self.ref.layout != "C" and self.ndim > 1:
                 raise AttributeError(
                     "Incompatible shape for in-place modification. Use `.reshape()` to make a "
                     "copy with the desired shape."
                 )
+            if self.ref.layout != "C":
+                # a strided 1-d view keeps its memory (a reshape would copy it): one size, the
+                # same as its own, is all njit takes
+                if len(new) != 1:
+                    raise NotImplementedError(
+                        "njit: .shape = of a strided 1-d view to another number of dimensions "
+                        "is not supported; use .reshape(), which copies"
+                    )
+                _check_same_size(self, new[0])
+                return
             r = reshape(self, new)
         else:
             r = Tracer.reshape(self, new)
@@ -228,7 +240,9 @@ class NjTracer(Tracer):
         return take(self, indices, axis, out, mode)
 
     def repeat(self, repeats, axis=None):
-        return np.repeat(_val_of(self), repeats, axis)
+        from jitmagic.imperative.namespace import repeat
+
+        return repeat(self, repeats, axis)
 
     def argsort(self, axis=-1, kind=None, order=None):
         return np.argsort(_val_of(self), axis=axis, kind=kind, order=order)
@@ -588,6 +602,30 @@ def _check_value_indices(items, shape):
 
 def _val_of(x):
     return x.value() if isinstance(x, RefTracer) else x
+
+
+def _check_same_size(r, d):
+    """d (an int, a size, a traced int) must be r.size (or negative: the unknown one), as
+    NumPy's shape assignment requires; checked where the code runs when not known here."""
+    size = r.size
+    if not isinstance(d, Tracer) and not isinstance(size, Dim) and not isinstance(d, Dim):
+        if int(d) >= 0 and int(d) != size:
+            raise ValueError(f"cannot reshape array of size {size} into shape ({int(d)},)")
+        return
+    v = (
+        _as_i64(d)
+        if isinstance(d, Tracer)
+        else (bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d))
+    )
+    sv = bind("dim_value", dim=size) if isinstance(size, Dim) else np.int64(size)
+    bind(
+        "nj_require",
+        bind("or", bind("eq", v, sv), bind("lt", v, np.int64(0))),
+        sv,
+        v,
+        exc="ValueError",
+        message="cannot reshape array of size {0} into shape ({1},)",
+    )
 
 
 def _as_i64(v):
@@ -1152,8 +1190,13 @@ def transpose(r, axes=None):
 def reshape(r, shape, order="C"):
     if order != "C":
         raise NotImplementedError(f"reshape(order={order!r}) is not supported by njit")
+    traced = any(isinstance(d, Tracer) for d in shape)
     if r.ref.layout != "C":
-        return Tracer.reshape(r.value(), shape)  # NumPy copies a non-contiguous array here
+        # NumPy copies a non-contiguous array here (sizes the running code knows: the copy is
+        # a new array, reshaped as one)
+        return reshape(_new_ref(r.value()), shape) if traced else Tracer.reshape(r.value(), shape)
+    if traced:
+        shape = _unknown_at_run_time(r, shape)
     st = state()
     dims, binds, out = [], [], []
     # each size as a value where the equation runs: a symbol this reshape binds is not bound
@@ -1198,6 +1241,52 @@ def reshape(r, shape, order="C"):
             dims.append(bind("floordiv", bind("dim_value", dim=r.size), known_v))
             binds.append(sym)
     return bind("ref_reshape", r, *dims, out_shape=tuple(out), binds=tuple(binds))
+
+
+def _unknown_at_run_time(r, shape):
+    """Sizes the running code knows may be negative there: NumPy's unknown dimension (any
+    negative size, at most one), the array's size over the others' product. Each such size
+    becomes that value; the checks raise NumPy's ValueErrors (a size that does not divide is
+    ref_reshape's own check)."""
+    static_unknown = sum(
+        1 for d in shape if isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d < 0
+    )
+    vals = [_as_i64(d) if isinstance(d, Tracer) else None for d in shape]
+    negs = [bind("lt", v, np.int64(0)) for v in vals if v is not None]
+    count = np.int64(static_unknown)
+    for n in negs:
+        count = bind(
+            "add",
+            count,
+            bind("convert_element_type", n, new_dtype=np.dtype(np.int64), weak_type=False),
+        )
+    bind(
+        "nj_require",
+        bind("le", count, np.int64(1)),
+        exc="ValueError",
+        message="can only specify one unknown dimension",
+    )
+    known = np.int64(1)
+    for d, v in zip(shape, vals):
+        if v is not None:
+            known = bind("mul", known, bind("select", bind("lt", v, np.int64(0)), np.int64(1), v))
+        elif not (isinstance(d, (int, np.integer)) and d < 0):
+            known = bind(
+                "mul", known, bind("dim_value", dim=d) if isinstance(d, Dim) else np.int64(d)
+            )
+    size = bind("dim_value", dim=r.size) if isinstance(r.size, Dim) else np.int64(r.size)
+    bind(
+        "nj_require",
+        bind("or", bind("eq", count, np.int64(0)), bind("ne", known, np.int64(0))),
+        size,
+        exc="ValueError",
+        message="cannot reshape array of size {0} into a shape of an unknown and zero sizes",
+    )
+    rest = bind("floordiv", size, bind("max", known, np.int64(1)))
+    return tuple(
+        d if v is None else bind("select", bind("lt", v, np.int64(0)), rest, v)
+        for d, v in zip(shape, vals)
+    )
 
 
 def _gather(r, items):

@@ -197,6 +197,18 @@ def one_thread(cg, body):
     cg.b.call(setn, [prev])
 
 
+def one_thread_when(cg, small, body):
+    """one_thread for a size known when the code runs: small (an i1) decides there whether
+    body() runs on one thread (the count is set to 1 and, when not small, put back at once)."""
+    setn = cg.module.globals.get(_THREADS) or ir.Function(
+        cg.module, ir.FunctionType(I32, [I32]), _THREADS
+    )
+    prev = cg.b.call(setn, [ir.Constant(I32, 1)])
+    cg.b.call(setn, [cg.b.select(small, ir.Constant(I32, 1), prev)])
+    body()
+    cg.b.call(setn, [prev])
+
+
 def _emit_gemv(cg, symbol, t, lhs_buf, rhs_buf, out_buf, gemm):
     """A product with one row or one column is a matrix-vector product: ?gemv streams the
     matrix once, where ?gemm with m or n = 1 goes through its blocked path (packing)."""

@@ -18,7 +18,7 @@ import numpy as np
 from jitmagic.core import shapes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.errors import LoweringError
-from jitmagic.lower.blas import one_thread
+from jitmagic.lower.blas import one_thread, one_thread_when
 from jitmagic.lower.codegen import Buffer
 from jitmagic.lower.scalar import I8, I32, I64
 from jitmagic.runtime import blas
@@ -83,12 +83,15 @@ class Scratch:
 
 
 def part(cg, buf, flat, shape):
-    """The matrix number `flat` of a contiguous batch of matrices of `shape`."""
-    n = int(np.prod(shape, dtype=np.int64))
+    """The matrix number `flat` of a contiguous batch of matrices of `shape` (sizes may be
+    symbolic: known when the code runs)."""
     aval = ShapedArray(tuple(shape), buf.aval.dtype)
-    if buf.aval.size == n:
+    if len(buf.aval.shape) == len(shape):  # no batch axes: the buffer is the matrix
         return Buffer(buf.ptr, aval)
-    off = cg.b.mul(flat, i64(n * buf.aval.dtype.itemsize))
+    count = 1
+    for d in shape:
+        count = count * d
+    off = cg.b.mul(flat, cg.b.mul(cg.size(count), i64(buf.aval.dtype.itemsize)))
     return Buffer(cg.b.gep(buf.ptr, [off], source_etype=I8), aval)
 
 
@@ -102,29 +105,69 @@ def batch_loop(cg, batch_shape, body, operands=()):
     """body(batch_index, flat_index) for every matrix of the batch, in order: one flat loop
     that checks for Ctrl-C between matrices (a LAPACK call dwarfs the check). operands: the
     primitive's array operands; when none has a matrix of more than ONE_THREAD_MAX elements,
-    the whole loop runs with OpenBLAS held to one thread."""
+    the whole loop runs with OpenBLAS held to one thread (decided when the code runs for
+    sizes known only there)."""
     mats = [x.aval.shape[-2:] for x in operands]
-    small = bool(mats) and not any(shapes.any_symbolic(m) for m in mats)
-    if small and max(int(np.prod(m, dtype=np.int64)) for m in mats) <= ONE_THREAD_MAX:
-        one_thread(cg, lambda: _batch_loop(cg, batch_shape, body))
-    else:
+    if not mats:
         _batch_loop(cg, batch_shape, body)
+        return
+    if not any(shapes.any_symbolic(m) for m in mats):
+        if max(int(np.prod(m, dtype=np.int64)) for m in mats) <= ONE_THREAD_MAX:
+            one_thread(cg, lambda: _batch_loop(cg, batch_shape, body))
+        else:
+            _batch_loop(cg, batch_shape, body)
+        return
+    small = ir.Constant(ir.IntType(1), 1)
+    for m in mats:
+        count = cg.size(m[0] * m[1] if len(m) == 2 else m[0])
+        small = cg.b.and_(small, cg.b.icmp_signed("<=", count, i64(ONE_THREAD_MAX)))
+    one_thread_when(cg, small, lambda: _batch_loop(cg, batch_shape, body))
 
 
 def _batch_loop(cg, batch_shape, body):
+    """The batch's matrices' indices from the flat one by division with the batch sizes
+    (known when the code runs for symbolic ones; the loop runs only when every size is at
+    least 1, so no division is by zero)."""
     if not batch_shape:
         cg.loop_nest((), lambda idx: body([], i64(0)))
         return
-    strides = Buffer(None, ShapedArray(tuple(batch_shape), np.dtype(np.float64))).strides
+    strides, acc = [], 1
+    for d in reversed(batch_shape):
+        strides.append(acc)
+        acc = acc * d
+    strides.reverse()
 
     def one(flat):
         idx, rest = [], flat
-        for s in strides:
-            idx.append(cg.b.udiv(rest, i64(s)) if s > 1 else rest)
-            rest = cg.b.urem(rest, i64(s)) if s > 1 else rest
+        for st in strides:
+            if not shapes.is_symbolic(st) and int(st) == 1:
+                idx.append(rest)
+                continue
+            v = cg.size(st)
+            idx.append(cg.b.udiv(rest, v))
+            rest = cg.b.urem(rest, v)
         body(idx, flat)
 
-    cg.loop(int(np.prod(batch_shape, dtype=np.int64)), one, interruptible=True)
+    cg.loop(acc, one, interruptible=True)
+
+
+def when_nonempty(cg, sizes, body, otherwise=None):
+    """body() when every size is positive; sizes known at compile time decide it then.
+    otherwise() runs when one is 0 (the factors LAPACK leaves unwritten)."""
+    if not any(shapes.is_symbolic(d) for d in sizes):
+        if all(int(d) > 0 for d in sizes):
+            body()
+        elif otherwise is not None:
+            otherwise()
+        return
+    ok = ir.Constant(ir.IntType(1), 1)
+    for d in sizes:
+        ok = cg.b.and_(ok, cg.b.icmp_signed(">", cg.size(d), i64(0)))
+    if otherwise is None:
+        when(cg, ok, body)
+    else:
+        when(cg, ok, body)
+        when(cg, cg.b.not_(ok), otherwise)
 
 
 def copy_in(cg, atom, bidx, dst, rows, cols, value=None):
@@ -183,11 +226,51 @@ def check(cg, info, on_failure, singular_fails=True):
     when(cg, b.icmp_signed("!=" if singular_fails else "<", info, i64(0)), on_failure)
 
 
-def ld(n):
-    return i64(max(int(n), 1))
+def ld(cg, n):
+    """max(n, 1), as LAPACK's leading dimensions need (n may be symbolic)."""
+    if not shapes.is_symbolic(n):
+        return i64(max(int(n), 1))
+    v = cg.size(n)
+    return cg.b.select(cg.b.icmp_signed(">", v, i64(0)), v, i64(1))
 
 
 # ---------------------------------------------------------------- the kernels
+# Sizes may be symbolic (known when the code runs: njit's np.zeros((n, n)) for an argument n,
+# a shape-generic variant): cg.size gives their value, ld() a leading dimension of at least 1,
+# and a matrix that is empty when the code runs is not handed to LAPACK (when_nonempty).
+
+
+def _smaller(m, n):
+    """min(m, n) as a size when it is known which is smaller, else None."""
+    if not shapes.is_symbolic(m) and not shapes.is_symbolic(n):
+        return min(int(m), int(n))
+    lo, hi = shapes.bounds(m - n)
+    if hi <= 0:
+        return m
+    if lo >= 0:
+        return n
+    return None
+
+
+def _min_value(cg, m, n):
+    """min(m, n) as an i64 when the code runs."""
+    k = _smaller(m, n)
+    if k is not None:
+        return cg.size(k)
+    vm, vn = cg.size(m), cg.size(n)
+    return cg.b.select(cg.b.icmp_signed("<", vm, vn), vm, vn)
+
+
+def _identity(cg, dst):
+    """dst = the identity (ones on the diagonal of a possibly rectangular matrix)."""
+    dt = dst.aval.dtype
+    one, zero = cg.const(dt, 1), cg.const(dt, 0)
+    cg.loop_nest(
+        dst.aval.shape,
+        lambda idx: cg.store(dst, idx, _select(cg, cg.b.icmp_signed("==", *idx), one, zero)),
+    )
+
+
 def lower_cholesky(cg, e, outs):
     (a,), (out,) = e.inputs, outs
     *batch, n, _ = a.aval.shape
@@ -197,7 +280,7 @@ def lower_cholesky(cg, e, outs):
     def body(bidx, flat):
         m = part(cg, out, flat, (n, n))
         copy_in(cg, a, bidx, m, n, n)
-        info = call(cg, name, [i32(_ROW_MAJOR), char("L"), i64(n), m.ptr, ld(n)])
+        info = call(cg, name, [i32(_ROW_MAJOR), char("L"), cg.size(n), m.ptr, ld(cg, n)])
         check(cg, info, lambda: fill(cg, m, np.nan))
         fill(cg, m, 0, where=lambda r, c: cg.b.icmp_signed("<", r, c))
 
@@ -207,15 +290,17 @@ def lower_cholesky(cg, e, outs):
 def lower_lu(cg, e, outs):
     (a,), (out, piv) = e.inputs, outs
     *batch, m, n = a.aval.shape
-    k = min(m, n)
+    k = piv.aval.shape[-1]
     scratch = Scratch(cg)
-    ipiv = scratch.matrix((max(k, 1),), np.int64)
+    ipiv = scratch.matrix((k + 1,), np.int64)
     name = symbol("getrf", a.aval.dtype)
 
     def body(bidx, flat):
         lu = part(cg, out, flat, (m, n))
         copy_in(cg, a, bidx, lu, m, n)
-        info = call(cg, name, [i32(_ROW_MAJOR), i64(m), i64(n), lu.ptr, ld(n), ipiv.ptr])
+        info = call(
+            cg, name, [i32(_ROW_MAJOR), cg.size(m), cg.size(n), lu.ptr, ld(cg, n), ipiv.ptr]
+        )
         p = part(cg, piv, flat, (k,))
         cg.loop(
             k, lambda j: cg.store(p, [j], cg.b.trunc(cg.b.sub(cg.load(ipiv, [j]), i64(1)), I32))
@@ -241,40 +326,66 @@ def lower_solve(cg, e, outs):
     dt = a.aval.dtype
     scratch = Scratch(cg)
     lu = scratch.matrix((n, n), dt)
-    ipiv = scratch.matrix((max(n, 1),), np.int64)
-    getrf, getrs = symbol("getrf", dt), symbol("getrs", dt)
+    ipiv = scratch.matrix((n + 1,), np.int64)
+    getrf = symbol("getrf", dt)
 
     def body(bidx, flat):
         x = part(cg, out, flat, (n, k))
         copy_in(cg, a, bidx, lu, n, n)
         copy_in(cg, rhs, bidx, x, n, k)
-        info = call(cg, getrf, [i32(_ROW_MAJOR), i64(n), i64(n), lu.ptr, ld(n), ipiv.ptr])
+        size = cg.size(n)
+        info = call(cg, getrf, [i32(_ROW_MAJOR), size, size, lu.ptr, ld(cg, n), ipiv.ptr])
         failed = cg.b.icmp_signed("<", info, i64(0))
         check(cg, info, lambda: fill(cg, x, np.nan), singular_fails=False)
         # a NaN in b alone is rejected by getrs: NaN results, as for one in a
-        when(
-            cg,
-            cg.b.not_(failed),
-            lambda: check(
-                cg,
-                call(
-                    cg,
-                    getrs,
-                    [
-                        i32(_ROW_MAJOR),
-                        char("N"),
-                        i64(n),
-                        i64(k),
-                        lu.ptr,
-                        ld(n),
-                        ipiv.ptr,
-                        x.ptr,
-                        ld(k),
-                    ],
-                ),
-                lambda: fill(cg, x, np.nan),
-            ),
-        )
+        when(cg, cg.b.not_(failed), lambda: _getrs(cg, dt, n, k, lu, ipiv, x))
+
+    batch_loop(cg, batch, body, e.inputs)
+    scratch.free()
+
+
+def _getrs(cg, dt, n, k, lu, ipiv, x):
+    """x = A^-1 x from A's getrf factors (ipiv 1-based, as getrf leaves it)."""
+    info = call(
+        cg,
+        symbol("getrs", dt),
+        [
+            i32(_ROW_MAJOR),
+            char("N"),
+            cg.size(n),
+            cg.size(k),
+            lu.ptr,
+            ld(cg, n),
+            ipiv.ptr,
+            x.ptr,
+            ld(cg, k),
+        ],
+    )
+    check(cg, info, lambda: fill(cg, x, np.nan))
+
+
+def lower_lu_solve(cg, e, outs):
+    """getrs on the factors of the lu primitive (pivots 0-based there, 1-based here): a solve
+    that reuses one factorization (njit's np.linalg.solve checks its pivots first)."""
+    (lu_in, piv, rhs), (out,) = e.inputs, outs
+    *batch, n, _ = lu_in.aval.shape
+    k = rhs.aval.shape[-1]
+    dt = lu_in.aval.dtype
+    scratch = Scratch(cg)
+    lu = scratch.matrix((n, n), dt)
+    ipiv = scratch.matrix((n + 1,), np.int64)
+
+    def body(bidx, flat):
+        x = part(cg, out, flat, (n, k))
+        copy_in(cg, lu_in, bidx, lu, n, n)
+        copy_in(cg, rhs, bidx, x, n, k)
+
+        def pivot(j):
+            p = cg.emit_value(piv, bidx + [j])
+            cg.store(ipiv, [j], cg.b.add(cg.b.sext(p, I64), i64(1)))
+
+        cg.loop(n, pivot)
+        _getrs(cg, dt, n, k, lu, ipiv, x)
 
     batch_loop(cg, batch, body, e.inputs)
     scratch.free()
@@ -304,7 +415,7 @@ def lower_triangular_solve(cg, e, outs):
     else:
         alpha = cg.const(dt, 1.0)
 
-    def body(bidx, flat):
+    def solve(bidx, flat):
         x = part(cg, out, flat, (m, n))
         copy_in(
             cg,
@@ -325,18 +436,21 @@ def lower_triangular_solve(cg, e, outs):
                 i32(_LOWER if kw["lower"] else _UPPER),
                 i32(trans),
                 i32(_UNIT if kw["unit_diagonal"] else _NONUNIT),
-                i64(m),
-                i64(n),
+                cg.size(m),
+                cg.size(n),
                 alpha,
                 tri.ptr,
-                ld(na),
+                ld(cg, na),
                 x.ptr,
-                ld(n),
+                ld(cg, n),
             ],
             ret=ir.VoidType(),
         )
 
-    if m and n:
+    def body(bidx, flat):
+        when_nonempty(cg, (m, n), lambda: solve(bidx, flat))
+
+    if shapes.is_symbolic(m) or shapes.is_symbolic(n) or (m and n):
         batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
@@ -347,7 +461,7 @@ def lower_eigh(cg, e, outs):
     dt = a.aval.dtype
     name = symbol("heevd" if dt.kind == "c" else "syevd", dt)
 
-    def body(bidx, flat):
+    def solve(bidx, flat):
         vm, wm = part(cg, v, flat, (n, n)), part(cg, w, flat, (n,))
         copy_in(cg, a, bidx, vm, n, n)
         info = call(
@@ -357,59 +471,72 @@ def lower_eigh(cg, e, outs):
                 i32(_ROW_MAJOR),
                 char("V"),
                 char("L" if e.kw["lower"] else "U"),
-                i64(n),
+                cg.size(n),
                 vm.ptr,
-                ld(n),
+                ld(cg, n),
                 wm.ptr,
             ],
         )
         check(cg, info, lambda: (fill(cg, vm, np.nan), fill(cg, wm, np.nan)))
 
-    batch_loop(cg, batch, body, e.inputs)
+    batch_loop(cg, batch, lambda *i: when_nonempty(cg, (n,), lambda: solve(*i)), e.inputs)
 
 
 def lower_qr(cg, e, outs):
     """geqrf in a scratch wide enough for the complete Q, then R is read off its upper
-    triangle and orgqr/ungqr forms Q in place."""
+    triangle and orgqr/ungqr forms Q in place. An empty matrix (when the code runs) gives
+    the identity as Q, which LAPACK would leave unwritten."""
     (a,), (q, r) = e.inputs, outs
     *batch, m, n = a.aval.shape
-    k = min(m, n)
     qcols, rrows = q.aval.shape[-1], r.aval.shape[-2]
-    width = max(n, qcols)
+    if shapes.known_equal(n, qcols) or shapes.is_symbolic(n) or shapes.is_symbolic(qcols):
+        width = n if shapes.known_equal(n, qcols) else n + qcols
+    else:
+        width = max(int(n), int(qcols))
     dt = a.aval.dtype
     scratch = Scratch(cg)
     s = scratch.matrix((m, width), dt)
-    tau = scratch.matrix((max(k, 1),), dt)
+    tau = scratch.matrix((n + 1,), dt)  # min(m, n) reflectors
     geqrf = symbol("geqrf", dt)
     orgqr = symbol("ungqr" if dt.kind == "c" else "orgqr", dt)
 
     def body(bidx, flat):
-        copy_in(cg, a, bidx, s, m, n)
-        if width > n:  # the columns orgqr builds the rest of Q in (LAPACKE reads them)
-            zero = cg.const(dt, 0)
-            cg.loop_nest(
-                (m, width - n), lambda idx: cg.store(s, [idx[0], cg.b.add(idx[1], i64(n))], zero)
-            )
         rm = part(cg, r, flat, (rrows, n))
         qm = part(cg, q, flat, (m, qcols))
-
-        def nan():
-            fill(cg, rm, np.nan)
-            fill(cg, qm, np.nan)
-
-        info = call(cg, geqrf, [i32(_ROW_MAJOR), i64(m), i64(n), s.ptr, ld(width), tau.ptr])
-        check(cg, info, nan)
-        when(
+        when_nonempty(
             cg,
-            cg.b.icmp_signed("==", info, i64(0)),
-            lambda: _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan),
+            (m, n),
+            lambda: _qr_one(cg, a, bidx, s, tau, rm, qm, geqrf, orgqr, m, n, width),
+            lambda: (_identity(cg, qm), fill(cg, rm, 0)),
         )
 
     batch_loop(cg, batch, body, e.inputs)
     scratch.free()
 
 
-def _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan):
+def _qr_one(cg, a, bidx, s, tau, rm, qm, geqrf, orgqr, m, n, width):
+    dt = s.aval.dtype
+    copy_in(cg, a, bidx, s, m, n)
+    extra = width - n
+    if shapes.is_symbolic(extra) or extra > 0:  # the columns orgqr builds the rest of Q in
+        zero = cg.const(dt, 0)
+        vn = cg.size(n)
+        cg.loop_nest((m, extra), lambda idx: cg.store(s, [idx[0], cg.b.add(idx[1], vn)], zero))
+
+    def nan():
+        fill(cg, rm, np.nan)
+        fill(cg, qm, np.nan)
+
+    info = call(cg, geqrf, [i32(_ROW_MAJOR), cg.size(m), cg.size(n), s.ptr, ld(cg, width), tau.ptr])
+    check(cg, info, nan)
+    when(
+        cg,
+        cg.b.icmp_signed("==", info, i64(0)),
+        lambda: _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, width, nan),
+    )
+
+
+def _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, width, nan):
     """R from the upper triangle of geqrf's result, then Q formed in place by orgqr."""
     zero = cg.const(s.aval.dtype, 0)
 
@@ -419,7 +546,12 @@ def _qr_finish(cg, s, tau, rm, qm, orgqr, m, n, k, width, nan):
 
     cg.loop_nest(rm.aval.shape, read_r)
     qcols = qm.aval.shape[1]
-    info = call(cg, orgqr, [i32(_ROW_MAJOR), i64(m), i64(qcols), i64(k), s.ptr, ld(width), tau.ptr])
+    k = _min_value(cg, m, n)
+    info = call(
+        cg,
+        orgqr,
+        [i32(_ROW_MAJOR), cg.size(m), cg.size(qcols), k, s.ptr, ld(cg, width), tau.ptr],
+    )
     cg.loop_nest((m, qcols), lambda idx: cg.store(qm, idx, cg.load(s, idx)))
     check(cg, info, nan)
 
@@ -431,37 +563,38 @@ def _select(cg, cond, x, y):
 
 
 def lower_svd(cg, e, outs):
+    """gesdd. An empty matrix (when the code runs) gives identity factors (full_matrices),
+    which LAPACK would leave unwritten."""
     (a,), outs = e.inputs, list(outs)
     *batch, m, n = a.aval.shape
-    k = min(m, n)
+    k = outs[0].aval.shape[-1]
     full, uv = e.kw["full_matrices"], e.kw["compute_uv"]
     dt = a.aval.dtype
     scratch = Scratch(cg)
     s_in = scratch.matrix((m, n), dt)
-    ucols, vrows = (m, n) if full else (k, k)
-    if not uv:
+    if uv:
+        ucols, vrows = outs[1].aval.shape[-1], outs[2].aval.shape[-2]
+    else:
         dummy = scratch.matrix((1,), dt)
     name = symbol("gesdd", dt)
 
-    def body(bidx, flat):
+    def one(bidx, sv, u, vt):
         copy_in(cg, a, bidx, s_in, m, n)
-        sv = part(cg, outs[0], flat, (k,))
         if uv:
-            u, vt = part(cg, outs[1], flat, (m, ucols)), part(cg, outs[2], flat, (vrows, n))
-            uptr, vptr, ldu, ldvt = u.ptr, vt.ptr, ld(ucols), ld(n)
+            uptr, vptr, ldu, ldvt = u.ptr, vt.ptr, ld(cg, ucols), ld(cg, n)
         else:
             uptr = vptr = dummy.ptr
-            ldu = ldvt = ld(1)
+            ldu = ldvt = i64(1)
         info = call(
             cg,
             name,
             [
                 i32(_ROW_MAJOR),
                 char(("A" if full else "S") if uv else "N"),
-                i64(m),
-                i64(n),
+                cg.size(m),
+                cg.size(n),
                 s_in.ptr,
-                ld(n),
+                ld(cg, n),
                 sv.ptr,
                 uptr,
                 ldu,
@@ -471,6 +604,17 @@ def lower_svd(cg, e, outs):
         )
         mats = [sv] + ([u, vt] if uv else [])
         check(cg, info, lambda: [fill(cg, x, np.nan) for x in mats])
+
+    def body(bidx, flat):
+        sv = part(cg, outs[0], flat, (k,))
+        u = part(cg, outs[1], flat, (m, ucols)) if uv else None
+        vt = part(cg, outs[2], flat, (vrows, n)) if uv else None
+        when_nonempty(
+            cg,
+            (m, n),
+            lambda: one(bidx, sv, u, vt),
+            (lambda: (_identity(cg, u), _identity(cg, vt))) if uv else None,
+        )
 
     batch_loop(cg, batch, body, e.inputs)
     scratch.free()

@@ -15,32 +15,10 @@ import llvmlite.ir as ir
 import numpy as np
 
 from jitmagic.core import shapes
-from jitmagic.core.dtypes import ShapedArray
 from jitmagic.lower import lapack
-from jitmagic.lower.codegen import Buffer
 from jitmagic.lower.lapack import Scratch, call, char, check, copy_in, fill, i32, i64, when
-from jitmagic.lower.scalar import I8
 
 _ROW_MAJOR = 101
-
-
-def _part(cg, buf, flat, shape):
-    """Matrix number `flat` of a contiguous batch of matrices of `shape` (sizes may be
-    symbolic)."""
-    aval = ShapedArray(tuple(shape), buf.aval.dtype)
-    if buf.aval.shape == aval.shape:
-        return Buffer(buf.ptr, aval)
-    count = 1
-    for d in shape:
-        count = count * d
-    off = cg.b.mul(flat, cg.b.mul(cg.size(count), i64(buf.aval.dtype.itemsize)))
-    return Buffer(cg.b.gep(buf.ptr, [off], source_etype=I8), aval)
-
-
-def _ld(cg, n):
-    """max(n, 1) as LAPACK's leading dimensions need."""
-    v = cg.size(n)
-    return cg.b.select(cg.b.icmp_signed(">", v, i64(0)), v, i64(1))
 
 
 def lower_eig(cg, e, outs):
@@ -58,11 +36,11 @@ def lower_eig(cg, e, outs):
     if real:
         wr, wi = scratch.matrix((n,), dt), scratch.matrix((n,), dt)
         vr = scratch.matrix((n, n), dt) if vectors else dummy
-    size, ldn = cg.size(n), _ld(cg, n)
+    size, ldn = cg.size(n), lapack.ld(cg, n)
 
     def body(bidx, flat):
-        w = _part(cg, outs[0], flat, (n,))
-        v = _part(cg, outs[1], flat, (n, n)) if vectors else None
+        w = lapack.part(cg, outs[0], flat, (n,))
+        v = lapack.part(cg, outs[1], flat, (n, n)) if vectors else None
         copy_in(cg, a, bidx, s, n, n)
         jobvr = char("V" if vectors else "N")
         ldv = ldn if vectors else i64(1)
@@ -100,32 +78,8 @@ def lower_eig(cg, e, outs):
         else:
             body(bidx, flat)
 
-    _each_matrix(cg, batch, guarded, e.inputs)
+    lapack.batch_loop(cg, batch, guarded, e.inputs)
     scratch.free()
-
-
-def _each_matrix(cg, batch, body, operands):
-    """lapack.batch_loop, also over a symbolic batch shape (its matrices' indices from the
-    flat one by division with the sizes known when the code runs; the loop runs only when
-    every size is at least 1, so no division is by zero)."""
-    if not shapes.any_symbolic(batch):
-        lapack.batch_loop(cg, batch, body, operands)
-        return
-    strides, acc = [], 1
-    for d in reversed(batch):
-        strides.append(acc)
-        acc = acc * d
-    strides.reverse()
-
-    def one(flat):
-        idx, rest = [], flat
-        for st in strides:
-            v = cg.size(st)
-            idx.append(cg.b.udiv(rest, v))
-            rest = cg.b.urem(rest, v)
-        body(idx, flat)
-
-    cg.loop(acc, one, interruptible=True)
 
 
 def _all_finite(cg, m, n):

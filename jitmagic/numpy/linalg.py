@@ -117,11 +117,39 @@ def _eye(n, batch, dt):
     return broadcast_to(_jnp().eye(n, dtype=dt), tuple(batch) + (n, n))
 
 
+def _empty(*sizes):
+    """Is one of the sizes 0 where the function is traced? A size known only when the code
+    runs (njit's np.zeros((n, n)) for an argument n) is not: the LAPACK primitives take an
+    empty matrix there (lower/lapack.py)."""
+    return any(not shapes.is_symbolic(d) and d == 0 for d in sizes)
+
+
+def min_size(m, n):
+    """The primitives' `k` parameter for a matrix of m x n: {} when min(m, n) is decided here,
+    else {"k": the size the running code computes} (njit's sizes only it knows)."""
+    k = shapes.minimum(m, n)
+    return {} if k is None or k is m or k is n or not shapes.is_symbolic(k) else {"k": k}
+
+
+def _arange(n, dt):
+    return bind("iota", shape=(n,), dimension=0, dtype=np.dtype(dt))
+
+
 def _zeros(shape, dt):
     return _jnp().zeros(shape, dtype=dt)
 
 
 def _diagonal(x):
+    n, m = aval(x).shape[-2:]
+    if shapes.is_symbolic(n) or shapes.is_symbolic(m):
+        # (np.arange needs a number): each row's sum of its one diagonal element and zeros,
+        # which is that element exactly (a -0.0 aside)
+        shape, nd = aval(x).shape, aval(x).ndim
+        rows = bind("iota", shape=shape, dimension=nd - 2, dtype=np.dtype(np.int64))
+        cols = bind("iota", shape=shape, dimension=nd - 1, dtype=np.dtype(np.int64))
+        on = _u(np.equal, rows, cols)
+        d = _reductions.sum(_jnp().where(on, x, convert(0, aval(x).dtype)), axis=-1)
+        return d if shapes.known_equal(n, m) else d[..., : min(n, m)]
     return _jnp().diagonal(x, axis1=-2, axis2=-1)
 
 
@@ -131,7 +159,7 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
     matrix); NaNs where a is not positive definite, as JAX."""
     (a,), dt = _inexact(a)
     batch, n, _ = _matrix(a, "cholesky", square=True)
-    if n == 0:
+    if _empty(n):
         return _out(a, dt)
     if symmetrize_input:
         a = _symmetrize(a)
@@ -165,7 +193,7 @@ def solve(a, b):
         ) from None
     a = broadcast_to(a, batch + (n, n))
     b = broadcast_to(b, batch + (n, bs[-1]))
-    if n == 0 or bs[-1] == 0 or 0 in batch:
+    if _empty(n, bs[-1], *batch):
         x = _zeros(batch + (n, bs[-1]), aval(a).dtype)
     else:
         x = bind("solve", a, b)
@@ -190,16 +218,14 @@ def slogdet(a, *, method=None):
     jnp = _jnp()
     wdt = aval(a).dtype
     rdt = _real_dtype(wdt)
-    if n == 0 or 0 in batch:
+    if _empty(n, *batch):
         return SlogdetResult(
             _out(jnp.ones(batch, wdt), dt), _out(jnp.zeros(batch, rdt), _real_dtype(dt))
         )
     lu, piv = _lu(a)
     diag = _diagonal(lu)
     is_zero = jnp.any(_u(np.equal, diag, 0), axis=-1)
-    swaps = jnp.sum(
-        convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32), axis=-1
-    )
+    swaps = jnp.sum(convert(_u(np.not_equal, piv, _arange(n, np.int32)), np.int32), axis=-1)
     absdiag = _u(np.absolute, diag)
     if wdt.kind == "c":
         sign = jnp.prod(_u(np.divide, diag, convert(absdiag, wdt)), axis=-1)
@@ -219,12 +245,10 @@ def det(a):
     batch, n, _ = _matrix(a, "det", square=True)
     jnp = _jnp()
     wdt = aval(a).dtype
-    if n == 0 or 0 in batch:
+    if _empty(n, *batch):
         return _out(jnp.ones(batch, wdt), dt)
     lu, piv = _lu(a)
-    swaps = jnp.sum(
-        convert(_u(np.not_equal, piv, jnp.arange(n, dtype=np.int32)), np.int32), axis=-1
-    )
+    swaps = jnp.sum(convert(_u(np.not_equal, piv, _arange(n, np.int32)), np.int32), axis=-1)
     diag = _diagonal(lu)
     p = jnp.prod(diag, axis=-1)
     odd = _u(np.equal, _u(np.remainder, swaps, 2), 1)
@@ -239,7 +263,7 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     (a,), dt = _inexact(a)
     batch, n, _ = _matrix(a, "eigh", square=True)
     rdt = _real_dtype(dt)
-    if n == 0 or 0 in batch:
+    if _empty(n, *batch):
         return EighResult(_zeros(batch + (n,), rdt), _zeros(batch + (n, n), dt))
     if symmetrize_input:
         a = _symmetrize(a)
@@ -257,7 +281,7 @@ def eig(a):
     (a,), dt = _inexact(a)
     batch, n, _ = _matrix(a, "eig", square=True)
     cdt = _complex_dtype(dt)
-    if n == 0 or 0 in batch:
+    if _empty(n, *batch):
         return EigResult(_zeros(batch + (n,), cdt), _zeros(batch + (n, n), cdt))
     w, v = bind("eig", a, compute_v=True)
     return EigResult(_out(w, cdt), _out(v, cdt))
@@ -268,7 +292,7 @@ def eigvals(a):
     (a,), dt = _inexact(a)
     batch, n, _ = _matrix(a, "eigvals", square=True)
     cdt = _complex_dtype(dt)
-    if n == 0 or 0 in batch:
+    if _empty(n, *batch):
         return _zeros(batch + (n,), cdt)
     (w,) = bind("eig", a, compute_v=False)
     return _out(w, cdt)
@@ -282,13 +306,13 @@ def qr(a, mode="reduced"):
     (a,), dt = _inexact(a)
     batch, m, n = _matrix(a, "qr")
     full = mode == "complete"
-    k = min(m, n)
-    if k == 0 or 0 in batch:
+    if _empty(m, n, *batch):
+        k = min(m, n)
         qc, rr = (m, m) if full else (k, k)
         q = _eye(m, batch, dt) if full and 0 not in batch else _zeros(batch + (m, qc), dt)
         r = _zeros(batch + (rr, n), dt)
     else:
-        q, r = bind("qr", a, full_matrices=full)
+        q, r = bind("qr", a, full_matrices=full, **min_size(m, n))
         q, r = _out(q, dt), _out(r, dt)
     return r if mode == "r" else QRResult(q, r)
 
@@ -303,9 +327,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
         raise NotImplementedError("svd(subset_by_index=...) is not implemented")
     (a,), dt = _inexact(a)
     batch, m, n = _matrix(a, "svd")
-    k = min(m, n)
     rdt = _real_dtype(dt)
-    if k == 0 or 0 in batch:
+    if _empty(m, n, *batch):
+        k = min(m, n)
         s = _zeros(batch + (k,), rdt)
         if not compute_uv:
             return s
@@ -313,7 +337,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
             return SVDResult(_eye(m, batch, dt), s, _eye(n, batch, dt))
         uc, vr = (m, n) if full_matrices else (k, k)
         return SVDResult(_zeros(batch + (m, uc), dt), s, _zeros(batch + (vr, n), dt))
-    outs = bind("svd", a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = bind(
+        "svd",
+        a,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        **min_size(m, n),
+    )
     if not compute_uv:
         return _out(outs[0], rdt)
     s, u, vh = outs
@@ -350,7 +380,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     m, n = sa
     wdt = aval(a).dtype
     rdt = _real_dtype(wdt)
-    if m == 0 or n == 0:
+    if _empty(m, n):
         s = _zeros((0,), rdt)
         rank = jnp.asarray(0, dtype=np.int64)
         x = _zeros((n, aval(b).shape[1]), wdt)
@@ -383,13 +413,13 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     (a,), dt = _inexact(a)
     batch, m, n = _matrix(a, "pinv")
     jnp = _jnp()
-    if m == 0 or n == 0:
+    if _empty(m, n):
         return _zeros(batch + (n, m), dt)
     wdt = aval(a).dtype
     rdt = _real_dtype(wdt)
     a = bind("conj", a) if wdt.kind == "c" else a
     if rtol is None:
-        rtol = 10.0 * max(m, n) * _finfo_eps(wdt)
+        rtol = _u(np.multiply, 10.0 * _finfo_eps(wdt), max(m, n))  # (sizes may be symbols)
     rtol = convert(asarray(rtol), rdt)
     u, s, vh = svd(a, full_matrices=False)
     cutoff = _u(np.multiply, jnp.expand_dims(rtol, -1) if aval(rtol).ndim else rtol, s[..., 0:1])

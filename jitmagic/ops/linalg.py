@@ -3,8 +3,8 @@
 dot_general: contraction with batch dimensions; matmul, dot, tensordot and einsum build on
 it. Output axes are batch, then lhs free, then rhs free (as in JAX).
 
-The factorizations (cholesky, lu, solve, triangular_solve, eigh, eig, qr, svd) work on the last
-two axes, batched over the leading ones, and lower to LAPACK calls (lower/lapack.py).
+The factorizations (cholesky, lu, solve, lu_solve, triangular_solve, eigh, eig, qr, svd) work
+on the last two axes, batched over the leading ones, and lower to LAPACK calls (lower/lapack.py).
 Their NumPy references use np.linalg where it has the routine, and short textbook
 algorithms where it has not (LU with partial pivoting, substitution), with the same
 conventions: a numerical failure gives NaNs (as JAX), never an exception.
@@ -137,11 +137,19 @@ _LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
 def _matrix(prim, a, square=False):
     if a.ndim < 2:
         raise ValueError(f"{prim}: the operand must have at least 2 dimensions, got {a}")
-    if square and a.shape[-1] != a.shape[-2]:
+    if square and not _same(
+        a.shape[-1], a.shape[-2], f"{prim}: a {{0}} x {{1}} matrix is not square"
+    ):
         raise ValueError(f"{prim}: the last two dimensions must be square, got {a.shape}")
     if a.dtype.name not in _LAPACK_DTYPES:
         raise TypeError(f"{prim}: needs float32, float64, complex64 or complex128, got {a.dtype}")
     return a.shape[:-2], a.shape[-2], a.shape[-1]
+
+
+def _same(a, b, message):
+    """Sizes that must agree: decided here, or (sizes only the running code knows, in njit)
+    checked where the code runs with ValueError(message.format(a, b))."""
+    return shapes.assume_equal(a, b, message)
 
 
 def _real(dt):
@@ -202,12 +210,18 @@ def _cholesky_ref(a):
         return (np.tril(_nan(a)),)
 
 
-def _lu_abstract(a):
+def _smaller(m, n, k):
+    """min(m, n), or k when the caller gives it: the size the running code computes (njit's
+    shapes.minimum of two sizes only it knows)."""
+    return min(m, n) if k is None else k
+
+
+def _lu_abstract(a, k=None):
     batch, m, n = _matrix("lu", a)
-    return shaped(a.shape, a.dtype), shaped(batch + (min(m, n),), np.int32)
+    return shaped(a.shape, a.dtype), shaped(batch + (_smaller(m, n, k),), np.int32)
 
 
-def _lu_ref(a):
+def _lu_ref(a, k=None):
     """Partial pivoting, the largest |a| (first on a tie) as LAPACK's getrf."""
     lu = a.astype(a.dtype, copy=True)
     m, n = lu.shape
@@ -241,7 +255,12 @@ def _substitute(t, b, lower, unit):
 
 def _solve_abstract(a, b):
     batch, n, _ = _matrix("solve", a, square=True)
-    if b.dtype != a.dtype or b.ndim != a.ndim or b.shape[:-2] != batch or b.shape[-2] != n:
+    if (
+        b.dtype != a.dtype
+        or b.ndim != a.ndim
+        or not all(_same(x, y, "solve: batch sizes {0} and {1}") for x, y in zip(b.shape, batch))
+        or not _same(b.shape[-2], n, "solve: b has {0} rows where a is {1} x {1}")
+    ):
         raise ValueError(f"solve: operands {a} and {b} do not match")
     return shaped(b.shape, a.dtype)
 
@@ -250,6 +269,34 @@ def _solve_ref(a, b):
     if _has_nan(a, b):
         return (_nan(b),)
     lu, piv = _lu_ref(a)
+    x = np.array(b, copy=True)
+    for j, p in enumerate(piv):
+        x[[j, p]] = x[[p, j]]
+    x = _substitute(lu, x, lower=True, unit=True)
+    return (_substitute(lu, x, lower=False, unit=False),)
+
+
+def _lu_solve_abstract(lu, piv, b):
+    batch, n, _ = _matrix("lu_solve", lu, square=True)
+    if (
+        b.dtype != lu.dtype
+        or b.ndim != lu.ndim
+        or piv.ndim != lu.ndim - 1
+        or not all(
+            _same(x, y, "lu_solve: batch sizes {0} and {1}")
+            for x, y in zip(b.shape[:-2] + piv.shape, batch + batch + (n,))
+        )
+        or not _same(b.shape[-2], n, "lu_solve: b has {0} rows where lu is {1} x {1}")
+    ):
+        raise ValueError(f"lu_solve: operands {lu}, {piv} and {b} do not match")
+    return shaped(b.shape, lu.dtype)
+
+
+def _lu_solve_ref(lu, piv, b):
+    """The lu primitive's factors: b's rows exchanged as the pivots say, in order, then the
+    two triangular solves (no check of U's diagonal, as getrs)."""
+    if _has_nan(lu, b):
+        return (_nan(b),)
     x = np.array(b, copy=True)
     for j, p in enumerate(piv):
         x[[j, p]] = x[[p, j]]
@@ -322,7 +369,10 @@ def _eig_ref(a, *, compute_v):
 
 def _no_empty(prim, m, n):
     # LAPACK returns at once on an empty matrix, leaving the identity factors unwritten;
-    # jnp.linalg builds those itself and never binds the primitive on one
+    # jnp.linalg builds those itself and never binds the primitive on one (a size known only
+    # when the code runs may be 0 there: the lowering writes those factors then)
+    if shapes.is_symbolic(m) or shapes.is_symbolic(n):
+        return
     if min(m, n) == 0:
         raise ValueError(
             f"{prim}: the primitive needs a non-empty matrix, got {m}x{n}; "
@@ -330,25 +380,25 @@ def _no_empty(prim, m, n):
         )
 
 
-def _qr_abstract(a, *, full_matrices):
+def _qr_abstract(a, *, full_matrices, k=None):
     batch, m, n = _matrix("qr", a)
     _no_empty("qr", m, n)
-    k = min(m, n)
+    k = _smaller(m, n, k)
     qc, rr = (m, m) if full_matrices else (k, k)
     return shaped(batch + (m, qc), a.dtype), shaped(batch + (rr, n), a.dtype)
 
 
-def _qr_ref(a, *, full_matrices):
+def _qr_ref(a, *, full_matrices, k=None):
     if _has_nan(a):
         q, r = _qr_abstract(shaped(a.shape, a.dtype), full_matrices=full_matrices)
         return _nan(np.zeros(q.shape, a.dtype)), _nan(np.zeros(r.shape, a.dtype))
     return np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
 
 
-def _svd_abstract(a, *, full_matrices, compute_uv):
+def _svd_abstract(a, *, full_matrices, compute_uv, k=None):
     batch, m, n = _matrix("svd", a)
     _no_empty("svd", m, n)
-    k = min(m, n)
+    k = _smaller(m, n, k)
     s = shaped(batch + (k,), _real(a.dtype))
     if not compute_uv:
         return (s,)
@@ -356,7 +406,7 @@ def _svd_abstract(a, *, full_matrices, compute_uv):
     return s, shaped(batch + (m, uc), a.dtype), shaped(batch + (vr, n), a.dtype)
 
 
-def _svd_ref(a, *, full_matrices, compute_uv):
+def _svd_ref(a, *, full_matrices, compute_uv, k=None):
     try:
         if _has_nan(a):
             raise np.linalg.LinAlgError("NaN operand")
@@ -379,6 +429,7 @@ for _name, _abs, _ref in [
     ("cholesky", _cholesky_abstract, _cholesky_ref),
     ("lu", _lu_abstract, _lu_ref),
     ("solve", _solve_abstract, _solve_ref),
+    ("lu_solve", _lu_solve_abstract, _lu_solve_ref),
     ("triangular_solve", _trsolve_abstract, _trsolve_ref),
     ("eigh", _eigh_abstract, _eigh_ref),
     ("qr", _qr_abstract, _qr_ref),
