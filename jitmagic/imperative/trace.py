@@ -485,7 +485,12 @@ def _concrete_bool(pred):
         # `if len(x):`, `not len(x)`: the user's test of a size, decided as their `len(x) > 0`
         # would be (when the code runs, unless the size's bounds decide it), never as the
         # guess jitmagic makes for its own tests of sizes
-        return shapes.bounds(pred)[0] > 0 or shapes.bounds(pred)[1] == 0
+        if shapes.bounds(pred)[0] > 0 or shapes.bounds(pred)[1] == 0:
+            return True
+        # sizes of the arguments alone: decided on the call's arguments, a guard every call
+        # checks (as before: a branch that returns a dict, say, stays a Python branch)
+        ctx = shapes.current()
+        return set(pred.symbols) <= set(getattr(ctx, "examples", None) or ())
     return not isinstance(pred, Tracer)
 
 
