@@ -918,12 +918,159 @@ def count_up(n):
         yield k * k
 
 
-@example(args(4), helpers=("count_up",), unsupported="generator")
+@example(args(4), args(0), helpers=("count_up",))
 def sum_of_generator(n):
     t = 0
     for v in count_up(n):
         t += v
     return t
+
+
+def grid_cells(n):
+    for i in range(n):
+        for j in range(i, n):
+            if (i + j) % 3 == 0:
+                continue
+            yield i * 10 + j
+
+
+@example(args(5), args(1), helpers=("grid_cells",))
+def generator_nested_loops(n):
+    acc = 0
+    for v in grid_cells(n):
+        acc = acc * 7 % 1000003 + v
+    return acc
+
+
+def until_negative(a):
+    for x in a:
+        if x < 0.0:
+            return
+        yield x
+    yield 100.0  # (only when no negative was met)
+
+
+@example(args(np.array([1.5, 2.0, -1.0, 4.0])), args(np.array([1.0, 2.0])),
+         helpers=("until_negative",))  # fmt: skip
+def generator_early_return(a):
+    s = 0.0
+    n = 0
+    for x in until_negative(a):
+        s += x
+        n += 1
+    return s, n
+
+
+def naturals_from(k):
+    while True:
+        yield k
+        k += 1
+
+
+@example(args(50), args(0), helpers=("naturals_from",))
+def generator_break_in_consumer(lim):
+    v = -1
+    for v in naturals_from(3):
+        if v * v > lim:
+            break
+    return v
+
+
+def stamped(a, seen):
+    for i in range(a.shape[0]):
+        seen[i] = 1
+        yield a[i]
+    seen[0] = -1  # (never reached when the consumer stops early)
+
+
+@example(args(np.array([1.0, 5.0, 2.0, 7.0]), np.zeros(4, dtype=np.int64)),
+         args(np.array([1.0, 2.0]), np.zeros(2, dtype=np.int64)),
+         helpers=("stamped",))  # fmt: skip
+def generator_not_resumed_after_return(a, seen):
+    for x in stamped(a, seen):
+        if x > 4.0:
+            return x
+    return 0.0
+
+
+def index_pairs(n):
+    for i in range(n):
+        for j in range(i):
+            yield i, j, float(i) / (j + 1)
+
+
+@example(args(5), helpers=("index_pairs",))
+def generator_of_tuples(n):
+    t = 0.0
+    cnt = 0
+    for i, j, r in index_pairs(n):
+        t += r * (i - j)
+        cnt += 1
+    return t, cnt
+
+
+def shifted_square(x):
+    return x * x - 1.0
+
+
+def transformed(a):
+    for x in a:
+        yield shifted_square(x) * 0.5
+
+
+@example(args(f64(9)), helpers=("shifted_square", "transformed"))
+def generator_calls_helper(a):
+    out = np.empty(a.shape[0])
+    for i, v in enumerate(transformed(a)):
+        out[i] = v
+    return out
+
+
+@example(args(f64(7)), args(f64(1, k=2)), helpers=("shifted_square", "transformed"))
+def generator_reductions(a):
+    return (
+        sum(transformed(a)),
+        min(transformed(a)),
+        max(transformed(a)),
+        any(transformed(a)),
+        all(transformed(a)),
+        len(list(transformed(a))),
+    )
+
+
+def halves_then_rest(n):
+    yield from count_up(n)
+    yield -1
+    yield from count_up(2)
+
+
+@example(args(4), helpers=("count_up", "halves_then_rest"))
+def generator_yield_from(n):
+    t = 0
+    for v in halves_then_rest(n):
+        t = t * 3 + v
+    return t
+
+
+def matrix_rows(m):
+    for i in range(m.shape[0]):
+        yield m[i]
+
+
+@example(args(f64(4, 3)), helpers=("matrix_rows",))
+def generator_of_rows(m):
+    acc = np.zeros(m.shape[1])
+    for r in matrix_rows(m):
+        acc += r * r
+    return acc
+
+
+@example(args(4), helpers=("count_up",), unsupported="next()")
+def generator_advanced_with_next(n):
+    g = count_up(n)
+    a = next(g)
+    b = next(g)
+    return a + b
 
 
 def factorial_rec(n):
@@ -2605,6 +2752,8 @@ NUMBA_NOTES = {
     "python_random_module": "differs: Python's random module draws from Numba's own generator "
     "(the same algorithm, another state)",
     "python_time_module": "rejects: the time module is not supported",
+    "generator_reductions": "rejects: the builtins any() and all() are not typed",
+    "generator_yield_from": "rejects: `yield from` is unsupported bytecode",
 }
 for _name, _note in NUMBA_NOTES.items():
     EXAMPLES[_name].numba = _note

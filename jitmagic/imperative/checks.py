@@ -31,9 +31,11 @@ def unsupported(construct, lineno, filename, fname, suggestion):
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, filename, fname):
+    def __init__(self, filename, fname, generator=False):
         self.filename, self.fname = filename, fname
         self.thunk = 0  # > 0 inside an operand the conversion turns into a thunk
+        self.generator = generator  # a generator being inlined into its consumer (yields.py)
+        self.nested = 0  # > 0 inside a nested def or lambda
 
     def fail(self, construct, node, suggestion):
         raise unsupported(
@@ -112,12 +114,16 @@ class _Checker(ast.NodeVisitor):
         # compiled inline where it is called (closures.py checks what it may read)
         for a in _all_args(node.args):
             self._no_reserved_parameter(a)
+        self.nested += 1
         self.generic_visit(node)
+        self.nested -= 1
 
     def visit_Lambda(self, node):
         for a in _all_args(node.args):
             self._no_reserved_parameter(a)
+        self.nested += 1
         self.generic_visit(node)
+        self.nested -= 1
 
     def _no_reserved_parameter(self, a):
         if a.arg == "__jm" or a.arg.startswith("jm_"):
@@ -137,7 +143,22 @@ class _Checker(ast.NodeVisitor):
         self.fail("a generator expression", node, _FILL)
 
     def visit_Yield(self, node):
-        self.fail("`yield` (a generator function)", node, "return an array instead: " + _FILL)
+        if self.generator and not self.nested:
+            self.generic_visit(node)  # (yields.py refuses a yield whose value is used)
+            return
+        if self.nested:
+            self.fail(
+                "`yield` (a generator function defined inside njit code)",
+                node,
+                "define the generator at module level: njit inlines a module-level generator "
+                "into the `for` loop (or list/sum/min/max/any/all) that consumes it",
+            )
+        self.fail(
+            "`yield` (a generator function called from Python)",
+            node,
+            "call it from njit code, in a `for` loop or list/sum/min/max/any/all (njit "
+            "inlines a generator into its consumer), or return an array instead: " + _FILL,
+        )
 
     visit_YieldFrom = visit_Yield
 
@@ -230,10 +251,11 @@ def _all_args(args):
     ]
 
 
-def check_function(fdef, filename, fname, local_names):
+def check_function(fdef, filename, fname, local_names, generator=False):
     """Raise NjitUnsupportedError for the first unsupported construct in fdef's body, or for
-    a local variable whose name njit reserves (`jm_...`)."""
-    c = _Checker(filename, fname)
+    a local variable whose name njit reserves (`jm_...`). generator: fdef is a generator
+    inlined into its consumer, whose own `yield` statements are allowed."""
+    c = _Checker(filename, fname, generator)
     for s in fdef.body:
         c.visit(s)
     for a in _all_args(fdef.args):

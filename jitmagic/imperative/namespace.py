@@ -1840,6 +1840,19 @@ def _sum(seq, start=0):
     return total
 
 
+def _any(x):
+    """any(x): a generator call stops at its first true item (generators.py)."""
+    if hasattr(type(x), "__jm_drive__"):
+        return x.any(True)
+    return builtins.any(x)
+
+
+def _all(x):
+    if hasattr(type(x), "__jm_drive__"):
+        return x.any(False)
+    return builtins.all(x)
+
+
 def _print(*args, sep=" ", end="\n", file=None, flush=False):
     """print() in njit code: the values printed by Python when the code runs (in program
     order), as Python prints them (a NumPy float32 as NumPy's str shows it)."""
@@ -1960,6 +1973,8 @@ BUILTINS = {
     "round": _round,
     "divmod": _divmod,
     "sum": _sum,
+    "any": _any,
+    "all": _all,
     "print": _print,
     "dict": dicts.njit_dict,
     "set": dicts.njit_set,

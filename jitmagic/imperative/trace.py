@@ -878,6 +878,10 @@ class TraceOps:
         )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        drive = iterable.__jm_drive__ if hasattr(type(iterable), "__jm_drive__") else None
+        if drive is not None:
+            # a generator call: its body inlined, running ours at each yield (generators.py)
+            return drive(body, init, extra_test)
         compiled = getattr(iterable, "__jm_loop__", None)
         if compiled is not None:
             # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
@@ -942,6 +946,12 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
+        drive = iterable.__jm_drive__ if hasattr(type(iterable), "__jm_drive__") else None
+        if drive is not None:
+            # a generator call: the count carried after our values
+            test = None if extra_test is None else (lambda *c: extra_test(*c[:-1]))
+            out = drive(lambda v, *c: (*body(c[-1], v, *c[:-1]), c[-1] + 1), (*init, start), test)
+            return out[:-1]
         if lists.is_runtime(iterable):
             return self.for_range(
                 0, iterable.length(), 1, lambda i, *c: body(i + start, iterable[i], *c), init,
