@@ -1814,7 +1814,24 @@ def uses_dictcomp(n):
 
 
 def uses_genexp(n):
-    return sum(i for i in range(n))  # UNSUPPORTED
+    g = (i for i in range(n))  # UNSUPPORTED
+    return sum(g)
+
+
+def uses_genexp_with_key(n):
+    return max((i for i in range(n)), key=abs)  # UNSUPPORTED
+
+
+def uses_send(n):
+    x = yield n  # UNSUPPORTED
+    yield x
+
+
+def uses_nested_generator(n):
+    def inner():
+        yield n  # UNSUPPORTED
+
+    return inner
 
 
 def uses_starred_target(t):
@@ -1871,7 +1888,10 @@ UNSUPPORTED = [
     (uses_nested_def, "recursive nested function", "as a loop"),
     (uses_setcomp, "set comprehension", "np.empty"),
     (uses_dictcomp, "dict comprehension", "np.empty"),
-    (uses_genexp, "generator expression", "np.empty"),
+    (uses_genexp, "generator expression", "sum()"),
+    (uses_genexp_with_key, "generator expression", "sum()"),
+    (uses_send, "yield", "np.empty"),
+    (uses_nested_generator, "generator function defined inside", "module level"),
     (uses_starred_target, "starred", "t[1:]"),
     (uses_starred_for, "starred", "t[1:]"),
     (uses_match, "match", "if/elif"),

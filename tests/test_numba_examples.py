@@ -1065,6 +1065,52 @@ def generator_of_rows(m):
     return acc
 
 
+def echo_sent(n):
+    got = yield n
+    yield got
+
+
+@example(args(4), helpers=("echo_sent",), unsupported="yield` used as a value")
+def generator_receiving_sent_values(n):
+    t = 0
+    for v in echo_sent(n):
+        t += 1
+    return t
+
+
+@example(args(7), args(0))
+def generator_expression_sums(n):
+    return sum(i * i for i in range(n)), sum((i for i in range(n) if i % 3), 100)
+
+
+@example(args(f64(8)), args(f64(1, k=3)))
+def generator_expression_over_array(a):
+    return (
+        sum(x * 2.0 for x in a),
+        min(x - 1.0 for x in a),
+        max(abs(x) for x in a),
+        sorted(-x for x in a)[0],
+        len(list(x for x in a if x > 0)),
+    )
+
+
+@example(args(np.array([1.0, -2.0, 3.0, 0.5]), 2.5), args(np.array([1.0, -2.0]), -3.0))
+def generator_expression_any_all(a, t):
+    # the last one reads past the end: Python's any() stops at the first true item first
+    return (
+        any(x > t for x in a),
+        all(x > t for x in a),
+        any(a[i] > t for i in range(a.shape[0] + 3)),
+    )
+
+
+@example(args(5), args(1))
+def generator_expression_nested(n):
+    return sum(i * j for i in range(n) for j in range(i) if (i + j) % 2), all(
+        i < n for i in range(n)
+    )
+
+
 @example(args(4), helpers=("count_up",), unsupported="next()")
 def generator_advanced_with_next(n):
     g = count_up(n)
@@ -2754,6 +2800,11 @@ NUMBA_NOTES = {
     "python_time_module": "rejects: the time module is not supported",
     "generator_reductions": "rejects: the builtins any() and all() are not typed",
     "generator_yield_from": "rejects: `yield from` is unsupported bytecode",
+    "generator_receiving_sent_values": "rejects: the yields' types (int64, none) do not unify",
+    "generator_expression_sums": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_over_array": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_any_all": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_nested": "rejects: a generator expression is a closure with a yield",
 }
 for _name, _note in NUMBA_NOTES.items():
     EXAMPLES[_name].numba = _note

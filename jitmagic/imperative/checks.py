@@ -7,6 +7,7 @@ import linecache
 import os
 
 from jitmagic.errors import NjitUnsupportedError
+from jitmagic.imperative.comprehensions import GENEXP_CONSUMERS
 
 __all__ = ["check_function", "unsupported"]
 
@@ -36,6 +37,8 @@ class _Checker(ast.NodeVisitor):
         self.thunk = 0  # > 0 inside an operand the conversion turns into a thunk
         self.generator = generator  # a generator being inlined into its consumer (yields.py)
         self.nested = 0  # > 0 inside a nested def or lambda
+        self.local_names = set()  # the function's locals and parameters
+        self.consumed = set()  # generator expressions a builtin consumes whole
 
     def fail(self, construct, node, suggestion):
         raise unsupported(
@@ -139,8 +142,30 @@ class _Checker(ast.NodeVisitor):
     def visit_DictComp(self, node):
         self.fail("a dict comprehension", node, _FILL)
 
+    def visit_Call(self, node):
+        # a generator expression consumed whole by a builtin (comprehensions.py converts it)
+        f = node.func
+        if (
+            isinstance(f, ast.Name)
+            and f.id in GENEXP_CONSUMERS
+            and f.id not in self.local_names
+            and node.args
+            and isinstance(node.args[0], ast.GeneratorExp)
+            and not node.keywords
+            and len(node.args) <= (2 if f.id == "sum" else 1)
+        ):
+            self.consumed.add(node.args[0])
+        self.generic_visit(node)
+
     def visit_GeneratorExp(self, node):
-        self.fail("a generator expression", node, _FILL)
+        if node not in self.consumed:
+            self.fail(
+                "a generator expression",
+                node,
+                "pass it whole to list(), sorted(), sum(), min(), max(), any() or all() "
+                "(njit converts those), or " + _FILL,
+            )
+        self.generic_visit(node)
 
     def visit_Yield(self, node):
         if self.generator and not self.nested:
@@ -256,6 +281,7 @@ def check_function(fdef, filename, fname, local_names, generator=False):
     a local variable whose name njit reserves (`jm_...`). generator: fdef is a generator
     inlined into its consumer, whose own `yield` statements are allowed."""
     c = _Checker(filename, fname, generator)
+    c.local_names = set(local_names) | {a.arg for a in _all_args(fdef.args)}
     for s in fdef.body:
         c.visit(s)
     for a in _all_args(fdef.args):

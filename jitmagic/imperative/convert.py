@@ -410,7 +410,10 @@ def _convert(fn, driver=None):
     used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
     names = Names(used)
     node.body = hoist_lambdas(node.body, names)
-    node.body = hoist_comprehensions(node.body, names, set(params) | set(bound_names(node.body)))
+    genexp_builtins = set()
+    node.body = hoist_comprehensions(
+        node.body, names, set(params) | set(bound_names(node.body)), genexp_builtins
+    )
     check_free_variables(node, filename, fn.__qualname__)
     checks, used_builtins = _convert_scope(
         node, params, names, set(code.co_freevars), None if driver is None else driver[0]
@@ -452,7 +455,7 @@ def _convert(fn, driver=None):
         for c in factory_code.co_consts
         if isinstance(c, types.CodeType) and c.co_name == node.name
     )
-    return _Template(inner, node, frozenset(used_builtins), filename)
+    return _Template(inner, node, frozenset(used_builtins | genexp_builtins), filename)
 
 
 def _convert_scope(node, params, names, shadowed, driver_state=None):

@@ -1980,6 +1980,9 @@ BUILTINS = {
     "set": dicts.njit_set,
 }
 lists.register(BUILTINS)
+# (convert.py: a generator expression passed to one of these is converted for the builtin)
+for _name in ("list", "sorted", "min", "max", "sum", "any", "all"):
+    BUILTINS[_name].builtin_of = getattr(builtins, _name)
 
 
 def numpy_module():
