@@ -1305,7 +1305,9 @@ class RecordingOps:
         return pyops.arith(op, a, b, line)
 
     def compare(self, op, a, b, line):
-        self._line("compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t)
+        self._line(
+            "compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t or " is " in t
+        )
         return pyops.compare(op, a, b, line)
 
     def dict_display(self, keys, values, line):

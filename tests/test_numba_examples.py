@@ -904,6 +904,83 @@ def list_of_constants_unrolled(x):
     return acc
 
 
+@example(args(np.array([3.0, 1.0, 2.0, 0.5])), args(np.zeros(0)))
+def optional_running_minimum(a):
+    best = None
+    for v in a:
+        if best is None or v < best:
+            best = v
+    return best
+
+
+def first_above(a, t):
+    for v in a:
+        if v > t:
+            return v
+    return None
+
+
+@example(args(np.array([1.0, 4.0, 9.0]), 3.0), args(np.array([1.0, 4.0, 9.0]), 30.0),
+         helpers=("first_above",))  # fmt: skip
+def optional_returned_by_helper(a, t):
+    r = first_above(a, t)
+    if r is None:
+        return -1.0, first_above(a, t)
+    return r * 2.0, first_above(a, t)
+
+
+@example(args(np.array([1.0, 4.0, 9.0]), 30.0), helpers=("first_above",))
+def optional_none_used_as_number(a, t):
+    return first_above(a, t) + 1.0  # TypeError, as Python's None + 1.0
+
+
+@example(args(f64(5, 3)), args(-np.abs(f64(4, 3))))
+def optional_array(m):
+    last = None
+    for i in range(m.shape[0]):
+        if m[i, 0] > 0.0:
+            last = m[i]
+    if last is not None:
+        return last * 2.0
+    return np.zeros(m.shape[1])
+
+
+@example(args(6), args(2))
+def optional_index_found_in_while(n):
+    k = None
+    i = 0
+    while i < n:
+        if i * i > 10 and k is None:
+            k = i
+        i += 1
+    return k, k is None
+
+
+@example(args(2.0), args(-2.0))
+def optional_conditional_expression(x):
+    r = x if x > 0 else None
+    return r, (0.0 if r is None else r + 1.0)
+
+
+@example(args(np.arange(6.0), 2.5), unsupported="optional tuple")
+def optional_tuple_refused(a, t):
+    hit = None
+    for i in range(a.shape[0]):
+        if a[i] > t:
+            hit = (i, a[i])
+            break
+    return hit
+
+
+@example(args(5), helpers=("count_up",))
+def optional_minimum_over_generator(n):
+    best = None
+    for v in count_up(n):
+        if v > 3 and (best is None or v < best):
+            best = v
+    return best
+
+
 @example(args(4.0), unsupported="try")
 def try_except_fallback(x):
     try:

@@ -476,10 +476,17 @@ class Expressions(ast.NodeTransformer):
             # tuples compare element by element (lexicographically) on traced values too (a
             # tuple written out, or held by a name, an attribute, an index, a call's result)
             op = type(node.ops[0]).__name__
+            # (`x is None` on a variable that may be None where the code runs: optional.py)
+            is_none = (
+                op in ("Is", "IsNot")
+                and isinstance(node.comparators[0], ast.Constant)
+                and node.comparators[0].value is None
+                and not isinstance(node.left, ast.Constant)
+            )
             if (op in _ORDERED and not isinstance(node.left, ast.Constant)) or (
-                op in ("In", "NotIn")
+                op in ("In", "NotIn") or is_none
             ):
-                if isinstance(node.comparators[0], ast.Constant):
+                if isinstance(node.comparators[0], ast.Constant) and not is_none:
                     return node
                 return located(
                     hook(

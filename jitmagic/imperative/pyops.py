@@ -147,6 +147,8 @@ _COMPARE = {
     "NotEq": lambda a, b: a != b,
     "In": lambda a, b: a in b,
     "NotIn": lambda a, b: a not in b,
+    "Is": lambda a, b: a is b,
+    "IsNot": lambda a, b: a is not b,
 }
 
 
