@@ -92,7 +92,8 @@ class GeneratorCall:
         (found,) = self.__jm_drive__(consume, (False,), lambda found: ops.not_(found, line))
         return found if want else ops.not_(found, line)
 
-    def _refuse(self, what):
+    def refuse(self, what):
+        """Raise the NjitUnsupportedError for `what` done with the generator."""
         raise NjitUnsupportedError(
             f"{what} on the generator {self.fn.__qualname__}(...): njit inlines a generator "
             f"into a `for` loop, list(), sorted(), sum(), min(), max(), any() or all() that "
@@ -101,19 +102,19 @@ class GeneratorCall:
         )
 
     def __iter__(self):
-        self._refuse("iterating (iter(), unpacking, tuple(), zip())")
+        self.refuse("iterating (iter(), unpacking, tuple(), zip())")
 
     def __next__(self):
-        self._refuse("next()")
+        self.refuse("next()")
 
     def send(self, value):
-        self._refuse("send()")
+        self.refuse("send()")
 
     def __len__(self):
-        self._refuse("len()")
+        self.refuse("len()")
 
     def __array__(self, *args, **kwargs):
-        self._refuse("making an array")
+        self.refuse("making an array")
 
     def __bool__(self):
-        self._refuse("truth testing")
+        self.refuse("truth testing")

@@ -27,6 +27,7 @@ from jitmagic.imperative import dicts, lists, strings, tracers
 from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
+from jitmagic.imperative.optional import unwrap
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import callbacks
@@ -1365,6 +1366,7 @@ def _math_unary(name, domain=None, error="math domain error"):
     }[name]
 
     def f(x):
+        x = unwrap(x, f"math.{name}()")
         if not _traced(x):
             return getattr(math, name)(x)
         x = _val(x)
@@ -1686,6 +1688,7 @@ def _len(x):
 
 
 def _abs(x):
+    x = unwrap(x, "abs()")
     if isinstance(x, Dim):
         x = _size_value(x)
     if not _traced(x):
@@ -1700,6 +1703,7 @@ def _abs(x):
 def _pick(args, better):
     """min/max as Python computes them: the first item unless a later one is better (a NaN
     first stays, a NaN later is never better)."""
+    args = tuple(unwrap(a, "min()/max()") for a in args)
     if builtins.len(args) == 1:
         (seq,) = args
         if dicts.loops_over_table(seq):
@@ -1739,6 +1743,7 @@ def _size_value(x):
 
 
 def _int(x=0, base=None):
+    x = unwrap(x, "int()")
     if isinstance(x, Dim) and base is None:
         return _size_value(x)
     if base is not None or not _traced(x):
@@ -1770,6 +1775,7 @@ def _complex(real=0.0, imag=0.0):
 
 
 def _float(x=0.0):
+    x = unwrap(x, "float()")
     if isinstance(x, Dim):
         x = _size_value(x)
     if not _traced(x):
@@ -1786,6 +1792,7 @@ def _bool(x=False):
 
 
 def _round(x, ndigits=None):
+    x = unwrap(x, "round()")
     if not _traced(x):
         return builtins.round(x, ndigits) if ndigits is not None else builtins.round(x)
     x = _val(x)

@@ -24,6 +24,7 @@ import operator
 
 from jitmagic.core import pytree
 from jitmagic.core.tracing import Tracer, bind
+from jitmagic.errors import NjitUnsupportedError
 
 __all__ = ["MaybeNone", "OptSlot", "from_leaves", "is_none", "unwrap"]
 
@@ -50,6 +51,27 @@ class MaybeNone:
             message=f"unsupported operand type for {what}: 'NoneType'",
         )
         return self.value
+
+    def __eq__(self, other):
+        if other is None:
+            return is_none(self)
+        return self.unwrap("==") == unwrap(other, "==")
+
+    def __ne__(self, other):
+        if other is None:
+            return bind("not", is_none(self))
+        return self.unwrap("!=") != unwrap(other, "!=")
+
+    __hash__ = None
+
+    def __str__(self):
+        raise NjitUnsupportedError(
+            "printing or formatting a value that may be None in njit code: test `x is None` "
+            "first and print the value (or 'None') on each side",
+            construct="printing an optional value",
+        )
+
+    __format__ = lambda self, spec: self.__str__()
 
     def __bool__(self):
         raise TypeError("the truth of an optional value is asked through njit's truthy()")

@@ -1066,6 +1066,9 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
+        for x in iterables:
+            if hasattr(type(x), "__jm_drive__"):
+                x.refuse("zip()")  # (a generator is inlined into one loop of its own)
         if any(lists.is_runtime(x) for x in iterables):
             # a runtime list zipped: up to the shortest length, each element read when its
             # iteration runs
