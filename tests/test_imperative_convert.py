@@ -1735,8 +1735,34 @@ def test_f_lineno_matches():
 def uses_try(x):
     try:  # UNSUPPORTED
         return 1 / x
+    finally:
+        x = 0
+
+
+def uses_try_else(x):
+    try:  # UNSUPPORTED
+        r = 1 / x
+    except ZeroDivisionError:
+        r = 0
+    else:
+        r += 1
+    return r
+
+
+def uses_except_as(x):
+    try:
+        return 1 / x
+    except ZeroDivisionError as e:  # UNSUPPORTED
+        return 0
+
+
+def uses_two_excepts(x):
+    try:
+        return 1 / x
     except ZeroDivisionError:
         return 0
+    except ValueError:  # UNSUPPORTED
+        return 1
 
 
 def uses_with(path):
@@ -1877,7 +1903,10 @@ def uses_ops_name(n):
 
 
 UNSUPPORTED = [
-    (uses_try, "`try`", "if"),
+    (uses_try, "`try`/`finally`", "one `except:`"),
+    (uses_try_else, "`try`/`except`/`else`", "one `except:`"),
+    (uses_except_as, "as e", "no `as`"),
+    (uses_two_excepts, "several `except`", "one `except:`"),
     (uses_with, "`with`", "out of the njit function"),
     (uses_yield, "yield", "np.empty"),
     (uses_yield_from, "yield", "np.empty"),

@@ -981,12 +981,105 @@ def optional_minimum_over_generator(n):
     return best
 
 
-@example(args(4.0), unsupported="try")
+@example(args(4.0), args(-4.0))
 def try_except_fallback(x):
     try:
         r = math.sqrt(x)
     except Exception:
         r = -1.0
+    return r
+
+
+@example(args(np.arange(5.0), np.array([0, 7, 2, -9, 4])))
+def try_index_error_in_loop(a, idxs):
+    total = 0.0
+    missed = 0
+    for i in idxs:
+        try:
+            v = a[i]
+        except IndexError:
+            v = 0.0
+            missed += 1
+        total += v
+    return total, missed
+
+
+@example(args(7.0, 2.0), args(7.0, 0.0), options=dict(error_model="python"))
+def try_zero_division(x, y):
+    try:
+        r = x / y
+    except ZeroDivisionError:
+        r = np.inf
+    return r
+
+
+def checked_ratio(x, y):
+    if y == 0.0:
+        raise ValueError("y is zero")
+    return x / y
+
+
+@example(args(6.0, 3.0), args(6.0, 0.0), helpers=("checked_ratio",))
+def try_raise_in_helper(x, y):
+    try:
+        return checked_ratio(x, y)
+    except:  # noqa: E722
+        return -1.0
+
+
+@example(args(np.arange(4.0), 9), args(np.arange(4.0), 2))
+def try_uncaught_class_goes_on(a, i):
+    try:
+        v = a[i]
+    except ZeroDivisionError:
+        v = -1.0
+    return v
+
+
+@example(args(np.arange(3.0), 5, 1), args(np.arange(3.0), 5, 6), args(np.arange(3.0), 0, 6))
+def try_nested(a, i, j):
+    try:
+        try:
+            v = a[i]
+        except IndexError:
+            v = a[j] * 10.0
+    except IndexError:
+        v = -1.0
+    return v
+
+
+@example(args(np.array([1.0, 2.0, -3.0, 4.0])))
+def try_partial_writes_stay(a):
+    out = np.zeros(4)
+    try:
+        for i in range(a.shape[0]):
+            if a[i] < 0:
+                raise ValueError("negative")
+            out[i] = a[i] * 2.0
+    except ValueError:
+        out[3] = -1.0
+    return out
+
+
+@example(args(np.array([1.0, -2.0, 3.0])), unsupported="rebound in a `try` body")
+def try_rebound_variable_refused(a):
+    total = 0.0
+    try:
+        for v in a:
+            total += v
+            if v < 0:
+                raise ValueError("negative")
+    except ValueError:
+        pass
+    return total
+
+
+@example(args(2.0), unsupported="as e")
+def try_binding_exception_refused(x):
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError as e:  # noqa: F841
+        r = 0.0
     return r
 
 
@@ -2882,6 +2975,15 @@ NUMBA_NOTES = {
     "generator_expression_over_array": "rejects: a generator expression is a closure with a yield",
     "generator_expression_any_all": "rejects: a generator expression is a closure with a yield",
     "generator_expression_nested": "rejects: a generator expression is a closure with a yield",
+    "try_except_fallback": "differs: math.sqrt(-4.0) is nan, not a ValueError, so nothing is "
+    "caught",
+    "try_index_error_in_loop": "rejects: `except` matches Exception only",
+    "try_zero_division": "rejects: `except` matches Exception only",
+    "try_uncaught_class_goes_on": "rejects: `except` matches Exception only",
+    "try_nested": "rejects: `except` matches Exception only",
+    "try_partial_writes_stay": "rejects: `except` matches Exception only",
+    "try_rebound_variable_refused": "rejects: `except` matches Exception only",
+    "try_binding_exception_refused": "rejects: the exception object cannot be bound",
 }
 for _name, _note in NUMBA_NOTES.items():
     EXAMPLES[_name].numba = _note

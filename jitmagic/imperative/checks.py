@@ -47,15 +47,37 @@ class _Checker(ast.NodeVisitor):
 
     # ---- statements -------------------------------------------------------------------
     def visit_Try(self, node):
-        self.fail(
-            "`try`/`except`/`finally`",
-            node,
-            "test the condition with `if` and `raise` instead (njit supports raise, not "
-            "exception handling), or catch the exception around the call of the njit "
-            "function",
+        # one `except` clause without a name: tries.py converts it
+        instead = (
+            "njit compiles `try:` with one `except:`, `except Exception:` or `except "
+            "SomeError:` clause (no `as`); test the condition with `if` instead, or catch "
+            "the exception around the call of the njit function"
         )
+        if node.finalbody:
+            self.fail("`try`/`finally`", node, instead)
+        if node.orelse:
+            self.fail("`try`/`except`/`else`", node, instead)
+        if len(node.handlers) != 1:
+            self.fail("`try` with several `except` clauses", node.handlers[-1], instead)
+        h = node.handlers[0]
+        if h.name is not None:
+            self.fail(f"`except ... as {h.name}` (the exception object)", h, instead)
+        if (
+            self.generator
+            and not self.nested
+            and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+        ):
+            self.fail(
+                "a `yield` inside `try` in a generator",
+                node,
+                "njit runs the consuming loop's body where the generator yields, and Python "
+                "does not send its exceptions into the generator: move the `yield` out of "
+                "the `try`",
+            )
+        self.generic_visit(node)
 
-    visit_TryStar = visit_Try
+    def visit_TryStar(self, node):
+        self.fail("`try`/`except*`", node, "use a plain `try`/`except` with one clause")
 
     def visit_With(self, node):
         self.fail(

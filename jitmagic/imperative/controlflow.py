@@ -191,6 +191,10 @@ class Statements:
 
     def if_(self, s):
         names = self.facts.names[s]
+        refusals = getattr(s, "jm_try_refusals", {})  # (a converted `try`: tries.py)
+        for n in names:
+            if n in refusals:
+                raise refusals[n]
         then = _make_fn(
             self.names.fresh("jm_then"), names, self.block(s.body) + [_ret(names, s)], s
         )

@@ -89,6 +89,7 @@ from jitmagic.imperative.closures import (
 from jitmagic.imperative.comprehensions import hoist_comprehensions
 from jitmagic.imperative.controlflow import OPS, Expressions, Statements, preinit
 from jitmagic.imperative.lowering import Names, located, lower_jumps
+from jitmagic.imperative.tries import convert_tries
 from jitmagic.imperative.yields import final_state, rewrite_generator
 
 __all__ = ["Converted", "convert", "convert_generator"]
@@ -405,6 +406,7 @@ def _convert(fn, driver=None):
     if driver is not None:
         rewrite_generator(node, *driver, filename, fn.__qualname__)
         params = _params(node.args)
+    convert_tries(node, filename, fn.__qualname__)
 
     used = {OPS, *params, *code.co_freevars}
     used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))

@@ -537,8 +537,18 @@ def is_traced(x):
     return isinstance(x, Tracer)
 
 
+class _TryMark:
+    """The condition of a converted `try` (TraceOps.try_): the classes its `except` catches."""
+
+    def __init__(self, classes):
+        self.classes = classes
+
+
+_TRY_OK = "jm_try_ok"
+
+
 def _concrete_bool(pred):
-    if lists.is_runtime(pred):
+    if lists.is_runtime(pred) or isinstance(pred, _TryMark):
         return False
     if isinstance(pred, MaybeUndefined):
         raise NjitUnsupportedError("a condition on a variable that may not be assigned")
@@ -576,6 +586,8 @@ class _Body:
             ]
             real = [_strip(o) for o in outs if o is not UNDEFINED and o is not None]
             self.undefined_out = [o is UNDEFINED for o in outs]
+            # (a raise at the body's own level runs whenever the body does)
+            self.raises = any(e.prim == "nj_raise" for e in t.eqns)
             inner = t.finish([_to_atom_input(o) for o in real])
         self.n_consts = len(inner.constvars)
         self.consts = list(inner.consts)
@@ -812,7 +824,36 @@ class TraceOps:
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
     @carrying_rebound("if")  # (objects whose fields are rebound inside)
+    def try_(self, classes, line):
+        """The condition of a converted `try` (tries.py): if_ compiles the branch as one."""
+        if classes is None:
+            classes = (BaseException,)
+        elif not isinstance(classes, tuple):
+            classes = (classes,)
+        for c in classes:
+            if not (isinstance(c, type) and issubclass(c, BaseException)):
+                raise TypeError(
+                    f"catching classes that do not inherit from BaseException is not allowed "
+                    f"(line {line}: {c!r})"
+                )
+        return _TryMark(classes)
+
     def if_(self, pred, then, orelse, init, names, line):
+        if (
+            isinstance(pred, _TryMark)
+            and not isinstance(init, _Flat)
+            and not (names and names[-1] == _TRY_OK)
+        ):
+            # a converted `try`: a flag of which side ran is carried out with the variables
+            out = self.if_(
+                pred,
+                lambda *a: (*then(*a[:-1]), True),
+                lambda *a: (*orelse(*a[:-1]), False),
+                (*init, UNDEFINED),
+                (*names, _TRY_OK),
+                line,
+            )
+            return tuple(out)[:-1]
         if isinstance(pred, lists.NjList) and pred.runtime:
             pred = pred.truth()
         if _concrete_bool(pred):
@@ -836,7 +877,7 @@ class TraceOps:
         )
 
     def _cond_(self, pred, then, orelse, init, names, line, what):
-        p = truthy(pred, line)
+        p = pred if isinstance(pred, _TryMark) else truthy(pred, line)
         init = list(init)
         fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
         if fixed:
@@ -861,9 +902,16 @@ class TraceOps:
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
         n_out = len(first[0].out_types)
+        # a side that always raises (`else: raise ...`, an `except` that raises another
+        # error) reaches no code after the branch: the variables are the other side's
+        dead = [b.raises and not first[1 - k].raises for k, b in enumerate(first)]
         out_types, undefined = [], []
         for k in range(n_out):
             ta, tb = first[0].out_types[k], first[1].out_types[k]
+            if dead[0]:
+                ta = tb
+            elif dead[1]:
+                tb = ta
             name = names[k] if k < len(names) else "value"
             if (ta is NONE) != (tb is NONE) and (ta or tb) is not None:
                 # None on one side, a value on the other: an optional (optional.py)
@@ -893,6 +941,11 @@ class TraceOps:
 
             def fill(*a, f=f, k=k):
                 outs = list(f(*a))
+                if dead[k]:  # (its values are never used: placeholders of the other side's)
+                    outs = [
+                        UNDEFINED if t is None else None if t is NONE else _placeholder(t)
+                        for t in out_types
+                    ]
                 for j, t in enumerate(out_types):
                     if outs[j] is UNDEFINED and t is not None:
                         outs[j] = None if t is NONE else _placeholder(t)
@@ -923,7 +976,12 @@ class TraceOps:
             isinstance(t, RefType) and not same_type(t, o.aval) for t, o in zip(joined, fns[0].outs)
         ):
             kw["out_types"] = tuple(joined)
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
+        if isinstance(p, _TryMark):
+            outs = bind(
+                "nj_try", *present, *consts, branches=tuple(fns), line=line, classes=p.classes, **kw
+            )
+        else:
+            outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -934,6 +992,9 @@ class TraceOps:
             if isinstance(t, RefType):
                 v.__class__ = RefTracer
             result.append(v)
+        if isinstance(p, _TryMark):
+            # (the side that ran: the body, unless it raised; carried last by if_)
+            p = result[names.index(_TRY_OK)] if _TRY_OK in names else None
         # a value defined on one side only: its flag is the predicate's side
         for k, u in enumerate(undefined):
             if u == "one":

@@ -1,0 +1,136 @@
+"""`try`/`except` in njit code (Numba's subset), converted into a branch the hooks compile:
+
+    try:                                 if __jm.try_((ValueError, IndexError), line):
+        BODY                                 BODY
+    except (ValueError, IndexError):     else:
+        HANDLER                              HANDLER
+
+The `if` (marked `jm_try`) is converted as any other (lowering.py's flags for a return or
+break inside, analysis.py's carried variables), and the hook `try_` gives the condition a
+value that makes `if_` compile both sides as one `nj_try` equation: the body runs, and when
+code compiled inside it raises (a `raise`, an index out of range, a division by zero, a
+raise in a called function) an exception of those classes, the handler runs instead
+(lower/imperative.py). Exceptions of other classes go on up.
+
+The handler sees the variables as they were when the `try` began: a variable the body
+rebinds and that is read after the `try` (or in the handler) would hold, in Python, the value
+of the body's last assignment before the raise. That is kept exact by refusing the cases
+where it could differ (the analysis finds the variable carried through the `try`,
+controlflow.py raises the refusal made here): such a variable must be assigned by the handler
+before it reads it, or be assigned only by the body's last statement (an assignment, done
+after its value is computed, so nothing raises after it). Arrays written into (a[i] = v) are
+memory, not rebinding: the writes the body made before the raise stay, as in Python.
+
+Supported: one `except` clause, bare, `except Exception`, a class or a tuple of classes.
+Refused by name (checks.py): `except E as e`, several `except` clauses, `else`, `finally`,
+`try` in a generator around a `yield`.
+"""
+
+import ast
+
+from jitmagic.imperative.analysis import bound_names
+from jitmagic.imperative.checks import unsupported
+from jitmagic.imperative.lowering import located, terminates
+
+__all__ = ["convert_tries"]
+
+OPS = "__jm"
+
+
+def _hook(name, args, ref):
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=OPS, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+        args=list(args),
+        keywords=[],
+    )
+    return located(call, ref)
+
+
+def _assigned_at_top(stmts, name):
+    """Whether stmts assign `name` at their top level before any statement reads it:
+    True, False (never assigned so), or the reading statement."""
+    for s in stmts:
+        if any(n.id == name for n in _reads_of(s)):
+            return s
+        if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in bound_names([s]):
+            return True
+    return False
+
+
+def _reads_of(s):
+    out = []
+    for n in ast.walk(s):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.append(n)
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.append(n.target)
+    return out
+
+
+class _Tries:
+    def __init__(self, filename, fname):
+        self.filename, self.fname = filename, fname
+
+    def fail(self, what, node, why):
+        raise unsupported(what, node.lineno, self.filename, self.fname, why)
+
+    def block(self, stmts):
+        """stmts with their `try` statements converted."""
+        out = []
+        for s in stmts:
+            if isinstance(s, ast.Try):
+                s = self.try_(s)
+            elif isinstance(s, (ast.If, ast.For, ast.While)):
+                s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+            out.append(s)
+        return out
+
+    def try_(self, s):
+        (h,) = s.handlers  # (checks.py refused the other forms)
+        body = self.block(s.body)
+        handler = self.block(h.body)
+        refusals = self._values_at_raise(s, body, handler)
+        classes = h.type if h.type is not None else ast.Constant(None)
+        test = _hook("try_", [classes, ast.Constant(s.lineno)], s)
+        node = located(ast.If(test=test, body=body, orelse=handler), s)
+        node.jm_try = True
+        node.jm_try_refusals = refusals
+        return node
+
+    def _values_at_raise(self, s, body, handler):
+        """{name: the refusal} for the variables the body rebinds whose value the handler or
+        the code after it could see differ from Python's (controlflow.py raises it for those
+        the analysis finds carried through the `try`: read after it or in the handler)."""
+        last = body[-1] if body else None
+        out = {}
+        for name in bound_names(body):
+            if name.startswith("jm_"):
+                continue
+            only_last = (
+                isinstance(last, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and name not in bound_names(body[:-1])
+                and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(last))
+            )
+            if only_last:
+                continue
+            h = _assigned_at_top(handler, name)
+            if h is True or (h is False and terminates(handler)):
+                continue
+            out[name] = unsupported(
+                f"variable '{name}' rebound in a `try` body and read after it",
+                s.lineno,
+                self.filename,
+                self.fname,
+                f"njit's `except` sees the variables as they were when the `try` began, "
+                f"Python's as the body left them when it raised: assign '{name}' in the "
+                f"`except` block before it is read, or only in the body's last statement",
+            )
+        return out
+
+
+def convert_tries(fdef, filename, fname):
+    """Every `try` of fdef's body (nested functions' too) as the marked `if` above, in place."""
+    t = _Tries(filename, fname)
+    for node in [n for n in ast.walk(fdef) if isinstance(n, ast.FunctionDef)]:
+        if any(isinstance(n, ast.Try) for n in ast.walk(node)):
+            node.body = t.block(node.body)
