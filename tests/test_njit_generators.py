@@ -235,3 +235,17 @@ def printed(a, t):
 def test_printing_an_optional_is_refused():
     with pytest.raises(NjitUnsupportedError, match="printing an optional"):
         jm.njit(printed)(np.ones(2), 0.0)
+
+
+def made_outside_loop(n):
+    g = squares(n)
+    t = 0
+    for i in range(2):
+        for v in g:  # (Python: the second pass finds it exhausted)
+            t += v
+    return t
+
+
+def test_a_generator_made_outside_the_loop_that_consumes_it_is_refused():
+    with pytest.raises(NjitUnsupportedError, match="made outside the compiled loop"):
+        jm.njit(made_outside_loop)(3)

@@ -11,13 +11,15 @@ consumer's carried values as the state, and returns them afterwards:
   min(g)/max(g) (of its list), any(g)/all(g) (a carried flag that stops the generator at the
   first true/false item, as Python's short-circuit does).
 
-Anything else (next(g), a generator stored and iterated twice, zip over one, len) raises
-NjitUnsupportedError naming the construct: Numba keeps a generator's frame alive between
+Anything else (next(g), a generator stored and iterated twice, or made outside the compiled
+loop or branch that iterates it, zip over one, len) raises NjitUnsupportedError naming the
+construct: Numba keeps a generator's frame alive between
 next() calls, which an inlined body cannot do.
 """
 
 from __future__ import annotations
 
+from jitmagic.core.tracing import current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import recursion
 from jitmagic.imperative.convert import convert_generator
@@ -34,10 +36,20 @@ class GeneratorCall:
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.ops, self.namespace = ops, namespace
         self.used = False
+        self.home = current_trace()  # (the loop body or branch it is made in)
 
     def __jm_drive__(self, body, init, extra_test=None):
         """Run the generator with body(v, *state) -> state at each yield; the final state."""
         name = self.fn.__qualname__
+        if current_trace() is not self.home:
+            # made outside a compiled loop or branch, consumed inside it: Python's second
+            # iteration would find it exhausted, the inlined body would run it again
+            raise NjitUnsupportedError(
+                f"the generator {name}(...) is made outside the compiled loop or branch that "
+                f"consumes it: call the generator function where it is consumed (inside "
+                f"the loop or branch)",
+                construct="a generator made outside the loop or branch that consumes it",
+            )
         if self.used:
             # a second loop over one generator object finds it exhausted in Python; here each
             # consumer would run it again

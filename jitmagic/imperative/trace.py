@@ -823,7 +823,6 @@ class TraceOps:
             text = m if isinstance(m, str) else str(m)
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
-    @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def try_(self, classes, line):
         """The condition of a converted `try` (tries.py): if_ compiles the branch as one."""
         if classes is None:
@@ -838,6 +837,7 @@ class TraceOps:
                 )
         return _TryMark(classes)
 
+    @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def if_(self, pred, then, orelse, init, names, line):
         if (
             isinstance(pred, _TryMark)
