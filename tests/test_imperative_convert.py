@@ -695,6 +695,27 @@ def fstring_in_loop(a):
     return out
 
 
+@case((4.0, 1), (-4.0, 7), (0.0, -9))
+def try_except_paths(x, i):
+    a = [1.0, 2.0, 3.0]
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError:
+        r = -1.0
+    for k in range(3):
+        try:
+            if a[i] > k:
+                break
+            r += a[i]
+        except IndexError:
+            r -= 1.0
+            continue
+    try:
+        return r + a[i]
+    except IndexError:
+        return r
+
+
 @case((2, 3))
 def comparison_ops(a, b):
     return (
@@ -1176,7 +1197,7 @@ def _run(fn, args):
     return out, args
 
 
-_KEYWORDS = ("if ", "elif ", "for ", "while ")
+_KEYWORDS = ("if ", "elif ", "for ", "while ", "try:")
 
 
 class RecordingOps:
@@ -1336,6 +1357,11 @@ class RecordingOps:
         self.calls.append(("not_", (), line - self.def_line))
         self._line("not_", line, lambda t: "not " in t or t.startswith(_KEYWORDS))
         return pyops.not_(x, line)
+
+    def try_(self, classes, line):
+        self.calls.append(("try_", (), line - self.def_line))
+        self._line("try_", line, lambda t: t.startswith("try:"))
+        return pyops.try_(classes, line)
 
     def raise_(self, exc, line):
         self.calls.append(("raise_", (), line - self.def_line))

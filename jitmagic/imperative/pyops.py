@@ -106,9 +106,29 @@ def while_(cond, body, init, names, line):
     return state
 
 
+class TryMark:
+    """The condition of a converted `try` (tries.py): the classes its `except` catches."""
+
+    def __init__(self, classes):
+        if classes is None:
+            classes = (BaseException,)
+        elif not isinstance(classes, tuple):
+            classes = (classes,)
+        self.classes = classes
+
+
+def try_(classes, line):
+    return TryMark(classes)
+
+
 def if_(pred, then, orelse, init, names, line):
     if len(init) != len(names):
         raise ContractError(f"if at line {line}: {len(init)} values for names {names}")
+    if isinstance(pred, TryMark):
+        try:
+            return _state(then(*init), len(names), "try body", line)
+        except pred.classes:
+            return _state(orelse(*init), len(names), "except handler", line)
     if pred:
         return _state(then(*init), len(names), "if branch", line)
     return _state(orelse(*init), len(names), "else branch", line)

@@ -537,13 +537,7 @@ def is_traced(x):
     return isinstance(x, Tracer)
 
 
-class _TryMark:
-    """The condition of a converted `try` (TraceOps.try_): the classes its `except` catches."""
-
-    def __init__(self, classes):
-        self.classes = classes
-
-
+_TryMark = pyops.TryMark  # (the condition of a converted `try`: TraceOps.try_)
 _TRY_OK = "jm_try_ok"
 
 
@@ -825,17 +819,14 @@ class TraceOps:
 
     def try_(self, classes, line):
         """The condition of a converted `try` (tries.py): if_ compiles the branch as one."""
-        if classes is None:
-            classes = (BaseException,)
-        elif not isinstance(classes, tuple):
-            classes = (classes,)
-        for c in classes:
+        mark = pyops.try_(classes, line)
+        for c in mark.classes:
             if not (isinstance(c, type) and issubclass(c, BaseException)):
                 raise TypeError(
                     f"catching classes that do not inherit from BaseException is not allowed "
                     f"(line {line}: {c!r})"
                 )
-        return _TryMark(classes)
+        return mark
 
     @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def if_(self, pred, then, orelse, init, names, line):
