@@ -210,3 +210,43 @@ def test_a_rebound_variable_seen_after_a_raise_is_refused():
         jm.njit(partial)(np.array([1.0, -1.0]))
     agree(partial_assigned_in_handler, np.array([1.0, -1.0, 2.0]))
     agree(partial_assigned_in_handler, np.array([1.0, 2.0]))
+
+
+def reraise(a, i, log):
+    try:
+        v = a[i]
+    except IndexError:
+        log[0] += 1
+        raise
+    return v
+
+
+def reraise_caught_outside(a, i, log):
+    try:
+        return reraise(a, i, log)
+    except IndexError:
+        log[1] += 1
+        return -1.0
+
+
+def reraise_after_inner_try(a, i):
+    try:
+        v = a[i]
+    except IndexError:
+        try:
+            v = a[0]
+        except IndexError:
+            v = 0.0
+        raise
+    return v
+
+
+@pytest.mark.parametrize("i", [1, 5])
+def test_a_bare_raise_in_the_handler_re_raises(i):
+    agree(reraise, np.arange(3.0), i, np.zeros(2))
+    agree(reraise_caught_outside, np.arange(3.0), i, np.zeros(2))
+
+
+def test_a_bare_raise_after_a_try_in_the_handler_is_refused():
+    with pytest.raises(NjitUnsupportedError, match="bare `raise`"):
+        jm.njit(reraise_after_inner_try)(np.arange(3.0), 5)

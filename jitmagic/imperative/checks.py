@@ -39,6 +39,7 @@ class _Checker(ast.NodeVisitor):
         self.nested = 0  # > 0 inside a nested def or lambda
         self.local_names = set()  # the function's locals and parameters
         self.consumed = set()  # generator expressions a builtin consumes whole
+        self.tries = []  # "body" / "handler" / "handler+try" of the `try`s around (innermost last)
 
     def fail(self, construct, node, suggestion):
         raise unsupported(
@@ -74,7 +75,17 @@ class _Checker(ast.NodeVisitor):
                 "does not send its exceptions into the generator: move the `yield` out of "
                 "the `try`",
             )
-        self.generic_visit(node)
+        self.tries.append("body")
+        for st in node.body:
+            self.visit(st)
+        self.tries[-1] = "handler"
+        if any(isinstance(n, ast.Try) for st in h.body for n in ast.walk(st)):
+            self.tries[-1] = "handler+try"  # (its landing would overwrite what is re-raised)
+        if h.type is not None:
+            self.visit(h.type)
+        for st in h.body:
+            self.visit(st)
+        self.tries.pop()
 
     def visit_TryStar(self, node):
         self.fail("`try`/`except*`", node, "use a plain `try`/`except` with one clause")
@@ -140,8 +151,10 @@ class _Checker(ast.NodeVisitor):
         for a in _all_args(node.args):
             self._no_reserved_parameter(a)
         self.nested += 1
+        saved, self.tries = self.tries, []
         self.generic_visit(node)
         self.nested -= 1
+        self.tries = saved
 
     def visit_Lambda(self, node):
         for a in _all_args(node.args):
@@ -213,12 +226,13 @@ class _Checker(ast.NodeVisitor):
         self.fail("a `match` statement", node, "use an if/elif chain")
 
     def visit_Raise(self, node):
-        if node.exc is None:
+        if node.exc is None and not (self.tries and self.tries[-1] == "handler"):
             self.fail(
                 "a bare `raise`",
                 node,
-                "there is no exception to re-raise in njit code: raise an exception "
-                "instance, e.g. `raise ValueError(...)`",
+                "njit re-raises only directly in an `except` block (not after another `try` "
+                "there, nor in a nested function): raise an exception instance, e.g. "
+                "`raise ValueError(...)`",
             )
         self.generic_visit(node)
 

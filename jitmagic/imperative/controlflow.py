@@ -558,4 +558,6 @@ class Expressions(ast.NodeTransformer):
 
     def visit_Raise(self, node):
         self.generic_visit(node)
+        if node.exc is None:  # (directly in an `except` block: checks.py)
+            return located(ast.Expr(value=hook("reraise", [ast.Constant(node.lineno)])), node)
         return located(ast.Expr(value=hook("raise_", [node.exc, ast.Constant(node.lineno)])), node)

@@ -216,6 +216,10 @@ def raise_(exc, line):
     raise exc
 
 
+def reraise(line):
+    raise  # (called from the handler of pyops.if_'s `try`: the exception it caught)
+
+
 def assert_(test, msg, line):
     if not test:
         if msg is None:

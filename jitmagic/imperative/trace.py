@@ -581,7 +581,7 @@ class _Body:
             real = [_strip(o) for o in outs if o is not UNDEFINED and o is not None]
             self.undefined_out = [o is UNDEFINED for o in outs]
             # (a raise at the body's own level runs whenever the body does)
-            self.raises = any(e.prim == "nj_raise" for e in t.eqns)
+            self.raises = any(e.prim in ("nj_raise", "nj_reraise") for e in t.eqns)
             inner = t.finish([_to_atom_input(o) for o in real])
         self.n_consts = len(inner.constvars)
         self.consts = list(inner.consts)
@@ -805,6 +805,10 @@ class TraceOps:
             vals, message = [], str(exc) if not isinstance(exc, type) else ""
             message = message.replace("{", "{{").replace("}", "}}")
         bind("nj_raise", *vals, exc=_exc_name(cls), message=message)
+
+    def reraise(self, line):
+        """A bare `raise` in an `except` block: the exception it caught goes on up."""
+        bind("nj_reraise")
 
     def assert_(self, test, msg, line):
         if _concrete_bool(test):

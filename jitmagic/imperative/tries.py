@@ -21,9 +21,11 @@ before it reads it, or be assigned only by the body's last statement (an assignm
 after its value is computed, so nothing raises after it). Arrays written into (a[i] = v) are
 memory, not rebinding: the writes the body made before the raise stay, as in Python.
 
-Supported: one `except` clause, bare, `except Exception`, a class or a tuple of classes.
-Refused by name (checks.py): `except E as e`, several `except` clauses, `else`, `finally`,
-`try` in a generator around a `yield`.
+Supported: one `except` clause, bare, `except Exception`, a class or a tuple of classes; a
+bare `raise` directly in the handler re-raises what it caught (nj_reraise: on to the exit
+with the landing's error info). Refused by name (checks.py): `except E as e`, several
+`except` clauses, `else`, `finally`, `try` in a generator around a `yield`, a bare `raise`
+after another `try` in the handler (whose landing would overwrite that info).
 """
 
 import ast

@@ -2085,6 +2085,14 @@ def _speculable(cg, atom, depth=0):
     return ok and all(_speculable(cg, a, depth + 1) for a in e.inputs)
 
 
+def lower_reraise(cg, e, outs):
+    """A bare `raise` in a handler (lower_try): on to the exit, the landing's error info (the
+    site and its values) as it was caught."""
+    cg.flush_checks()
+    cg.b.branch(cg.error_bb)
+    cg.b.position_at_end(cg.func.append_basic_block("unreachable"))
+
+
 def lower_raise(cg, e, outs):
     # a float64 value travels as its bits (format_message's {f0} fields read them back)
     vals = [

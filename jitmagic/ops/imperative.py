@@ -11,6 +11,7 @@ write references (not pure sub-IRs as lax's), and the checks that raise Python's
                                                     the body raised one of classes
     nj_require(cond, *values)                       exc, message: raise exc(message) if not cond
     nj_raise  (*values)                             exc, message: raise here
+    nj_reraise()                                    a bare `raise` in an nj_try's handler
     nj_size   (value)                               name: the size symbol `name` is value
 
 A carry or result may be a reference (its memory is carried, not copied); bodies capture the
@@ -270,6 +271,21 @@ register(
     lambda *values, exc, message: (),
     _raise_impl,
     nj.lower_raise,
+    multiple_results=True,
+    effect=True,
+)
+
+
+def _reraise_impl():
+    raise  # (run inside _try_impl's handler: the exception it caught)
+
+
+register(
+    "nj_reraise",
+    "custom",
+    lambda: (),
+    _reraise_impl,
+    nj.lower_reraise,
     multiple_results=True,
     effect=True,
 )
