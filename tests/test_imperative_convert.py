@@ -695,6 +695,26 @@ def fstring_in_loop(a):
     return out
 
 
+@case((4.0, 1), (0.0, 7), (0.0, -9))
+def try_else_finally_paths(x, i):
+    a = [1.0, 2.0, 3.0]
+    log = [0, 0, 0]
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError:
+        r = -1.0
+        log[0] += 1
+    else:
+        r += a[i]
+    finally:
+        log[1] += 1
+    try:
+        log[2] = a[i]
+    finally:
+        log[1] += 10
+    return r, log
+
+
 @case((4.0, 1), (-4.0, 7), (0.0, -9))
 def try_except_paths(x, i):
     a = [1.0, 2.0, 3.0]
@@ -1363,6 +1383,10 @@ class RecordingOps:
         self._line("try_", line, lambda t: t.startswith("try:"))
         return pyops.try_(classes, line)
 
+    def reraise(self, line):
+        self.calls.append(("reraise", (), line - self.def_line))
+        return pyops.reraise(line)
+
     def raise_(self, exc, line):
         self.calls.append(("raise_", (), line - self.def_line))
         self._line("raise_", line, lambda t: t.startswith("raise "))
@@ -1759,19 +1783,20 @@ def test_f_lineno_matches():
 
 
 def uses_try(x):
-    try:  # UNSUPPORTED
-        return 1 / x
+    try:
+        return 1 / x  # UNSUPPORTED
     finally:
         x = 0
 
 
-def uses_try_else(x):
-    try:  # UNSUPPORTED
+def uses_try_in_finally(x):
+    try:
         r = 1 / x
-    except ZeroDivisionError:
-        r = 0
-    else:
-        r += 1
+    finally:
+        try:  # UNSUPPORTED
+            x = 0
+        except ValueError:
+            x = 1
     return r
 
 
@@ -1929,8 +1954,8 @@ def uses_ops_name(n):
 
 
 UNSUPPORTED = [
-    (uses_try, "`try`/`finally`", "one `except:`"),
-    (uses_try_else, "`try`/`except`/`else`", "one `except:`"),
+    (uses_try, "`return` leaving a `try` that has a `finally`", "flag"),
+    (uses_try_in_finally, "a `try` inside a `finally`", "one `except:`"),
     (uses_except_as, "as e", "no `as`"),
     (uses_two_excepts, "several `except`", "one `except:`"),
     (uses_with, "`with`", "out of the njit function"),

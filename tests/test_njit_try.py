@@ -250,3 +250,47 @@ def test_a_bare_raise_in_the_handler_re_raises(i):
 def test_a_bare_raise_after_a_try_in_the_handler_is_refused():
     with pytest.raises(NjitUnsupportedError, match="bare `raise`"):
         jm.njit(reraise_after_inner_try)(np.arange(3.0), 5)
+
+
+def else_and_finally(a, i, log):
+    try:
+        v = a[i]
+    except IndexError:
+        v = -1.0
+        log[0] += 1
+    else:
+        v += a[i - 1]  # (an error here is not caught: it goes on after `finally`)
+        log[1] += 1
+    finally:
+        log[2] += 1
+    return v
+
+
+def finally_only(a, i, log):
+    try:
+        log[0] = a[i] * 2.0
+    finally:
+        log[1] += 1.0
+    return log[0]
+
+
+@pytest.mark.parametrize("i", [1, 0, 7])
+def test_else_and_finally(i):
+    agree(else_and_finally, np.array([1.0, 2.0, 3.0]), i, np.zeros(3))
+
+
+@pytest.mark.parametrize("i", [1, 7])
+def test_finally_runs_when_the_body_raises(i):
+    agree(finally_only, np.array([1.0, 2.0, 3.0]), i, np.zeros(2))
+
+
+def return_through_finally(a):
+    try:
+        return a[0]
+    finally:
+        a[1] = 5.0
+
+
+def test_a_return_leaving_a_finally_is_refused():
+    with pytest.raises(NjitUnsupportedError, match="`return` leaving a `try`"):
+        jm.njit(return_through_finally)(np.zeros(2))

@@ -48,20 +48,28 @@ class _Checker(ast.NodeVisitor):
 
     # ---- statements -------------------------------------------------------------------
     def visit_Try(self, node):
-        # one `except` clause without a name: tries.py converts it
+        # one `except` clause without a name, `else`, `finally`: tries.py converts them
         instead = (
             "njit compiles `try:` with one `except:`, `except Exception:` or `except "
-            "SomeError:` clause (no `as`); test the condition with `if` instead, or catch "
-            "the exception around the call of the njit function"
+            "SomeError:` clause (no `as`), `else:` and `finally:`; test the condition with "
+            "`if` instead, or catch the exception around the call of the njit function"
         )
-        if node.finalbody:
-            self.fail("`try`/`finally`", node, instead)
-        if node.orelse:
-            self.fail("`try`/`except`/`else`", node, instead)
-        if len(node.handlers) != 1:
+        if len(node.handlers) > 1:
             self.fail("`try` with several `except` clauses", node.handlers[-1], instead)
-        h = node.handlers[0]
-        if h.name is not None:
+        if node.finalbody:
+            jump = leaves_try(node.body + node.orelse + node.finalbody) or next(
+                (leaves_try(h.body) for h in node.handlers if leaves_try(h.body)), None
+            )
+            if jump is not None:
+                self.fail(
+                    f"`{type(jump).__name__.lower()}` leaving a `try` that has a `finally`",
+                    jump,
+                    "set a flag and return (or break) after the `try` statement",
+                )
+            if any(isinstance(n, ast.Try) for st in node.finalbody for n in ast.walk(st)):
+                self.fail("a `try` inside a `finally` block", node.finalbody[0], instead)
+        h = node.handlers[0] if node.handlers else None
+        if h is not None and h.name is not None:
             self.fail(f"`except ... as {h.name}` (the exception object)", h, instead)
         if (
             self.generator
@@ -78,12 +86,19 @@ class _Checker(ast.NodeVisitor):
         self.tries.append("body")
         for st in node.body:
             self.visit(st)
-        self.tries[-1] = "handler"
-        if any(isinstance(n, ast.Try) for st in h.body for n in ast.walk(st)):
-            self.tries[-1] = "handler+try"  # (its landing would overwrite what is re-raised)
-        if h.type is not None:
-            self.visit(h.type)
-        for st in h.body:
+        if h is not None:
+            self.tries[-1] = "handler"
+            if any(isinstance(n, ast.Try) for st in h.body for n in ast.walk(st)):
+                self.tries[-1] = "handler+try"  # (its landing would overwrite the re-raised)
+            if h.type is not None:
+                self.visit(h.type)
+            for st in h.body:
+                self.visit(st)
+        self.tries.pop()
+        for st in node.orelse:
+            self.visit(st)
+        self.tries.append("finally")
+        for st in node.finalbody:
             self.visit(st)
         self.tries.pop()
 
@@ -302,6 +317,23 @@ class _Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id == "__jm":
             self.fail("the name `__jm`", node, "rename it: njit reserves this name")
+
+
+def leaves_try(stmts):
+    """The first return, or break/continue of a loop outside stmts, in stmts (nested
+    functions not entered), or None."""
+    todo = [(s, False) for s in reversed(stmts)]
+    while todo:
+        n, in_loop = todo.pop()
+        if isinstance(n, ast.Return) or (isinstance(n, (ast.Break, ast.Continue)) and not in_loop):
+            return n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        inner = in_loop or isinstance(n, (ast.For, ast.While))
+        for c in reversed(list(ast.iter_child_nodes(n))):
+            if isinstance(c, (ast.stmt, ast.excepthandler)):
+                todo.append((c, inner if c in getattr(n, "body", ()) else in_loop))
+    return None
 
 
 def _all_args(args):

@@ -23,12 +23,14 @@ memory, not rebinding: the writes the body made before the raise stay, as in Pyt
 
 Supported: one `except` clause, bare, `except Exception`, a class or a tuple of classes; a
 bare `raise` directly in the handler re-raises what it caught (nj_reraise: on to the exit
-with the landing's error info). Refused by name (checks.py): `except E as e`, several
-`except` clauses, `else`, `finally`, `try` in a generator around a `yield`, a bare `raise`
-after another `try` in the handler (whose landing would overwrite that info).
+with the landing's error info); `else` and `finally`, expanded into plain ones (`expand`).
+Refused by name (checks.py): `except E as e`, several `except` clauses, a return, break or
+continue leaving a `try` with a `finally`, `try` in a generator around a `yield`, a bare
+`raise` after another `try` in the handler (whose landing would overwrite that info).
 """
 
 import ast
+import copy
 
 from jitmagic.imperative.analysis import bound_names
 from jitmagic.imperative.checks import unsupported
@@ -46,6 +48,19 @@ def _hook(name, args, ref):
         keywords=[],
     )
     return located(call, ref)
+
+
+def _store(name):
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _load(name):
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _copied(stmts):
+    """A second copy of statements (a node belongs to one place in the tree)."""
+    return [copy.deepcopy(s) for s in stmts]
 
 
 def _assigned_at_top(stmts, name):
@@ -72,6 +87,7 @@ def _reads_of(s):
 class _Tries:
     def __init__(self, filename, fname):
         self.filename, self.fname = filename, fname
+        self.count = 0
 
     def fail(self, what, node, why):
         raise unsupported(what, node.lineno, self.filename, self.fname, why)
@@ -80,12 +96,55 @@ class _Tries:
         """stmts with their `try` statements converted."""
         out = []
         for s in stmts:
+            if isinstance(s, ast.Try) and (s.orelse or s.finalbody):
+                out += self.block(self.expand(s))
+                continue
             if isinstance(s, ast.Try):
                 s = self.try_(s)
             elif isinstance(s, (ast.If, ast.For, ast.While)):
                 s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             out.append(s)
         return out
+
+    def expand(self, s):
+        """A `try` with `else` or `finally` as plain ones (checks.py refused a `finally`
+        that a return, break or continue would leave):
+
+            try: B                     jm_try_else_N = False
+            except C: H                try: B; jm_try_else_N = True
+            else: E          ->        except C: H
+                                       if jm_try_else_N: E
+
+            try: T                     try: T
+            finally: F       ->        except: F; raise
+                                       F
+        """
+        self.count += 1
+        inner = s.body
+        if s.handlers or s.orelse:
+            flag = f"jm_try_else_{self.count}"
+            done = located(ast.Assign(targets=[_store(flag)], value=ast.Constant(True)), s)
+            done.jm_synthetic = True  # (not the body's last assignment: _values_at_raise)
+            inner = [located(ast.Assign(targets=[_store(flag)], value=ast.Constant(False)), s)]
+            if s.handlers:
+                inner.append(
+                    located(
+                        ast.Try(body=s.body + [done], handlers=s.handlers, orelse=[], finalbody=[]),
+                        s,
+                    )
+                )
+            else:
+                inner += s.body + [done]
+            if s.orelse:
+                # (a synthetic `if` has the line of the statement it stands for)
+                inner.append(located(ast.If(test=_load(flag), body=s.orelse, orelse=[]), s))
+        if not s.finalbody:
+            return inner
+        again = located(ast.Raise(exc=None, cause=None), s.finalbody[-1])
+        catch_all = ast.ExceptHandler(type=None, name=None, body=[*s.finalbody, again])
+        located(catch_all, s.finalbody[0])
+        outer = located(ast.Try(body=inner, handlers=[catch_all], orelse=[], finalbody=[]), s)
+        return [outer, *_copied(s.finalbody)]
 
     def try_(self, s):
         (h,) = s.handlers  # (checks.py refused the other forms)
@@ -103,14 +162,15 @@ class _Tries:
         """{name: the refusal} for the variables the body rebinds whose value the handler or
         the code after it could see differ from Python's (controlflow.py raises it for those
         the analysis finds carried through the `try`: read after it or in the handler)."""
-        last = body[-1] if body else None
+        own = [s for s in body if not getattr(s, "jm_synthetic", False)]
+        last = own[-1] if own else None
         out = {}
         for name in bound_names(body):
             if name.startswith("jm_"):
                 continue
             only_last = (
                 isinstance(last, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                and name not in bound_names(body[:-1])
+                and name not in bound_names(own[:-1])
                 and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(last))
             )
             if only_last:
