@@ -695,6 +695,25 @@ def fstring_in_loop(a):
     return out
 
 
+@case((4.0, 1), (0.0, 1), (4.0, 7), (-1.0, 0))
+def try_several_clauses(x, i):
+    a = [1.0, 2.0, 3.0]
+    try:
+        v = a[i]
+        if x < 0:
+            raise KeyError("negative")
+        r = v / x
+    except IndexError:
+        r = -1.0
+    except ZeroDivisionError:
+        r = -2.0
+    except (KeyError, ValueError):
+        r = -3.0
+    else:
+        r += 10.0
+    return r
+
+
 @case((4.0, 1), (0.0, 7), (0.0, -9))
 def try_else_finally_paths(x, i):
     a = [1.0, 2.0, 3.0]
@@ -1378,10 +1397,10 @@ class RecordingOps:
         self._line("not_", line, lambda t: "not " in t or t.startswith(_KEYWORDS))
         return pyops.not_(x, line)
 
-    def try_(self, classes, line):
+    def try_(self, classes, line, unbound_ok=False):
         self.calls.append(("try_", (), line - self.def_line))
         self._line("try_", line, lambda t: t.startswith("try:"))
-        return pyops.try_(classes, line)
+        return pyops.try_(classes, line, unbound_ok)
 
     def reraise(self, line):
         self.calls.append(("reraise", (), line - self.def_line))
@@ -1812,8 +1831,8 @@ def uses_two_excepts(x):
         return 1 / x
     except ZeroDivisionError:
         return 0
-    except ValueError:  # UNSUPPORTED
-        return 1
+    except ValueError:
+        raise  # UNSUPPORTED
 
 
 def uses_with(path):
@@ -1955,9 +1974,9 @@ def uses_ops_name(n):
 
 UNSUPPORTED = [
     (uses_try, "`return` leaving a `try` that has a `finally`", "flag"),
-    (uses_try_in_finally, "a `try` inside a `finally`", "one `except:`"),
+    (uses_try_in_finally, "a `try` inside a `finally`", "`except SomeError:`"),
     (uses_except_as, "as e", "no `as`"),
-    (uses_two_excepts, "several `except`", "one `except:`"),
+    (uses_two_excepts, "bare `raise` in a `try` with several", "instance"),
     (uses_with, "`with`", "out of the njit function"),
     (uses_yield, "yield", "np.empty"),
     (uses_yield_from, "yield", "np.empty"),

@@ -294,3 +294,38 @@ def return_through_finally(a):
 def test_a_return_leaving_a_finally_is_refused():
     with pytest.raises(NjitUnsupportedError, match="`return` leaving a `try`"):
         jm.njit(return_through_finally)(np.zeros(2))
+
+
+def several_clauses(a, i, x):
+    try:
+        v = a[i]
+        if v > x:
+            raise TooBig("big")
+        r = v / x
+    except IndexError:
+        r = -1.0
+    except ZeroDivisionError:
+        r = -2.0
+    except ValueError:
+        r = -3.0
+    return r
+
+
+def clause_raising_is_not_caught_by_the_next(a, i):
+    try:
+        v = a[i]
+    except IndexError:
+        v = a[i + 100]
+    except Exception:
+        v = -9.0
+    return v
+
+
+@pytest.mark.parametrize("i,x", [(1, 2.0), (5, 2.0), (0, 0.0), (2, 1.0)])
+def test_several_except_clauses_in_order(i, x):
+    agree(several_clauses, np.arange(3.0), i, x, error_model="python")
+
+
+@pytest.mark.parametrize("i", [1, 5])
+def test_an_error_in_a_clause_goes_on_up(i):
+    agree(clause_raising_is_not_caught_by_the_next, np.arange(3.0), i)

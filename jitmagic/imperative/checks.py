@@ -48,14 +48,21 @@ class _Checker(ast.NodeVisitor):
 
     # ---- statements -------------------------------------------------------------------
     def visit_Try(self, node):
-        # one `except` clause without a name, `else`, `finally`: tries.py converts them
+        # `except` clauses without a name, `else`, `finally`: tries.py converts them
         instead = (
-            "njit compiles `try:` with one `except:`, `except Exception:` or `except "
-            "SomeError:` clause (no `as`), `else:` and `finally:`; test the condition with "
+            "njit compiles `try:` with `except:`, `except Exception:` and `except "
+            "SomeError:` clauses (no `as`), `else:` and `finally:`; test the condition with "
             "`if` instead, or catch the exception around the call of the njit function"
         )
         if len(node.handlers) > 1:
-            self.fail("`try` with several `except` clauses", node.handlers[-1], instead)
+            for h in node.handlers:
+                for n in ast.walk(h):
+                    if isinstance(n, ast.Raise) and n.exc is None:
+                        self.fail(
+                            "a bare `raise` in a `try` with several `except` clauses",
+                            n,
+                            "raise an exception instance, e.g. `raise ValueError(...)`",
+                        )
         if node.finalbody:
             jump = leaves_try(node.body + node.orelse + node.finalbody) or next(
                 (leaves_try(h.body) for h in node.handlers if leaves_try(h.body)), None
@@ -68,9 +75,9 @@ class _Checker(ast.NodeVisitor):
                 )
             if any(isinstance(n, ast.Try) for st in node.finalbody for n in ast.walk(st)):
                 self.fail("a `try` inside a `finally` block", node.finalbody[0], instead)
-        h = node.handlers[0] if node.handlers else None
-        if h is not None and h.name is not None:
-            self.fail(f"`except ... as {h.name}` (the exception object)", h, instead)
+        for h in node.handlers:
+            if h.name is not None:
+                self.fail(f"`except ... as {h.name}` (the exception object)", h, instead)
         if (
             self.generator
             and not self.nested
@@ -86,7 +93,7 @@ class _Checker(ast.NodeVisitor):
         self.tries.append("body")
         for st in node.body:
             self.visit(st)
-        if h is not None:
+        for h in node.handlers:
             self.tries[-1] = "handler"
             if any(isinstance(n, ast.Try) for st in h.body for n in ast.walk(st)):
                 self.tries[-1] = "handler+try"  # (its landing would overwrite the re-raised)

@@ -109,7 +109,10 @@ def while_(cond, body, init, names, line):
 class TryMark:
     """The condition of a converted `try` (tries.py): the classes its `except` catches."""
 
-    def __init__(self, classes):
+    def __init__(self, classes, unbound_ok=False):
+        # unbound_ok: a variable the body binds may stay unbound on the handler's side (the
+        # clauses of several run after the `try`: tries.expand), checked where it is read
+        self.unbound_ok = unbound_ok
         if classes is None:
             classes = (BaseException,)
         elif not isinstance(classes, tuple):
@@ -117,8 +120,8 @@ class TryMark:
         self.classes = classes
 
 
-def try_(classes, line):
-    return TryMark(classes)
+def try_(classes, line, unbound_ok=False):
+    return TryMark(classes, unbound_ok)
 
 
 def if_(pred, then, orelse, init, names, line):

@@ -821,9 +821,9 @@ class TraceOps:
             text = m if isinstance(m, str) else str(m)
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
-    def try_(self, classes, line):
+    def try_(self, classes, line, unbound_ok=False):
         """The condition of a converted `try` (tries.py): if_ compiles the branch as one."""
-        mark = pyops.try_(classes, line)
+        mark = pyops.try_(classes, line, unbound_ok)
         for c in mark.classes:
             if not (isinstance(c, type) and issubclass(c, BaseException)):
                 raise TypeError(
@@ -919,7 +919,7 @@ class TraceOps:
                 out_types.append(None)
                 undefined.append("both")
             elif ta is None or tb is None:
-                if not name.startswith("jm_"):
+                if not name.startswith("jm_") and not getattr(p, "unbound_ok", False):
                     raise NjitUnsupportedError(
                         f"variable '{name}' is assigned in only one branch of the `{what}` at "
                         f"line {line} and used after it: assign it before the `{what}` (or in "

@@ -21,12 +21,13 @@ before it reads it, or be assigned only by the body's last statement (an assignm
 after its value is computed, so nothing raises after it). Arrays written into (a[i] = v) are
 memory, not rebinding: the writes the body made before the raise stay, as in Python.
 
-Supported: one `except` clause, bare, `except Exception`, a class or a tuple of classes; a
+Supported: `except` clauses, bare, `except Exception`, a class or a tuple of classes; a
 bare `raise` directly in the handler re-raises what it caught (nj_reraise: on to the exit
-with the landing's error info); `else` and `finally`, expanded into plain ones (`expand`).
-Refused by name (checks.py): `except E as e`, several `except` clauses, a return, break or
-continue leaving a `try` with a `finally`, `try` in a generator around a `yield`, a bare
-`raise` after another `try` in the handler (whose landing would overwrite that info).
+with the landing's error info); several clauses, `else` and `finally`, expanded into plain
+ones (`expand`). Refused by name (checks.py): `except E as e`, a bare `raise` in a `try` of
+several clauses, a return, break or continue leaving a `try` with a `finally`, `try` in a
+generator around a `yield`, a bare `raise` after another `try` in the handler (whose
+landing would overwrite that info).
 """
 
 import ast
@@ -56,6 +57,14 @@ def _store(name):
 
 def _load(name):
     return ast.Name(id=name, ctx=ast.Load())
+
+
+def _assign(name, value, ref):
+    return located(ast.Assign(targets=[_store(name)], value=ast.Constant(value)), ref)
+
+
+def _try(body, handlers):
+    return ast.Try(body=body, handlers=handlers, orelse=[], finalbody=[])
 
 
 def _copied(stmts):
@@ -96,7 +105,7 @@ class _Tries:
         """stmts with their `try` statements converted."""
         out = []
         for s in stmts:
-            if isinstance(s, ast.Try) and (s.orelse or s.finalbody):
+            if isinstance(s, ast.Try) and (s.orelse or s.finalbody or len(s.handlers) > 1):
                 out += self.block(self.expand(s))
                 continue
             if isinstance(s, ast.Try):
@@ -107,8 +116,17 @@ class _Tries:
         return out
 
     def expand(self, s):
-        """A `try` with `else` or `finally` as plain ones (checks.py refused a `finally`
-        that a return, break or continue would leave):
+        """A `try` with several `except` clauses, `else` or `finally` as plain ones (checks.py
+        refused a `finally` that a return, break or continue would leave, and a bare `raise`
+        in a handler of several):
+
+            try: B                     jm_try_which_N = 0
+            except A: H1               try:
+            except C: H2                   try: B
+                             ->            except A: jm_try_which_N = 1
+                                       except C: jm_try_which_N = 2
+                                       if jm_try_which_N == 1: H1
+                                       elif jm_try_which_N == 2: H2
 
             try: B                     jm_try_else_N = False
             except C: H                try: B; jm_try_else_N = True
@@ -118,47 +136,67 @@ class _Tries:
             try: T                     try: T
             finally: F       ->        except: F; raise
                                        F
-        """
+
+        The handlers of several clauses run after the `try`, so an error in one is not caught
+        by the next, as in Python; which variables they may read is decided on the original
+        clauses (_values_at_raise)."""
         self.count += 1
-        inner = s.body
-        if s.handlers or s.orelse:
-            flag = f"jm_try_else_{self.count}"
-            done = located(ast.Assign(targets=[_store(flag)], value=ast.Constant(True)), s)
+        n = self.count
+        out, body = [], list(s.body)
+        if s.orelse:
+            flag = f"jm_try_else_{n}"
+            out.append(_assign(flag, False, s))
+            done = _assign(flag, True, s)
             done.jm_synthetic = True  # (not the body's last assignment: _values_at_raise)
-            inner = [located(ast.Assign(targets=[_store(flag)], value=ast.Constant(False)), s)]
-            if s.handlers:
-                inner.append(
-                    located(
-                        ast.Try(body=s.body + [done], handlers=s.handlers, orelse=[], finalbody=[]),
-                        s,
-                    )
-                )
-            else:
-                inner += s.body + [done]
-            if s.orelse:
-                # (a synthetic `if` has the line of the statement it stands for)
-                inner.append(located(ast.If(test=_load(flag), body=s.orelse, orelse=[]), s))
+            body.append(done)
+        if len(s.handlers) == 1:
+            protected = [located(_try(body, s.handlers), s)]
+        elif s.handlers:
+            which = f"jm_try_which_{n}"
+            out.append(_assign(which, 0, s))
+            refusals = self._values_at_raise(s, s.body, [h.body for h in s.handlers])
+            protected = body
+            for k, h in enumerate(s.handlers, 1):
+                catch = ast.ExceptHandler(type=h.type, name=None, body=[_assign(which, k, h)])
+                t = located(_try(protected, [located(catch, h)]), s)
+                t.jm_refusals = refusals
+                protected = [t]
+            chain = []
+            for k, h in reversed(list(enumerate(s.handlers, 1))):
+                test = ast.Compare(left=_load(which), ops=[ast.Eq()], comparators=[ast.Constant(k)])
+                chain = [located(ast.If(test=test, body=h.body, orelse=chain), s)]
+            protected += chain
+        else:
+            protected = body
+        if s.orelse:
+            # (a synthetic `if` has the line of the statement it stands for)
+            protected.append(located(ast.If(test=_load(flag), body=s.orelse, orelse=[]), s))
+        out += protected
         if not s.finalbody:
-            return inner
+            return out
         again = located(ast.Raise(exc=None, cause=None), s.finalbody[-1])
         catch_all = ast.ExceptHandler(type=None, name=None, body=[*s.finalbody, again])
         located(catch_all, s.finalbody[0])
-        outer = located(ast.Try(body=inner, handlers=[catch_all], orelse=[], finalbody=[]), s)
-        return [outer, *_copied(s.finalbody)]
+        return [located(_try(out, [catch_all]), s), *_copied(s.finalbody)]
 
     def try_(self, s):
         (h,) = s.handlers  # (checks.py refused the other forms)
         body = self.block(s.body)
         handler = self.block(h.body)
-        refusals = self._values_at_raise(s, body, handler)
+        refusals = getattr(s, "jm_refusals", None)  # (decided on the clauses: expand)
+        if refusals is None:
+            refusals = self._values_at_raise(s, body, [handler])
         classes = h.type if h.type is not None else ast.Constant(None)
-        test = _hook("try_", [classes, ast.Constant(s.lineno)], s)
+        args = [classes, ast.Constant(s.lineno)]
+        if getattr(s, "jm_refusals", None) is not None:
+            args.append(ast.Constant(True))  # (one of several clauses: unbound_ok, pyops.py)
+        test = _hook("try_", args, s)
         node = located(ast.If(test=test, body=body, orelse=handler), s)
         node.jm_try = True
         node.jm_try_refusals = refusals
         return node
 
-    def _values_at_raise(self, s, body, handler):
+    def _values_at_raise(self, s, body, handlers):
         """{name: the refusal} for the variables the body rebinds whose value the handler or
         the code after it could see differ from Python's (controlflow.py raises it for those
         the analysis finds carried through the `try`: read after it or in the handler)."""
@@ -175,8 +213,11 @@ class _Tries:
             )
             if only_last:
                 continue
-            h = _assigned_at_top(handler, name)
-            if h is True or (h is False and terminates(handler)):
+            if all(
+                (h := _assigned_at_top(handler, name)) is True
+                or (h is False and terminates(handler))
+                for handler in handlers
+            ):
                 continue
             out[name] = unsupported(
                 f"variable '{name}' rebound in a `try` body and read after it",
