@@ -541,6 +541,30 @@ _TryMark = pyops.TryMark  # (the condition of a converted `try`: TraceOps.try_)
 _TRY_OK = "jm_try_ok"
 
 
+def _no_state_changed_in_try(body, names, line):
+    """A list or an object's field a `try` body changes (carried as values: lists.carrying,
+    objects.carrying_rebound) would be seen by the handler as it was when the `try` began,
+    not as the body left it when it raised: refused (tries.py decides the variables)."""
+    for k, name in enumerate(names):
+        kind = (
+            "list"
+            if name.startswith("jm_list") or name.endswith(".buffer")
+            else "object field"
+            if "." in name and "[" not in name
+            else None
+        )
+        if kind is None or k >= len(body.raw_outs) or body.raw_outs[k] is body.ins[k]:
+            continue
+        shown = name.removesuffix(".buffer")
+        shown = "" if shown.startswith("jm_list") else f" '{shown}'"
+        raise NjitUnsupportedError(
+            f"a {kind}{shown} changed in the `try` body at line {line}: njit's `except` sees it "
+            f"as it was when the `try` began, Python's as the body left it when it raised; "
+            f"change it after the `try` (or in the `except` block)",
+            construct=f"a {kind} changed in a `try` body",
+        )
+
+
 def _concrete_bool(pred):
     if lists.is_runtime(pred) or isinstance(pred, _TryMark):
         return False
@@ -564,6 +588,7 @@ class _Body:
                 for a in in_types
             ]
             ins = [_wrap_ref(x, a) for x, a in zip(ins, in_types)]
+            self.ins = ins
             outs = fn(*ins)
             if not isinstance(outs, tuple):
                 outs = (outs,)
@@ -896,6 +921,8 @@ class TraceOps:
         ]
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
+        if isinstance(p, _TryMark):
+            _no_state_changed_in_try(first[1], names, line)
         n_out = len(first[0].out_types)
         # a side that always raises (`else: raise ...`, an `except` that raises another
         # error) reaches no code after the branch: the variables are the other side's
