@@ -16,10 +16,9 @@ Numba program must): each compiler gets them decorated with its own njit. `prang
 `literal_unroll` are jitmagic.numba's in the source (a range and the tuple itself when Python
 runs them) and Numba's under Numba.
 
-A construct njit does not compile (lists appended to, dicts keyed by computed values, strings
-grown in loops, try, generators, ...) must raise
-NjitUnsupportedError naming the construct and its line, never give a wrong result or run
-Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
+A construct njit does not compile (strings grown in loops, next() on a generator, `with`,
+...) must raise NjitUnsupportedError naming the construct and its line, never give a wrong
+result or run Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
 programs (`@program`: vectorize, guvectorize, explicit signatures, nogil threads, seeding)
 run with either module as `numba` against the same computation written with NumPy.
 
