@@ -242,6 +242,75 @@ def game_of_life(grid, steps):
     return int(grid.sum())
 
 
+def _cavity_data(rng, s):
+    n = _n(41, s**0.5, lo=6)  # a grid of n x n points; the work grows as n^2
+    u = np.zeros((n, n))
+    v = np.zeros((n, n))
+    p = np.zeros((n, n))
+    u[1:-1, 1:-1] = 0.01 * rng.standard_normal((n - 2, n - 2))
+    return u, v, p, 40, 25, 1e-3, 2.0 / (n - 1), 0.1
+
+
+@kernel(
+    _cavity_data,
+    "lid-driven cavity written NumPy-style: per time step 2-D slice stencils (source term, "
+    "momentum), a nested pressure iteration, boundary rows and columns set by slices",
+    rtol=1e-9,
+    atol=1e-12,
+)
+def cavity_stepper(u, v, p, steps, sweeps, dt, h, visc):
+    ny, nx = u.shape
+    rhs = np.zeros((ny, nx))
+    k = dt / h  # advection coefficient
+    d = visc * dt / (h * h)  # diffusion coefficient
+    for t in range(steps):
+        # the pressure equation's right side from the velocity's divergence and strain
+        dudx = (u[1:-1, 2:] - u[1:-1, :-2]) / (2.0 * h)
+        dvdy = (v[2:, 1:-1] - v[:-2, 1:-1]) / (2.0 * h)
+        rhs[1:-1, 1:-1] = (dudx + dvdy) / dt - (
+            dudx * dudx
+            + 2.0 * (u[2:, 1:-1] - u[:-2, 1:-1]) * (v[1:-1, 2:] - v[1:-1, :-2]) / (4.0 * h * h)
+            + dvdy * dvdy
+        )
+        for it in range(sweeps):
+            old = p.copy()
+            p[1:-1, 1:-1] = (
+                0.25 * (old[1:-1, 2:] + old[1:-1, :-2] + old[2:, 1:-1] + old[:-2, 1:-1])
+                - 0.25 * h * h * rhs[1:-1, 1:-1]
+            )
+            p[1:-1, -1] = p[1:-1, -2]  # dp/dn = 0 on three walls, p = 0 on the lid
+            p[1:-1, 0] = p[1:-1, 1]
+            p[0, :] = p[1, :]
+            p[-1, :] = 0.0
+        uo = u.copy()
+        vo = v.copy()
+        u[1:-1, 1:-1] = (
+            uo[1:-1, 1:-1]
+            - k * uo[1:-1, 1:-1] * (uo[1:-1, 1:-1] - uo[1:-1, :-2])
+            - k * vo[1:-1, 1:-1] * (uo[1:-1, 1:-1] - uo[:-2, 1:-1])
+            - 0.5 * k * (p[1:-1, 2:] - p[1:-1, :-2])
+            + d
+            * (uo[1:-1, 2:] + uo[1:-1, :-2] + uo[2:, 1:-1] + uo[:-2, 1:-1] - 4.0 * uo[1:-1, 1:-1])
+        )
+        v[1:-1, 1:-1] = (
+            vo[1:-1, 1:-1]
+            - k * uo[1:-1, 1:-1] * (vo[1:-1, 1:-1] - vo[1:-1, :-2])
+            - k * vo[1:-1, 1:-1] * (vo[1:-1, 1:-1] - vo[:-2, 1:-1])
+            - 0.5 * k * (p[2:, 1:-1] - p[:-2, 1:-1])
+            + d
+            * (vo[1:-1, 2:] + vo[1:-1, :-2] + vo[2:, 1:-1] + vo[:-2, 1:-1] - 4.0 * vo[1:-1, 1:-1])
+        )
+        u[0, :] = 0.0  # no slip on the walls, the lid moves at speed 1
+        u[:, 0] = 0.0
+        u[:, -1] = 0.0
+        u[-1, :] = 1.0
+        v[0, :] = 0.0
+        v[-1, :] = 0.0
+        v[:, 0] = 0.0
+        v[:, -1] = 0.0
+    return float(np.abs(u).sum() + np.abs(v).sum())
+
+
 # ================================================================== dynamic programming
 
 

@@ -9,6 +9,9 @@ against plain Python, then `calls` rounds, each timing one Numba call and one ji
 steady cost least disturbed by other processes on a shared machine; the ratio is
 jitmagic / Numba. Prints one line per kernel and the geomean over the serial kernels.
 `--system jitmagic.numba` times the Numba drop-in (issue 25) instead of jitmagic.njit.
+`--first N` times first calls instead: per kernel and system, N fresh processes
+(loops_runner.first_call_fresh), each the CPU time of trace + compile + the first run; the
+minimum over the N is printed, with jitmagic's over Numba's.
 As an AVX2-only machine (both compilers restricted the same way):
 
     JITMAGIC_CPU_FEATURES=avx2 python benchmarks/loops_min.py
@@ -67,15 +70,45 @@ def measure(name, scale, calls, system="jitmagic"):
     return best
 
 
+def first_calls(names, scale, reps, system):
+    """First calls by CPU time, fresh processes: jitmagic's and Numba's, and their ratio."""
+    print(f"first calls (CPU), {system} against Numba; load average {os.getloadavg()[0]:.1f}")
+    logs = []
+    for n in names:
+        best = {}
+        for s in ("numba", system):
+            runs = [R.first_call_fresh(n, s, scale) for _ in range(reps)]
+            bad = [r["error"] for r in runs if "error" in r]
+            if bad:
+                print(f"{n:24s} {s}: {bad[0]}")
+                break
+            best[s] = min(r["first_cpu_ns"] for r in runs)
+        if len(best) < 2:
+            continue
+        r = best[system] / best["numba"]
+        logs.append(math.log(r))
+        print(
+            f"{n:24s} numba {best['numba'] / 1e6:8.0f} ms  jitmagic {best[system] / 1e6:8.0f} ms"
+            f"  {r:5.2f}x",
+            flush=True,
+        )
+    if logs:
+        print(f"geomean over {len(logs)} kernels: {math.exp(sum(logs) / len(logs)):.2f}x")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", default="")
     ap.add_argument("--scale", type=float, default=0.3)
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--system", default="jitmagic", choices=("jitmagic", "jitmagic.numba"))
+    ap.add_argument("--first", type=int, default=0, help="fresh processes per kernel and system")
     a = ap.parse_args()
     restrict_numba()
     names = [n for n in a.kernels.split(",") if n] or list(L.KERNELS)
+    if a.first:
+        return first_calls(names, a.scale, a.first, a.system)
     print(f"{a.system} against Numba; load average before: {os.getloadavg()[0]:.1f}")
     logs = []
     for n in names:

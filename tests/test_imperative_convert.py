@@ -1360,6 +1360,10 @@ class RecordingOps:
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)
 
+    def unpack(self, value, n, line):
+        self._line("unpack", line, lambda t: "," in t)  # (an assignment or a for target)
+        return pyops.unpack(value, n, line)
+
     def arith(self, op, a, b, line):
         self._line("arith", line, lambda t: any(o in t for o in ("/", "%", "*", "<<", ">>")))
         return pyops.arith(op, a, b, line)

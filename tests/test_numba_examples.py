@@ -2405,6 +2405,70 @@ def generator_made_inside(seed):
     return g.random(4)
 
 
+# ----------------------------------------------- unpacking arrays, tuples in conditional expressions
+def merge_sorted(arr):
+    # (recursive, as Numba's examples write a merge sort: a 2-element array unpacked)
+    if arr.size > 2:
+        mid = arr.size // 2
+        first = merge_sorted(arr[:mid].copy())
+        second = merge_sorted(arr[mid:].copy())
+        i = j = k = 0
+        while i < first.size and j < second.size:
+            if first[i] <= second[j]:
+                arr[k] = first[i]
+                i += 1
+            else:
+                arr[k] = second[j]
+                j += 1
+            k += 1
+        while i < first.size:
+            arr[k] = first[i]
+            i += 1
+            k += 1
+        while j < second.size:
+            arr[k] = second[j]
+            j += 1
+            k += 1
+    elif arr.size == 2:
+        lo, hi = arr
+        arr[0], arr[1] = (lo, hi) if lo <= hi else (hi, lo)
+    return arr
+
+
+@example(
+    lambda: (f64(37, k=3),), lambda: (f64(2, k=4),), lambda: (f64(1),), helpers=("merge_sorted",)
+)
+def recursive_merge_sort(x):
+    return merge_sorted(x)
+
+
+@example(lambda: (f64(2, k=1),), lambda: (f64(3, k=2),), lambda: (f64(1, k=2),))
+def unpack_array_of_runtime_length(x):
+    a, b = x  # ValueError (Python's message) unless x has two elements
+    return a * 10.0 + b
+
+
+@example(lambda: (f64(2, 3, k=5),), lambda: (f64(3, 3, k=5),))
+def unpack_rows(m):
+    top, bottom = m
+    return top - bottom
+
+
+@example(args(3), args(4))
+def unpack_array_made_inside(n):
+    p, q, r = np.arange(n) * 2
+    return p + q * r
+
+
+@example(lambda: (f64(9, k=6),))
+def tuple_conditional_expression(x):
+    lo, hi = 0.0, 0.0
+    for v in x:
+        lo, hi = (v, hi) if v < 0.0 else (lo, v)
+    pair = (lo, (hi, lo)) if lo + hi > 0 else (hi, (lo, hi))
+    return lo, hi, pair
+
+
 # =========================================================================== whole programs
 # Programs with their decorators (ufuncs, gufuncs, signatures, threads, seeding), each run
 # with one `numba` module: jitmagic.numba, and the real Numba as the third voice. `want` is
@@ -2447,6 +2511,42 @@ def vectorize_one_signature(nb):
 
     a = np.linspace(0.0, 1.0, 6)
     return plus(a, a), plus(a, 1.5)
+
+
+def _explicit_want():
+    coef = np.array([0.5, -1.0, 2.0, 3.0])
+    x = np.linspace(-2.0, 2.0, 5)
+    return np.array([np.polyval(coef, v) for v in x]), np.polyval(coef, 3.0), 6.0
+
+
+@program(_explicit_want)
+def explicit_signature_called_from_njit_and_compile(nb):
+    # a function with an explicit signature called from njit code (its int argument
+    # converted to the signature's float64), and Dispatcher.compile(sig)'s entry point
+    @nb.jit("f8(f8, f8[:])", nopython=True)
+    def horner(x, coef):
+        acc = coef[0]
+        for k in range(1, len(coef)):
+            acc = acc * x + coef[k]
+        return acc
+
+    @nb.njit
+    def at_points(xs, coef):
+        out = np.empty_like(xs)
+        for i in range(xs.size):
+            out[i] = horner(xs[i], coef)
+        return out, horner(3, coef)
+
+    def total(a):
+        s = 0.0
+        for v in a:
+            s += v
+        return s
+
+    entry = nb.jit(total).compile(nb.float64(nb.float64[::1]))
+    coef = np.array([0.5, -1.0, 2.0, 3.0])
+    pts, at3 = at_points(np.linspace(-2.0, 2.0, 5), coef)
+    return pts, at3, entry(np.array([1.0, 2.0, 3.0]))
 
 
 def _multi_want():

@@ -175,11 +175,21 @@ def test_region_times_match_the_same_code_timed_alone_and_the_bounds_are_right(_
 
 def test_bandwidth_roof_agrees_with_numpy_copy():
     """The triad's bandwidth (24 bytes an element, as STREAM) against np.copyto's (16), on one
-    thread each, for arrays far larger than the last-level cache, measured in turns."""
+    thread each, for arrays far larger than the last-level cache, measured in turns.
+
+    The two count bytes differently: the triad's stores read each line first (write-allocate,
+    32 bytes moved for 24 counted), memcpy's large copies do not (non-temporal stores). So
+    they agree within that factor, not better: a triad at 0.75x of the copy is a true reading
+    (seen under load). A wrong roof is off by more: a miscounted stream (1.5x), a measure of
+    arrays the cache holds (2x and more)."""
     _, llc = roofs.cache_sizes()
     n = max(2 * llc, 64 << 20) // 8
     src, dst = np.random.rand(n), np.empty(n)
     triad, copy = [], []
+
+    def agree():
+        return 0.7 <= max(triad) / max(copy) <= 1.3
+
     # in turns, until the best of each agree or 12 turns are done (other work on the machine
     # slows either in some turns; a wrong roof disagrees in all of them)
     for _ in range(12):
@@ -190,9 +200,9 @@ def test_bandwidth_roof_agrees_with_numpy_copy():
             np.copyto(dst, src)
             best = max(best, 16 * n / (time.perf_counter() - t0) / 1e9)
         copy.append(best)
-        if len(triad) >= 4 and max(triad) == pytest.approx(max(copy), rel=0.20):
+        if len(triad) >= 4 and agree():
             break
-    assert max(triad) == pytest.approx(max(copy), rel=0.20)
+    assert agree(), (max(triad), max(copy))
 
 
 def test_roofs_are_measured_once_and_kept_beside_the_cache(tmp_path, monkeypatch):

@@ -46,6 +46,11 @@ def hook(name, args, keywords=(), ref=None):
     return located(call, ref) if ref is not None else call
 
 
+def _is_hook_call(node):
+    f = node.func if isinstance(node, ast.Call) else None
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == OPS
+
+
 def _arguments(params):
     return ast.arguments(
         posonlyargs=[],
@@ -444,6 +449,22 @@ class Expressions(ast.NodeTransformer):
         return out
 
     visit_ImportFrom = visit_Import
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        # `a, b = x`: an array whose length the running code knows is unpacked by the hook
+        # (Python's unpacking would ask its length while tracing)
+        (target,) = node.targets if len(node.targets) == 1 else (None,)
+        if (
+            not isinstance(target, (ast.Tuple, ast.List))
+            or any(isinstance(e, ast.Starred) for e in target.elts)
+            or isinstance(node.value, (ast.Tuple, ast.List))
+            or _is_hook_call(node.value)  # (the conversion's own: a construct's carried values)
+        ):
+            return node
+        n = ast.Constant(len(target.elts))
+        node.value = located(hook("unpack", [node.value, n, ast.Constant(node.lineno)]), node)
+        return node
 
     def visit_List(self, node):
         self.generic_visit(node)

@@ -160,17 +160,22 @@ class NjitContext(shapes.GenericContext):
     compiled; a decision on them is a guard every call checks), and sizes only the running
     code knows (a decision on them assumes the usual answer, and the code checks it there)."""
 
-    def __init__(self, examples):
+    def __init__(self, examples, alike_slices=True):
         super().__init__(examples)
         self.examples = examples  # the same dict: the trace fills it as it makes arguments
+        self.use_alike_slices = alike_slices
+        self.guarded_slices = False  # a guard made by _alike_slices
         self.stretched = {}  # (a, b) -> the size their broadcast last gave (stretch)
         self.mismatched = set()  # (a, b) that cannot broadcast: raised where the code runs
         self.writing_into = None  # the shape an in-place operation (x *= z) writes into
+        self.alike_slices = {}  # (a, b) -> whether like slices of arguments' axes (below)
 
     def guard(self, diff, op):
         syms = set(diff.symbols)
         if syms <= set(self.examples):
             return super().guard(diff, op)
+        if op == "==" and self._alike_slices(diff):
+            return True
         if op == "==":
             # two sizes compared (a difference of them): alike; a size and a number, or a sum
             # of sizes and 0 (is it empty?): not
@@ -221,7 +226,40 @@ class NjitContext(shapes.GenericContext):
         syms = set(shapes.symbols_of(a)) | set(shapes.symbols_of(b))
         if syms <= set(self.examples) or current_trace() is None:
             return (a, b) in self.stretched
+        if isinstance(a, Dim) and isinstance(b, Dim) and self._alike_slices(a - b):
+            return False
         return not (self.one_by_example(a) or self.one_by_example(b))
+
+    def _alike_slices(self, diff):
+        """Is diff the difference of two like constant slices (x[1:-1] and y[2:]: lengths that
+        agree for every axis size) of arguments' axes that are equal in this call? They are
+        then the same size in every call the variant serves, which is guarded on the two
+        axes' sizes being equal (checked at the call, as `x + y` is): a stencil's operands
+        from different arrays meet with no check and no broadcast where the code runs."""
+        key = diff.terms
+        if key in self.alike_slices:
+            return self.alike_slices[key]
+        t = current_trace()
+        st = getattr(getattr(t, "root", None), "njit", None) if t is not None else None
+        answer = False
+        terms = dict(diff.terms)
+        if (
+            self.use_alike_slices
+            and st is not None
+            and sorted(terms.values()) == [-1, 1]
+            and all(len(m) == 1 for m in terms)
+        ):
+            (pa,), (pb,) = sorted(terms, key=terms.get)
+            forms, axes = st.slice_forms, st.static_slices
+            if pa in forms and forms.get(pb) == forms[pa]:
+                na, nb = axes[pa], axes[pb]
+                ok = all(set(shapes.symbols_of(x)) <= set(self.examples) for x in (na, nb))
+                d = na - nb
+                if ok and shapes.evaluate(d, self.examples) == 0:
+                    answer = not shapes.is_symbolic(d) or super().guard(d, "==")
+                    self.guarded_slices = self.guarded_slices or shapes.is_symbolic(d)
+        self.alike_slices[key] = answer
+        return answer
 
     def stretch(self, a, b):
         """The size NumPy's broadcast of a and b gives (the other when one is 1; else they
@@ -927,9 +965,10 @@ class NjitFunction(JitFunction):
         # when something in the function needs them concrete (np.linalg's routines, sorts)
         fixed = _all_sizes(leaves, labels) if exact else {}
         concrete_why = None
+        alike = True  # like slices of equal argument axes guarded (NjitContext._alike_slices)
         for _ in range(8):
             examples = {}
-            ctx = NjitContext(examples)
+            ctx = NjitContext(examples, alike)
             try:
                 with shapes.using(ctx):
                     fn, out_tree, arg_layouts = self._trace_nj(
@@ -947,6 +986,9 @@ class NjitFunction(JitFunction):
                         alias_scopes=self.alias_facts,
                     )
                     timer.mark("llvm_ir")
+                if alike and ctx.guarded_slices and lower_calls.is_recursive(opt):
+                    alike = False  # (recursion keeps no guards: broadcast where it runs)
+                    continue
                 break
             except shapes.StaticOne as e:
                 if all(fixed.get(s) == 1 for s in e.symbols):

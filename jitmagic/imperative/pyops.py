@@ -17,6 +17,7 @@ __all__ = [
     "check_defined",
     "compare",
     "getitem",
+    "unpack",
     "module_view",
     "for_enumerate",
     "for_iter",
@@ -159,6 +160,10 @@ def list_(items, line):
 
 def getitem(obj, index, line):
     return obj[index]
+
+
+def unpack(value, n, line):
+    return value
 
 
 _COMPARE = {

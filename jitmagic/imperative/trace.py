@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from jitmagic.core import dtypes
+from jitmagic.core import dtypes, pytree
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.ir import Function, Var
 from jitmagic.core.refs import RefType
@@ -64,6 +64,8 @@ class NjitState:
         # symbol -> the axis size it is a constant slice of (x[:, :1]): its value follows from
         # that size, so a decision on it can be made by compiling for the arguments' sizes
         self.static_slices = {}
+        # symbol -> its length's form (_length_form) when it is a constant step-1 slice
+        self.slice_forms = {}
 
     def fresh(self, prefix="s"):
         return f"{prefix}{next(self._ids)}"
@@ -76,11 +78,13 @@ class NjitState:
             return len(range(*slice(start, stop, step).indices(n)))
         if spec[0] is None and spec[1] is None and spec[2] in (None, ("c", 1)):
             return n
+        form = _length_form(spec)
         key = (
             id(current_trace()),
             "slice",
             n,
-            tuple(
+            form
+            or tuple(
                 s if s is None or s[0] == "c" else ("d", id(_var_of(scalars[s[1]]))) for s in spec
             ),
         )
@@ -89,6 +93,8 @@ class NjitState:
             d = self.memo[key] = Dim.symbol(self.fresh())
             if all(s is None or s[0] == "c" for s in spec):
                 self.static_slices[d.symbols[0]] = n
+            if form is not None:
+                self.slice_forms[d.symbols[0]] = form
         return d
 
     def size_symbol(self, x):
@@ -107,6 +113,27 @@ class NjitState:
                 name = self.memo[key] = self.fresh()
             return name
         return int(x)
+
+
+def _length_form(spec):
+    """The length of a constant step-1 slice as a function of the axis size n, in a form two
+    slices share exactly when their lengths are equal for every n; None for other slices.
+    x[1:-1], x[2:] and x[:-2] all have max(n - 2, 0) elements: one size symbol for the three
+    makes a stencil's operands the same shape, so their broadcast needs no check where the
+    code runs and the statement is one loop nest. For n at least the constants' largest
+    magnitude m, start and stop are n + c or c, so the length is max(0, a + b n) with b in
+    {-1, 0, 1}: linear with slope 0 or 1 from 2m + 1 on. The form is the slope and the values
+    up to where that line starts."""
+    if spec[2] not in (None, ("c", 1)) or any(s is not None and s[0] != "c" for s in spec[:2]):
+        return None
+    start, stop = (None if s is None else s[1] for s in spec[:2])
+    m = max(abs(start or 0), abs(stop or 0))
+    vals = [len(range(*slice(start, stop).indices(n))) for n in range(2 * m + 3)]
+    slope = vals[-1] - vals[-2]
+    k = len(vals) - 1
+    while k > 0 and vals[k - 1] == vals[k] - slope:
+        k -= 1
+    return ("length", slope, tuple(vals[: k + 1]))
 
 
 def _var_of(x):
@@ -179,8 +206,6 @@ def _flat_tuples(call, fns, init, names, line):
 
 
 def _flat_tuples_once(call, fns, init, names, line, found):
-    from jitmagic.core import pytree
-
     flat_init, flat_names, layout = [], [], []
     retired = []
     for k, (v, n) in enumerate(zip(init, names)):
@@ -747,6 +772,33 @@ class TraceOps:
             return _tuple_at(obj, index)
         return obj[index]
 
+    def unpack(self, value, n, line):
+        """`a, b = x` of an array: its rows, after the running code checked there are n
+        (Python's ValueError otherwise, as NumPy's iteration gives it)."""
+        if not isinstance(value, Tracer) or not value.ndim:
+            return value
+        size = value.shape[0]
+        rows = []
+        if not isinstance(size, Dim):
+            if size == n:
+                for k in range(n):  # (indexed here, in a frame njit's indexing reads as user code)
+                    rows.append(value[k])
+                return tuple(rows)
+            # (raised when the statement runs: a branch the running code never takes may hold
+            # it; the values after it are never used)
+            few = f"not enough values to unpack (expected {n}, got {size})"
+            many = f"too many values to unpack (expected {n})"
+            bind("nj_raise", exc="ValueError", message=few if size < n else many)
+            return tuple(np.zeros(value.shape[1:], value.dtype) for _ in range(n))
+        got = bind("dim_value", dim=size)
+        few = f"not enough values to unpack (expected {n}, got {{0}})"
+        bind("nj_require", bind("ge", got, np.int64(n)), got, exc="ValueError", message=few)
+        many = f"too many values to unpack (expected {n})"
+        bind("nj_require", bind("le", got, np.int64(n)), exc="ValueError", message=many)
+        for k in range(n):
+            rows.append(value[k])
+        return tuple(rows)
+
     def arith(self, op, a, b, line):
         if type(a) in _PY_NUMBERS and type(b) in _PY_NUMBERS:
             return _python_numbers(op)
@@ -784,8 +836,31 @@ class TraceOps:
     def ifexp(self, pred, then, orelse, line):
         if _concrete_bool(pred):
             return then() if pred else orelse()
-        (out,) = self._cond(pred, lambda: (then(),), lambda: (orelse(),), (), (), line, "ifexp")
-        return out
+        # a tuple on either side (`(a, b) if a <= b else (b, a)`) is given back element by
+        # element, as the branches of an if statement carry tuples
+        trees = {}
+
+        def side(fn, key):
+            def run():
+                v = fn()
+                if not isinstance(v, tuple):
+                    trees[key] = None
+                    return (v,)
+                leaves, trees[key], _ = pytree.flatten(v)
+                return tuple(leaves)
+
+            return run
+
+        out = self._cond(pred, side(then, 1), side(orelse, 0), (), (), line, "ifexp")
+        if trees.get(1) is None and trees.get(0) is None:
+            return out[0]
+        if trees.get(1) != trees.get(0):
+            raise NjitUnsupportedError(
+                f"ifexp@{line}: the two sides of a conditional expression are tuples of "
+                "different structures (or a tuple and a value): njit gives a value one type",
+                construct="a conditional expression of different tuples",
+            )
+        return pytree.unflatten(trees[1], list(out))
 
     def and_(self, a, b, line):
         if _concrete_bool(a):
@@ -1653,3 +1728,4 @@ __all__ = ["TraceOps", "NjitState", "MaybeUndefined", "NjTracer", "is_traced", "
 from jitmagic.imperative.tracers import TRANSPARENT as _TRANSPARENT  # noqa: E402
 
 _TRANSPARENT.add(TraceOps.getitem.__code__)
+_TRANSPARENT.add(TraceOps.unpack.__code__)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitmagic.core import pytree
+from jitmagic.core.tracing import Tracer
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.numba import config
 from jitmagic.numba import types as nt
@@ -136,6 +138,55 @@ def _rank(t, x):
     return _EXACT if _can_convert(t, x) else None
 
 
+def _traced_dtype(x):
+    """The dtype a value inside njit code has as an argument (a weak Python number: int64,
+    float64, complex128 or bool, as from Python)."""
+    if isinstance(x, Tracer):
+        return np.dtype(x.dtype)
+    return nt.typeof(x).dtype
+
+
+def _traced_type(x):
+    if isinstance(x, Tracer) and x.ndim:
+        return f"array({x.dtype}, {x.ndim}d)"
+    return str(nt.from_dtype(_traced_dtype(x))) if not isinstance(x, tuple) else "tuple"
+
+
+def _rank_traced(t, x):
+    if isinstance(t, nt.Scalar):
+        if t.dtype is None or t.dtype.kind not in "biufc" or getattr(x, "ndim", 0):
+            return None
+        if not isinstance(x, (Tracer, bool, int, float, complex, np.generic)):
+            return None
+        return _scalar_rank(_traced_dtype(x), t.dtype)
+    if isinstance(t, nt.Array):
+        ok = isinstance(x, Tracer) and x.ndim == t.ndim and np.dtype(x.dtype) == t.dtype
+        return _EXACT if ok or _can_convert(t, x) else None
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        if not isinstance(x, tuple) or len(x) != len(t.items):
+            return None
+        ranks = [_rank_traced(a, b) for a, b in zip(t.items, x)]
+        return None if None in ranks else max(ranks, default=_EXACT)
+    return _rank(t, x)
+
+
+def _rating_traced(types_, args):
+    if len(types_) != len(args):
+        return None
+    ranks = [_rank_traced(t, x) for t, x in zip(types_, args)]
+    if None in ranks:
+        return None
+    return (ranks.count(_UNSAFE), ranks.count(_SAFE), ranks.count(_PROMOTE))
+
+
+def _prepare_traced(t, x):
+    if isinstance(t, nt.Scalar) and isinstance(x, Tracer):
+        return x if np.dtype(x.dtype) == t.dtype else x.astype(t.dtype)
+    if isinstance(t, (nt.UniTuple, nt.Tuple)):
+        return tuple(_prepare_traced(a, b) for a, b in zip(t.items, x))
+    return _prepare(t, x)
+
+
 def _rating(types_, args):
     """(unsafe, safe, promote) conversions to call a signature with args, or None."""
     if len(types_) != len(args):
@@ -247,6 +298,29 @@ class Dispatcher:
         self._explicit.append((ret, tuple(args)))
         self._nj.remove_front(self)  # its calls now pick among the signatures
 
+    def compile(self, sig):
+        """Compile for one signature now (Numba's Dispatcher.compile) and return its entry:
+        a callable taking arguments of those types only (converted as a call with an explicit
+        signature converts them). A dispatcher without explicit signatures still compiles
+        other types when called; one with them accepts this signature from now on."""
+        ret, args = _parse(sig)
+        types_ = tuple(args)
+        self._nj.compile_only(tuple(_example(t) for t in types_), layouts=_layouts(types_))
+        if self._explicit and (ret, types_) not in self._explicit:
+            self._explicit.append((ret, types_))
+        name = self.__name__
+
+        def entry(*call_args):
+            if _rating(types_, call_args) is None:
+                got = ", ".join(str(nt.typeof(x)) for x in call_args)
+                want = ", ".join(map(str, types_))
+                raise TypeError(f"{name} compiled for ({want}) called with ({got})")
+            conv = tuple(_prepare(t, x) for t, x in zip(types_, call_args))
+            return self._nj.call_as(conv, layouts=_layouts(types_))
+
+        entry.__name__ = entry.__qualname__ = name
+        return entry
+
     @property
     def signatures(self):
         if self._explicit:
@@ -260,6 +334,8 @@ class Dispatcher:
     def __call__(self, *args, **kwargs):
         if not self._explicit or kwargs:
             return self._nj(*args, **kwargs)
+        if any(isinstance(x, Tracer) for x in pytree.flatten(args)[0]):
+            return self._call_traced(args)
         rated = [
             (r, types_) for _, types_ in self._explicit if (r := _rating(types_, args)) is not None
         ]
@@ -277,6 +353,18 @@ class Dispatcher:
             return self._nj.call_as(conv, layouts=_layouts(types_))
         got = ", ".join(str(nt.typeof(x)) for x in args)
         raise TypeError(f"No matching definition for argument type(s) {got}")
+
+    def _call_traced(self, args):
+        """A call from njit code: the signature is chosen by the values' types as for a call
+        from Python, its scalars converted to the signature's types (Numba's casts), and the
+        function compiled inline for them."""
+        rated = [(r, t) for _, t in self._explicit if (r := _rating_traced(t, args)) is not None]
+        if not rated:
+            got = ", ".join(_traced_type(x) for x in args)
+            raise TypeError(f"No matching definition for argument type(s) {got}")
+        best = min(r for r, _ in rated)
+        types_ = next(t for r, t in rated if r == best)
+        return self._nj(*(_prepare_traced(t, x) for t, x in zip(types_, args)))
 
     def __get__(self, obj, cls=None):
         return self if obj is None else self._nj.__get__(obj, cls)
