@@ -695,6 +695,66 @@ def fstring_in_loop(a):
     return out
 
 
+@case((4.0, 1), (0.0, 1), (4.0, 7), (-1.0, 0))
+def try_several_clauses(x, i):
+    a = [1.0, 2.0, 3.0]
+    try:
+        v = a[i]
+        if x < 0:
+            raise KeyError("negative")
+        r = v / x
+    except IndexError:
+        r = -1.0
+    except ZeroDivisionError:
+        r = -2.0
+    except (KeyError, ValueError):
+        r = -3.0
+    else:
+        r += 10.0
+    return r
+
+
+@case((4.0, 1), (0.0, 7), (0.0, -9))
+def try_else_finally_paths(x, i):
+    a = [1.0, 2.0, 3.0]
+    log = [0, 0, 0]
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError:
+        r = -1.0
+        log[0] += 1
+    else:
+        r += a[i]
+    finally:
+        log[1] += 1
+    try:
+        log[2] = a[i]
+    finally:
+        log[1] += 10
+    return r, log
+
+
+@case((4.0, 1), (-4.0, 7), (0.0, -9))
+def try_except_paths(x, i):
+    a = [1.0, 2.0, 3.0]
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError:
+        r = -1.0
+    for k in range(3):
+        try:
+            if a[i] > k:
+                break
+            r += a[i]
+        except IndexError:
+            r -= 1.0
+            continue
+    try:
+        return r + a[i]
+    except IndexError:
+        return r
+
+
 @case((2, 3))
 def comparison_ops(a, b):
     return (
@@ -1176,7 +1236,7 @@ def _run(fn, args):
     return out, args
 
 
-_KEYWORDS = ("if ", "elif ", "for ", "while ")
+_KEYWORDS = ("if ", "elif ", "for ", "while ", "try:")
 
 
 class RecordingOps:
@@ -1309,7 +1369,9 @@ class RecordingOps:
         return pyops.arith(op, a, b, line)
 
     def compare(self, op, a, b, line):
-        self._line("compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t)
+        self._line(
+            "compare", line, lambda t: any(c in t for c in "<>=!") or " in " in t or " is " in t
+        )
         return pyops.compare(op, a, b, line)
 
     def dict_display(self, keys, values, line):
@@ -1338,6 +1400,15 @@ class RecordingOps:
         self.calls.append(("not_", (), line - self.def_line))
         self._line("not_", line, lambda t: "not " in t or t.startswith(_KEYWORDS))
         return pyops.not_(x, line)
+
+    def try_(self, classes, line, unbound_ok=False):
+        self.calls.append(("try_", (), line - self.def_line))
+        self._line("try_", line, lambda t: t.startswith("try:"))
+        return pyops.try_(classes, line, unbound_ok)
+
+    def reraise(self, line):
+        self.calls.append(("reraise", (), line - self.def_line))
+        return pyops.reraise(line)
 
     def raise_(self, exc, line):
         self.calls.append(("raise_", (), line - self.def_line))
@@ -1735,10 +1806,37 @@ def test_f_lineno_matches():
 
 
 def uses_try(x):
-    try:  # UNSUPPORTED
+    try:
+        return 1 / x  # UNSUPPORTED
+    finally:
+        x = 0
+
+
+def uses_try_in_finally(x):
+    try:
+        r = 1 / x
+    finally:
+        try:  # UNSUPPORTED
+            x = 0
+        except ValueError:
+            x = 1
+    return r
+
+
+def uses_except_as(x):
+    try:
+        return 1 / x
+    except ZeroDivisionError as e:  # UNSUPPORTED
+        return 0
+
+
+def uses_two_excepts(x):
+    try:
         return 1 / x
     except ZeroDivisionError:
         return 0
+    except ValueError:
+        raise  # UNSUPPORTED
 
 
 def uses_with(path):
@@ -1818,7 +1916,24 @@ def uses_dictcomp(n):
 
 
 def uses_genexp(n):
-    return sum(i for i in range(n))  # UNSUPPORTED
+    g = (i for i in range(n))  # UNSUPPORTED
+    return sum(g)
+
+
+def uses_genexp_with_key(n):
+    return max((i for i in range(n)), key=abs)  # UNSUPPORTED
+
+
+def uses_send(n):
+    x = yield n  # UNSUPPORTED
+    yield x
+
+
+def uses_nested_generator(n):
+    def inner():
+        yield n  # UNSUPPORTED
+
+    return inner
 
 
 def uses_starred_target(t):
@@ -1862,7 +1977,10 @@ def uses_ops_name(n):
 
 
 UNSUPPORTED = [
-    (uses_try, "`try`", "if"),
+    (uses_try, "`return` leaving a `try` that has a `finally`", "flag"),
+    (uses_try_in_finally, "a `try` inside a `finally`", "`except SomeError:`"),
+    (uses_except_as, "as e", "no `as`"),
+    (uses_two_excepts, "bare `raise` in a `try` with several", "instance"),
     (uses_with, "`with`", "out of the njit function"),
     (uses_yield, "yield", "np.empty"),
     (uses_yield_from, "yield", "np.empty"),
@@ -1875,7 +1993,10 @@ UNSUPPORTED = [
     (uses_nested_def, "recursive nested function", "as a loop"),
     (uses_setcomp, "set comprehension", "np.empty"),
     (uses_dictcomp, "dict comprehension", "np.empty"),
-    (uses_genexp, "generator expression", "np.empty"),
+    (uses_genexp, "generator expression", "sum()"),
+    (uses_genexp_with_key, "generator expression", "sum()"),
+    (uses_send, "yield", "np.empty"),
+    (uses_nested_generator, "generator function defined inside", "module level"),
     (uses_starred_target, "starred", "t[1:]"),
     (uses_starred_for, "starred", "t[1:]"),
     (uses_match, "match", "if/elif"),

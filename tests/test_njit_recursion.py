@@ -596,9 +596,10 @@ def test_bare_return_in_a_branch(args):
     agree(bare_return, args, jm.njit(bare_return))
 
 
-def test_none_on_one_path_and_a_value_on_another_is_refused():
-    with pytest.raises(NjitUnsupportedError, match="None on one side"):
-        jm.njit(none_or_value)(1)
+@pytest.mark.parametrize("x", [1, -1])
+def test_none_on_one_path_and_a_value_on_another_is_optional(x):
+    # Numba's Optional: None where Python returns None, the value elsewhere
+    agree(none_or_value, (x,), jm.njit(none_or_value))
 
 
 # ------------------------------------------------------------------ from a prange loop

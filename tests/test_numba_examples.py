@@ -16,10 +16,9 @@ Numba program must): each compiler gets them decorated with its own njit. `prang
 `literal_unroll` are jitmagic.numba's in the source (a range and the tuple itself when Python
 runs them) and Numba's under Numba.
 
-A construct njit does not compile (lists appended to, dicts keyed by computed values, strings
-grown in loops, try, generators, ...) must raise
-NjitUnsupportedError naming the construct and its line, never give a wrong result or run
-Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
+A construct njit does not compile (strings grown in loops, next() on a generator, `with`,
+...) must raise NjitUnsupportedError naming the construct and its line, never give a wrong
+result or run Python silently: `unsupported=` examples check that (Numba compiles most of them). Whole
 programs (`@program`: vectorize, guvectorize, explicit signatures, nogil threads, seeding)
 run with either module as `numba` against the same computation written with NumPy.
 
@@ -904,7 +903,84 @@ def list_of_constants_unrolled(x):
     return acc
 
 
-@example(args(4.0), unsupported="try")
+@example(args(np.array([3.0, 1.0, 2.0, 0.5])), args(np.zeros(0)))
+def optional_running_minimum(a):
+    best = None
+    for v in a:
+        if best is None or v < best:
+            best = v
+    return best
+
+
+def first_above(a, t):
+    for v in a:
+        if v > t:
+            return v
+    return None
+
+
+@example(args(np.array([1.0, 4.0, 9.0]), 3.0), args(np.array([1.0, 4.0, 9.0]), 30.0),
+         helpers=("first_above",))  # fmt: skip
+def optional_returned_by_helper(a, t):
+    r = first_above(a, t)
+    if r is None:
+        return -1.0, first_above(a, t)
+    return r * 2.0, first_above(a, t)
+
+
+@example(args(np.array([1.0, 4.0, 9.0]), 30.0), helpers=("first_above",))
+def optional_none_used_as_number(a, t):
+    return first_above(a, t) + 1.0  # TypeError, as Python's None + 1.0
+
+
+@example(args(f64(5, 3)), args(-np.abs(f64(4, 3))))
+def optional_array(m):
+    last = None
+    for i in range(m.shape[0]):
+        if m[i, 0] > 0.0:
+            last = m[i]
+    if last is not None:
+        return last * 2.0
+    return np.zeros(m.shape[1])
+
+
+@example(args(6), args(2))
+def optional_index_found_in_while(n):
+    k = None
+    i = 0
+    while i < n:
+        if i * i > 10 and k is None:
+            k = i
+        i += 1
+    return k, k is None
+
+
+@example(args(2.0), args(-2.0))
+def optional_conditional_expression(x):
+    r = x if x > 0 else None
+    return r, (0.0 if r is None else r + 1.0)
+
+
+@example(args(np.arange(6.0), 2.5), unsupported="optional tuple")
+def optional_tuple_refused(a, t):
+    hit = None
+    for i in range(a.shape[0]):
+        if a[i] > t:
+            hit = (i, a[i])
+            break
+    return hit
+
+
+@example(args(5), helpers=("count_up",))
+def optional_minimum_over_generator(n):
+    best = None
+    for v in count_up(n):
+        if v > 3 and (best is None or v < best):
+            best = v
+    return best
+
+
+@example(args(4.0), args(-4.0))
 def try_except_fallback(x):
     try:
         r = math.sqrt(x)
@@ -913,17 +989,303 @@ def try_except_fallback(x):
     return r
 
 
+@example(args(np.arange(5.0), np.array([0, 7, 2, -9, 4])))
+def try_index_error_in_loop(a, idxs):
+    total = 0.0
+    missed = 0
+    for i in idxs:
+        try:
+            v = a[i]
+        except IndexError:
+            v = 0.0
+            missed += 1
+        total += v
+    return total, missed
+
+
+@example(args(7.0, 2.0), args(7.0, 0.0), options=dict(error_model="python"))
+def try_zero_division(x, y):
+    try:
+        r = x / y
+    except ZeroDivisionError:
+        r = np.inf
+    return r
+
+
+def checked_ratio(x, y):
+    if y == 0.0:
+        raise ValueError("y is zero")
+    return x / y
+
+
+@example(args(6.0, 3.0), args(6.0, 0.0), helpers=("checked_ratio",))
+def try_raise_in_helper(x, y):
+    try:
+        return checked_ratio(x, y)
+    except:  # noqa: E722
+        return -1.0
+
+
+@example(args(np.arange(4.0), 9), args(np.arange(4.0), 2))
+def try_uncaught_class_goes_on(a, i):
+    try:
+        v = a[i]
+    except ZeroDivisionError:
+        v = -1.0
+    return v
+
+
+@example(args(np.arange(3.0), 5, 1), args(np.arange(3.0), 5, 6), args(np.arange(3.0), 0, 6))
+def try_nested(a, i, j):
+    try:
+        try:
+            v = a[i]
+        except IndexError:
+            v = a[j] * 10.0
+    except IndexError:
+        v = -1.0
+    return v
+
+
+@example(args(np.array([1.0, 2.0, -3.0, 4.0])))
+def try_partial_writes_stay(a):
+    out = np.zeros(4)
+    try:
+        for i in range(a.shape[0]):
+            if a[i] < 0:
+                raise ValueError("negative")
+            out[i] = a[i] * 2.0
+    except ValueError:
+        out[3] = -1.0
+    return out
+
+
+@example(args(np.array([1.0, -2.0, 3.0])), unsupported="rebound in a `try` body")
+def try_rebound_variable_refused(a):
+    total = 0.0
+    try:
+        for v in a:
+            total += v
+            if v < 0:
+                raise ValueError("negative")
+    except ValueError:
+        pass
+    return total
+
+
+@example(args(2.0), unsupported="as e")
+def try_binding_exception_refused(x):
+    try:
+        r = 1.0 / x
+    except ZeroDivisionError as e:  # noqa: F841
+        r = 0.0
+    return r
+
+
 def count_up(n):
     for k in range(n):
         yield k * k
 
 
-@example(args(4), helpers=("count_up",), unsupported="generator")
+@example(args(4), args(0), helpers=("count_up",))
 def sum_of_generator(n):
     t = 0
     for v in count_up(n):
         t += v
     return t
+
+
+def grid_cells(n):
+    for i in range(n):
+        for j in range(i, n):
+            if (i + j) % 3 == 0:
+                continue
+            yield i * 10 + j
+
+
+@example(args(5), args(1), helpers=("grid_cells",))
+def generator_nested_loops(n):
+    acc = 0
+    for v in grid_cells(n):
+        acc = acc * 7 % 1000003 + v
+    return acc
+
+
+def until_negative(a):
+    for x in a:
+        if x < 0.0:
+            return
+        yield x
+    yield 100.0  # (only when no negative was met)
+
+
+@example(args(np.array([1.5, 2.0, -1.0, 4.0])), args(np.array([1.0, 2.0])),
+         helpers=("until_negative",))  # fmt: skip
+def generator_early_return(a):
+    s = 0.0
+    n = 0
+    for x in until_negative(a):
+        s += x
+        n += 1
+    return s, n
+
+
+def naturals_from(k):
+    while True:
+        yield k
+        k += 1
+
+
+@example(args(50), args(0), helpers=("naturals_from",))
+def generator_break_in_consumer(lim):
+    v = -1
+    for v in naturals_from(3):
+        if v * v > lim:
+            break
+    return v
+
+
+def stamped(a, seen):
+    for i in range(a.shape[0]):
+        seen[i] = 1
+        yield a[i]
+    seen[0] = -1  # (never reached when the consumer stops early)
+
+
+@example(args(np.array([1.0, 5.0, 2.0, 7.0]), np.zeros(4, dtype=np.int64)),
+         args(np.array([1.0, 2.0]), np.zeros(2, dtype=np.int64)),
+         helpers=("stamped",))  # fmt: skip
+def generator_not_resumed_after_return(a, seen):
+    for x in stamped(a, seen):
+        if x > 4.0:
+            return x
+    return 0.0
+
+
+def index_pairs(n):
+    for i in range(n):
+        for j in range(i):
+            yield i, j, float(i) / (j + 1)
+
+
+@example(args(5), helpers=("index_pairs",))
+def generator_of_tuples(n):
+    t = 0.0
+    cnt = 0
+    for i, j, r in index_pairs(n):
+        t += r * (i - j)
+        cnt += 1
+    return t, cnt
+
+
+def shifted_square(x):
+    return x * x - 1.0
+
+
+def transformed(a):
+    for x in a:
+        yield shifted_square(x) * 0.5
+
+
+@example(args(f64(9)), helpers=("shifted_square", "transformed"))
+def generator_calls_helper(a):
+    out = np.empty(a.shape[0])
+    for i, v in enumerate(transformed(a)):
+        out[i] = v
+    return out
+
+
+@example(args(f64(7)), args(f64(1, k=2)), helpers=("shifted_square", "transformed"))
+def generator_reductions(a):
+    return (
+        sum(transformed(a)),
+        min(transformed(a)),
+        max(transformed(a)),
+        any(transformed(a)),
+        all(transformed(a)),
+        len(list(transformed(a))),
+    )
+
+
+def halves_then_rest(n):
+    yield from count_up(n)
+    yield -1
+    yield from count_up(2)
+
+
+@example(args(4), helpers=("count_up", "halves_then_rest"))
+def generator_yield_from(n):
+    t = 0
+    for v in halves_then_rest(n):
+        t = t * 3 + v
+    return t
+
+
+def matrix_rows(m):
+    for i in range(m.shape[0]):
+        yield m[i]
+
+
+@example(args(f64(4, 3)), helpers=("matrix_rows",))
+def generator_of_rows(m):
+    acc = np.zeros(m.shape[1])
+    for r in matrix_rows(m):
+        acc += r * r
+    return acc
+
+
+def echo_sent(n):
+    got = yield n
+    yield got
+
+
+@example(args(4), helpers=("echo_sent",), unsupported="yield` used as a value")
+def generator_receiving_sent_values(n):
+    t = 0
+    for v in echo_sent(n):
+        t += 1
+    return t
+
+
+@example(args(7), args(0))
+def generator_expression_sums(n):
+    return sum(i * i for i in range(n)), sum((i for i in range(n) if i % 3), 100)
+
+
+@example(args(f64(8)), args(f64(1, k=3)))
+def generator_expression_over_array(a):
+    return (
+        sum(x * 2.0 for x in a),
+        min(x - 1.0 for x in a),
+        max(abs(x) for x in a),
+        sorted(-x for x in a)[0],
+        len(list(x for x in a if x > 0)),
+    )
+
+
+@example(args(np.array([1.0, -2.0, 3.0, 0.5]), 2.5), args(np.array([1.0, -2.0]), -3.0))
+def generator_expression_any_all(a, t):
+    # the last one reads past the end: Python's any() stops at the first true item first
+    return (
+        any(x > t for x in a),
+        all(x > t for x in a),
+        any(a[i] > t for i in range(a.shape[0] + 3)),
+    )
+
+
+@example(args(5), args(1))
+def generator_expression_nested(n):
+    return sum(i * j for i in range(n) for j in range(i) if (i + j) % 2), all(
+        i < n for i in range(n)
+    )
+
+
+@example(args(4), helpers=("count_up",), unsupported="next()")
+def generator_advanced_with_next(n):
+    g = count_up(n)
+    a = next(g)
+    b = next(g)
+    return a + b
 
 
 def factorial_rec(n):
@@ -2704,6 +3066,22 @@ NUMBA_NOTES = {
     "python_random_module": "differs: Python's random module draws from Numba's own generator "
     "(the same algorithm, another state)",
     "python_time_module": "rejects: the time module is not supported",
+    "generator_reductions": "rejects: the builtins any() and all() are not typed",
+    "generator_yield_from": "rejects: `yield from` is unsupported bytecode",
+    "generator_receiving_sent_values": "rejects: the yields' types (int64, none) do not unify",
+    "generator_expression_sums": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_over_array": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_any_all": "rejects: a generator expression is a closure with a yield",
+    "generator_expression_nested": "rejects: a generator expression is a closure with a yield",
+    "try_except_fallback": "differs: math.sqrt(-4.0) is nan, not a ValueError, so nothing is "
+    "caught",
+    "try_index_error_in_loop": "rejects: `except` matches Exception only",
+    "try_zero_division": "rejects: `except` matches Exception only",
+    "try_uncaught_class_goes_on": "rejects: `except` matches Exception only",
+    "try_nested": "rejects: `except` matches Exception only",
+    "try_partial_writes_stay": "rejects: `except` matches Exception only",
+    "try_rebound_variable_refused": "rejects: `except` matches Exception only",
+    "try_binding_exception_refused": "rejects: the exception object cannot be bound",
 }
 for _name, _note in NUMBA_NOTES.items():
     EXAMPLES[_name].numba = _note

@@ -204,8 +204,8 @@ def test_our_errors_are_numbas_classes():
     def unsupported(x):
         try:
             return x
-        except ValueError:
-            return x
+        finally:
+            x = 0.0
 
     with pytest.raises(errors.UnsupportedError, match="try"):
         unsupported(1.0)

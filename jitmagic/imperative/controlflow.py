@@ -196,6 +196,10 @@ class Statements:
 
     def if_(self, s):
         names = self.facts.names[s]
+        refusals = getattr(s, "jm_try_refusals", {})  # (a converted `try`: tries.py)
+        for n in names:
+            if n in refusals:
+                raise refusals[n]
         then = _make_fn(
             self.names.fresh("jm_then"), names, self.block(s.body) + [_ret(names, s)], s
         )
@@ -497,10 +501,17 @@ class Expressions(ast.NodeTransformer):
             # tuples compare element by element (lexicographically) on traced values too (a
             # tuple written out, or held by a name, an attribute, an index, a call's result)
             op = type(node.ops[0]).__name__
+            # (`x is None` on a variable that may be None where the code runs: optional.py)
+            is_none = (
+                op in ("Is", "IsNot")
+                and isinstance(node.comparators[0], ast.Constant)
+                and node.comparators[0].value is None
+                and not isinstance(node.left, ast.Constant)
+            )
             if (op in _ORDERED and not isinstance(node.left, ast.Constant)) or (
-                op in ("In", "NotIn")
+                op in ("In", "NotIn") or is_none
             ):
-                if isinstance(node.comparators[0], ast.Constant):
+                if isinstance(node.comparators[0], ast.Constant) and not is_none:
                     return node
                 return located(
                     hook(
@@ -568,4 +579,6 @@ class Expressions(ast.NodeTransformer):
 
     def visit_Raise(self, node):
         self.generic_visit(node)
+        if node.exc is None:  # (directly in an `except` block: checks.py)
+            return located(ast.Expr(value=hook("reraise", [ast.Constant(node.lineno)])), node)
         return located(ast.Expr(value=hook("raise_", [node.exc, ast.Constant(node.lineno)])), node)

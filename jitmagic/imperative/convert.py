@@ -89,11 +89,15 @@ from jitmagic.imperative.closures import (
 from jitmagic.imperative.comprehensions import hoist_comprehensions
 from jitmagic.imperative.controlflow import OPS, Expressions, Statements, preinit
 from jitmagic.imperative.lowering import Names, located, lower_jumps
+from jitmagic.imperative.tries import convert_tries
+from jitmagic.imperative.yields import final_state, rewrite_generator
 
-__all__ = ["Converted", "convert"]
+__all__ = ["Converted", "convert", "convert_generator"]
 
 _RECOGNISED = ("range", "enumerate", "zip")
 _templates = weakref.WeakKeyDictionary()  # original code object -> _Template
+# a generator's code object -> {(state size, stoppable): _Template of its driver (yields.py)}
+_drivers = weakref.WeakKeyDictionary()
 
 
 class _Template:
@@ -187,6 +191,18 @@ def convert(fn):
         t = _convert(fn)
         _templates[code] = t
     return Converted(t, fn)
+
+
+def convert_generator(fn, nstate, stoppable):
+    """The generator function fn converted into the driver of a consuming loop that carries
+    nstate values (yields.py); stoppable: the loop may stop early (break/return)."""
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"convert_generator() takes a Python function, not {fn!r}")
+    per = _drivers.setdefault(fn.__code__, {})
+    key = (nstate, stoppable)
+    if key not in per:
+        per[key] = _convert(fn, driver=key)
+    return Converted(per[key], fn)
 
 
 # ---- parsing ---------------------------------------------------------------------------
@@ -355,7 +371,7 @@ def _strip_signature(node):
 
 
 # ---- the conversion --------------------------------------------------------------------
-def _convert(fn):
+def _convert(fn, driver=None):
     code = fn.__code__
     filename = code.co_filename
     node = _parse(fn)
@@ -386,15 +402,24 @@ def _convert(fn):
             "the file changed since the function was defined: reload the module or re-run the cell",
         )
     user_locals = [n for n in bound_names(node.body) if n not in params]
-    check_function(node, filename, fn.__qualname__, user_locals)
+    check_function(node, filename, fn.__qualname__, user_locals, generator=driver is not None)
+    if driver is not None:
+        rewrite_generator(node, *driver, filename, fn.__qualname__)
+        params = _params(node.args)
+    convert_tries(node, filename, fn.__qualname__)
 
     used = {OPS, *params, *code.co_freevars}
     used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
     names = Names(used)
     node.body = hoist_lambdas(node.body, names)
-    node.body = hoist_comprehensions(node.body, names, set(params) | set(bound_names(node.body)))
+    genexp_builtins = set()
+    node.body = hoist_comprehensions(
+        node.body, names, set(params) | set(bound_names(node.body)), genexp_builtins
+    )
     check_free_variables(node, filename, fn.__qualname__)
-    checks, used_builtins = _convert_scope(node, params, names, set(code.co_freevars))
+    checks, used_builtins = _convert_scope(
+        node, params, names, set(code.co_freevars), None if driver is None else driver[0]
+    )
     Expressions(names, checks, keep_asserts=__debug__).visit(node)
 
     factory = ast.FunctionDef(
@@ -432,14 +457,15 @@ def _convert(fn):
         for c in factory_code.co_consts
         if isinstance(c, types.CodeType) and c.co_name == node.name
     )
-    return _Template(inner, node, frozenset(used_builtins), filename)
+    return _Template(inner, node, frozenset(used_builtins | genexp_builtins), filename)
 
 
-def _convert_scope(node, params, names, shadowed):
+def _convert_scope(node, params, names, shadowed, driver_state=None):
     """Convert one function's body in place, its nested functions' first (each becomes
     converted code nested where its def was, closures.py). Returns (the reads to check for
     being bound, the builtins the conversion relied on); the expression-level pass runs
-    once, afterwards, over the whole function."""
+    once, afterwards, over the whole function. driver_state: the number of state variables
+    of a generator's driver (yields.py), whose one final return gives them."""
     checks, used_builtins = set(), set()
     scope_names = set(bound_names(node.body)) | set(params)
     for inner in nested_defs(node.body):
@@ -449,6 +475,14 @@ def _convert_scope(node, params, names, shadowed):
         used_builtins |= u
     user_locals = [n for n in bound_names(node.body) if n not in params]
     prologue, _ = lower_jumps(node, names)
+    if driver_state is not None:
+        if node.body and isinstance(node.body[-1], ast.Return):
+            node.body[-1].value = located(final_state(driver_state), node.body[-1])
+        else:
+            end = getattr(node.body[-1], "end_lineno", None) if node.body else None
+            node.body.append(
+                located(ast.Return(value=final_state(driver_state)), end or node.lineno)
+            )
     facts = analyse(node.body, params, user_locals)
     # locals bound only in unreachable code the lowering dropped stay locals: reading them
     # raises UnboundLocalError, as in Python, not NameError

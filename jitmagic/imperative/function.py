@@ -35,7 +35,7 @@ from jitmagic.dispatch import baseline, events, inspection, pipeline
 from jitmagic.dispatch.function import JitFunction, _set_call
 from jitmagic.dispatch.variant import record_fault
 from jitmagic.errors import NjitUnsupportedError, UnexpectedTracerError
-from jitmagic.imperative import dicts, lists, namespace, objects, recursion, strings
+from jitmagic.imperative import dicts, generators, lists, namespace, objects, recursion, strings
 from jitmagic.imperative import options as njit_options
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -1219,9 +1219,13 @@ class NjitFunction(JitFunction):
     def _call_traced(self, args, kwargs):
         """Called from another njit function being traced: inlined into its trace (a
         recursive call: a native call, imperative/recursion.py)."""
+        ops = recursion.ops()
+        if inspect.isgeneratorfunction(self.fun):
+            return generators.GeneratorCall(
+                self.fun, args, kwargs, ops, lambda: self._namespace(ops)
+            )
         if recursion.is_recursive(self.fun):
             return recursion.call(self.fun, self, args, kwargs)
-        ops = recursion.ops()
         fun = self._conversion().build(ops, self._namespace(ops))
         with recursion.inlining(self.fun):
             return fun(*args, **kwargs)
@@ -1796,7 +1800,17 @@ def _is_user_function(f):
 
 
 def _inline(f, ops, seen):
-    """A plain Python helper as njit code calls it: converted and traced inline."""
+    """A plain Python helper as njit code calls it: converted and traced inline (a
+    generator: inlined into what consumes its call, generators.py)."""
+    if inspect.isgeneratorfunction(f):
+
+        @functools.wraps(f)
+        def generator_call(*args, **kwargs):
+            return generators.GeneratorCall(
+                f, args, kwargs, ops, lambda: build_namespace(f, ops, seen)
+            )
+
+        return generator_call
     conv = convert(f)
 
     @functools.wraps(f)

@@ -863,6 +863,8 @@ def is_runtime(x):
 
 def to_list(x=()):
     """list(x) in njit code."""
+    if _is_generator_call(x):
+        return x.to_list(lambda: NjList([]))
     if isinstance(x, NjList) and x.runtime:
         return x.copy()
     if isinstance(x, (range, NjRange)) and (isinstance(x, NjRange) or isinstance(x.stop, Tracer)):
@@ -880,6 +882,8 @@ def to_list(x=()):
 def sorted_(x, key=None, reverse=False):
     if key is not None:
         raise NotImplementedError("sorted(key=...) is not supported by njit")
+    if _is_generator_call(x):
+        x = to_list(x)
     if isinstance(x, NjList) and x.runtime:
         out = x.copy()
         out.sort(reverse=reverse)
@@ -918,6 +922,11 @@ def with_lists(builtin, kind):
     """namespace's builtin `kind` (len, sum, min, max) extended to runtime lists."""
 
     def f(*args, **kwargs):
+        if args and _is_generator_call(args[0]) and kind != "len":
+            # a generator's items: summed as they come, or listed for min/max
+            if kind == "sum" and not kwargs:
+                return args[0].sum(*args[1:])
+            args = (to_list(args[0]), *args[1:])
         if args and isinstance(args[0], NjList) and args[0].runtime:
             x = args[0]
             if kind == "len":
@@ -933,6 +942,11 @@ def with_lists(builtin, kind):
 
     f.__name__ = getattr(builtin, "__name__", kind)
     return f
+
+
+def _is_generator_call(x):
+    # (generators.GeneratorCall: that module imports the tracer, which imports this one)
+    return hasattr(type(x), "__jm_drive__")
 
 
 def register(builtins_table):

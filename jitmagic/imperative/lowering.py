@@ -175,7 +175,14 @@ class _Lowering:
         i = 0
         while i < len(stmts):
             s = stmts[i]
-            if tail and self.rewriting and isinstance(s, ast.If) and i < len(stmts) - 1:
+            # (not a `try`, tries.py: what follows it must stay out of its body)
+            if (
+                tail
+                and self.rewriting
+                and isinstance(s, ast.If)
+                and not getattr(s, "jm_try", False)
+                and i < len(stmts) - 1
+            ):
                 rest = stmts[i + 1 :]
                 if terminates(s.body) and terminates(s.orelse):
                     del stmts[i + 1 :]

@@ -27,6 +27,7 @@ from jitmagic.imperative import dicts, lists, strings, tracers
 from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
+from jitmagic.imperative.optional import unwrap
 from jitmagic.imperative.tracers import NjTracer, RefTracer, set_value, state
 from jitmagic.lower import imperative as lower_nj
 from jitmagic.runtime import callbacks
@@ -1403,6 +1404,7 @@ def _math_unary(name, domain=None, error="math domain error"):
     }[name]
 
     def f(x):
+        x = unwrap(x, f"math.{name}()")
         if not _traced(x):
             return getattr(math, name)(x)
         x = _val(x)
@@ -1724,6 +1726,7 @@ def _len(x):
 
 
 def _abs(x):
+    x = unwrap(x, "abs()")
     if isinstance(x, Dim):
         x = _size_value(x)
     if not _traced(x):
@@ -1738,6 +1741,7 @@ def _abs(x):
 def _pick(args, better):
     """min/max as Python computes them: the first item unless a later one is better (a NaN
     first stays, a NaN later is never better)."""
+    args = tuple(unwrap(a, "min()/max()") for a in args)
     if builtins.len(args) == 1:
         (seq,) = args
         if dicts.loops_over_table(seq):
@@ -1777,6 +1781,7 @@ def _size_value(x):
 
 
 def _int(x=0, base=None):
+    x = unwrap(x, "int()")
     if isinstance(x, Dim) and base is None:
         return _size_value(x)
     if base is not None or not _traced(x):
@@ -1808,6 +1813,7 @@ def _complex(real=0.0, imag=0.0):
 
 
 def _float(x=0.0):
+    x = unwrap(x, "float()")
     if isinstance(x, Dim):
         x = _size_value(x)
     if not _traced(x):
@@ -1824,6 +1830,7 @@ def _bool(x=False):
 
 
 def _round(x, ndigits=None):
+    x = unwrap(x, "round()")
     if not _traced(x):
         return builtins.round(x, ndigits) if ndigits is not None else builtins.round(x)
     x = _val(x)
@@ -1876,6 +1883,19 @@ def _sum(seq, start=0):
     for x in seq:
         total = total + x
     return total
+
+
+def _any(x):
+    """any(x): a generator call stops at its first true item (generators.py)."""
+    if hasattr(type(x), "__jm_drive__"):
+        return x.any(True)
+    return builtins.any(x)
+
+
+def _all(x):
+    if hasattr(type(x), "__jm_drive__"):
+        return x.any(False)
+    return builtins.all(x)
 
 
 def _print(*args, sep=" ", end="\n", file=None, flush=False):
@@ -1998,11 +2018,16 @@ BUILTINS = {
     "round": _round,
     "divmod": _divmod,
     "sum": _sum,
+    "any": _any,
+    "all": _all,
     "print": _print,
     "dict": dicts.njit_dict,
     "set": dicts.njit_set,
 }
 lists.register(BUILTINS)
+# (convert.py: a generator expression passed to one of these is converted for the builtin)
+for _name in ("list", "sorted", "min", "max", "sum", "any", "all"):
+    BUILTINS[_name].builtin_of = getattr(builtins, _name)
 
 
 def numpy_module():

@@ -107,9 +107,32 @@ def while_(cond, body, init, names, line):
     return state
 
 
+class TryMark:
+    """The condition of a converted `try` (tries.py): the classes its `except` catches."""
+
+    def __init__(self, classes, unbound_ok=False):
+        # unbound_ok: a variable the body binds may stay unbound on the handler's side (the
+        # clauses of several run after the `try`: tries.expand), checked where it is read
+        self.unbound_ok = unbound_ok
+        if classes is None:
+            classes = (BaseException,)
+        elif not isinstance(classes, tuple):
+            classes = (classes,)
+        self.classes = classes
+
+
+def try_(classes, line, unbound_ok=False):
+    return TryMark(classes, unbound_ok)
+
+
 def if_(pred, then, orelse, init, names, line):
     if len(init) != len(names):
         raise ContractError(f"if at line {line}: {len(init)} values for names {names}")
+    if isinstance(pred, TryMark):
+        try:
+            return _state(then(*init), len(names), "try body", line)
+        except pred.classes:
+            return _state(orelse(*init), len(names), "except handler", line)
     if pred:
         return _state(then(*init), len(names), "if branch", line)
     return _state(orelse(*init), len(names), "else branch", line)
@@ -152,6 +175,8 @@ _COMPARE = {
     "NotEq": lambda a, b: a != b,
     "In": lambda a, b: a in b,
     "NotIn": lambda a, b: a not in b,
+    "Is": lambda a, b: a is b,
+    "IsNot": lambda a, b: a is not b,
 }
 
 
@@ -197,6 +222,10 @@ def not_(x, line):
 
 def raise_(exc, line):
     raise exc
+
+
+def reraise(line):
+    raise  # (called from the handler of pyops.if_'s `try`: the exception it caught)
 
 
 def assert_(test, msg, line):

@@ -6,7 +6,9 @@ Carried variables keep one type across iterations and branches: a Python int tha
 float is a float throughout (NumPy's promotion of the two, as Numba unifies them); an array's
 dtype or rank that changes, or a value and a reference that meet, get the join or a clear error
 naming the variable and the line. A variable that is assigned on some paths only is carried
-with a flag; reading it where the flag is false raises UnboundLocalError, as Python would.
+with a flag; reading it where the flag is false raises UnboundLocalError, as Python would. A
+variable that is None on some paths and a number or an array on others is an optional
+(optional.py), carried as a flag and a value as a tuple's elements are.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trac
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import dicts, lists, pyops, strings
 from jitmagic.imperative.objects import Struct, carrying_rebound
+from jitmagic.imperative.optional import MaybeNone, OptSlot, from_leaves, is_none, unwrap
 from jitmagic.imperative.tracers import (
     NjNdindex,
     NjRange,
@@ -159,9 +162,11 @@ _FLATTENED = (tuple, Struct)
 def _holds_tuples(init):
     # (a variable not bound yet may become a tuple inside: `return (i, j)` in a loop)
     # (a list rebound in the construct is carried as its buffer and length: lists.Slot)
+    # (a variable that is None may hold a value inside: carried as an optional, OptSlot)
     return not isinstance(init, _Flat) and any(
-        isinstance(v, (*_FLATTENED, lists.NjList))
+        isinstance(v, (*_FLATTENED, lists.NjList, MaybeNone))
         or v is UNDEFINED
+        or v is None
         or (isinstance(v, MaybeUndefined) and isinstance(v.value, (*_FLATTENED, lists.NjList)))
         for v in init
     )
@@ -189,8 +194,11 @@ def _flat_tuples(call, fns, init, names, line):
         except _TupleFound as e:
             # (a construct inside this one found its own: it starts again, not this one)
             known = found.get(e.k, (None,))[0]
+            widened = isinstance(known, OptSlot) and e.treedef != known  # (its type joined)
             if e.owner is not found or (
-                e.k in found and not (isinstance(known, lists.Slot) and known.dtype is None)
+                e.k in found
+                and not (isinstance(known, lists.Slot) and known.dtype is None)
+                and not widened
             ):
                 raise
             found[e.k] = (e.treedef, e.n)
@@ -202,9 +210,26 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     retired = []
     for k, (v, n) in enumerate(zip(init, names)):
         flag = None
-        if isinstance(v, MaybeUndefined) and isinstance(v.value, (*_FLATTENED, lists.NjList)):
+        if isinstance(v, MaybeUndefined) and (
+            isinstance(v.value, (*_FLATTENED, lists.NjList, MaybeNone)) or v.value is None
+        ):
             v, flag = v.value, v.defined
-        if isinstance(v, lists.NjList):
+        opt = found[k][0] if k in found and isinstance(found[k][0], OptSlot) else None
+        if opt is None and isinstance(v, MaybeNone):
+            opt = OptSlot(type_of(v.value, n))
+        if opt is not None:
+            # an optional: whether it holds a value, and the value (optional.py)
+            leaves = _opt_leaves(v, opt, n, line)
+            layout.append((opt, 2))
+            flat_init += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+            flat_names += [f"{n} is not None", n]
+        elif v is None and flag is None:
+            # None before the construct: not carried unless a value is bound to it inside
+            # (found by this trace: it starts again carrying an optional)
+            layout.append("none")
+            flat_init.append(UNDEFINED)
+            flat_names.append(n)
+        elif isinstance(v, lists.NjList):
             if any(v is r for r in retired):
                 raise NjitUnsupportedError(
                     f"two variables that the loop or branch at line {line} rebinds hold one "
@@ -242,12 +267,18 @@ def _flat_tuples_once(call, fns, init, names, line, found):
                 out.append(flat[k])
                 k += 1
                 continue
+            if slot == "none":
+                out.append(None if flat[k] is UNDEFINED else flat[k])
+                k += 1
+                continue
             td, m = slot
             leaves = list(flat[k : k + m])
             k += m
             make = (
                 (lambda vals, td=td: lists.from_leaves(td, vals))
                 if isinstance(td, lists.Slot)
+                else (lambda vals: from_leaves(*vals))
+                if isinstance(td, OptSlot)
                 else (lambda vals, td=td: pytree.unflatten(td, vals))
             )
             if all(x is UNDEFINED for x in leaves):
@@ -263,8 +294,38 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     def reflat(values):
         out = []
         for k, (v, slot, n) in enumerate(zip(values, layout, names)):
+            inner = v.value if isinstance(v, MaybeUndefined) else v
+            if slot == "none" or (slot is None and isinstance(inner, MaybeNone)):
+                if inner is None or inner is UNDEFINED:
+                    out.append(UNDEFINED if slot == "none" else v)
+                    continue
+                # a value bound to a variable that is None before: carried as an optional
+                value = inner.value if isinstance(inner, MaybeNone) else inner
+                if isinstance(_strip(value), (*_FLATTENED, lists.NjList, dict, str)):
+                    raise NjitUnsupportedError(
+                        f"variable '{n}' is None on one path and a "
+                        f"{type(_strip(value)).__name__} on another in the compiled loop or "
+                        f"branch at line {line}: njit's optional values are numbers and arrays; "
+                        f"keep a separate flag (found = False) and give '{n}' a value of the "
+                        f"same type before",
+                        construct=f"an optional {type(_strip(value)).__name__}",
+                    )
+                raise _TupleFound(found, k, OptSlot(type_of(_strip(value), n)), 2)
+            if isinstance(slot, tuple) and isinstance(slot[0], OptSlot):
+                if v is UNDEFINED:
+                    out += [UNDEFINED, UNDEFINED]
+                    continue
+                flag = v.defined if isinstance(v, MaybeUndefined) else None
+                value = inner.value if isinstance(inner, MaybeNone) else inner
+                if value is not None:
+                    t = type_of(_strip(value), n)
+                    j = join(slot[0].aval, t, n, line)
+                    if not same_type(j, slot[0].aval):
+                        raise _TupleFound(found, k, OptSlot(j), 2)
+                leaves = _opt_leaves(inner, slot[0], n, line)
+                out += leaves if flag is None else [MaybeUndefined(x, flag) for x in leaves]
+                continue
             if slot is None:
-                inner = v.value if isinstance(v, MaybeUndefined) else v
                 if isinstance(inner, _FLATTENED) and init[k] is UNDEFINED:
                     leaves, td, _ = pytree.flatten(inner)
                     raise _TupleFound(found, k, td, len(leaves))
@@ -313,6 +374,18 @@ def _flat_tuples_once(call, fns, init, names, line, found):
     return tuple(unflat(list(out)))
 
 
+def _opt_leaves(v, opt, name, line):
+    """An optional's carried values (whether it holds a value, the value) from v: None, a
+    MaybeNone or a value, the value of type opt.aval (a placeholder for None)."""
+    if v is UNDEFINED:
+        return [UNDEFINED, UNDEFINED]
+    if v is None:
+        return [np.bool_(False), _placeholder(opt.aval)]
+    if isinstance(v, MaybeNone):
+        return [v.present, cast_to(_strip(v.value), opt.aval)]
+    return [np.bool_(True), cast_to(_strip(v), opt.aval)]
+
+
 class MaybeUndefined:
     """A variable bound on some paths only: its value where bound, and whether it is."""
 
@@ -336,6 +409,12 @@ def type_of(v, where):
         return v._var.aval
     if isinstance(v, (MaybeUndefined,)):
         return type_of(v.value, where)
+    if isinstance(v, MaybeNone):
+        raise NjitUnsupportedError(
+            f"{where}: a value that may be None is carried where njit cannot carry one (a "
+            f"conditional expression, a list): test it with `is None` first and use the value",
+            construct="an optional value in a compiled expression",
+        )
     try:
         return aval_of(v)
     except TypeError:
@@ -430,7 +509,16 @@ def _as_tracer(v):
 
 def truthy(pred, line):
     """A traced scalar as a bool scalar (Python's truth of a number); an array is ambiguous;
-    a compiled dict or set is true when not empty."""
+    a compiled dict or set is true when not empty; an optional number is true when it holds
+    a true value."""
+    if isinstance(pred, MaybeNone):
+        if aval_of(_strip(pred.value)).shape != ():
+            raise NjitUnsupportedError(
+                f"the truth of an array that may be None (line {line}): test `x is not None` "
+                f"and the array's truth separately",
+                construct="the truth of an optional array",
+            )
+        return bind("and", pred.present, truthy(pred.value, line))
     if dicts.is_table(pred):
         return bind("gt", pred.__jm_len__(), np.int64(0))
     if lists.is_runtime(pred):
@@ -476,8 +564,36 @@ def is_traced(x):
     return isinstance(x, Tracer)
 
 
+_TryMark = pyops.TryMark  # (the condition of a converted `try`: TraceOps.try_)
+_TRY_OK = "jm_try_ok"
+
+
+def _no_state_changed_in_try(body, names, line):
+    """A list or an object's field a `try` body changes (carried as values: lists.carrying,
+    objects.carrying_rebound) would be seen by the handler as it was when the `try` began,
+    not as the body left it when it raised: refused (tries.py decides the variables)."""
+    for k, name in enumerate(names):
+        kind = (
+            "list"
+            if name.startswith("jm_list") or name.endswith(".buffer")
+            else "object field"
+            if "." in name and "[" not in name
+            else None
+        )
+        if kind is None or k >= len(body.raw_outs) or body.raw_outs[k] is body.ins[k]:
+            continue
+        shown = name.removesuffix(".buffer")
+        shown = "" if shown.startswith("jm_list") else f" '{shown}'"
+        raise NjitUnsupportedError(
+            f"a {kind}{shown} changed in the `try` body at line {line}: njit's `except` sees it "
+            f"as it was when the `try` began, Python's as the body left it when it raised; "
+            f"change it after the `try` (or in the `except` block)",
+            construct=f"a {kind} changed in a `try` body",
+        )
+
+
 def _concrete_bool(pred):
-    if lists.is_runtime(pred):
+    if lists.is_runtime(pred) or isinstance(pred, _TryMark):
         return False
     if isinstance(pred, MaybeUndefined):
         raise NjitUnsupportedError("a condition on a variable that may not be assigned")
@@ -491,7 +607,7 @@ def _concrete_bool(pred):
         # checks (as before: a branch that returns a dict, say, stays a Python branch)
         ctx = shapes.current()
         return set(pred.symbols) <= set(getattr(ctx, "examples", None) or ())
-    return not isinstance(pred, Tracer)
+    return not isinstance(pred, (Tracer, MaybeNone))
 
 
 # ---------------------------------------------------------------- tracing a body
@@ -509,6 +625,7 @@ class _Body:
                 for a in in_types
             ]
             ins = [_wrap_ref(x, a) for x, a in zip(ins, in_types)]
+            self.ins = ins
             outs = fn(*ins)
             if not isinstance(outs, tuple):
                 outs = (outs,)
@@ -525,6 +642,8 @@ class _Body:
             ]
             real = [_strip(o) for o in outs if o is not UNDEFINED and o is not None]
             self.undefined_out = [o is UNDEFINED for o in outs]
+            # (a raise at the body's own level runs whenever the body does)
+            self.raises = any(e.prim in ("nj_raise", "nj_reraise") for e in t.eqns)
             inner = t.finish([_to_atom_input(o) for o in real])
         self.n_consts = len(inner.constvars)
         self.consts = list(inner.consts)
@@ -704,6 +823,10 @@ class TraceOps:
         return pyops.ARITH[op]
 
     def compare(self, op, a, b, line):
+        if op in ("Is", "IsNot") and b is None:
+            r = is_none(a)
+            return r if op == "Is" else self.not_(r, line)
+        a, b = unwrap(a, _CMP_SYMBOL.get(op, op)), unwrap(b, _CMP_SYMBOL.get(op, op))
         if op in ("In", "NotIn"):
             # `x in array` / `x in (a, b)` with traced values: a traced bool (Python's `in`
             # would ask the truth of __contains__'s result while tracing)
@@ -795,6 +918,10 @@ class TraceOps:
             message = message.replace("{", "{{").replace("}", "}}")
         bind("nj_raise", *vals, exc=_exc_name(cls), message=message)
 
+    def reraise(self, line):
+        """A bare `raise` in an `except` block: the exception it caught goes on up."""
+        bind("nj_reraise")
+
     def assert_(self, test, msg, line):
         if _concrete_bool(test):
             if not test:
@@ -806,8 +933,34 @@ class TraceOps:
             text = m if isinstance(m, str) else str(m)
         bind("nj_require", truthy(test, line), exc="AssertionError", message=text)
 
+    def try_(self, classes, line, unbound_ok=False):
+        """The condition of a converted `try` (tries.py): if_ compiles the branch as one."""
+        mark = pyops.try_(classes, line, unbound_ok)
+        for c in mark.classes:
+            if not (isinstance(c, type) and issubclass(c, BaseException)):
+                raise TypeError(
+                    f"catching classes that do not inherit from BaseException is not allowed "
+                    f"(line {line}: {c!r})"
+                )
+        return mark
+
     @carrying_rebound("if")  # (objects whose fields are rebound inside)
     def if_(self, pred, then, orelse, init, names, line):
+        if (
+            isinstance(pred, _TryMark)
+            and not isinstance(init, _Flat)
+            and not (names and names[-1] == _TRY_OK)
+        ):
+            # a converted `try`: a flag of which side ran is carried out with the variables
+            out = self.if_(
+                pred,
+                lambda *a: (*then(*a[:-1]), True),
+                lambda *a: (*orelse(*a[:-1]), False),
+                (*init, UNDEFINED),
+                (*names, _TRY_OK),
+                line,
+            )
+            return tuple(out)[:-1]
         if isinstance(pred, lists.NjList) and pred.runtime:
             pred = pred.truth()
         if _concrete_bool(pred):
@@ -831,7 +984,7 @@ class TraceOps:
         )
 
     def _cond_(self, pred, then, orelse, init, names, line, what):
-        p = truthy(pred, line)
+        p = pred if isinstance(pred, _TryMark) else truthy(pred, line)
         init = list(init)
         fixed = _unchanged_refs(init, (then, orelse), 0, (), f"{what}@{line}")
         if fixed:
@@ -855,19 +1008,32 @@ class TraceOps:
         ]
         operands = [_strip(v) for v in init]
         first = [_Body(f, in_types, f"{what}@{line}") for f in (orelse, then)]
+        if isinstance(p, _TryMark):
+            _no_state_changed_in_try(first[1], names, line)
         n_out = len(first[0].out_types)
+        # a side that always raises (`else: raise ...`, an `except` that raises another
+        # error) reaches no code after the branch: the variables are the other side's
+        dead = [b.raises and not first[1 - k].raises for k, b in enumerate(first)]
         out_types, undefined = [], []
         for k in range(n_out):
             ta, tb = first[0].out_types[k], first[1].out_types[k]
+            if dead[0]:
+                ta = tb
+            elif dead[1]:
+                tb = ta
             name = names[k] if k < len(names) else "value"
-            if ta is NONE or tb is NONE:
+            if (ta is NONE) != (tb is NONE) and (ta or tb) is not None:
+                # None on one side, a value on the other: an optional (optional.py)
+                out_types.append(tb if ta is NONE else ta)
+                undefined.append("none")
+            elif ta is NONE or tb is NONE:
                 out_types.append(NONE)
                 undefined.append(_none_join(ta, tb, name, line, what))
             elif ta is None and tb is None:
                 out_types.append(None)
                 undefined.append("both")
             elif ta is None or tb is None:
-                if not name.startswith("jm_"):
+                if not name.startswith("jm_") and not getattr(p, "unbound_ok", False):
                     raise NjitUnsupportedError(
                         f"variable '{name}' is assigned in only one branch of the `{what}` at "
                         f"line {line} and used after it: assign it before the `{what}` (or in "
@@ -884,9 +1050,16 @@ class TraceOps:
 
             def fill(*a, f=f, k=k):
                 outs = list(f(*a))
+                if dead[k]:  # (its values are never used: placeholders of the other side's)
+                    outs = [
+                        UNDEFINED if t is None else None if t is NONE else _placeholder(t)
+                        for t in out_types
+                    ]
                 for j, t in enumerate(out_types):
                     if outs[j] is UNDEFINED and t is not None:
                         outs[j] = None if t is NONE else _placeholder(t)
+                    elif outs[j] is None and t is not None and t is not NONE:
+                        outs[j] = _placeholder(t)  # (the None side of an optional)
                     if j in resized:
                         outs[j] = _view_as(_strip(outs[j]), t)
                 return tuple(outs)
@@ -912,7 +1085,12 @@ class TraceOps:
             isinstance(t, RefType) and not same_type(t, o.aval) for t, o in zip(joined, fns[0].outs)
         ):
             kw["out_types"] = tuple(joined)
-        outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
+        if isinstance(p, _TryMark):
+            outs = bind(
+                "nj_try", *present, *consts, branches=tuple(fns), line=line, classes=p.classes, **kw
+            )
+        else:
+            outs = bind("nj_cond", p, *present, *consts, branches=tuple(fns), line=line, **kw)
         outs = list(outs)
         result, it = [], iter(outs)
         for t in out_types:
@@ -923,12 +1101,18 @@ class TraceOps:
             if isinstance(t, RefType):
                 v.__class__ = RefTracer
             result.append(v)
+        if isinstance(p, _TryMark):
+            # (the side that ran: the body, unless it raised; carried last by if_)
+            p = result[names.index(_TRY_OK)] if _TRY_OK in names else None
         # a value defined on one side only: its flag is the predicate's side
         for k, u in enumerate(undefined):
             if u == "one":
                 defined_then = first[1].out_types[k] is not None
                 flag = p if defined_then else bind("not", p)
                 result[k] = MaybeUndefined(result[k], flag)
+            elif u == "none":
+                value_then = first[1].out_types[k] is not NONE
+                result[k] = MaybeNone(result[k], p if value_then else bind("not", p))
         return tuple(result)
 
     # -------------------------------------------------------- loops
@@ -965,6 +1149,10 @@ class TraceOps:
         )
 
     def for_iter(self, iterable, body, init, names, line, extra_test=None):
+        drive = iterable.__jm_drive__ if hasattr(type(iterable), "__jm_drive__") else None
+        if drive is not None:
+            # a generator call: its body inlined, running ours at each yield (generators.py)
+            return drive(body, init, extra_test)
         compiled = getattr(iterable, "__jm_loop__", None)
         if compiled is not None:
             # an iterator njit defines (np.ndindex, np.ndenumerate, np.nditer): a compiled
@@ -1029,6 +1217,12 @@ class TraceOps:
         return self.for_range(0, total, 1, each, init, names, line, extra_test)
 
     def for_enumerate(self, iterable, start, body, init, names, line, extra_test=None):
+        drive = iterable.__jm_drive__ if hasattr(type(iterable), "__jm_drive__") else None
+        if drive is not None:
+            # a generator call: the count carried after our values
+            test = None if extra_test is None else (lambda *c: extra_test(*c[:-1]))
+            out = drive(lambda v, *c: (*body(c[-1], v, *c[:-1]), c[-1] + 1), (*init, start), test)
+            return out[:-1]
         if lists.is_runtime(iterable):
             return self.for_range(
                 0, iterable.length(), 1, lambda i, *c: body(i + start, iterable[i], *c), init,
@@ -1042,6 +1236,9 @@ class TraceOps:
         )
 
     def for_zip(self, iterables, body, init, names, line, extra_test=None):
+        for x in iterables:
+            if hasattr(type(x), "__jm_drive__"):
+                x.refuse("zip()")  # (a generator is inlined into one loop of its own)
         if any(lists.is_runtime(x) for x in iterables):
             # a runtime list zipped: up to the shortest length, each element read when its
             # iteration runs
@@ -1374,6 +1571,7 @@ def _maybe_positions(init, types):
 
 
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
+_CMP_SYMBOL = {"Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==", "NotEq": "!="}
 _BOOL = ShapedArray((), np.dtype(bool), False)
 
 
@@ -1419,8 +1617,9 @@ def _initial(v, t):
 
 def _none_join(ta, tb, name, line, what):
     """How a branch's variable that is None on one side (a bare `return`) ends: "no" (None on
-    both), "one" (None or unbound: its flag is the side); a value on the other side is
-    refused (Numba's Optional types are not njit's)."""
+    both), "one" (None or unbound: its flag is the side); a user's variable unbound on the
+    other side is refused (None on one side and a value on the other is an optional: _cond_
+    makes a MaybeNone)."""
     if ta is tb:
         return "no"
     other = tb if ta is NONE else ta
@@ -1430,7 +1629,7 @@ def _none_join(ta, tb, name, line, what):
     there = "nothing" if other is None else f"a value ({other})"
     raise NjitUnsupportedError(
         f"{what_var} None on one side of the `{what}` at line {line} and {there} on the "
-        f"other: njit has no optional values; return (or assign) one type on every path",
+        f"other: assign it (or return) on every path",
         construct="None on one path and a value on another",
     )
 

@@ -24,6 +24,7 @@ from jitmagic.core.tracing import Tracer, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import pyops
 from jitmagic.imperative.objects import Struct
+from jitmagic.imperative.optional import MaybeNone, unwrap
 
 _INT_KINDS = "iu"
 
@@ -75,6 +76,16 @@ def _sized(op):
 
     f.__name__ = op.__name__
     return f
+
+
+def _optional_item(value, dtype):
+    """A value that may be None stored into an array of dtype: NumPy stores None into a float
+    array as NaN, into others it raises TypeError (checked where the code runs)."""
+    if not isinstance(value, MaybeNone):
+        return value
+    if np.dtype(dtype).kind in "fc":
+        return np.where(value.present, value.value, np.array(np.nan, dtype))
+    return unwrap(value, "item assignment")
 
 
 class NjTracer(Tracer):
@@ -789,6 +800,7 @@ class RefTracer(NjTracer):
     def __setitem__(self, idx, value):
         if self.ref.readonly:
             raise ValueError("assignment destination is read-only")
+        value = _optional_item(value, self.aval.dtype)
         items = _normalize(idx, self.ndim)
         if _all_ints(items, self.ndim):
             v = _as_dtype(value, self.dtype, "setitem")

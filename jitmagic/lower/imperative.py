@@ -39,6 +39,7 @@ between the read and a consumer: then the value is materialized where it was rea
 
 from __future__ import annotations
 
+import builtins
 import string
 
 import llvmlite.ir as ir
@@ -263,6 +264,9 @@ class NjitCodegen(Codegen):
         self.reduce_groups, self.reduce_later = {}, set()
         self._epilogues = {}
         self.sites = []  # (exception class name, message template) per raising site
+        # (switch on the raising site, the handler's block, the classes it catches) of each
+        # `try` (lower_try): its cases are the sites of those classes, known once all are
+        self.try_switches = []
         self.ctx_dtypes = []  # dtypes of the arrays the code makes for its results
         self.uses_legacy_rng = False  # draws from NumPy's global RandomState
         self.uses_py_random = False  # draws from Python's random module (needs the GIL)
@@ -349,6 +353,7 @@ class NjitCodegen(Codegen):
             for slot in self.obj_slots:
                 self._decref(self.b.load(slot, typ=PTR))
             self.b.ret(ir.Constant(I32, rc))
+        self._fill_try_switches()
         if recursive:
             calls.emit_entry(self, argtys)
         if self.fastmath:
@@ -356,6 +361,16 @@ class NjitCodegen(Codegen):
         self._close_overlap_test()
         self._tag_scopes()
         return self._text()
+
+    def _fill_try_switches(self):
+        """Each `try`'s landing branches to its handler for the raising sites whose exception
+        is one of the classes it catches (a subclass included, as Python's `except`)."""
+        for sw, handler, classes in self.try_switches:
+            for k, (exc, _template) in enumerate(self.sites):
+                cls = exc if isinstance(exc, type) else getattr(builtins, exc, None)
+                if isinstance(cls, type) and issubclass(cls, classes):
+                    sw.add_case(ir.Constant(I64, k), handler)
+        self.try_switches = []
 
     # ------------------------------------------------------------ alias facts
     def _open_overlap_test(self, bufs):
@@ -2016,6 +2031,57 @@ def lower_cond(cg, e, outs):
     _finish(cg, e.outvars, storage)
 
 
+def lower_try(cg, e, outs):
+    """try: body; except classes: handler. The body is lowered with the function's exit for
+    a raise replaced by a landing block: it frees the temporaries the body made (an early
+    exit leaves them in their slots, as the function's own exit frees them), then branches
+    on the raising site to the handler, or on to the exit (the enclosing `try`'s landing)
+    for exceptions of other classes. The handler starts from the variables as they were
+    before the `try` (imperative/tries.py refuses what would show the difference)."""
+    handler_fn, body_fn = e.kw["branches"]
+    b = cg.b
+    storage = _carry_storage(cg, e.outvars, outs)
+    saved_memo = cg.memo
+    landing = cg.func.append_basic_block("try_raised")
+    handler = cg.func.append_basic_block("except")
+    merge = cg.func.append_basic_block("try_end")
+    cg.flush_checks()
+    outer = cg.error_bb
+    before = set(cg._temp_slots)
+    cg.error_bb = landing
+    try:
+        cg.memo = {}
+        with _Scoped(cg):
+            _bind_consts(cg, body_fn.invars, e.inputs)
+            cg.emit_region(body_fn)
+            _store_outputs(cg, body_fn, [None] * len(body_fn.outs), storage)
+            cg.flush_checks()  # (the body's last checks branch to the landing too)
+    finally:
+        cg.error_bb = outer
+    b.branch(merge)
+    b.position_at_end(landing)
+    for key, slot in list(cg._temp_slots.items()):
+        if key in before:
+            continue
+        if hasattr(key, "release"):  # (a carry's memory, a table: their slots emptied too)
+            key.release(cg)
+        else:
+            b.call(cg.tmp_free(), [b.load(slot, typ=PTR)])
+            raw_store(b, ir.Constant(PTR, None), slot)
+    site = b.load(b.gep(cg.errinfo, [ir.Constant(I64, 0)], source_etype=I64), typ=I64)
+    cg.try_switches.append((b.switch(site, outer), handler, tuple(e.kw["classes"])))
+    b.position_at_end(handler)
+    cg.memo = {}
+    with _Scoped(cg):
+        _bind_consts(cg, handler_fn.invars, e.inputs)
+        cg.emit_region(handler_fn)
+        _store_outputs(cg, handler_fn, [None] * len(handler_fn.outs), storage)
+    b.branch(merge)
+    b.position_at_end(merge)
+    cg.memo = saved_memo
+    _finish(cg, e.outvars, storage)
+
+
 def lower_size(cg, e, outs):
     """A size known where the code runs (a broadcast of two: shapes.stretch) bound here."""
     cg.bind_symbol(e.kw["name"], _operand_i64(cg, e.inputs[0]))
@@ -2049,6 +2115,14 @@ def _speculable(cg, atom, depth=0):
         e.prim in _SPECULABLE_FLOAT and all(a.aval.dtype.kind == "f" for a in e.inputs)
     )
     return ok and all(_speculable(cg, a, depth + 1) for a in e.inputs)
+
+
+def lower_reraise(cg, e, outs):
+    """A bare `raise` in a handler (lower_try): on to the exit, the landing's error info (the
+    site and its values) as it was caught."""
+    cg.flush_checks()
+    cg.b.branch(cg.error_bb)
+    cg.b.position_at_end(cg.func.append_basic_block("unreachable"))
 
 
 def lower_raise(cg, e, outs):

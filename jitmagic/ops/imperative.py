@@ -6,8 +6,12 @@ write references (not pure sub-IRs as lax's), and the checks that raise Python's
                                                     of a parallel=True function)
     nj_while  (*cond_consts, *body_consts, *init)   cond_fn, body_fn, n_cond, n_body, line
     nj_cond   (pred, *operands)                     branches=(false_fn, true_fn), line
+    nj_try    (*operands)                           branches=(handler_fn, body_fn), line,
+                                                    classes: the body, or the handler when
+                                                    the body raised one of classes
     nj_require(cond, *values)                       exc, message: raise exc(message) if not cond
     nj_raise  (*values)                             exc, message: raise here
+    nj_reraise()                                    a bare `raise` in an nj_try's handler
     nj_size   (value)                               name: the size symbol `name` is value
 
 A carry or result may be a reference (its memory is carried, not copied); bodies capture the
@@ -176,6 +180,33 @@ register(
 )
 
 
+# ---------------------------------------------------------------- nj_try
+
+
+def _try_abstract(*ops, branches, line=None, classes=(), out_types=None):
+    return _cond_abstract(np.zeros((), bool), *ops, branches=branches, out_types=out_types)
+
+
+def _try_impl(*ops, branches, line=None, classes=(), out_types=None):
+    try:
+        return list(eval_function(branches[1], *ops))
+    except classes:
+        return list(eval_function(branches[0], *ops))
+
+
+register(
+    "nj_try",
+    "custom",
+    _try_abstract,
+    _try_impl,
+    nj.lower_try,
+    multiple_results=True,
+    reads_memory=True,
+    takes_refs=True,
+    effect=True,
+)
+
+
 # ---------------------------------------------------------------- checks
 
 
@@ -240,6 +271,21 @@ register(
     lambda *values, exc, message: (),
     _raise_impl,
     nj.lower_raise,
+    multiple_results=True,
+    effect=True,
+)
+
+
+def _reraise_impl():
+    raise  # (run inside _try_impl's handler: the exception it caught)
+
+
+register(
+    "nj_reraise",
+    "custom",
+    lambda: (),
+    _reraise_impl,
+    nj.lower_reraise,
     multiple_results=True,
     effect=True,
 )

@@ -19,7 +19,7 @@ def optimize(fn: Function) -> Function:
 
 
 def _has_loops(fn: Function) -> bool:
-    return any(e.prim in ("nj_for", "nj_while", "nj_cond") for e in fn.eqns)
+    return any(e.prim in ("nj_for", "nj_while", "nj_cond", "nj_try") for e in fn.eqns)
 
 
 def for_backend(fn: Function) -> Function:
