@@ -602,10 +602,31 @@ def _new_ref(v):
     return r
 
 
+def keep_unwritten(t, message):
+    """Refuse writes in place into the value t (NjitUnsupportedError(message)): a list of
+    rows holds a copy of it where Python's list holds the array (rowlists.py)."""
+    st = state()
+    if not hasattr(st, "unwritten"):
+        st.unwritten = {}
+    st.unwritten[id(t)] = (t, message)
+
+
+def check_unwritten(t):
+    """The refusal keep_unwritten asked for, when t is about to be written in place."""
+    trace = current_trace()
+    if trace is None or isinstance(t, RefTracer):
+        return
+    njit_state = getattr(trace.root, "njit", None)
+    kept, message = getattr(njit_state, "unwritten", {}).get(id(t), (None, None))
+    if kept is t:
+        raise NjitUnsupportedError(message, construct="a row of a list of rows written in place")
+
+
 def _promote(t):
     """A value written into becomes a reference to a fresh copy of it (it is then one)."""
     if isinstance(t, RefTracer):
         return
+    check_unwritten(t)
     # in the trace the value belongs to (a loop body may be the first to write into a value
     # made before the loop: the array must exist before the loop, as one array for all of it)
     r = t._trace.bind("ref_new", [t], {})
