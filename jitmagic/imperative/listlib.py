@@ -251,6 +251,24 @@ def rows_array(buf, total, out):
         out[k] = buf[k]
 
 
+def rows_head(buf, total):
+    """A new array holding the first `total` elements of buf."""
+    out = np.empty(total, buf.dtype)
+    for k in range(total):
+        out[k] = buf[k]
+    return out
+
+
+def some_elements(total):
+    """np.array of lists of numbers that are all empty is float64 in NumPy, whatever type
+    njit gave the lists: refused when it happens."""
+    if total == 0:
+        raise NjitUnsupportedError(
+            "np.array of a list of empty lists: NumPy gives a float64 array, njit's has the "
+            "lists' element type; start the lists with floats or test their length first"
+        )
+
+
 def rows_nonempty(n, what):
     """np.array of an empty list of rows is NumPy's 1-d empty array: another rank than the
     rows' array njit compiled for, so refused when it happens."""

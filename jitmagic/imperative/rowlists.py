@@ -35,7 +35,7 @@ import numpy as np
 from jitmagic.core import dtypes
 from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.shapes import Dim
-from jitmagic.core.tracing import Tracer, current_trace
+from jitmagic.core.tracing import Tracer, aval_of, current_trace
 from jitmagic.errors import NjitUnsupportedError
 from jitmagic.imperative import library, listlib, tracers
 from jitmagic.imperative.tracers import RefTracer
@@ -70,20 +70,23 @@ def is_row(x):
     """Is x an element that makes a list a list of rows (a list, an array of rank >= 1)?"""
     if isinstance(x, list):
         return True
-    x = _val(x)
-    return isinstance(x, (Tracer, np.ndarray)) and np.ndim(x) >= 1
+    if isinstance(x, Tracer):  # (its type only: x may belong to a trace that ended)
+        return x.ndim >= 1
+    return isinstance(x, np.ndarray) and x.ndim >= 1
 
 
 def _scalar(x):
-    x = _val(x)
-    if isinstance(x, Dim):
-        return ShapedArray((), np.dtype(np.int64), True)
-    try:
-        from jitmagic.core.tracing import aval_of
-
-        a = aval_of(x)
-    except TypeError:
-        a = None
+    if isinstance(x, RefTracer):
+        x = ShapedArray(tuple(x.shape), x.dtype)
+    if isinstance(x, ShapedArray):
+        a = x
+    elif isinstance(x, Dim):
+        a = ShapedArray((), np.dtype(np.int64), True)
+    else:
+        try:
+            a = aval_of(x)
+        except TypeError:
+            a = None
     if a is None or a.shape != ():
         raise NjitUnsupportedError(
             f"a list of rows holding a {type(x).__name__} value: njit's lists hold numbers, "
@@ -121,10 +124,9 @@ def row_type(x):
             return 1, np.dtype(np.float64), False, True  # (np.array([]) is float64)
         dt, weak = dtypes.result_type(*[_scalar(e) for e in items])
         return 1, np.dtype(dt), bool(weak), True
-    v = _val(x)
-    if isinstance(v, Tracer):
-        return v.ndim, np.dtype(v.dtype), False, False
-    v = np.asarray(v)
+    if isinstance(x, Tracer):
+        return x.ndim, np.dtype(x.dtype), False, False
+    v = np.asarray(x)
     return v.ndim, v.dtype, False, False
 
 
@@ -226,7 +228,7 @@ def append(lst, v, fresh, text):
     kind = lst._rows
     if not is_row(v):
         raise NjitUnsupportedError(
-            f"a {type(_val(v)).__name__} appended to a list of rows: njit's lists hold one type",
+            f"a {type(v).__name__} appended to a list of rows: njit's lists hold one type",
             construct="a list of numbers and rows",
         )
     rank, dt, weak, is_list = row_type(v)
@@ -296,16 +298,19 @@ def values(lst, what=_ARRAY):
     from jitmagic.imperative import namespace
 
     library.call(listlib.rows_nonempty, lst._n, what)
+    total = lst._n * _product(lst._dims)
+    if lst._rows.lists and lst._dtype != np.float64:
+        library.call(listlib.some_elements, total)
     out = namespace.empty((_tracer(lst._n), *[_tracer(d) for d in lst._dims]), lst._dtype)
     flat = out.reshape(-1)
-    library.call(listlib.rows_array, lst._buf, lst._n * _product(lst._dims), flat)
+    library.call(listlib.rows_array, lst._buf, total, flat)
     return out.value()
 
 
 def parts(lst):
     """The list as values that leave a compiled function: its rows flat, n, the row shape."""
-    total = lst._n * _product(lst._dims)
-    return [_val(lst._buf)[:total], _tracer(lst._n), *[_tracer(d) for d in lst._dims]]
+    flat = library.call(listlib.rows_head, lst._buf, lst._n * _product(lst._dims))
+    return [_val(flat), _tracer(lst._n), *[_tracer(d) for d in lst._dims]]
 
 
 def from_parts(kind, weak, kids):

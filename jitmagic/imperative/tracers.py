@@ -392,6 +392,20 @@ class NjTracer(Tracer):
         return self
 
 
+def _inplace_value(self, other):
+    """`v += x` on a computed array: a new value bound to v (Python's fallback), refused for
+    a value a list of rows holds a copy of (NumPy would write into the list's array)."""
+    check_unwritten(self)
+    return NotImplemented
+
+
+for _name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+    "rshift", "matmul",
+):  # fmt: skip
+    setattr(NjTracer, f"__i{_name}__", _inplace_value)
+
+
 class _ReadOnlyCopy(NjTracer):
     """A copy standing where NumPy gives a view sharing the array's memory (a.view(dtype),
     a.flat of an array that is not C-contiguous): it reads as the view does; writing into
