@@ -441,3 +441,20 @@ def test_a_list_of_rows_returned_to_python():
     agree(returns_the_rows, np.arange(6.0).reshape(3, 2))
     agree(returns_the_rows, np.zeros((0, 2)))
     agree(returns_the_lists, 4)
+
+
+def array_of_views(x, order):
+    # the list dies in np.array as soon as it is made: its rows may be copies of the views
+    return np.array([x[order[k]] for k in range(len(order))])
+
+
+def kept_list_of_views(x):
+    rows = [x[i] for i in range(x.shape[0])]
+    x[0, 0] = 99.0  # (reaches rows[0] in Python)
+    return np.array(rows)
+
+
+def test_comprehension_of_views():
+    agree(array_of_views, np.arange(8.0).reshape(4, 2), np.array([3, 1, 1]))
+    with pytest.raises(NjitUnsupportedError, match=r"`x\[i\]` appended to a list of rows"):
+        jm.njit(kept_list_of_views)(np.arange(8.0).reshape(4, 2))

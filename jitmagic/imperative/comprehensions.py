@@ -59,6 +59,19 @@ def _free(comp, bound):
     return out
 
 
+_CONSUMERS = ("array", "asarray", "vstack", "stack", "concatenate")
+_READING = ("range", "len", "enumerate", "zip", "min", "max", "abs", "int", "float")
+
+
+def _reads_only(comp):
+    """Does comp call nothing that could write to an array (only builtins that read)?"""
+    return all(
+        isinstance(n.func, ast.Name) and n.func.id in _READING
+        for n in ast.walk(comp)
+        if isinstance(n, ast.Call)
+    ) and not any(isinstance(n, (ast.NamedExpr, ast.Lambda)) for n in ast.walk(comp))
+
+
 class _Hoist(ast.NodeTransformer):
     """The list comprehensions of one statement (outermost first) replaced by calls of defs
     made before it."""
@@ -72,18 +85,16 @@ class _Hoist(ast.NodeTransformer):
         name = self.names.fresh("jm_listcomp")
         acc = self.names.fresh("jm_list")
         params = _free(node, self.bound)
-        inner = located(
-            ast.Expr(
-                value=ast.Call(
-                    func=ast.Attribute(
-                        value=ast.Name(id=acc, ctx=ast.Load()), attr="append", ctx=ast.Load()
-                    ),
-                    args=[node.elt],
-                    keywords=[],
-                )
+        add = ast.Call(
+            func=ast.Attribute(
+                value=ast.Name(id=acc, ctx=ast.Load()), attr="append", ctx=ast.Load()
             ),
-            node.elt,
+            args=[node.elt],
+            keywords=[],
         )
+        if getattr(node, "jm_consumed", False):
+            add.jm_fresh = True  # (the list dies in np.array: its rows may be copies)
+        inner = located(ast.Expr(value=add), node.elt)
         body = [inner]
         for g in reversed(node.generators):
             if g.is_async:
@@ -132,6 +143,23 @@ class _Hoist(ast.NodeTransformer):
             ),
             node,
         )
+
+    def visit_Call(self, node):
+        # np.array([x[i] for i in ...]): the list is copied into an array as soon as it is
+        # made, and nothing in it can write to the arrays its elements view, so its rows
+        # may be copies of them (rowlists.py: elsewhere an array others reach is refused)
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in ("np", "numpy")
+            and f.attr in _CONSUMERS
+            and node.args
+            and isinstance(node.args[0], ast.ListComp)
+            and _reads_only(node.args[0])
+        ):
+            node.args[0].jm_consumed = True
+        return self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
         node.args = self.visit(node.args)  # (its body is a block of its own)

@@ -502,7 +502,8 @@ class Expressions(ast.NodeTransformer):
             and not _is_hook_call(node)
         ):
             return self.generic_visit(node)
-        fresh, text = _fresh(node.args[0]), ast.unparse(node.args[0])
+        fresh = getattr(node, "jm_fresh", False) or _fresh(node.args[0])
+        text = ast.unparse(node.args[0])
         self.generic_visit(node)
         args = [f.value, node.args[0], ast.Constant(fresh), ast.Constant(text)]
         return located(hook("append", [*args, ast.Constant(node.lineno)]), node)
