@@ -458,3 +458,15 @@ def test_comprehension_of_views():
     agree(array_of_views, np.arange(8.0).reshape(4, 2), np.array([3, 1, 1]))
     with pytest.raises(NjitUnsupportedError, match=r"`x\[i\]` appended to a list of rows"):
         jm.njit(kept_list_of_views)(np.arange(8.0).reshape(4, 2))
+
+
+def pairs_as_lists(x):
+    rows = []
+    for i in range(x.shape[0]):
+        if x[i, 0] >= 2:
+            rows.append([x[i, 0], x[i, 1] * 2])
+    return np.array(rows), rows[0][1], len(rows[-1])
+
+
+def test_list_displays_as_rows():
+    agree(pairs_as_lists, np.arange(12).reshape(6, 2))

@@ -21,6 +21,10 @@ compiled loop adds fix the type (NumPy's promotion of them: `[0]` then `append(0
 float64 list); a value that needs a wider type later (`append(1.5)` to a list of ints, a
 complex to a float list) raises NjitUnsupportedError naming the line: never a silent
 truncation. Python numbers stay Python numbers when read (`x32[i] * lst[0]` is float32).
+
+A list of tuples of numbers is one runtime list per tuple position (`_fields`); a list of rows
+(arrays, or lists of numbers, of one shape) is one flat buffer of their elements with the row
+shape carried beside the length (`_rows`, rowlists.py).
 """
 
 from __future__ import annotations
