@@ -470,3 +470,27 @@ def pairs_as_lists(x):
 
 def test_list_displays_as_rows():
     agree(pairs_as_lists, np.arange(12).reshape(6, 2))
+
+
+def slices_of_rows_read(x):
+    rows = []
+    for i in range(x.shape[0]):
+        rows.append(x[i] * 2.0)
+    r = rows[1]
+    return r[1:].sum() + r[[0, 0]].sum(), rows[-1][:2]
+
+
+def writes_a_slice_of_a_row(x):
+    rows = []
+    for i in range(x.shape[0]):
+        rows.append(x[i] * 2.0)
+    r = rows[1]
+    v = r[1:]
+    v[0] = 5.0  # (reaches rows[1] in Python)
+    return np.array(rows)
+
+
+def test_slices_of_rows_read_back():
+    agree(slices_of_rows_read, np.arange(12.0).reshape(4, 3))
+    with pytest.raises(NjitUnsupportedError, match="a slice of a row of a list of rows"):
+        jm.njit(writes_a_slice_of_a_row)(np.arange(12.0).reshape(4, 3))

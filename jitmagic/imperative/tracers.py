@@ -97,11 +97,18 @@ class NjTracer(Tracer):
                 ):
                     return _element(self, [int(i) for i in items])
                 return Tracer.__getitem__(self, idx)
+            if _kept_unwritten(self):
+                # a view of a row a list of rows holds a copy of: read as one, never written
+                v = RefTracer.__getitem__(_new_ref(self), idx).value()
+                v.__class__ = _ReadOnlyCopy
+                return v
             # a slice of an array is a view of it in NumPy: writes through either show in both
             _promote(self)
             return RefTracer.__getitem__(self, idx)
         if _user_caller() and self.ndim:
             # integer arrays and masks: checked as NumPy checks them (indexing.py's loops)
+            if _kept_unwritten(self):
+                return RefTracer.__getitem__(_new_ref(self), idx)  # (a new array)
             _promote(self)
             return RefTracer.__getitem__(self, idx)
         return Tracer.__getitem__(self, idx)
@@ -416,7 +423,8 @@ class _ReadOnlyCopy(NjTracer):
     def __setitem__(self, idx, value):
         raise NjitUnsupportedError(
             "this array is a copy njit made where NumPy shares memory with another array (a "
-            "view as another dtype, .flat of an array that is not C-contiguous): writing "
+            "view as another dtype, .flat of an array that is not C-contiguous, a slice of a "
+            "row of a list of rows): writing "
             "into it would not reach that array; write into the array itself",
             construct="a write through a view njit can only copy",
         )
@@ -625,14 +633,20 @@ def keep_unwritten(t, message):
     st.unwritten[id(t)] = (t, message)
 
 
-def check_unwritten(t):
-    """The refusal keep_unwritten asked for, when t is about to be written in place."""
+def _kept_unwritten(t):
+    """keep_unwritten's message for t, or None."""
     trace = current_trace()
     if trace is None or isinstance(t, RefTracer):
-        return
+        return None
     njit_state = getattr(trace.root, "njit", None)
     kept, message = getattr(njit_state, "unwritten", {}).get(id(t), (None, None))
-    if kept is t:
+    return message if kept is t else None
+
+
+def check_unwritten(t):
+    """The refusal keep_unwritten asked for, when t is about to be written in place."""
+    message = _kept_unwritten(t)
+    if message is not None:
         raise NjitUnsupportedError(message, construct="a row of a list of rows written in place")
 
 
