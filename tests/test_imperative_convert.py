@@ -1356,6 +1356,10 @@ class RecordingOps:
         self._line("list_", line, lambda t: "[" in t)
         return pyops.list_(items, line)
 
+    def append(self, obj, value, fresh, text, line):
+        self._line("append", line, bool)  # (a comprehension's: the line of its element)
+        return pyops.append(obj, value, fresh, text, line)
+
     def getitem(self, obj, index, line):
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)

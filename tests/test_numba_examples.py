@@ -829,6 +829,43 @@ def list_comprehension_sum(n):
     return vals[2]
 
 
+def _clusters():
+    pts = np.concatenate([rng(5).normal(m, 0.4, (20, 2)) for m in (0.0, 3.0, 6.0)])
+    return pts, 3, 3, 60, 2, pts[[0, 20, 40]].copy()
+
+
+# numba-examples' k-means (comprehensions of comprehensions: a list of rows, rowlists.py)
+@example(_clusters, rtol=1e-12, atol=1e-14)
+def kmeans_comprehensions(pts, k, steps, n, d, start):
+    centres = start
+    for _ in range(steps):
+        dist = np.array(
+            [
+                [math.sqrt(np.sum((pts[i, :] - centres[c, :]) ** 2)) for c in range(k)]
+                for i in range(n)
+            ]
+        )
+        near = np.array([dist[i, :].argmin() for i in range(n)])
+        centres = np.array(
+            [[np.sum(pts[near == c, a]) / np.sum(near == c) for a in range(d)] for c in range(k)]
+        )
+    return centres
+
+
+@example(lambda: (f64(8, 3), 0.0), lambda: (f64(5, 4, k=2), 10.0))
+def rows_appended_in_loop(x, cut):
+    rows = []
+    for i in range(x.shape[0]):
+        if x[i].sum() > cut:
+            rows.append(x[i] - x[i].mean())
+    if len(rows) == 0:
+        return np.zeros((0, x.shape[1])), 0.0
+    total = 0.0
+    for r in rows:
+        total += r[0]
+    return np.vstack(rows), total + rows[-1][1]
+
+
 @example(lambda: (np.array([3.0, 1.0, 3.0, 2.0]),))  # a compiled dict (imperative/dicts.py)
 def dict_keyed_by_values(v):
     first = {}
@@ -3027,6 +3064,7 @@ def parallel_chunksize_settings(nb):
 # (the NumPy features listed above beyond what Numba implements, or typed otherwise):
 # `test_numba_voice_is_as_annotated` holds it to this.
 NUMBA_NOTES = {
+    "rows_appended_in_loop": "rejects: np.vstack of a list (Numba's takes a tuple of arrays)",
     "round_ndigits": "differs: round(x, 2) scales, rounds and divides (2.675 -> 2.68) where "
     "Python rounds the exact binary value (2.67)",
     "call_with_defaults_and_keywords": "rejects: a keyword-only parameter of a helper",

@@ -71,6 +71,19 @@ def _free(comp, bound):
     return out
 
 
+_CONSUMERS = ("array", "asarray", "vstack", "stack", "concatenate")
+_READING = ("range", "len", "enumerate", "zip", "min", "max", "abs", "int", "float")
+
+
+def _reads_only(comp):
+    """Does comp call nothing that could write to an array (only builtins that read)?"""
+    return all(
+        isinstance(n.func, ast.Name) and n.func.id in _READING
+        for n in ast.walk(comp)
+        if isinstance(n, ast.Call)
+    ) and not any(isinstance(n, (ast.NamedExpr, ast.Lambda)) for n in ast.walk(comp))
+
+
 class _Hoist(ast.NodeTransformer):
     """The list comprehensions of one statement (outermost first) replaced by calls of defs
     made before it."""
@@ -83,13 +96,14 @@ class _Hoist(ast.NodeTransformer):
 
     def visit_ListComp(self, node):
         acc = self.names.fresh("jm_list")
-        append = ast.Expr(
-            value=ast.Call(
-                func=ast.Attribute(value=_load(acc), attr="append", ctx=ast.Load()),
-                args=[node.elt],
-                keywords=[],
-            )
+        add = ast.Call(
+            func=ast.Attribute(value=_load(acc), attr="append", ctx=ast.Load()),
+            args=[node.elt],
+            keywords=[],
         )
+        if getattr(node, "jm_consumed", False):
+            add.jm_fresh = True  # (the list dies in np.array: its rows may be copies)
+        append = ast.Expr(value=add)
         return self._hoist(
             node,
             "jm_listcomp",
@@ -99,6 +113,7 @@ class _Hoist(ast.NodeTransformer):
         )
 
     def visit_Call(self, node):
+        self._mark_consumed(node)
         f = node.func
         if not (
             isinstance(f, ast.Name)
@@ -181,6 +196,23 @@ class _Hoist(ast.NodeTransformer):
         return located(
             ast.Call(func=_load(name), args=[_load(p) for p in params], keywords=[]), node
         )
+
+    @staticmethod
+    def _mark_consumed(node):
+        # np.array([x[i] for i in ...]): the list is copied into an array as soon as it is
+        # made, and nothing in it can write to the arrays its elements view, so its rows
+        # may be copies of them (rowlists.py: elsewhere an array others reach is refused)
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in ("np", "numpy")
+            and f.attr in _CONSUMERS
+            and node.args
+            and isinstance(node.args[0], ast.ListComp)
+            and _reads_only(node.args[0])
+        ):
+            node.args[0].jm_consumed = True
 
     def visit_FunctionDef(self, node):
         node.args = self.visit(node.args)  # (its body is a block of its own)

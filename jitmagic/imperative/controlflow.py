@@ -362,6 +362,33 @@ _ORDERED = ("Lt", "LtE", "Gt", "GtE", "Eq", "NotEq")
 _ARITH = ("Div", "FloorDiv", "Mod", "Pow", "LShift", "RShift")
 
 
+# calls that give a new array or list (never one of their arguments, nor a view of one)
+_MAKERS = {
+    "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+    "full_like", "arange", "linspace", "copy", "concatenate", "vstack", "hstack", "stack",
+}  # fmt: skip
+_NEW_METHODS = {"copy", "astype", "flatten", "tolist"}
+
+
+def _fresh(e):
+    """Does the expression e make a new value that no name reaches (an operator's result, a
+    display, a comprehension, x.copy(), np.zeros(...))?"""
+    if isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.List, ast.Tuple, ast.Constant)):
+        return True
+    if not isinstance(e, ast.Call) or any(k.arg == "copy" for k in e.keywords):
+        return False
+    f = e.func
+    if isinstance(f, ast.Name):
+        return f.id.startswith("jm_listcomp") or f.id == "list"
+    if isinstance(f, ast.Attribute):
+        if f.attr in _NEW_METHODS:
+            return True
+        return (
+            isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy") and (f.attr in _MAKERS)
+        )
+    return False
+
+
 class Expressions(ast.NodeTransformer):
     """The expression-level conversions (module docstring); run over the whole converted
     function after the statement-level one."""
@@ -465,6 +492,25 @@ class Expressions(ast.NodeTransformer):
         n = ast.Constant(len(target.elts))
         node.value = located(hook("unpack", [node.value, n, ast.Constant(node.lineno)]), node)
         return node
+
+    def visit_Call(self, node):
+        # `x.append(e)`: whether e makes a new value (which a list of rows may copy: nothing
+        # else reaches it) is known from its form only; the hook gets it (rowlists.py)
+        f = node.func
+        if not (
+            isinstance(f, ast.Attribute)
+            and f.attr == "append"
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+            and not _is_hook_call(node)
+        ):
+            return self.generic_visit(node)
+        fresh = getattr(node, "jm_fresh", False) or _fresh(node.args[0])
+        text = ast.unparse(node.args[0])
+        self.generic_visit(node)
+        args = [f.value, node.args[0], ast.Constant(fresh), ast.Constant(text)]
+        return located(hook("append", [*args, ast.Constant(node.lineno)]), node)
 
     def visit_List(self, node):
         self.generic_visit(node)

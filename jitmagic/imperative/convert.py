@@ -38,6 +38,10 @@ the generated functions take and return):
         f(a, b), called in the user's code: the hook picks f (pyops: the operator itself)
     ops.list_(items, line) -> list     a list display (`[a, b]`; a comprehension is a nested
                                    def that fills one: comprehensions.py)
+    ops.append(obj, value, fresh, text, line)   `obj.append(value)` (one positional argument);
+                                   fresh: the expression makes a new value no name reaches
+                                   (an operator's result, x.copy(), np.zeros(...)), text: its
+                                   source (a list of rows copies rows: imperative/rowlists.py)
     ops.UNDEFINED                  the value of a variable not bound yet
 
 `extra_test(*carried)` is evaluated before each iteration (before the next element is taken);

@@ -69,6 +69,11 @@ def _mask_matches(mask_shape, shape, axis):
             )
 
 
+def _whole(i):
+    """Is the index item i `:` (a traced int is compared as an object, not as a value)?"""
+    return isinstance(i, slice) and i == slice(None)
+
+
 def _split(r, items):
     """(view, k, array): the basic items applied as a view of r, the one array index left and
     its axis in the view; `k` is None when the result's new axis goes first (NumPy's rule for
@@ -84,7 +89,7 @@ def _split(r, items):
     adv = [n for n, i in enumerate(items) if n == pos or _is_int_item(i)]
     contiguous = max(adv) - min(adv) + 1 == len(adv)
     basic = tuple(slice(None) if n == pos else i for n, i in enumerate(items))
-    view = view_of(r, basic) if any(i != slice(None) for i in basic) else r
+    view = view_of(r, basic) if not all(_whole(i) for i in basic) else r
     axis = sum(1 for n, i in enumerate(items[:pos]) if not _is_int_item(i) and i is not None)
     axis += sum(1 for i in items[:pos] if i is None)
     return view, axis, items[pos], contiguous
@@ -213,7 +218,7 @@ def _gather_many(r, items):
     adv = [n for n, i in enumerate(items) if _is_array(i) or _is_int_item(i)]
     contiguous = max(adv) - min(adv) + 1 == len(adv)
     basic = tuple(slice(None) if n in adv else i for n, i in enumerate(items))
-    view = view_of(r, basic) if any(i != slice(None) for i in basic) else r
+    view = view_of(r, basic) if not all(_whole(i) for i in basic) else r
     # the view's axis of each advanced item (None items add axes before it)
     axes, ax = [], 0
     for n, i in enumerate(items):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitmagic.errors import NjitUnsupportedError
+
 
 def grown(buf, n, need):
     """buf, or a buffer of at least `need` elements holding buf[:n] (twice as long or more)."""
@@ -205,3 +207,77 @@ def sliced(buf, n, start, stop, step, has_start, has_stop):
     for k in range(m):
         out[k] = buf[lo + k * step]
     return out, m
+
+
+# ---------------------------------------------------------------- lists of rows (rowlists.py)
+# A list of rows keeps its rows one after another in `buf` (flat), its row count `n` and its
+# row shape, one size per axis (fixed by the first row: every later row is checked against it).
+
+
+def row_size(n, fixed, size, axis):
+    """The row shape's size on `axis` once a row of that size is added: any while the list
+    is empty, else the one it has (NumPy's ValueError for rows of different shapes, raised
+    when the row is added: njit's list keeps rows of one shape)."""
+    if n == 0:
+        return size
+    if size != fixed:
+        raise ValueError(
+            f"setting an array element with a sequence. The requested array has an "
+            f"inhomogeneous shape after {axis + 1} dimensions (njit: the row added at position "
+            f"{n} has size {size} on axis {axis}, the list's rows {fixed}; a list of rows "
+            f"holds rows of one shape)"
+        )
+    return fixed
+
+
+def put_row(buf, at, row, size):
+    """buf[at:at + size] = row (a 1-d array of `size` elements; buf has room: grown)."""
+    for k in range(size):
+        buf[at + k] = row[k]
+
+
+def get_row(buf, n, i, size):
+    """A new 1-d array holding row i (negative from the end; IndexError out of range)."""
+    k = position(n, i, 0)
+    out = np.empty(size, buf.dtype)
+    for j in range(size):
+        out[j] = buf[k * size + j]
+    return out
+
+
+def rows_array(buf, total, out):
+    """out (a new array, flat view) = the first `total` elements of buf."""
+    for k in range(total):
+        out[k] = buf[k]
+
+
+def rows_head(buf, total):
+    """A new array holding the first `total` elements of buf."""
+    out = np.empty(total, buf.dtype)
+    for k in range(total):
+        out[k] = buf[k]
+    return out
+
+
+def some_elements(total):
+    """np.array of lists of numbers that are all empty is float64 in NumPy, whatever type
+    njit gave the lists: refused when it happens."""
+    if total == 0:
+        raise NjitUnsupportedError(
+            "np.array of a list of empty lists: NumPy gives a float64 array, njit's has the "
+            "lists' element type; start the lists with floats or test their length first"
+        )
+
+
+def rows_nonempty(n, what):
+    """np.array of an empty list of rows is NumPy's 1-d empty array: another rank than the
+    rows' array njit compiled for, so refused when it happens."""
+    if n == 0:
+        if what == 0:
+            raise NjitUnsupportedError(
+                "np.array of an empty list of rows: NumPy gives a 1-d array of shape (0,), "
+                "njit's array has the rank of the rows plus one; test len(rows) first"
+            )
+        if what == 1:
+            raise ValueError("need at least one array to concatenate")
+        raise ValueError("need at least one array to stack")

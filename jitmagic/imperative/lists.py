@@ -21,6 +21,10 @@ compiled loop adds fix the type (NumPy's promotion of them: `[0]` then `append(0
 float64 list); a value that needs a wider type later (`append(1.5)` to a list of ints, a
 complex to a float list) raises NjitUnsupportedError naming the line: never a silent
 truncation. Python numbers stay Python numbers when read (`x32[i] * lst[0]` is float32).
+
+A list of tuples of numbers is one runtime list per tuple position (`_fields`); a list of rows
+(arrays, or lists of numbers, of one shape) is one flat buffer of their elements with the row
+shape carried beside the length (`_rows`, rowlists.py).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from jitmagic.core.dtypes import ShapedArray
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import library, listlib
+from jitmagic.imperative import library, listlib, rowlists
 from jitmagic.imperative.tracers import NjRange, RefTracer
 
 _I64 = np.dtype(np.int64)
@@ -101,7 +105,10 @@ class NjList(list):
     """A list in njit code: a Python list while tracing knows its elements, a runtime list
     (buffer, length) once a compiled loop or branch has changed it."""
 
-    __slots__ = ("_buf", "_n", "_home", "_dtype", "_weak", "_argument", "_fields", "_provisional")
+    __slots__ = (
+        "_buf", "_n", "_home", "_dtype", "_weak", "_argument", "_fields", "_provisional",
+        "_rows", "_dims", "_frozen",
+    )  # fmt: skip
 
     def __init__(self, items=()):
         super().__init__(items)
@@ -112,6 +119,9 @@ class NjList(list):
         self._argument = None
         self._fields = None  # a list of tuples: one runtime list per tuple position
         self._provisional = None  # the trace whose construct gave it a provisional type
+        self._rows = None  # a list of rows (rowlists.RowKind) and their shape, _dims
+        self._dims = None
+        self._frozen = None  # why it cannot change (a copy of it is a row of another list)
         self._home = current_trace()
 
     # ------------------------------------------------------------ state
@@ -124,6 +134,24 @@ class NjList(list):
         """The lists a loop or branch that changes this one carries: itself, or for a list
         of tuples its field lists (each changes, and raises ListChanged, on its own)."""
         return list(self._fields) if self._fields is not None else [self]
+
+    def state(self):
+        """What a loop or branch carries for this runtime list: buffer, length (and a list
+        of rows' row shape)."""
+        return [self._buf, self._n, *(self._dims or ())]
+
+    def set_state(self, values):
+        self._buf, self._n = values[0], values[1]
+        if self._rows is not None:
+            self._dims = tuple(values[2:])
+
+    def _no_rows(self, what):
+        if self._rows is not None:
+            raise NjitUnsupportedError(
+                f"{what} of a list of rows (arrays or lists) changed in a compiled loop is not "
+                "supported yet: use np.array(rows)",
+                construct=f"{what} of a list of rows",
+            )
 
     def _tuples_only(self, what):
         raise NjitUnsupportedError(
@@ -144,6 +172,8 @@ class NjList(list):
         """About to change: in a loop or branch that does not carry the list yet, say so
         (its hook carries it and traces again)."""
         self._not_retired()
+        if self._frozen is not None:
+            raise NjitUnsupportedError(self._frozen, construct="a row of a list of rows changed")
         if self._argument is not None:
             raise NjitUnsupportedError(
                 f"the list argument {self._argument!r} is changed: njit does not give the "
@@ -161,6 +191,8 @@ class NjList(list):
         items = list(list.__iter__(self))
         if isinstance(value, tuple) or any(isinstance(x, tuple) for x in items):
             return self._become_tuples(items, value)
+        if (value is not None and rowlists.is_row(value)) or any(map(rowlists.is_row, items)):
+            return rowlists.become(self, items, value)
         avals = [_scalar_aval(x) for x in items]
         if value is not None:
             avals.append(_scalar_aval(value))
@@ -306,6 +338,8 @@ class NjList(list):
                 col = f._buf if f._dtype == dt else namespace.array(_val(f._buf).astype(dt))
                 library.call(listlib.fill_column, out, col, fs[0]._n, j)
             return out.value()
+        if self._rows is not None:
+            return rowlists.values(self)
         return self._buf[: self._n].value() if self.runtime else None
 
     def length(self):
@@ -317,7 +351,9 @@ class NjList(list):
         return bind("convert_element_type", _tracer(self._n), new_dtype=_I64, weak_type=True)
 
     # ------------------------------------------------------------ Python's list API
-    def append(self, v):
+    def append(self, v, fresh=False, text="the value"):
+        """lst.append(v); `fresh`: v is a new value no name reaches (njit's conversion
+        knows it from the expression, `text`), which a list of rows may copy."""
         if self._fields is not None:
             self._not_retired()
             for f, x in zip(self._fields, self._row(v)):
@@ -326,6 +362,8 @@ class NjList(list):
         self._changing(v)
         if not self.runtime:
             return list.append(self, v)
+        if self._rows is not None:
+            return rowlists.append(self, v, fresh, text)
         v = self._cast(v)
         self._buf = library.call(listlib.room, self._buf, self._n)
         # (n < the capacity room made: stored unchecked)
@@ -333,6 +371,7 @@ class NjList(list):
         self._n = self._n + np.int64(1)
 
     def extend(self, other):
+        self._no_rows("extend()")
         if self._fields is not None or (isinstance(other, NjList) and other._fields):
             if isinstance(other, NjList) and other._fields is not None:
                 if self._fields is None:
@@ -389,6 +428,7 @@ class NjList(list):
         return self
 
     def __add__(self, other):
+        self._no_rows("+")
         if not self.runtime and not (isinstance(other, NjList) and other.runtime):
             return NjList(list(list.__iter__(self)) + list(other))
         out = self.copy()
@@ -396,6 +436,7 @@ class NjList(list):
         return out
 
     def __mul__(self, times):
+        self._no_rows("*")
         if self._fields is not None:
             self._tuples_only("*")
         if isinstance(times, (bool, np.bool_)) or not isinstance(times, (int, np.integer)):
@@ -417,6 +458,7 @@ class NjList(list):
     __rmul__ = __mul__
 
     def __delitem__(self, i):
+        self._no_rows("del")
         if self._fields is not None:
             self.pop(i)
             return
@@ -430,6 +472,7 @@ class NjList(list):
         self.pop(i)
 
     def copy(self):
+        self._no_rows("copy()")
         if self._fields is not None:
             return NjList.of_fields([f.copy() for f in self._fields])
         if not self.runtime:
@@ -437,6 +480,7 @@ class NjList(list):
         return NjList.from_array(self.values(), self._weak)
 
     def pop(self, i=-1):
+        self._no_rows("pop()")
         if self._fields is not None:
             self._not_retired()
             return tuple(f.pop(i) for f in self._fields)
@@ -447,6 +491,7 @@ class NjList(list):
         return self._out(v)
 
     def insert(self, i, v):
+        self._no_rows("insert()")
         if self._fields is not None:
             self._not_retired()
             for f, x in zip(self._fields, self._row(v)):
@@ -460,6 +505,7 @@ class NjList(list):
         )
 
     def remove(self, v):
+        self._no_rows("remove()")
         if self._fields is not None:
             self._tuples_only("remove()")
         self._changing()
@@ -478,6 +524,7 @@ class NjList(list):
         self._n = np.int64(0)
 
     def index(self, v, *bounds):
+        self._no_rows("index()")
         if self._fields is not None:
             self._tuples_only("index()")
         if not self.runtime:
@@ -488,6 +535,7 @@ class NjList(list):
         return bind("convert_element_type", _val(_tracer(at)), new_dtype=_I64, weak_type=True)
 
     def count(self, v):
+        self._no_rows("count()")
         if self._fields is not None:
             self._tuples_only("count()")
         if not self.runtime:
@@ -496,6 +544,7 @@ class NjList(list):
         return bind("convert_element_type", _val(_tracer(c)), new_dtype=_I64, weak_type=True)
 
     def reverse(self):
+        self._no_rows("reverse()")
         if self._fields is not None:
             for f in self._fields:
                 f.reverse()
@@ -506,6 +555,7 @@ class NjList(list):
         library.call(listlib.reverse, self._buf, self._n)
 
     def sort(self, key=None, reverse=False):
+        self._no_rows("sort()")
         if key is not None:
             raise NotImplementedError("list.sort(key=...) is not supported by njit")
         if self._fields is not None:
@@ -523,6 +573,7 @@ class NjList(list):
 
     def contains(self, v):
         """`v in lst` as a traced bool."""
+        self._no_rows("`in`")
         if self._fields is not None:
             self._tuples_only("`in`")
         if not self.runtime:
@@ -541,6 +592,9 @@ class NjList(list):
         return v  # (compared with NumPy's promotion, as Python compares numbers)
 
     def __getitem__(self, i):
+        if self._rows is not None:
+            self._not_retired()
+            return rowlists.getitem(self, i)
         if self._fields is not None:
             self._not_retired()
             if isinstance(i, slice):
@@ -576,6 +630,8 @@ class NjList(list):
         return self._out(library.call(listlib.get, self._buf, self._n, self._index(i)))
 
     def __setitem__(self, i, v):
+        if self._rows is not None:
+            self._no_rows("assigning an element")
         if self._fields is not None:
             self._not_retired()
             for f, x in zip(self._fields, self._row(v)):
@@ -672,6 +728,12 @@ def _carry_once(call, fns, init, names, hidden, home):
     if not hidden:
         return call([f for f, _, _ in fns], init, names)
     m = len(init)
+    # each list's carried values (lst.state()) at their offsets after init's
+    spans, at = [], m
+    for lst in hidden:
+        k = len(lst.state())
+        spans.append((at, at + k))
+        at += k
 
     def wrap(fn, lead, returns):
         if fn is None:
@@ -679,31 +741,38 @@ def _carry_once(call, fns, init, names, hidden, home):
 
         def g(*args):
             carried = args[lead:]
-            saved = [(lst._buf, lst._n, lst._home) for lst in hidden]
+            saved = [(lst.state(), lst._home) for lst in hidden]
             t = current_trace()
-            for j, lst in enumerate(hidden):
-                lst._buf, lst._n, lst._home = carried[m + 2 * j], carried[m + 2 * j + 1], t
+            for lst, (a, b) in zip(hidden, spans):
+                lst.set_state(carried[a:b])
+                lst._home = t
             try:
                 r = fn(*args[:lead], *carried[:m])
                 if returns:
-                    r = (*tuple(r), *[x for lst in hidden for x in (lst._buf, lst._n)])
+                    r = (*tuple(r), *[x for lst in hidden for x in lst.state()])
                 elif is_runtime(r):
                     r = r.truth()  # (`while lst:`: its length here, not after the body)
                 return r
             finally:
-                for lst, (b, n, h) in zip(hidden, saved):
-                    lst._buf, lst._n, lst._home = b, n, h
+                for lst, (st, h) in zip(hidden, saved):
+                    lst.set_state(st)
+                    lst._home = h
 
         return g
 
-    extra = [x for lst in hidden for x in (lst._buf, lst._n)]
+    extra = [x for lst in hidden for x in lst.state()]
     full = list(init) + extra
     if isinstance(init, list) and type(init) is not list:
         full = type(init)(full)  # (trace.py's marker of values already flat)
-    extra_names = tuple(f"jm_list{j}_{p}" for j in range(len(hidden)) for p in ("buf", "n"))
+    extra_names = tuple(
+        f"jm_list{j}_{p}"
+        for j, lst in enumerate(hidden)
+        for p in ("buf", "n", *[f"dim{k}" for k in range(len(lst.state()) - 2)])
+    )
     out = list(call([wrap(*f) for f in fns], full, tuple(names) + extra_names))
-    for j, lst in enumerate(hidden):
-        lst._buf, lst._n, lst._home = out[m + 2 * j], out[m + 2 * j + 1], home
+    for lst, (a, b) in zip(hidden, spans):
+        lst.set_state(out[a:b])
+        lst._home = home
     return tuple(out[:m])
 
 
@@ -723,6 +792,13 @@ class Slot:
 
     @classmethod
     def of(cls, lst):
+        if lst._rows is not None or any(map(rowlists.is_row, list.__iter__(lst))):
+            raise NjitUnsupportedError(
+                "a list of rows (arrays or lists) rebound in a compiled loop or branch "
+                "(`rows = [...]` inside it, used after it) is not supported yet: make it "
+                "once before the loop and change it in place (append, clear)",
+                construct="a list of rows rebound in a loop",
+            )
         if lst._fields is not None or any(isinstance(x, tuple) for x in list.__iter__(lst)):
             raise NjitUnsupportedError(
                 "a list of tuples rebound in a compiled loop or branch is not supported yet: "
@@ -818,6 +894,8 @@ _RETIRED = object()
 
 
 def _to_parts(x):
+    if x._rows is not None:
+        return rowlists.parts(x), ("rows", x._rows, x._weak)
     if x._fields is not None:
         return [f.values() for f in x._fields], ("tuples", tuple(f._weak for f in x._fields))
     if x.runtime:
@@ -826,6 +904,14 @@ def _to_parts(x):
 
 
 def _from_parts(aux, kids):
+    if aux is not None and aux[0] == "rows":
+        if all(isinstance(a, (np.ndarray, np.generic, int)) for a in kids):
+            return rowlists.from_parts(aux[1], aux[2], kids)
+        raise NjitUnsupportedError(
+            "a list of rows passed between compiled functions is not supported yet: pass "
+            "np.array(rows)",
+            construct="a list of rows passed to or from a function",
+        )
     if aux is not None and aux[0] == "tuples":
         if all(isinstance(a, np.ndarray) for a in kids):
             cols = [a.tolist() if w else list(a) for a, w in zip(kids, aux[1])]
@@ -931,6 +1017,7 @@ def with_lists(builtin, kind):
             x = args[0]
             if kind == "len":
                 return x.length()
+            x._no_rows(f"{kind}()")
             if x._fields is not None:
                 x._tuples_only(f"{kind}()")
             if len(args) == 1 and not kwargs:

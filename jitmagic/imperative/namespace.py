@@ -23,7 +23,7 @@ import numpy as np
 from jitmagic import numpy as jnp
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, bind, current_trace
-from jitmagic.imperative import dicts, lists, strings, tracers
+from jitmagic.imperative import dicts, lists, rowlists, strings, tracers
 from jitmagic.imperative import linalg as nj_linalg
 from jitmagic.imperative import pyrandom as nj_pyrandom
 from jitmagic.imperative import random as nj_random
@@ -2088,6 +2088,9 @@ def numba_module(real):
 
 _NUMPY_OVERRIDES.update(_SCALAR_TYPES)
 _NUMPY_OVERRIDES["ndarray"] = ndarray
+for _name in ("vstack", "stack", "concatenate"):
+    if _name not in _NUMPY_OVERRIDES and hasattr(np, _name):  # (a list of rows: rowlists.py)
+        _NUMPY_OVERRIDES[_name] = rowlists.stacked(_name, getattr(np, _name))
 _NUMPY_OVERRIDES["random"] = nj_random.MODULE
 
 

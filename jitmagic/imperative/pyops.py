@@ -158,6 +158,10 @@ def list_(items, line):
     return items
 
 
+def append(obj, value, fresh, text, line):
+    return obj.append(value)
+
+
 def getitem(obj, index, line):
     return obj[index]
 

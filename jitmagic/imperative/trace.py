@@ -25,7 +25,7 @@ from jitmagic.core.refs import RefType
 from jitmagic.core.shapes import Dim
 from jitmagic.core.tracing import Tracer, aval_of, bind, current_trace, new_trace
 from jitmagic.errors import NjitUnsupportedError
-from jitmagic.imperative import dicts, lists, pyops, strings
+from jitmagic.imperative import dicts, lists, pyops, strings, tracers
 from jitmagic.imperative.objects import Struct, carrying_rebound
 from jitmagic.imperative.optional import MaybeNone, OptSlot, from_leaves, is_none, unwrap
 from jitmagic.imperative.tracers import (
@@ -779,6 +779,13 @@ class TraceOps:
         """A list display: a list njit code can change in compiled loops (lists.py)."""
         return lists.NjList(items)
 
+    def append(self, obj, value, fresh, text, line):
+        """`obj.append(value)`; `fresh`: the expression makes a new value (no other name
+        reaches it), which a list of rows may copy (rowlists.py)."""
+        if isinstance(obj, lists.NjList):
+            return obj.append(value, fresh=fresh, text=text)
+        return obj.append(value)
+
     def getitem(self, obj, index, line):
         if isinstance(obj, tuple) and isinstance(index, Tracer):
             return _tuple_at(obj, index)
@@ -812,6 +819,8 @@ class TraceOps:
         return tuple(rows)
 
     def arith(self, op, a, b, line):
+        if op.endswith("=") and isinstance(a, Tracer):
+            tracers.check_unwritten(a)  # (`r += 1`: in place in NumPy, for a row of a list)
         if type(a) in _PY_NUMBERS and type(b) in _PY_NUMBERS:
             return _python_numbers(op)
         if (isinstance(a, Dim) and isinstance(b, np.generic)) or (

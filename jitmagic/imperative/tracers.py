@@ -108,11 +108,18 @@ class NjTracer(Tracer):
                 ):
                     return _element(self, [int(i) for i in items])
                 return Tracer.__getitem__(self, idx)
+            if _kept_unwritten(self):
+                # a view of a row a list of rows holds a copy of: read as one, never written
+                v = RefTracer.__getitem__(_new_ref(self), idx).value()
+                v.__class__ = _ReadOnlyCopy
+                return v
             # a slice of an array is a view of it in NumPy: writes through either show in both
             _promote(self)
             return RefTracer.__getitem__(self, idx)
         if _user_caller() and self.ndim:
             # integer arrays and masks: checked as NumPy checks them (indexing.py's loops)
+            if _kept_unwritten(self):
+                return RefTracer.__getitem__(_new_ref(self), idx)  # (a new array)
             _promote(self)
             return RefTracer.__getitem__(self, idx)
         return Tracer.__getitem__(self, idx)
@@ -417,6 +424,20 @@ class NjTracer(Tracer):
         return self
 
 
+def _inplace_value(self, other):
+    """`v += x` on a computed array: a new value bound to v (Python's fallback), refused for
+    a value a list of rows holds a copy of (NumPy would write into the list's array)."""
+    check_unwritten(self)
+    return NotImplemented
+
+
+for _name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+    "rshift", "matmul",
+):  # fmt: skip
+    setattr(NjTracer, f"__i{_name}__", _inplace_value)
+
+
 class _ReadOnlyCopy(NjTracer):
     """A copy standing where NumPy gives a view sharing the array's memory (a.view(dtype),
     a.flat of an array that is not C-contiguous): it reads as the view does; writing into
@@ -427,7 +448,8 @@ class _ReadOnlyCopy(NjTracer):
     def __setitem__(self, idx, value):
         raise NjitUnsupportedError(
             "this array is a copy njit made where NumPy shares memory with another array (a "
-            "view as another dtype, .flat of an array that is not C-contiguous): writing "
+            "view as another dtype, .flat of an array that is not C-contiguous, a slice of a "
+            "row of a list of rows): writing "
             "into it would not reach that array; write into the array itself",
             construct="a write through a view njit can only copy",
         )
@@ -651,10 +673,37 @@ def _new_ref(v):
     return r
 
 
+def keep_unwritten(t, message):
+    """Refuse writes in place into the value t (NjitUnsupportedError(message)): a list of
+    rows holds a copy of it where Python's list holds the array (rowlists.py)."""
+    st = state()
+    if not hasattr(st, "unwritten"):
+        st.unwritten = {}
+    st.unwritten[id(t)] = (t, message)
+
+
+def _kept_unwritten(t):
+    """keep_unwritten's message for t, or None."""
+    trace = current_trace()
+    if trace is None or isinstance(t, RefTracer):
+        return None
+    njit_state = getattr(trace.root, "njit", None)
+    kept, message = getattr(njit_state, "unwritten", {}).get(id(t), (None, None))
+    return message if kept is t else None
+
+
+def check_unwritten(t):
+    """The refusal keep_unwritten asked for, when t is about to be written in place."""
+    message = _kept_unwritten(t)
+    if message is not None:
+        raise NjitUnsupportedError(message, construct="a row of a list of rows written in place")
+
+
 def _promote(t):
     """A value written into becomes a reference to a fresh copy of it (it is then one)."""
     if isinstance(t, RefTracer):
         return
+    check_unwritten(t)
     # in the trace the value belongs to (a loop body may be the first to write into a value
     # made before the loop: the array must exist before the loop, as one array for all of it)
     r = t._trace.bind("ref_new", [t], {})
