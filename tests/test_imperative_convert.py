@@ -1364,6 +1364,9 @@ class RecordingOps:
         self._line("getitem", line, lambda t: "[" in t)
         return pyops.getitem(obj, index, line)
 
+    def alias(self, value):
+        return pyops.alias(value)
+
     def unpack(self, value, n, line):
         self._line("unpack", line, lambda t: "," in t)  # (an assignment or a for target)
         return pyops.unpack(value, n, line)

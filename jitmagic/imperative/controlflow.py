@@ -46,6 +46,20 @@ def hook(name, args, keywords=(), ref=None):
     return located(call, ref) if ref is not None else call
 
 
+def mark_aliases(fn_node):
+    """Mark the user's `y = x` statements (before the conversion adds its own): the hook
+    makes an array x memory both names share."""
+    for n in ast.walk(fn_node):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.Name)
+            and n.targets[0].id != n.value.id
+        ):
+            n.jm_alias = True
+
+
 def _is_hook_call(node):
     f = node.func if isinstance(node, ast.Call) else None
     return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == OPS
@@ -479,6 +493,9 @@ class Expressions(ast.NodeTransformer):
 
     def visit_Assign(self, node):
         self.generic_visit(node)
+        if getattr(node, "jm_alias", False):  # `y = x`: one array, two names (trace.alias)
+            node.value = located(hook("alias", [node.value]), node)
+            return node
         # `a, b = x`: an array whose length the running code knows is unpacked by the hook
         # (Python's unpacking would ask its length while tracing)
         (target,) = node.targets if len(node.targets) == 1 else (None,)

@@ -91,7 +91,7 @@ from jitmagic.imperative.closures import (
     nested_defs,
 )
 from jitmagic.imperative.comprehensions import hoist_comprehensions
-from jitmagic.imperative.controlflow import OPS, Expressions, Statements, preinit
+from jitmagic.imperative.controlflow import OPS, Expressions, Statements, mark_aliases, preinit
 from jitmagic.imperative.lowering import Names, located, lower_jumps
 from jitmagic.imperative.tries import convert_tries
 from jitmagic.imperative.yields import final_state, rewrite_generator
@@ -407,6 +407,7 @@ def _convert(fn, driver=None):
         )
     user_locals = [n for n in bound_names(node.body) if n not in params]
     check_function(node, filename, fn.__qualname__, user_locals, generator=driver is not None)
+    mark_aliases(node)
     if driver is not None:
         rewrite_generator(node, *driver, filename, fn.__qualname__)
         params = _params(node.args)

@@ -18,6 +18,7 @@ __all__ = [
     "compare",
     "getitem",
     "unpack",
+    "alias",
     "module_view",
     "for_enumerate",
     "for_iter",
@@ -167,6 +168,10 @@ def getitem(obj, index, line):
 
 
 def unpack(value, n, line):
+    return value
+
+
+def alias(value):
     return value
 
 

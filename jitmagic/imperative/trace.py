@@ -791,6 +791,14 @@ class TraceOps:
             return _tuple_at(obj, index)
         return obj[index]
 
+    def alias(self, value):
+        """`y = x` of an array the code computed: NumPy's two names of one array, so the
+        value becomes memory here (a write through either name, in a loop or a branch too,
+        is seen through the other; a value carried by a construct would be copied)."""
+        if isinstance(value, NjTracer) and not isinstance(value, RefTracer) and value.ndim:
+            _promote(value)
+        return value
+
     def unpack(self, value, n, line):
         """`a, b = x` of an array: its rows, after the running code checked there are n
         (Python's ValueError otherwise, as NumPy's iteration gives it)."""

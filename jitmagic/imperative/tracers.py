@@ -424,18 +424,30 @@ class NjTracer(Tracer):
         return self
 
 
-def _inplace_value(self, other):
-    """`v += x` on a computed array: a new value bound to v (Python's fallback), refused for
-    a value a list of rows holds a copy of (NumPy would write into the list's array)."""
-    check_unwritten(self)
-    return NotImplemented
+def _inplace_value(ufunc):
+    def op(self, other):
+        """`v op= x` on a computed array: NumPy changes the array in place, and every name
+        bound to it sees that (`y = x; x += 1` changes y), so the value becomes memory first
+        and is written; refused for a value a list of rows holds a copy of (NumPy would
+        write into the list's array). A scalar is immutable: Python rebinds the name."""
+        check_unwritten(self)
+        if not self.ndim:
+            return NotImplemented
+        _promote(self)
+        if ufunc is np.matmul:
+            return RefTracer.__imatmul__(self, other)
+        return RefTracer._inplace(self, ufunc, other)
+
+    return op
 
 
-for _name in (
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
-    "rshift", "matmul",
+for _name, _ufunc in (
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+    ("lshift", np.left_shift), ("rshift", np.right_shift), ("matmul", np.matmul),
 ):  # fmt: skip
-    setattr(NjTracer, f"__i{_name}__", _inplace_value)
+    setattr(NjTracer, f"__i{_name}__", _inplace_value(_ufunc))
 
 
 class _ReadOnlyCopy(NjTracer):
