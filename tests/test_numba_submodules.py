@@ -20,6 +20,7 @@ SUBMODULES = [
     "jitmagic.numba.core",
     "jitmagic.numba.core.types",
     "jitmagic.numba.core.errors",
+    "jitmagic.numba.core.runtime",
     "jitmagic.numba.core.config",
     "jitmagic.numba.config",
     "jitmagic.numba.np",
@@ -281,3 +282,24 @@ def test_numpy_support_and_to_fixed_tuple():
 
     with pytest.raises(TypeError, match="constant"):
         traced_length(a, 2)
+
+
+@pytest.mark.parametrize(
+    "name, use",
+    [
+        ("deferred_type", lambda nb: nb.deferred_type()),
+        ("optional", lambda nb: nb.optional(nb.int32)),
+        ("objmode", lambda nb: nb.objmode().__enter__()),
+        ("cfunc", lambda nb: nb.cfunc("float64(float64)")),
+        ("core.runtime.rtsys", lambda nb: nb.core.runtime.rtsys.get_allocation_stats()),
+    ],
+)
+def test_what_a_program_imports_but_jitmagic_lacks_raises_naming_it(name, use):
+    """Imported at the top of published programs (numba-examples' linked list imports
+    deferred_type, optional and rtsys): the import works, the use raises NotImplementedError
+    naming the feature (never an ImportError before the program's first line runs)."""
+    import jitmagic.numba as nb
+    import jitmagic.numba.core.runtime  # noqa: F401
+
+    with pytest.raises(NotImplementedError, match=f"numba.{name}"):
+        use(nb)

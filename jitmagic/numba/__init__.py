@@ -61,6 +61,15 @@ objmode = Unsupported("objmode", "move the Python-only code out of the compiled 
 cfunc = Unsupported("cfunc", "C callbacks are not made; call the njit function from Python")
 generated_jit = Unsupported("generated_jit", "write one njit function per case")
 overload = Unsupported("extending.overload", "write the function in Python for njit to compile")
+# (recursive jitclass types: a field holding an instance of its own class, a linked list)
+deferred_type = Unsupported(
+    "deferred_type",
+    "jitclass fields holding instances (linked lists, trees) are not compiled; keep the "
+    "nodes in arrays and link them by index",
+)
+optional = Unsupported(
+    "optional", "a field or value that may be None is typed by njit itself: leave the type out"
+)
 
 
 def __getattr__(name):
