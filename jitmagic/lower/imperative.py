@@ -276,6 +276,8 @@ class NjitCodegen(Codegen):
         self.notes = []  # what the code does differently from what was asked, and why
         # per output: ("scalar", dtype) / ("array", dtype) / ("ref", ndim, dtype)
         self.out_layout = []
+        self.direct_outs = set()  # array results computed into the NumPy array returned
+        self.result_arrays = {}  # such a result -> (its PyObject*, the slot holding it)
         self.scopes = []  # per open scope: the temporaries to free at its end
         self.obj_slots = []  # stack slots of PyObject*s to drop on an error exit
         self.subfunction_state = None
@@ -334,6 +336,18 @@ class NjitCodegen(Codegen):
         if self.alias_scopes:
             self._open_overlap_test([self.buffers[v] for v in ins])
         self.scopes.append([])
+        # an array value the function returns, computed where its equation runs (a parallel
+        # loop's output, a value read twice): made as the NumPy array the caller gets, not as
+        # a temporary copied into one afterwards (twice the memory traffic)
+        self.direct_outs = {
+            a
+            for a in fn.outs
+            if isinstance(a, Var)
+            and a not in ins
+            and isinstance(a.aval, ShapedArray)
+            and a.aval.shape != ()
+            and sum(o is a for o in fn.outs) == 1
+        }
         self.emit_region(fn)
         self._emit_results(fn)
         self._close_scope()
@@ -468,7 +482,12 @@ class NjitCodegen(Codegen):
                     continue
                 for v in e.outvars:
                     if v in mat and v not in self.buffers and not isinstance(v.aval, RefType):
-                        self.buffers[v] = self.new_value_buffer(v.aval)
+                        if v in self.direct_outs:
+                            obj, oslot, data = self.new_array(v.aval)
+                            self.buffers[v] = Buffer(data, v.aval)
+                            self.result_arrays[v] = (obj, oslot)
+                        else:
+                            self.buffers[v] = self.new_value_buffer(v.aval)
                 self.emit_eqn(e)
             self.flush_checks()
         finally:
@@ -744,6 +763,12 @@ class NjitCodegen(Codegen):
                 else:
                     self._result(slot, self._bits(v, aval.dtype))
                     slot += 1
+            elif a in self.result_arrays:  # computed into the array the caller gets
+                self.out_layout.append(("array", aval.dtype))
+                obj, oslot = self.result_arrays[a]
+                self._result(slot, b.ptrtoint(obj, I64))
+                b.store(ir.Constant(PTR, None), oslot)
+                slot += 1
             else:
                 self.out_layout.append(("array", aval.dtype))
                 obj, oslot, data = self.new_array(aval)
