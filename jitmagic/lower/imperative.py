@@ -346,7 +346,6 @@ class NjitCodegen(Codegen):
             and a not in ins
             and isinstance(a.aval, ShapedArray)
             and a.aval.shape != ()
-            and sum(o is a for o in fn.outs) == 1
         }
         self.emit_region(fn)
         self._emit_results(fn)
@@ -762,6 +761,20 @@ class NjitCodegen(Codegen):
                         slot += 1
                 else:
                     self._result(slot, self._bits(v, aval.dtype))
+                    slot += 1
+            elif a in self.result_arrays and sum(o is a for o in fn.outs) > 1:
+                # one array returned more than once (`return w, w`): each result refers to
+                # the array made for it, so a write through one is seen through the others
+                obj, oslot = self.result_arrays[a]
+                buf = self.buffers[a]
+                self.out_layout.append(("ref", aval.ndim, aval.dtype))
+                handed.append(oslot)
+                vals = [b.ptrtoint(b.load(oslot, typ=PTR), I64), b.ptrtoint(buf.ptr, I64)]
+                vals += [self.size(n) for n in aval.shape]
+                item = ir.Constant(I64, aval.dtype.itemsize)
+                vals += [b.mul(self.size(s), item) for s in buf.strides]
+                for v in vals:
+                    self._result(slot, v)
                     slot += 1
             elif a in self.result_arrays:  # computed into the array the caller gets
                 self.out_layout.append(("array", aval.dtype))
