@@ -440,14 +440,7 @@ def matrix_power(a, n):
         return _as(np.equal(rows, cols), a.dtype)
     if n < 0:
         a, n = inv(a), -n
-    result, base = None, a
-    while n:  # binary exponentiation, unrolled at trace time
-        if n & 1:
-            result = base if result is None else np.matmul(result, base)
-        n >>= 1
-        if n:
-            base = np.matmul(base, base)
-    return result
+    return jlinalg.power_by_squaring(a, n, np.matmul)
 
 
 def det(a):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitmagic.core import pytree
-from jitmagic.core.tracing import Tracer
+from jitmagic.core.tracing import Tracer, current_trace
 from jitmagic.imperative.function import NjitFunction
 from jitmagic.numba import config
 from jitmagic.numba import types as nt
@@ -334,7 +334,10 @@ class Dispatcher:
     def __call__(self, *args, **kwargs):
         if not self._explicit or kwargs:
             return self._nj(*args, **kwargs)
-        if any(isinstance(x, Tracer) for x in pytree.flatten(args)[0]):
+        # (a call from njit code happens inside a trace: a call from Python pays one lookup)
+        if current_trace() is not None and any(
+            isinstance(x, Tracer) for x in pytree.flatten(args)[0]
+        ):
             return self._call_traced(args)
         rated = [
             (r, types_) for _, types_ in self._explicit if (r := _rating(types_, args)) is not None

@@ -437,13 +437,19 @@ def matrix_power(a, n):
         return _eye(m, batch, aval(a).dtype)
     if n < 0:
         a, n = inv(a), -n
+    return power_by_squaring(a, n, jnp.matmul)
+
+
+def power_by_squaring(a, n, matmul):
+    """a ** n (n >= 1) by binary exponentiation, unrolled at trace time (jm.jit's
+    matrix_power and njit's with a constant exponent)."""
     result, base = None, a
-    while n:  # binary exponentiation, unrolled at trace time
+    while n:
         if n & 1:
-            result = base if result is None else jnp.matmul(result, base)
+            result = base if result is None else matmul(result, base)
         n >>= 1
         if n:
-            base = jnp.matmul(base, base)
+            base = matmul(base, base)
     return result
 
 
